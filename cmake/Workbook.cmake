@@ -1,0 +1,189 @@
+# Workbook build logic shared by every directory of the project.
+#
+# Backend selection (cache variable WB_BACKEND):
+#   sim   every .cu file goes through cusim's source rewriter and is compiled by the C++
+#         compiler; kernels run on the CPU (any machine, CI, autograders).
+#   cuda  every .cu file is compiled by nvcc and runs on an NVIDIA GPU.
+#   auto  (or empty) cuda when `nvidia-smi -L` lists a GPU, else sim.
+#
+# Functions for the rest of the project:
+#   wb_cuda_sources(<target> <src.cu>...)          add .cu files to a target, per backend
+#   wb_add_check_binary(<target> LAB <NN-name> ...) one GoogleTest check binary of a lab
+#   wb_add_lab(<NN-name> CHECKS ... SOURCES ...)   the lab's check binaries (labs/, solutions/)
+include_guard(GLOBAL)
+
+set(WB_ROOT "${CMAKE_CURRENT_LIST_DIR}/.." CACHE INTERNAL "")
+get_filename_component(WB_ROOT "${WB_ROOT}" ABSOLUTE)
+
+# ---- GPU detection -------------------------------------------------------------------
+function(wb_detect_gpu out_found out_compute_cap)
+  set(found FALSE)
+  set(cap "")
+  find_program(WB_NVIDIA_SMI nvidia-smi)
+  if(WB_NVIDIA_SMI)
+    execute_process(COMMAND "${WB_NVIDIA_SMI}" -L
+      RESULT_VARIABLE rc OUTPUT_VARIABLE listing ERROR_QUIET TIMEOUT 20)
+    if(rc EQUAL 0 AND listing MATCHES "GPU [0-9]+:")
+      set(found TRUE)
+      execute_process(COMMAND "${WB_NVIDIA_SMI}" --query-gpu=compute_cap --format=csv,noheader
+        RESULT_VARIABLE rc OUTPUT_VARIABLE caps ERROR_QUIET TIMEOUT 20)
+      if(rc EQUAL 0 AND caps MATCHES "^([0-9]+)\\.([0-9]+)")
+        set(cap "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+      endif()
+    endif()
+  endif()
+  set(${out_found} ${found} PARENT_SCOPE)
+  set(${out_compute_cap} "${cap}" PARENT_SCOPE)
+endfunction()
+
+# ---- backend ---------------------------------------------------------------------------
+set(WB_BACKEND "auto" CACHE STRING "Backend: sim (CPU, cusim), cuda (nvcc, GPU) or auto")
+set_property(CACHE WB_BACKEND PROPERTY STRINGS auto sim cuda)
+if(WB_BACKEND STREQUAL "" OR WB_BACKEND STREQUAL "auto")
+  wb_detect_gpu(_wb_gpu _wb_cap)
+  if(_wb_gpu)
+    set(WB_BACKEND cuda CACHE STRING "Backend: sim (CPU, cusim), cuda (nvcc, GPU) or auto" FORCE)
+  else()
+    set(WB_BACKEND sim CACHE STRING "Backend: sim (CPU, cusim), cuda (nvcc, GPU) or auto" FORCE)
+  endif()
+  message(STATUS "WB_BACKEND=auto resolved to ${WB_BACKEND}")
+endif()
+if(NOT WB_BACKEND MATCHES "^(sim|cuda)$")
+  message(FATAL_ERROR "WB_BACKEND is '${WB_BACKEND}'; expected sim, cuda or auto.")
+endif()
+
+# ---- sim analysis instrumentation ------------------------------------------------------
+# Kernel translation units are instrumented through GCC's ThreadSanitizer entry points;
+# cusim defines the __tsan_* functions itself, so the flags are compile options only and
+# libtsan is never linked (never add -fsanitize=thread to link options).
+set(CUSIM_ANALYSIS_COMPILE_OPTIONS
+    -fsanitize=thread --param tsan-instrument-func-entry-exit=0 -gdwarf-4)
+option(WB_SIM_ANALYSIS
+  "sim backend: instrument lab kernels for cusim analysis (memcheck, racecheck, metrics)" OFF)
+
+# ---- CUDA (cuda backend only) ----------------------------------------------------------
+if(WB_BACKEND STREQUAL "cuda")
+  # nvcc off PATH in its usual place is still found.
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+    find_program(_wb_nvcc nvcc)
+    if(NOT _wb_nvcc AND EXISTS /usr/local/cuda/bin/nvcc)
+      set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc CACHE FILEPATH "CUDA compiler")
+    elseif(NOT _wb_nvcc)
+      message(FATAL_ERROR
+        "The cuda backend needs nvcc from the CUDA Toolkit, and none was found on PATH or in "
+        "/usr/local/cuda/bin. Install the CUDA Toolkit (NVIDIA package cuda-toolkit, or "
+        "nvidia-cuda-toolkit on Debian/Ubuntu), set CUDACXX=/path/to/nvcc, or use the sim "
+        "backend (cmake --preset sim).")
+    endif()
+  endif()
+  # Architectures: a user choice (-DCMAKE_CUDA_ARCHITECTURES=..., or CUDAARCHS) wins;
+  # else the visible GPU's own; else sm_90 so a machine without a GPU (CI) still compiles.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+    wb_detect_gpu(_wb_gpu _wb_cap)
+    if(_wb_gpu AND CMAKE_VERSION VERSION_GREATER_EQUAL 3.24)
+      set(_wb_arch native)
+    elseif(_wb_gpu AND _wb_cap)
+      set(_wb_arch ${_wb_cap})
+    else()
+      set(_wb_arch 90)
+    endif()
+    set(CMAKE_CUDA_ARCHITECTURES ${_wb_arch} CACHE STRING "CUDA architectures to build for")
+  endif()
+  if(NOT DEFINED CMAKE_CUDA_HOST_COMPILER AND NOT DEFINED ENV{CUDAHOSTCXX})
+    set(CMAKE_CUDA_HOST_COMPILER "${CMAKE_CXX_COMPILER}" CACHE FILEPATH "nvcc host compiler")
+  endif()
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  set(CMAKE_CUDA_EXTENSIONS OFF)
+  find_package(CUDAToolkit REQUIRED)
+endif()
+
+# ---- wb_cuda_sources -------------------------------------------------------------------
+# wb_cuda_sources(<target> <src.cu>...)
+# Adds CUDA sources to <target>. On cuda they are compiled by nvcc and the target links
+# CUDA::cudart. On sim they are rewritten by cusim into C++ and compiled into an object
+# library <target>_cu<N> (instrumented for analysis when WB_SIM_ANALYSIS is ON, so that
+# only kernel translation units carry the instrumentation), which <target> links together
+# with cusim. Include directories and compile definitions of <target> apply to both.
+function(wb_cuda_sources target)
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "wb_cuda_sources: '${target}' is not a target")
+  endif()
+  set(sources "")
+  foreach(src IN LISTS ARGN)
+    get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND sources "${abs}")
+  endforeach()
+  if(WB_BACKEND STREQUAL "cuda")
+    target_sources(${target} PRIVATE ${sources})
+    target_link_libraries(${target} PRIVATE CUDA::cudart)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+    return()
+  endif()
+  get_property(count TARGET ${target} PROPERTY WB_CUDA_OBJECT_LIBRARIES)
+  list(LENGTH count n)
+  set(obj ${target}_cu${n})
+  add_library(${obj} OBJECT)
+  cusim_target_cuda_sources(${obj} ${sources})
+  target_include_directories(${obj} PRIVATE $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
+  target_compile_definitions(${obj} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>)
+  target_link_libraries(${obj} PRIVATE cusim)
+  if(WB_SIM_ANALYSIS)
+    target_compile_options(${obj} PRIVATE ${CUSIM_ANALYSIS_COMPILE_OPTIONS})
+  endif()
+  target_link_libraries(${target} PRIVATE ${obj} cusim)
+  set_property(TARGET ${target} APPEND PROPERTY WB_CUDA_OBJECT_LIBRARIES ${obj})
+endfunction()
+
+# ---- lab check binaries ----------------------------------------------------------------
+# wb_add_check_binary(<target> LAB <NN-name> CHECKS <check.cpp>... LAB_SOURCES <src.cu>...
+#                     [SOURCE_LABEL <text>] [INCLUDE_DIRS <dir>...])
+# One GoogleTest executable: the lab's checks linked with one implementation of the lab.
+# SOURCE_LABEL names the implementation in messages ("labs/01-saxpy/saxpy.cu").
+function(wb_add_check_binary target)
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "LAB;SOURCE_LABEL" "CHECKS;LAB_SOURCES;INCLUDE_DIRS")
+  if(NOT A_LAB OR NOT A_CHECKS OR NOT A_LAB_SOURCES)
+    message(FATAL_ERROR "wb_add_check_binary(${target}): LAB, CHECKS and LAB_SOURCES are required")
+  endif()
+  if(NOT A_SOURCE_LABEL)
+    set(labels "")
+    foreach(src IN LISTS A_LAB_SOURCES)
+      get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      file(RELATIVE_PATH rel "${WB_ROOT}" "${abs}")
+      list(APPEND labels "${rel}")
+    endforeach()
+    list(JOIN labels ", " A_SOURCE_LABEL)
+  endif()
+  add_executable(${target} ${A_CHECKS})
+  target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS})
+  target_compile_definitions(${target} PRIVATE
+    "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
+  target_link_libraries(${target} PRIVATE wb_check GTest::gtest GTest::gtest_main)
+  wb_cuda_sources(${target} ${A_LAB_SOURCES})
+endfunction()
+
+# wb_add_lab(<NN-name> CHECKS <check.cpp>... SOURCES <file.cu>...)
+# Declares check_<NN>_<name> (checks + labs/<NN-name>/<files>) and, when the tree has
+# solutions/<NN-name>, check_<NN>_<name>_solution (checks + solutions/<NN-name>/<files>).
+# These names are what `./workbook check` builds and runs.
+function(wb_add_lab lab)
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "" "CHECKS;SOURCES;INCLUDE_DIRS")
+  string(REPLACE "-" "_" ident "${lab}")
+  set(variants labs)
+  if(IS_DIRECTORY "${WB_ROOT}/solutions/${lab}")
+    list(APPEND variants solutions)
+  endif()
+  foreach(variant IN LISTS variants)
+    set(target check_${ident})
+    if(variant STREQUAL "solutions")
+      set(target check_${ident}_solution)
+    endif()
+    set(lab_sources "")
+    foreach(file IN LISTS A_SOURCES)
+      list(APPEND lab_sources "${WB_ROOT}/${variant}/${lab}/${file}")
+    endforeach()
+    wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
+                        INCLUDE_DIRS ${A_INCLUDE_DIRS})
+  endforeach()
+endfunction()

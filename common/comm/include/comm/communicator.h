@@ -1,0 +1,136 @@
+// The communicator: rank, size, blocking and non-blocking point-to-point, wait, barrier.
+//
+// Labs write collectives on top of these calls only. The library collective
+// (library_allreduce: MPI_Allreduce or ncclAllReduce) is there as the correctness reference
+// and the performance baseline, never as a building block for lab code.
+//
+// Semantics (the same on every backend):
+// - send/recv block until the buffer may be reused. A blocking send may wait for the matching
+//   receive (large messages always do), so two ranks that both send first can deadlock.
+// - isend/irecv return a Request; the buffer must stay untouched until wait/wait_all returns.
+// - Messages between one pair of ranks with the same tag arrive in the order they were sent.
+//   Tags (0..32767) tell apart messages that are in flight at the same time.
+// - reduce/copy/allocate work on buffers in this communicator's memory space.
+//
+// Every call also feeds a small set of counters (Stats) that checks use to verify the
+// structure of an algorithm (bytes moved, segments in flight, overlapped reductions).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "comm/memory.h"
+#include "comm/types.h"
+
+namespace comm {
+
+class Communicator;
+
+/// Counters of one communicator since construction or the last reset_stats().
+struct Stats {
+  std::uint64_t sends = 0;           ///< messages sent (send + isend)
+  std::uint64_t recvs = 0;           ///< messages received (recv + irecv)
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  int pending_recvs = 0;             ///< irecv posted and not yet waited
+  int max_pending_recvs = 0;         ///< the most irecvs ever pending at once
+  int pending_sends = 0;
+  int max_pending_sends = 0;
+  std::uint64_t reductions = 0;      ///< reduce() calls with count > 0
+  std::uint64_t reductions_overlapped = 0;  ///< ... made while an irecv was pending
+  std::uint64_t reduced_elements = 0;
+};
+
+namespace detail {
+struct RequestImpl {
+  virtual ~RequestImpl() = default;
+};
+}  // namespace detail
+
+/// A pending non-blocking operation. Complete it with Communicator::wait or wait_all.
+class Request {
+ public:
+  Request() = default;
+  Request(Request&&) noexcept = default;
+  Request& operator=(Request&&) noexcept;
+  ~Request();
+  /// True until wait/wait_all completes it.
+  bool active() const { return impl_ != nullptr; }
+
+ private:
+  friend class Communicator;
+  std::unique_ptr<detail::RequestImpl> impl_;
+  Communicator* owner_ = nullptr;
+  bool is_recv_ = false;
+  int peer_ = -1;
+  int tag_ = -1;
+  std::size_t bytes_ = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  MemorySpace memory_space() const { return space_; }
+  /// "mpi" or "nccl".
+  virtual const char* backend_name() const = 0;
+
+  void send(const void* buf, std::size_t bytes, int peer, int tag);
+  void recv(void* buf, std::size_t bytes, int peer, int tag);
+  Request isend(const void* buf, std::size_t bytes, int peer, int tag);
+  Request irecv(void* buf, std::size_t bytes, int peer, int tag);
+  void wait(Request& request);
+  void wait_all(std::vector<Request>& requests);
+  void barrier();
+
+  /// inout[i] = op(inout[i], in[i]) on buffers of this communicator's memory space.
+  void reduce(void* inout, const void* in, std::size_t count, DataType type, RedOp op);
+  /// Copies within this communicator's memory space (no overlap).
+  void copy(void* dst, const void* src, std::size_t bytes);
+  /// A scratch buffer in this communicator's memory space.
+  Buffer allocate(std::size_t bytes) const { return Buffer(bytes, space_); }
+
+  /// The library's own all-reduce: the reference and the baseline (in place if send == recv).
+  void library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, RedOp op);
+  /// Seconds on a monotonic clock (MPI_Wtime on the MPI backend).
+  virtual double wtime() const = 0;
+
+  const Stats& stats() const { return stats_; }
+  void reset_stats();
+
+  static constexpr int max_tag = 32767;
+
+ protected:
+  Communicator(int rank, int size, MemorySpace space) : rank_(rank), size_(size), space_(space) {}
+
+  virtual void do_send(const void* buf, std::size_t bytes, int peer, int tag) = 0;
+  virtual void do_recv(void* buf, std::size_t bytes, int peer, int tag) = 0;
+  virtual std::unique_ptr<detail::RequestImpl> do_isend(const void* buf, std::size_t bytes, int peer, int tag) = 0;
+  virtual std::unique_ptr<detail::RequestImpl> do_irecv(void* buf, std::size_t bytes, int peer, int tag) = 0;
+  /// Completes all of `impls` (entries may be null: already completed).
+  virtual void do_wait_all(std::vector<detail::RequestImpl*>& impls) = 0;
+  virtual void do_barrier() = 0;
+  virtual void do_library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
+                                    RedOp op) = 0;
+  /// Called by ~Request for a request that was never waited: release it without throwing.
+  virtual void abandon(detail::RequestImpl* impl) noexcept = 0;
+
+ private:
+  friend class Request;
+  void check_p2p(const char* what, const void* buf, std::size_t bytes, int peer, int tag) const;
+  void finish(Request& r);
+  void abandoned(Request& r) noexcept;
+
+  int rank_;
+  int size_;
+  MemorySpace space_;
+  Stats stats_;
+};
+
+}  // namespace comm

@@ -1,0 +1,34 @@
+// Per-rank progress record read by the check launcher (checker/mpi_launch.py).
+//
+// When WB_COMM_STATUS_DIR is set, each rank maps a small file `rank-<R>.status` there and
+// keeps three fields current: the check being run, what the rank is doing right now (for
+// example "blocked in send(to=1, tag=0, bytes=4194316)") and its state (running, done or
+// error). The mapping is shared with the page cache, so what a rank last wrote survives a
+// kill: after a time limit the launcher names every rank that did not finish and the call it
+// was blocked in. Without the variable every function here is a cheap no-op.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace comm::status {
+
+/// Opens the record of `rank` (no-op without WB_COMM_STATUS_DIR). Safe to call twice.
+void open(int rank);
+bool enabled();
+/// The check being run (for example "Sweep.Float_Sum"); resets the activity to "running".
+void set_test(const std::string& name);
+/// What the rank is doing right now; printf-style.
+void set_activity(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+/// Marks the rank finished normally.
+void set_done();
+/// Records an error message (for example an exception escaping a check) before aborting.
+void set_error(const std::string& message);
+
+/// Layout of the record (bytes), shared with checker/mpi_launch.py.
+constexpr std::size_t test_offset = 0, test_size = 256;
+constexpr std::size_t activity_offset = 256, activity_size = 256;
+constexpr std::size_t state_offset = 512, state_size = 512;
+constexpr std::size_t record_size = 1024;
+
+}  // namespace comm::status

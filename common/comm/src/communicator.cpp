@@ -1,0 +1,169 @@
+#include "comm/communicator.h"
+
+#include <cstdio>
+#include <string>
+
+#include "comm/error.h"
+#include "comm/reduce.h"
+#include "comm/status.h"
+
+namespace comm {
+
+Request& Request::operator=(Request&& o) noexcept {
+  if (this != &o) {
+    if (impl_ && owner_) owner_->abandoned(*this);
+    impl_ = std::move(o.impl_);
+    owner_ = o.owner_;
+    is_recv_ = o.is_recv_;
+    peer_ = o.peer_;
+    tag_ = o.tag_;
+    bytes_ = o.bytes_;
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (impl_ && owner_) owner_->abandoned(*this);
+}
+
+void Communicator::check_p2p(const char* what, const void* buf, std::size_t bytes, int peer, int tag) const {
+  if (peer < 0 || peer >= size_)
+    COMM_THROW(std::string(what) + ": peer " + std::to_string(peer) + " is not a rank of this communicator (size " +
+               std::to_string(size_) + ")");
+  if (tag < 0 || tag > max_tag)
+    COMM_THROW(std::string(what) + ": tag " + std::to_string(tag) + " outside 0.." + std::to_string(max_tag));
+  if (bytes > 0 && buf == nullptr) COMM_THROW(std::string(what) + ": null buffer with " + std::to_string(bytes) + " bytes");
+}
+
+void Communicator::send(const void* buf, std::size_t bytes, int peer, int tag) {
+  check_p2p("send", buf, bytes, peer, tag);
+  status::set_activity("blocked in send(to=%d, tag=%d, bytes=%zu)", peer, tag, bytes);
+  do_send(buf, bytes, peer, tag);
+  status::set_activity("running");
+  stats_.sends++;
+  stats_.bytes_sent += bytes;
+}
+
+void Communicator::recv(void* buf, std::size_t bytes, int peer, int tag) {
+  check_p2p("recv", buf, bytes, peer, tag);
+  status::set_activity("blocked in recv(from=%d, tag=%d, bytes=%zu)", peer, tag, bytes);
+  do_recv(buf, bytes, peer, tag);
+  status::set_activity("running");
+  stats_.recvs++;
+  stats_.bytes_received += bytes;
+}
+
+Request Communicator::isend(const void* buf, std::size_t bytes, int peer, int tag) {
+  check_p2p("isend", buf, bytes, peer, tag);
+  Request r;
+  r.impl_ = do_isend(buf, bytes, peer, tag);
+  r.owner_ = this;
+  r.is_recv_ = false;
+  r.peer_ = peer;
+  r.tag_ = tag;
+  r.bytes_ = bytes;
+  stats_.sends++;
+  stats_.bytes_sent += bytes;
+  if (++stats_.pending_sends > stats_.max_pending_sends) stats_.max_pending_sends = stats_.pending_sends;
+  return r;
+}
+
+Request Communicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
+  check_p2p("irecv", buf, bytes, peer, tag);
+  Request r;
+  r.impl_ = do_irecv(buf, bytes, peer, tag);
+  r.owner_ = this;
+  r.is_recv_ = true;
+  r.peer_ = peer;
+  r.tag_ = tag;
+  r.bytes_ = bytes;
+  stats_.recvs++;
+  stats_.bytes_received += bytes;
+  if (++stats_.pending_recvs > stats_.max_pending_recvs) stats_.max_pending_recvs = stats_.pending_recvs;
+  return r;
+}
+
+void Communicator::finish(Request& r) {
+  if (r.is_recv_)
+    stats_.pending_recvs--;
+  else
+    stats_.pending_sends--;
+  r.impl_.reset();
+  r.owner_ = nullptr;
+}
+
+void Communicator::abandoned(Request& r) noexcept {
+  std::fprintf(stderr,
+               "comm: rank %d: a %s request (peer %d, tag %d, %zu bytes) was destroyed before wait(); "
+               "every isend/irecv must be completed with wait or wait_all\n",
+               rank_, r.is_recv_ ? "irecv" : "isend", r.peer_, r.tag_, r.bytes_);
+  abandon(r.impl_.get());
+  finish(r);
+}
+
+void Communicator::wait(Request& request) {
+  if (!request.impl_) return;
+  if (request.owner_ != this) COMM_THROW("wait: the request belongs to another communicator");
+  status::set_activity("blocked in wait(%s %s=%d, tag=%d, bytes=%zu)", request.is_recv_ ? "irecv" : "isend",
+                       request.is_recv_ ? "from" : "to", request.peer_, request.tag_, request.bytes_);
+  std::vector<detail::RequestImpl*> one{request.impl_.get()};
+  do_wait_all(one);
+  status::set_activity("running");
+  finish(request);
+}
+
+void Communicator::wait_all(std::vector<Request>& requests) {
+  std::vector<detail::RequestImpl*> impls;
+  impls.reserve(requests.size());
+  const Request* first = nullptr;
+  for (auto& r : requests) {
+    if (!r.impl_) continue;
+    if (r.owner_ != this) COMM_THROW("wait_all: a request belongs to another communicator");
+    impls.push_back(r.impl_.get());
+    if (!first) first = &r;
+  }
+  if (impls.empty()) return;
+  status::set_activity("blocked in wait_all(%zu requests, first: %s %s=%d, tag=%d, bytes=%zu)", impls.size(),
+                       first->is_recv_ ? "irecv" : "isend", first->is_recv_ ? "from" : "to", first->peer_,
+                       first->tag_, first->bytes_);
+  do_wait_all(impls);
+  status::set_activity("running");
+  for (auto& r : requests)
+    if (r.impl_) finish(r);
+}
+
+void Communicator::barrier() {
+  status::set_activity("blocked in barrier()");
+  do_barrier();
+  status::set_activity("running");
+}
+
+void Communicator::reduce(void* inout, const void* in, std::size_t count, DataType type, RedOp op) {
+  if (count == 0) return;
+  reduce_local(inout, in, count, type, op, space_);
+  stats_.reductions++;
+  stats_.reduced_elements += count;
+  if (stats_.pending_recvs > 0) stats_.reductions_overlapped++;
+}
+
+void Communicator::copy(void* dst, const void* src, std::size_t bytes) {
+  comm::copy(dst, space_, src, space_, bytes);
+}
+
+void Communicator::library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
+                                     RedOp op) {
+  status::set_activity("blocked in library_allreduce(count=%zu)", count);
+  do_library_allreduce(sendbuf, recvbuf, count, type, op);
+  status::set_activity("running");
+}
+
+void Communicator::reset_stats() {
+  Stats fresh;
+  fresh.pending_recvs = stats_.pending_recvs;
+  fresh.pending_sends = stats_.pending_sends;
+  fresh.max_pending_recvs = stats_.pending_recvs;
+  fresh.max_pending_sends = stats_.pending_sends;
+  stats_ = fresh;
+}
+
+}  // namespace comm

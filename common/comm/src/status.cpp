@@ -1,0 +1,73 @@
+#include "comm/status.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace comm::status {
+namespace {
+
+char* g_record = nullptr;
+
+void put(std::size_t offset, std::size_t size, const char* text) {
+  if (!g_record) return;
+  std::size_t n = std::strlen(text);
+  if (n >= size) n = size - 1;
+  std::memcpy(g_record + offset, text, n);
+  std::memset(g_record + offset + n, 0, size - n);
+}
+
+}  // namespace
+
+void open(int rank) {
+  if (g_record) return;
+  const char* dir = std::getenv("WB_COMM_STATUS_DIR");
+  if (!dir || !*dir) return;
+  std::string path = std::string(dir) + "/rank-" + std::to_string(rank) + ".status";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    std::fprintf(stderr, "%s:%d: cannot create status record %s: %s (continuing without it)\n", __FILE__,
+                 __LINE__, path.c_str(), std::strerror(errno));
+    return;
+  }
+  if (::ftruncate(fd, record_size) != 0) {
+    ::close(fd);
+    return;
+  }
+  void* p = ::mmap(nullptr, record_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return;
+  g_record = static_cast<char*>(p);
+  std::memset(g_record, 0, record_size);
+  put(state_offset, state_size, "running");
+  put(activity_offset, activity_size, "starting");
+}
+
+bool enabled() { return g_record != nullptr; }
+
+void set_test(const std::string& name) {
+  put(test_offset, test_size, name.c_str());
+  put(activity_offset, activity_size, "running");
+}
+
+void set_activity(const char* fmt, ...) {
+  if (!g_record) return;
+  char line[activity_size];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  put(activity_offset, activity_size, line);
+}
+
+void set_done() { put(state_offset, state_size, "done"); }
+
+void set_error(const std::string& message) { put(state_offset, state_size, ("error: " + message).c_str()); }
+
+}  // namespace comm::status

@@ -1,0 +1,184 @@
+// Kernel-side built-ins of cusim: thread coordinates, barriers, warp intrinsics, shared memory
+// and the launch entry point the source rewriter calls.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <source_location>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "cusim/runtime_api.h"
+#include "cusim/vector_types.h"
+
+// Built-in variables. They are per OS thread and rewritten by the scheduler on every fiber switch,
+// so each simulated CUDA thread sees its own values.
+extern thread_local uint3 threadIdx;
+extern thread_local uint3 blockIdx;
+extern thread_local dim3 blockDim;
+extern thread_local dim3 gridDim;
+constexpr int warpSize = 32;
+
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __grid_constant__
+#ifndef __CUDACC_RTC__
+#define CUSIM 1
+#endif
+
+namespace cusim {
+
+using site = std::source_location;
+
+/// Launch configuration as written between `<<<` and `>>>`.
+struct launch_config {
+    dim3 grid;
+    dim3 block;
+    size_t shmem;
+    cudaStream_t stream;
+    launch_config(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), shmem(s), stream(st) {}
+};
+
+namespace detail {
+
+struct KernelLaunch {
+    const launch_config* cfg;
+    const char* file;
+    int line;
+    const char* kernel_name;
+    const void* kernel_id;
+    void (*entry)(void*);
+    void* closure;
+};
+void launch_kernel(const KernelLaunch& launch);
+
+enum class WarpOpKind : uint8_t { Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All, MatchAny, MatchAll };
+
+// Warp collective: deposits `value` for the calling lane, waits until every lane of `mask` has
+// arrived at an operation of the same kind with the same mask, and returns the lane's result.
+uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int width, const site& where);
+int block_barrier(int kind, int predicate, const site& where);  // kind: 0 plain, 1 count, 2 and, 3 or
+unsigned active_mask();
+unsigned lane_id();
+void* shared_alloc(const void* key, size_t size, size_t align);
+[[noreturn]] void device_trap(const char* what, const site& where);
+
+template <class T>
+inline uint64_t to_bits(T v) {
+    static_assert(sizeof(T) <= 8, "warp shuffles move at most 8 bytes per lane");
+    uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof(T));
+    return b;
+}
+template <class T>
+inline T from_bits(uint64_t b) {
+    T v;
+    std::memcpy(&v, &b, sizeof(T));
+    return v;
+}
+
+}  // namespace detail
+
+/// Per-block storage of one `__shared__` declaration (emitted by the source rewriter).
+template <class T>
+inline T& shared_var(const void* key, size_t align) {
+    return *static_cast<T*>(detail::shared_alloc(key, sizeof(T), align));
+}
+/// The current block's dynamic shared memory (`extern __shared__`).
+void* dynamic_shared();
+/// File-scope `extern __shared__`: the runtime stores the block's dynamic shared memory base in
+/// `*getter()` before each block runs.
+bool register_dynamic_shared_pointer(void** (*getter)());
+
+/// Launch entry point emitted by the source rewriter for `kernel<<<...>>>(args)`.
+template <class F, class... A>
+void launch(const launch_config& cfg, const char* file, int line, const char* kernel_name, const void* kernel_id,
+            F&& call, A&&... args) {
+    // Arguments are evaluated once, on the host, as CUDA does; each simulated thread then calls the
+    // kernel with them, so parameter conversions are exactly those of a CUDA launch.
+    std::tuple<std::decay_t<A>...> values(std::forward<A>(args)...);
+    auto body = [&]() { std::apply(call, values); };
+    using Body = decltype(body);
+    detail::KernelLaunch launch{&cfg, file, line, kernel_name, kernel_id,
+                                [](void* p) { (*static_cast<Body*>(p))(); }, &body};
+    detail::launch_kernel(launch);
+}
+
+}  // namespace cusim
+
+// ---- Barriers ------------------------------------------------------------------------------------
+
+inline void __syncthreads(const cusim::site& where = cusim::site::current()) {
+    cusim::detail::block_barrier(0, 0, where);
+}
+inline int __syncthreads_count(int predicate, const cusim::site& where = cusim::site::current()) {
+    return cusim::detail::block_barrier(1, predicate, where);
+}
+inline int __syncthreads_and(int predicate, const cusim::site& where = cusim::site::current()) {
+    return cusim::detail::block_barrier(2, predicate, where);
+}
+inline int __syncthreads_or(int predicate, const cusim::site& where = cusim::site::current()) {
+    return cusim::detail::block_barrier(3, predicate, where);
+}
+
+// ---- Warp intrinsics -----------------------------------------------------------------------------
+
+inline void __syncwarp(unsigned mask = 0xffffffffu, const cusim::site& where = cusim::site::current()) {
+    cusim::detail::warp_collective(cusim::detail::WarpOpKind::Sync, mask, 0, 0, 32, where);
+}
+inline unsigned __activemask() { return cusim::detail::active_mask(); }
+
+template <class T>
+inline T __shfl_sync(unsigned mask, T var, int srcLane, int width = warpSize,
+                     const cusim::site& where = cusim::site::current()) {
+    using namespace cusim::detail;
+    return from_bits<T>(warp_collective(WarpOpKind::ShflIdx, mask, to_bits(var), srcLane, width, where));
+}
+template <class T>
+inline T __shfl_up_sync(unsigned mask, T var, unsigned int delta, int width = warpSize,
+                        const cusim::site& where = cusim::site::current()) {
+    using namespace cusim::detail;
+    return from_bits<T>(warp_collective(WarpOpKind::ShflUp, mask, to_bits(var), static_cast<int>(delta), width, where));
+}
+template <class T>
+inline T __shfl_down_sync(unsigned mask, T var, unsigned int delta, int width = warpSize,
+                          const cusim::site& where = cusim::site::current()) {
+    using namespace cusim::detail;
+    return from_bits<T>(
+        warp_collective(WarpOpKind::ShflDown, mask, to_bits(var), static_cast<int>(delta), width, where));
+}
+template <class T>
+inline T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = warpSize,
+                         const cusim::site& where = cusim::site::current()) {
+    using namespace cusim::detail;
+    return from_bits<T>(warp_collective(WarpOpKind::ShflXor, mask, to_bits(var), laneMask, width, where));
+}
+inline unsigned __ballot_sync(unsigned mask, int predicate, const cusim::site& where = cusim::site::current()) {
+    using namespace cusim::detail;
+    return static_cast<unsigned>(warp_collective(WarpOpKind::Ballot, mask, predicate != 0, 0, 32, where));
+}
+inline int __any_sync(unsigned mask, int predicate, const cusim::site& where = cusim::site::current()) {
+    using namespace cusim::detail;
+    return static_cast<int>(warp_collective(WarpOpKind::Any, mask, predicate != 0, 0, 32, where));
+}
+inline int __all_sync(unsigned mask, int predicate, const cusim::site& where = cusim::site::current()) {
+    using namespace cusim::detail;
+    return static_cast<int>(warp_collective(WarpOpKind::All, mask, predicate != 0, 0, 32, where));
+}
+template <class T>
+inline unsigned __match_any_sync(unsigned mask, T value, const cusim::site& where = cusim::site::current()) {
+    using namespace cusim::detail;
+    return static_cast<unsigned>(warp_collective(WarpOpKind::MatchAny, mask, to_bits(value), 0, 32, where));
+}
+
+/// `__trap()` aborts the kernel like a device-side fault.
+[[noreturn]] inline void __trap(const cusim::site& where = cusim::site::current()) {
+    cusim::detail::device_trap("__trap()", where);
+}

@@ -1,0 +1,3 @@
+// CUDA's <vector_types.h>: forwards to cusim's definitions.
+#pragma once
+#include "cusim/vector_types.h"

@@ -1,0 +1,732 @@
+// cusim's runtime API: device memory, copies, streams, events, device properties and CUDA's error
+// semantics (per-thread last error, sticky errors after device faults).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+
+#include "internal.h"
+
+namespace cusim::detail {
+namespace {
+
+struct Allocation {
+    size_t size;
+    bool device;  // false: pinned host memory (cudaMallocHost)
+    std::string where;
+};
+
+struct State {
+    std::mutex mu;
+    std::map<uintptr_t, Allocation> live;  // by start address
+    std::map<uintptr_t, std::pair<size_t, std::string>> freed;  // recently freed ranges, for messages
+    std::set<Stream*> streams;
+    std::set<Event*> events;
+    std::unordered_map<const void*, int> max_dyn_smem;
+    std::atomic<int> sticky{cudaSuccess};
+    size_t device_bytes = 0;
+    size_t stack_limit = 1024;
+    size_t heap_limit = 8 << 20;
+    size_t printf_limit = 1 << 20;
+};
+
+State& state() {
+    static State* s = new State;  // never destroyed: kernels may run during static destruction
+    return *s;
+}
+
+thread_local cudaError_t tls_last_error = cudaSuccess;
+thread_local const char* tls_site_file = nullptr;
+thread_local int tls_site_line = 0;
+
+constexpr size_t kTotalGlobalMem = size_t(80) << 30;
+
+std::string ptr_str(const void* p) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%p", p);
+    return b;
+}
+
+// The live allocation containing [p, p+n), or nullptr.
+const Allocation* find_alloc(State& s, const void* p, size_t n, uintptr_t* base = nullptr) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    auto it = s.live.upper_bound(a);
+    if (it == s.live.begin()) return nullptr;
+    --it;
+    if (a < it->first || a + n > it->first + it->second.size || a + n < a) return nullptr;
+    if (base) *base = it->first;
+    return &it->second;
+}
+
+bool in_any_alloc(State& s, const void* p) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    auto it = s.live.upper_bound(a);
+    if (it == s.live.begin()) return false;
+    --it;
+    return a < it->first + std::max<size_t>(it->second.size, 1);
+}
+
+std::string explain_pointer(State& s, const void* p, size_t n) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    auto it = s.live.upper_bound(a);
+    if (it != s.live.begin()) {
+        --it;
+        if (a >= it->first && a < it->first + it->second.size)
+            return ptr_str(p) + " + " + std::to_string(n) + " bytes runs past the end of its " +
+                   std::to_string(it->second.size) + "-byte allocation (offset " + std::to_string(a - it->first) + ")";
+    }
+    auto f = s.freed.upper_bound(a);
+    if (f != s.freed.begin()) {
+        --f;
+        if (a >= f->first && a < f->first + std::max<size_t>(f->second.first, 1))
+            return ptr_str(p) + " points into memory already released by cudaFree" +
+                   (f->second.second.empty() ? "" : " (at " + f->second.second + ")");
+    }
+    if (!p) return "the pointer is NULL";
+    return ptr_str(p) + " is not device memory from cudaMalloc";
+}
+
+std::string at_site() {
+    std::string s = api_site();
+    return s.empty() ? "" : " at " + s;
+}
+
+cudaError_t ok() { return cudaSuccess; }
+
+cudaError_t api_error(cudaError_t err, const char* api, const std::string& detail) {
+    return report_error(err, std::string(api) + at_site() + ": " + detail);
+}
+
+// Common prologue of every API call: a sticky error poisons the context.
+#define CUSIM_API_PROLOGUE()                                   \
+    do {                                                       \
+        if (cudaError_t s_ = sticky_error()) {                 \
+            tls_last_error = s_;                               \
+            tls_site_file = nullptr;                           \
+            return s_;                                         \
+        }                                                      \
+    } while (0)
+
+}  // namespace
+
+void set_api_site(const char* file, int line) noexcept {
+    tls_site_file = file;
+    tls_site_line = line;
+}
+
+std::string api_site() {
+    if (!tls_site_file) return "";
+    return std::string(tls_site_file) + ":" + std::to_string(tls_site_line);
+}
+
+bool quiet() {
+    static const bool q = [] {
+        const char* e = std::getenv("CUSIM_QUIET");
+        return e && *e && std::strcmp(e, "0") != 0;
+    }();
+    return q;
+}
+
+cudaError_t report_error(cudaError_t err, const std::string& detail, bool sticky) {
+    tls_last_error = err;
+    tls_site_file = nullptr;
+    if (sticky) {
+        int expected = cudaSuccess;
+        state().sticky.compare_exchange_strong(expected, err);
+    }
+    if (!quiet()) {
+        if (detail.rfind("=========", 0) == 0)
+            std::fprintf(stderr, "%s\n=========     error: %s (%s)\n", detail.c_str(), cudaGetErrorName(err),
+                         cudaGetErrorString(err));
+        else
+            std::fprintf(stderr, "cusim: %s -> %s (%s)\n", detail.c_str(), cudaGetErrorName(err),
+                         cudaGetErrorString(err));
+        std::fflush(stderr);
+    }
+    return err;
+}
+
+cudaError_t sticky_error() { return static_cast<cudaError_t>(state().sticky.load(std::memory_order_relaxed)); }
+void clear_sticky_error() { state().sticky.store(cudaSuccess); }
+
+size_t max_dynamic_shared(const void* kernel_id) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.max_dyn_smem.find(kernel_id);
+    return it == s.max_dyn_smem.end() ? kStaticSharedLimit : static_cast<size_t>(it->second);
+}
+
+bool valid_stream(cudaStream_t stream) {
+    if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    return s.streams.count(stream) != 0;
+}
+
+cudaError_t memcpy_symbol(void* dst, const void* src, size_t count, const char* what) {
+    CUSIM_API_PROLOGUE();
+    if (what) return api_error(cudaErrorInvalidValue, what, "offset + count runs past the end of the symbol");
+    if (count) std::memmove(dst, src, count);
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+
+struct Stream {
+    unsigned flags;
+};
+struct Event {
+    unsigned flags;
+    bool recorded = false;
+    std::chrono::steady_clock::time_point when;
+};
+
+}  // namespace cusim::detail
+
+using namespace cusim::detail;
+
+const char* cudaGetErrorName(cudaError_t e) {
+    switch (e) {
+#define N(x) \
+    case x: return #x;
+        N(cudaSuccess) N(cudaErrorInvalidValue) N(cudaErrorMemoryAllocation) N(cudaErrorInitializationError)
+        N(cudaErrorCudartUnloading) N(cudaErrorInvalidConfiguration) N(cudaErrorInvalidPitchValue)
+        N(cudaErrorInvalidSymbol) N(cudaErrorInvalidDevicePointer) N(cudaErrorInvalidMemcpyDirection)
+        N(cudaErrorNotYetImplemented) N(cudaErrorInsufficientDriver) N(cudaErrorInvalidDeviceFunction)
+        N(cudaErrorNoDevice) N(cudaErrorInvalidDevice) N(cudaErrorInvalidResourceHandle) N(cudaErrorNotReady)
+        N(cudaErrorIllegalAddress) N(cudaErrorLaunchOutOfResources) N(cudaErrorLaunchTimeout) N(cudaErrorAssert)
+        N(cudaErrorHardwareStackError) N(cudaErrorIllegalInstruction) N(cudaErrorMisalignedAddress)
+        N(cudaErrorLaunchFailure) N(cudaErrorNotPermitted) N(cudaErrorNotSupported) N(cudaErrorUnknown)
+#undef N
+    }
+    return "cudaErrorUnknown";
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+    switch (e) {
+        case cudaSuccess: return "no error";
+        case cudaErrorInvalidValue: return "invalid argument";
+        case cudaErrorMemoryAllocation: return "out of memory";
+        case cudaErrorInitializationError: return "initialization error";
+        case cudaErrorCudartUnloading: return "driver shutting down";
+        case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+        case cudaErrorInvalidPitchValue: return "invalid pitch argument";
+        case cudaErrorInvalidSymbol: return "invalid device symbol";
+        case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+        case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+        case cudaErrorNotYetImplemented: return "function not yet implemented";
+        case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
+        case cudaErrorInvalidDeviceFunction: return "invalid device function";
+        case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+        case cudaErrorInvalidDevice: return "invalid device ordinal";
+        case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+        case cudaErrorNotReady: return "device not ready";
+        case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+        case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+        case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
+        case cudaErrorAssert: return "device-side assert triggered";
+        case cudaErrorHardwareStackError: return "an illegal memory access was encountered (stack overflow)";
+        case cudaErrorIllegalInstruction: return "an illegal instruction was encountered";
+        case cudaErrorMisalignedAddress: return "misaligned address";
+        case cudaErrorLaunchFailure: return "unspecified launch failure";
+        case cudaErrorNotPermitted: return "operation not permitted";
+        case cudaErrorNotSupported: return "operation not supported";
+        case cudaErrorUnknown: return "unknown error";
+    }
+    return "unrecognized error code";
+}
+
+cudaError_t cudaGetLastError() {
+    if (cudaError_t s = sticky_error()) return s;
+    cudaError_t e = tls_last_error;
+    tls_last_error = cudaSuccess;
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError() {
+    if (cudaError_t s = sticky_error()) return s;
+    return tls_last_error;
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    if (!count) return api_error(cudaErrorInvalidValue, "cudaGetDeviceCount", "count is NULL");
+    *count = 1;
+    return ok();
+}
+
+cudaError_t cudaSetDevice(int device) {
+    CUSIM_API_PROLOGUE();
+    if (device != 0)
+        return api_error(cudaErrorInvalidDevice, "cudaSetDevice",
+                         "device " + std::to_string(device) + " does not exist; cusim provides one device, 0");
+    return ok();
+}
+
+cudaError_t cudaGetDevice(int* device) {
+    if (!device) return api_error(cudaErrorInvalidValue, "cudaGetDevice", "device is NULL");
+    *device = 0;
+    return ok();
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
+    if (!p) return api_error(cudaErrorInvalidValue, "cudaGetDeviceProperties", "prop is NULL");
+    if (device != 0) return api_error(cudaErrorInvalidDevice, "cudaGetDeviceProperties", "no such device");
+    std::memset(p, 0, sizeof *p);
+    std::snprintf(p->name, sizeof p->name, "cusim virtual device (sm_90 limits, runs on the CPU)");
+    p->totalGlobalMem = kTotalGlobalMem;
+    p->sharedMemPerBlock = kStaticSharedLimit;
+    p->regsPerBlock = 65536;
+    p->warpSize = 32;
+    p->memPitch = 2147483647;
+    p->maxThreadsPerBlock = kMaxThreadsPerBlock;
+    p->maxThreadsDim[0] = 1024;
+    p->maxThreadsDim[1] = 1024;
+    p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647;
+    p->maxGridSize[1] = 65535;
+    p->maxGridSize[2] = 65535;
+    p->totalConstMem = 65536;
+    p->major = 9;
+    p->minor = 0;
+    p->textureAlignment = 512;
+    p->multiProcessorCount = kNumSMs;
+    p->concurrentKernels = 1;
+    p->asyncEngineCount = 1;
+    p->unifiedAddressing = 1;
+    p->memoryBusWidth = 5120;
+    p->l2CacheSize = 50 << 20;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->sharedMemPerMultiprocessor = 233472;
+    p->regsPerMultiprocessor = 65536;
+    p->managedMemory = 1;
+    p->cooperativeLaunch = 1;
+    p->sharedMemPerBlockOptin = kDynamicSharedOptinLimit;
+    p->reservedSharedMemPerBlock = 1024;
+    return ok();
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+    if (!value) return api_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute", "value is NULL");
+    if (device != 0) return api_error(cudaErrorInvalidDevice, "cudaDeviceGetAttribute", "no such device");
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    switch (attr) {
+        case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
+        case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
+        case cudaDevAttrMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
+        case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
+        case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
+        case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
+        case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
+        case cudaDevAttrMaxSharedMemoryPerBlock: *value = static_cast<int>(p.sharedMemPerBlock); break;
+        case cudaDevAttrWarpSize: *value = 32; break;
+        case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+        case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
+        case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+        case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
+        case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = static_cast<int>(p.sharedMemPerMultiprocessor); break;
+        case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(p.sharedMemPerBlockOptin); break;
+        default: return api_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute", "attribute not supported by cusim");
+    }
+    return ok();
+}
+
+cudaError_t cudaDeviceSynchronize() {
+    CUSIM_API_PROLOGUE();
+    return ok();  // launches and copies complete before they return
+}
+
+cudaError_t cudaDeviceReset() {
+    State& s = state();
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        for (auto& [addr, a] : s.live) std::free(reinterpret_cast<void*>(addr));
+        s.live.clear();
+        s.freed.clear();
+        for (Stream* st : s.streams) delete st;
+        s.streams.clear();
+        for (Event* ev : s.events) delete ev;
+        s.events.clear();
+        s.max_dyn_smem.clear();
+        s.device_bytes = 0;
+    }
+    clear_sticky_error();
+    tls_last_error = cudaSuccess;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
+    CUSIM_API_PROLOGUE();
+    State& s = state();
+    switch (limit) {
+        case cudaLimitStackSize: s.stack_limit = value; break;
+        case cudaLimitPrintfFifoSize: s.printf_limit = value; break;
+        case cudaLimitMallocHeapSize: s.heap_limit = value; break;
+        default: return api_error(cudaErrorInvalidValue, "cudaDeviceSetLimit", "unknown limit");
+    }
+    return ok();
+}
+
+cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) {
+    if (!value) return api_error(cudaErrorInvalidValue, "cudaDeviceGetLimit", "value is NULL");
+    State& s = state();
+    switch (limit) {
+        case cudaLimitStackSize: *value = s.stack_limit; break;
+        case cudaLimitPrintfFifoSize: *value = s.printf_limit; break;
+        case cudaLimitMallocHeapSize: *value = s.heap_limit; break;
+        default: return api_error(cudaErrorInvalidValue, "cudaDeviceGetLimit", "unknown limit");
+    }
+    return ok();
+}
+
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) { return ok(); }
+cudaError_t cudaDriverGetVersion(int* v) {
+    if (!v) return api_error(cudaErrorInvalidValue, "cudaDriverGetVersion", "version is NULL");
+    *v = CUDART_VERSION;
+    return ok();
+}
+cudaError_t cudaRuntimeGetVersion(int* v) {
+    if (!v) return api_error(cudaErrorInvalidValue, "cudaRuntimeGetVersion", "version is NULL");
+    *v = CUDART_VERSION;
+    return ok();
+}
+
+// ---- Memory ------------------------------------------------------------------------------------
+
+namespace {
+cudaError_t allocate(void** ptr, size_t size, bool device, const char* api) {
+    CUSIM_API_PROLOGUE();
+    if (!ptr) return api_error(cudaErrorInvalidValue, api, "the output pointer is NULL");
+    State& s = state();
+    const std::string where = api_site();
+    if (device && s.device_bytes + size > kTotalGlobalMem) {
+        *ptr = nullptr;
+        return api_error(cudaErrorMemoryAllocation, api,
+                         std::to_string(size) + " bytes requested, more than the virtual device's 80 GiB");
+    }
+    // 256-byte alignment, as cudaMalloc guarantees; at least one byte so every allocation has an address.
+    const size_t bytes = ((std::max<size_t>(size, 1) + 255) / 256) * 256;
+    void* p = std::aligned_alloc(256, bytes);
+    if (!p) {
+        *ptr = nullptr;
+        return api_error(cudaErrorMemoryAllocation, api, "out of host memory for " + std::to_string(size) + " bytes");
+    }
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.live[reinterpret_cast<uintptr_t>(p)] = Allocation{size, device, where};
+    s.freed.erase(reinterpret_cast<uintptr_t>(p));
+    if (device) s.device_bytes += size;
+    *ptr = p;
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+
+cudaError_t release(void* ptr, bool device, const char* api) {
+    CUSIM_API_PROLOGUE();
+    if (!ptr) return ok();
+    State& s = state();
+    std::unique_lock<std::mutex> lk(s.mu);
+    auto it = s.live.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == s.live.end() || it->second.device != device) {
+        std::string why = explain_pointer(s, ptr, 0);
+        if (it != s.live.end())
+            why = device ? ptr_str(ptr) + " is pinned host memory: release it with cudaFreeHost"
+                         : ptr_str(ptr) + " is device memory: release it with cudaFree";
+        else if (in_any_alloc(s, ptr))
+            why = ptr_str(ptr) + " points inside an allocation, not at its start";
+        lk.unlock();
+        return api_error(cudaErrorInvalidValue, api, why);
+    }
+    if (device) s.device_bytes -= it->second.size;
+    s.freed[it->first] = {it->second.size, api_site()};
+    s.live.erase(it);
+    lk.unlock();
+    std::free(ptr);
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+
+enum class Space { Host, Device, Pinned, Invalid };
+
+// Classifies [p, p+n): inside one live device allocation, inside pinned host memory, plain host
+// memory, or an invalid device range (freed, or running past an allocation's end).
+Space classify(State& s, const void* p, size_t n) {
+    if (const Allocation* a = find_alloc(s, p, n)) return a->device ? Space::Device : Space::Pinned;
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+    if (in_any_alloc(s, p)) return Space::Invalid;
+    auto f = s.freed.upper_bound(addr);
+    if (f != s.freed.begin()) {
+        --f;
+        if (addr >= f->first && addr < f->first + std::max<size_t>(f->second.first, 1)) return Space::Invalid;
+    }
+    return Space::Host;
+}
+
+cudaError_t check_copy(const void* dst, const void* src, size_t count, cudaMemcpyKind kind, const char* api) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    if (count == 0) return cudaSuccess;
+    if (!dst || !src)
+        return report_error(cudaErrorInvalidValue, std::string(api) + at_site() + ": " + (dst ? "src" : "dst") + " is NULL");
+    const Space ds = classify(s, dst, count), ss = classify(s, src, count);
+    auto bad = [&](const char* which, const void* p) {
+        return report_error(cudaErrorInvalidValue,
+                            std::string(api) + at_site() + ": " + which + " " + explain_pointer(s, p, count));
+    };
+    const bool dst_dev_expected = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    const bool src_dev_expected = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if (ds == Space::Invalid) return bad("dst", dst);
+    if (ss == Space::Invalid) return bad("src", src);
+    if (kind == cudaMemcpyDefault) return cudaSuccess;
+    if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
+        return report_error(cudaErrorInvalidMemcpyDirection, std::string(api) + at_site() + ": unknown cudaMemcpyKind");
+    if (dst_dev_expected && ds != Space::Device) return bad("dst", dst);
+    if (src_dev_expected && ss != Space::Device) return bad("src", src);
+    if (!dst_dev_expected && ds == Space::Device)
+        return report_error(cudaErrorInvalidValue, std::string(api) + at_site() + ": dst " + ptr_str(dst) +
+                                                       " is device memory but the copy kind says host");
+    if (!src_dev_expected && ss == Space::Device)
+        return report_error(cudaErrorInvalidValue, std::string(api) + at_site() + ": src " + ptr_str(src) +
+                                                       " is device memory but the copy kind says host");
+    return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t cudaMalloc(void** ptr, size_t size) { return allocate(ptr, size, true, "cudaMalloc"); }
+cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int) { return allocate(ptr, size, true, "cudaMallocManaged"); }
+cudaError_t cudaFree(void* ptr) { return release(ptr, true, "cudaFree"); }
+cudaError_t cudaMallocHost(void** ptr, size_t size) { return allocate(ptr, size, false, "cudaMallocHost"); }
+cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) { return allocate(ptr, size, false, "cudaHostAlloc"); }
+cudaError_t cudaFreeHost(void* ptr) { return release(ptr, false, "cudaFreeHost"); }
+
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
+    CUSIM_API_PROLOGUE();
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    if (free_bytes) *free_bytes = kTotalGlobalMem - s.device_bytes;
+    if (total) *total = kTotalGlobalMem;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+    CUSIM_API_PROLOGUE();
+    if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpy")) return e;
+    if (count) std::memmove(dst, src, count);
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) {
+    CUSIM_API_PROLOGUE();
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpyAsync", "the stream is not a valid stream handle");
+    if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
+    if (count) std::memmove(dst, src, count);
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind kind) {
+    CUSIM_API_PROLOGUE();
+    if (width > dpitch || width > spitch)
+        return api_error(cudaErrorInvalidPitchValue, "cudaMemcpy2D", "width is larger than a pitch");
+    if (height == 0 || width == 0) return ok();
+    const size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
+    if (cudaError_t e = check_copy(dst, src, std::min(dspan, sspan), kind, "cudaMemcpy2D")) return e;
+    for (size_t r = 0; r < height; ++r)
+        std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+
+namespace {
+cudaError_t memset_impl(void* ptr, int value, size_t count, const char* api) {
+    State& s = state();
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        if (count && classify(s, ptr, count) != Space::Device)
+            return report_error(cudaErrorInvalidValue, std::string(api) + at_site() + ": " +
+                                                           explain_pointer(s, ptr, count));
+    }
+    if (count) std::memset(ptr, value, count);
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t cudaMemset(void* ptr, int value, size_t count) {
+    CUSIM_API_PROLOGUE();
+    return memset_impl(ptr, value, count, "cudaMemset");
+}
+
+cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
+    CUSIM_API_PROLOGUE();
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaMemsetAsync", "the stream is not a valid stream handle");
+    return memset_impl(ptr, value, count, "cudaMemsetAsync");
+}
+
+// ---- Streams and events: work is synchronous, so every stream is always complete --------------
+
+cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithFlags(stream, cudaStreamDefault); }
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+    CUSIM_API_PROLOGUE();
+    if (!stream) return api_error(cudaErrorInvalidValue, "cudaStreamCreate", "stream is NULL");
+    auto* st = new Stream{flags};
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.streams.insert(st);
+    *stream = st;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+    CUSIM_API_PROLOGUE();
+    State& s = state();
+    std::unique_lock<std::mutex> lk(s.mu);
+    if (!s.streams.erase(stream)) {
+        lk.unlock();
+        return api_error(cudaErrorInvalidResourceHandle, "cudaStreamDestroy", "not a live stream");
+    }
+    delete stream;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+    CUSIM_API_PROLOGUE();
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaStreamSynchronize", "not a live stream");
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t stream) { return cudaStreamSynchronize(stream); }
+
+namespace {
+bool valid_event(cudaEvent_t e) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    return s.events.count(e) != 0;
+}
+}  // namespace
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
+    CUSIM_API_PROLOGUE();
+    if (!valid_stream(stream) || !valid_event(event))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent", "invalid stream or event");
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+    CUSIM_API_PROLOGUE();
+    if (!event) return api_error(cudaErrorInvalidValue, "cudaEventCreate", "event is NULL");
+    auto* ev = new Event{flags};
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.events.insert(ev);
+    *event = ev;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    CUSIM_API_PROLOGUE();
+    State& s = state();
+    std::unique_lock<std::mutex> lk(s.mu);
+    if (!s.events.erase(event)) {
+        lk.unlock();
+        return api_error(cudaErrorInvalidResourceHandle, "cudaEventDestroy", "not a live event");
+    }
+    delete event;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+    CUSIM_API_PROLOGUE();
+    if (!valid_event(event) || !valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaEventRecord", "invalid event or stream");
+    event->recorded = true;
+    event->when = std::chrono::steady_clock::now();
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+    CUSIM_API_PROLOGUE();
+    if (!valid_event(event)) return api_error(cudaErrorInvalidResourceHandle, "cudaEventSynchronize", "not a live event");
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t event) { return cudaEventSynchronize(event); }
+
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    CUSIM_API_PROLOGUE();
+    if (!ms) return api_error(cudaErrorInvalidValue, "cudaEventElapsedTime", "ms is NULL");
+    if (!valid_event(start) || !valid_event(end))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime", "not a live event");
+    if ((start->flags | end->flags) & cudaEventDisableTiming)
+        return api_error(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime",
+                         "an event was created with cudaEventDisableTiming");
+    if (!start->recorded || !end->recorded)
+        return api_error(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime", "an event has not been recorded");
+    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+    return cudaSuccess;
+}
+
+// ---- Kernel attributes ---------------------------------------------------------------------------
+
+cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+    CUSIM_API_PROLOGUE();
+    if (!func) return api_error(cudaErrorInvalidDeviceFunction, "cudaFuncSetAttribute", "func is NULL");
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+        if (value < 0 || static_cast<size_t>(value) > kDynamicSharedOptinLimit)
+            return api_error(cudaErrorInvalidValue, "cudaFuncSetAttribute",
+                             "MaxDynamicSharedMemorySize " + std::to_string(value) +
+                                 " is outside 0..232448 (227 KiB, the opt-in limit of sm_90)");
+        State& s = state();
+        std::lock_guard<std::mutex> lk(s.mu);
+        s.max_dyn_smem[func] = value;
+        return cudaSuccess;
+    }
+    if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) {
+        if (value < -1 || value > 100)
+            return api_error(cudaErrorInvalidValue, "cudaFuncSetAttribute", "carveout must be -1 or 0..100");
+        return cudaSuccess;
+    }
+    return api_error(cudaErrorInvalidValue, "cudaFuncSetAttribute", "attribute not supported by cusim");
+}
+
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
+    CUSIM_API_PROLOGUE();
+    if (!attr || !func) return api_error(cudaErrorInvalidValue, "cudaFuncGetAttributes", "NULL argument");
+    std::memset(attr, 0, sizeof *attr);
+    attr->maxThreadsPerBlock = kMaxThreadsPerBlock;
+    attr->maxDynamicSharedSizeBytes = static_cast<int>(max_dynamic_shared(func));
+    attr->ptxVersion = 90;
+    attr->binaryVersion = 90;
+    attr->preferredShmemCarveout = -1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return ok(); }
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void*, int blockSize,
+                                                          size_t dynamicSMemSize) {
+    CUSIM_API_PROLOGUE();
+    if (!numBlocks || blockSize <= 0 || blockSize > kMaxThreadsPerBlock)
+        return api_error(cudaErrorInvalidValue, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "invalid argument");
+    // sm_90 limits: 2048 threads, 32 blocks and 228 KiB shared memory per SM (registers not modelled).
+    int by_threads = 2048 / (((blockSize + 31) / 32) * 32);
+    int by_smem = dynamicSMemSize ? static_cast<int>(233472 / (dynamicSMemSize + 1024)) : 32;
+    *numBlocks = std::max(0, std::min({by_threads, by_smem, 32}));
+    return cudaSuccess;
+}

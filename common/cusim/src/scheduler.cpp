@@ -1,0 +1,885 @@
+// cusim's execution engine: every CUDA thread of a block is a fiber (Boost.Context fcontext),
+// blocks run in parallel on worker threads, barriers and warp collectives park fibers.
+//
+// Invariants:
+// - A block never leaves its worker thread; all of a block's state lives in that Worker.
+// - A fiber that finishes its thread takes the next unstarted thread itself (no switch), so a
+//   barrier-free kernel runs its threads back to back on one stack.
+// - A thread that must wait parks and jumps straight to the next runnable fiber; only when nothing
+//   is runnable does control go back to the worker's own context: the block is done, or it is
+//   deadlocked, which is reported as a launch error instead of hanging.
+#include <boost/context/detail/fcontext.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <csetjmp>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "internal.h"
+
+namespace bctx = boost::context::detail;
+
+thread_local uint3 threadIdx = {0, 0, 0};
+thread_local uint3 blockIdx = {0, 0, 0};
+thread_local dim3 blockDim = dim3(1, 1, 1);
+thread_local dim3 gridDim = dim3(1, 1, 1);
+
+namespace cusim::detail {
+namespace {
+
+struct Ctx {
+    bctx::fcontext_t fctx = nullptr;
+};
+
+struct ThreadCtx;
+
+struct Fiber : Ctx {
+    char* mem = nullptr;  // mapping: guard pages at the low end, then the stack
+    size_t mem_size = 0;
+    size_t guard = 0;
+    ThreadCtx* thread = nullptr;
+};
+
+enum class TState : uint8_t { Unstarted, Running, Ready, BarrierWait, WarpWait, Done };
+
+struct ThreadCtx {
+    uint3 idx;
+    unsigned tid;
+    TState state;
+    Fiber* fiber;
+    const site* wait_site;
+    uint64_t warp_result;
+    int barrier_result;
+    int barrier_all;
+};
+
+struct WarpOp {
+    WarpOpKind kind;
+    unsigned mask;
+    unsigned arrived;
+    const site* where;
+    uint64_t val[32];
+    int8_t src[32];
+};
+
+struct Warp {
+    unsigned existing = 0;  // lanes that exist (blockDim may not be a multiple of 32)
+    unsigned exited = 0;
+    std::vector<WarpOp> pending;
+};
+
+struct LaunchState {
+    const KernelLaunch* launch = nullptr;
+    dim3 grid, block;
+    size_t dyn_smem = 0;
+    unsigned nthreads = 0;
+    uint64_t nblocks = 0;
+    std::atomic<uint64_t> next_block{0};
+    std::atomic<bool> failed{false};
+    std::mutex fault_mu;
+    cudaError_t fault_code = cudaSuccess;
+    std::string fault_msg;
+};
+
+size_t stack_bytes() {
+    static const size_t bytes = [] {
+        size_t kb = 256;
+        if (const char* e = std::getenv("CUSIM_STACK_KB")) kb = std::max<size_t>(16, std::strtoul(e, nullptr, 10));
+        return kb * 1024;
+    }();
+    return bytes;
+}
+constexpr size_t kGuardBytes = 64 * 1024;
+constexpr size_t kArenaBytes = kDynamicSharedOptinLimit + kStaticSharedLimit + 4096;
+
+void fiber_entry(bctx::transfer_t t);
+
+struct Worker {
+    Ctx main;
+    std::vector<Fiber*> all_fibers;
+    std::vector<Fiber*> free_fibers;
+    LaunchState* ls = nullptr;
+    std::vector<ThreadCtx> threads;
+    std::vector<Warp> warps;
+    unsigned nthreads = 0, started = 0, done = 0;
+    // Block barrier in progress.
+    unsigned bar_arrived = 0;
+    int bar_acc = 0;
+    const site* bar_site = nullptr;
+    bool bar_divergent = false;
+    // Ready queue (ring buffer; a thread is queued at most once).
+    std::vector<ThreadCtx*> ready;
+    size_t rq_head = 0, rq_count = 0;
+    // Shared memory arena of the running block: dynamic bytes first, then static declarations.
+    char* arena = nullptr;
+    size_t dyn_bytes = 0;
+    size_t static_used = 0;
+    struct SharedEntry {
+        const void* key;
+        void* ptr;
+    };
+    std::vector<SharedEntry> shared_tab;
+    // Faults.
+    bool in_kernel = false;
+    bool block_fault = false;
+    cudaError_t fault_code = cudaSuccess;
+    std::string fault_msg;
+    char signal_msg[512];
+    sigjmp_buf jmp;
+    Fiber* cur_fiber = nullptr;
+    ThreadCtx* cur = nullptr;
+    uint3 block_idx{0, 0, 0};
+    std::vector<char> altstack;
+
+    Fiber* new_fiber() {
+        auto* f = new Fiber;
+        f->guard = kGuardBytes;
+        f->mem_size = stack_bytes() + kGuardBytes;
+        void* m = mmap(nullptr, f->mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+                       0);
+        if (m == MAP_FAILED) {
+            delete f;
+            return nullptr;
+        }
+        f->mem = static_cast<char*>(m);
+        mprotect(f->mem, kGuardBytes, PROT_NONE);
+        reset_fiber(f);
+        all_fibers.push_back(f);
+        return f;
+    }
+    void reset_fiber(Fiber* f) {
+        f->fctx = bctx::make_fcontext(f->mem + f->mem_size, f->mem_size - f->guard, fiber_entry);
+        f->thread = nullptr;
+    }
+    Fiber* get_fiber() {
+        if (!free_fibers.empty()) {
+            Fiber* f = free_fibers.back();
+            free_fibers.pop_back();
+            return f;
+        }
+        return new_fiber();
+    }
+    void reset_all_fibers() {
+        free_fibers.clear();
+        for (Fiber* f : all_fibers) {
+            reset_fiber(f);
+            free_fibers.push_back(f);
+        }
+    }
+    ~Worker() {
+        for (Fiber* f : all_fibers) {
+            munmap(f->mem, f->mem_size);
+            delete f;
+        }
+        std::free(arena);
+    }
+};
+
+thread_local Worker* tls_worker = nullptr;
+
+inline void switch_to(Ctx* from, Ctx* to) {
+    bctx::transfer_t t = bctx::jump_fcontext(to->fctx, from);
+    static_cast<Ctx*>(t.data)->fctx = t.fctx;
+}
+
+inline void enter(Worker& w, ThreadCtx* th) {
+    w.cur = th;
+    w.cur_fiber = th->fiber;
+    th->state = TState::Running;
+    threadIdx = th->idx;
+}
+
+// Resume `to` (which runs `to->thread`) from the context `from`.
+inline void resume(Worker& w, Ctx* from, Fiber* to) {
+    enter(w, to->thread);
+    switch_to(from, to);
+}
+
+inline void push_ready(Worker& w, ThreadCtx* th) {
+    th->state = TState::Ready;
+    w.ready[(w.rq_head + w.rq_count) % w.ready.size()] = th;
+    ++w.rq_count;
+}
+
+// Next thread to run: a released (ready) thread first, else the next thread not yet started.
+inline ThreadCtx* pick_next(Worker& w) {
+    if (w.rq_count) {
+        ThreadCtx* th = w.ready[w.rq_head];
+        w.rq_head = (w.rq_head + 1) % w.ready.size();
+        --w.rq_count;
+        return th;
+    }
+    if (w.started < w.nthreads) return &w.threads[w.started++];
+    return nullptr;
+}
+
+std::string coords(uint3 v) {
+    return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+}
+std::string where_str(const site* s) {
+    if (!s) return "?";
+    return std::string(s->file_name()) + ":" + std::to_string(s->line());
+}
+bool same_site(const site* a, const site* b) {
+    return a == b || (a->line() == b->line() && a->column() == b->column() &&
+                      std::strcmp(a->file_name(), b->file_name()) == 0);
+}
+const char* op_name(WarpOpKind k) {
+    switch (k) {
+        case WarpOpKind::Sync: return "__syncwarp";
+        case WarpOpKind::ShflIdx: return "__shfl_sync";
+        case WarpOpKind::ShflUp: return "__shfl_up_sync";
+        case WarpOpKind::ShflDown: return "__shfl_down_sync";
+        case WarpOpKind::ShflXor: return "__shfl_xor_sync";
+        case WarpOpKind::Ballot: return "__ballot_sync";
+        case WarpOpKind::Any: return "__any_sync";
+        case WarpOpKind::All: return "__all_sync";
+        case WarpOpKind::MatchAny: return "__match_any_sync";
+        case WarpOpKind::MatchAll: return "__match_all_sync";
+    }
+    return "?";
+}
+std::string hex(unsigned v) {
+    char b[16];
+    std::snprintf(b, sizeof b, "0x%08x", v);
+    return b;
+}
+
+std::string block_prefix(Worker& w) {
+    return "kernel '" + std::string(w.ls->launch->kernel_name) + "' block " + coords(w.block_idx);
+}
+
+// Threads grouped by where they wait, as ranges: "threads 0..127 wait at __syncthreads (k.cu:31)".
+std::string describe_waiters(Worker& w) {
+    std::ostringstream os;
+    unsigned i = 0;
+    while (i < w.nthreads) {
+        ThreadCtx& t = w.threads[i];
+        if (t.state != TState::BarrierWait && t.state != TState::WarpWait) {
+            ++i;
+            continue;
+        }
+        unsigned j = i + 1;
+        while (j < w.nthreads && w.threads[j].state == t.state && w.threads[j].wait_site &&
+               same_site(w.threads[j].wait_site, t.wait_site))
+            ++j;
+        os << "\n=========     " << (j - i == 1 ? "thread " + std::to_string(i)
+                                                : "threads " + std::to_string(i) + ".." + std::to_string(j - 1))
+           << " wait at " << (t.state == TState::BarrierWait ? "__syncthreads" : "a warp-level operation") << " ("
+           << where_str(t.wait_site) << ":" << t.wait_site->column() << ")";
+        i = j;
+    }
+    unsigned exited = 0, unstarted = 0;
+    for (unsigned k = 0; k < w.nthreads; ++k) {
+        if (w.threads[k].state == TState::Done) ++exited;
+        if (w.threads[k].state == TState::Unstarted) ++unstarted;
+    }
+    if (exited) os << "\n=========     " << exited << " thread(s) of the block have exited";
+    return os.str();
+}
+
+[[noreturn]] void fail_block(Worker& w, cudaError_t code, const std::string& msg) {
+    w.block_fault = true;
+    w.fault_code = code;
+    w.fault_msg = msg;
+    Ctx* self = w.cur_fiber;
+    w.cur_fiber = nullptr;
+    w.cur = nullptr;
+    switch_to(self, &w.main);
+    std::abort();  // a faulted block's fibers are never resumed
+}
+
+[[noreturn]] void deadlock(Worker& w) {
+    fail_block(w, cudaErrorLaunchTimeout,
+               "Barrier deadlock in " + block_prefix(w) +
+                   ": no thread can make progress (on a GPU this kernel would hang)" + describe_waiters(w) +
+                   "\n=========     Hint: every thread of the block must reach the same __syncthreads, and every "
+                   "lane named in a warp intrinsic's mask must reach the same intrinsic.");
+}
+
+// Switch away from the current (waiting) thread to whatever can run next.
+void park(Worker& w, ThreadCtx* th) {
+    Fiber* self = th->fiber;
+    ThreadCtx* next = pick_next(w);
+    if (!next) deadlock(w);
+    if (!next->fiber) {
+        Fiber* f = w.get_fiber();
+        if (!f) fail_block(w, cudaErrorLaunchOutOfResources, "cusim could not allocate a fiber stack (mmap failed)");
+        f->thread = next;
+        next->fiber = f;
+    }
+    resume(w, self, next->fiber);
+}
+
+// Releases every thread waiting at the block barrier, in thread order. `self` (the last arriver,
+// or nullptr when the barrier completes because a thread exited) keeps running.
+void complete_barrier(Worker& w, ThreadCtx* self) {
+    if (w.bar_divergent) {
+        fail_block(w, cudaErrorLaunchFailure,
+                   "Barrier error in " + block_prefix(w) +
+                       ": divergent __syncthreads: threads of one block reached different __syncthreads calls" +
+                       describe_waiters(w) +
+                       "\n=========     Hint: do not put __syncthreads inside a branch or loop that threads of "
+                       "the block take differently.");
+    }
+    const int count = w.bar_acc;
+    const int all = w.bar_acc == static_cast<int>(w.bar_arrived);
+    for (unsigned i = 0; i < w.nthreads; ++i) {
+        ThreadCtx& t = w.threads[i];
+        if (t.state == TState::BarrierWait) {
+            t.barrier_result = count;
+            t.barrier_all = all;
+            if (&t != self) push_ready(w, &t);
+        }
+    }
+    if (self) self->state = TState::Running;
+    w.bar_arrived = 0;
+    w.bar_acc = 0;
+    w.bar_site = nullptr;
+    w.bar_divergent = false;
+}
+
+void check_exit_against_warp_ops(Worker& w, ThreadCtx* th) {
+    const unsigned lane = th->tid & 31u;
+    Warp& wp = w.warps[th->tid >> 5];
+    wp.exited |= 1u << lane;
+    for (const WarpOp& op : wp.pending) {
+        if (op.mask & (1u << lane)) {
+            fail_block(w, cudaErrorLaunchFailure,
+                       "Warp synchronization error in " + block_prefix(w) + ": thread " + coords(th->idx) +
+                           " (lane " + std::to_string(lane) + ") exited while lanes of its warp wait for it at " +
+                           op_name(op.kind) + " with mask " + hex(op.mask) + " (" + where_str(op.where) +
+                           ")\n=========     Hint: a lane named in the mask must execute the same intrinsic; "
+                           "compute the mask from the lanes that really take part (e.g. __ballot_sync) or keep "
+                           "exited threads out of it.");
+        }
+    }
+}
+
+void thread_exit(Worker& w, ThreadCtx* th) {
+    th->state = TState::Done;
+    ++w.done;
+    check_exit_against_warp_ops(w, th);
+    // Exited threads do not take part in barriers (CUDA, compute capability 7.0 and later), so an
+    // exit can complete the barrier the others wait at.
+    if (w.bar_arrived && w.bar_arrived == w.nthreads - w.done) complete_barrier(w, nullptr);
+}
+
+void fiber_entry(bctx::transfer_t t) {
+    static_cast<Ctx*>(t.data)->fctx = t.fctx;
+    Worker& w = *tls_worker;
+    Fiber* self = w.cur_fiber;
+    for (;;) {
+        ThreadCtx* th = self->thread;
+        w.ls->launch->entry(w.ls->launch->closure);
+        thread_exit(w, th);
+        ThreadCtx* next = pick_next(w);
+        if (next && !next->fiber) {  // start the next thread on this same stack: no switch
+            next->fiber = self;
+            self->thread = next;
+            enter(w, next);
+            continue;
+        }
+        if (!next && w.done != w.nthreads) deadlock(w);
+        self->thread = nullptr;
+        w.free_fibers.push_back(self);
+        if (next) {
+            resume(w, self, next->fiber);
+        } else {  // block finished
+            w.cur_fiber = nullptr;
+            w.cur = nullptr;
+            switch_to(self, &w.main);
+        }
+        // Resumed from the pool: a new thread has been assigned to this fiber.
+    }
+}
+
+// ---- Signals: faults inside kernel code become CUDA errors ---------------------------------------
+
+void on_fault_signal(int sig, siginfo_t* info, void*) {
+    Worker* w = tls_worker;
+    if (!w || !w->in_kernel || !w->cur) {
+        signal(sig, SIG_DFL);  // not ours: let the default action happen when the instruction re-executes
+        return;
+    }
+    const char* addr = static_cast<const char*>(info->si_addr);
+    ThreadCtx* th = w->cur;
+    Fiber* f = w->cur_fiber;
+    cudaError_t code = cudaErrorIllegalAddress;
+    const char* what = "Invalid memory access";
+    const char* hint = "check the index against the buffer's size and that the pointer came from cudaMalloc";
+    if ((sig == SIGSEGV || sig == SIGBUS) && f && addr >= f->mem && addr < f->mem + f->guard) {
+        code = cudaErrorHardwareStackError;
+        what = "Stack overflow";
+        hint = "a per-thread array or recursion is too large; set CUSIM_STACK_KB to raise cusim's per-thread stack";
+    } else if (sig == SIGFPE) {
+        code = cudaErrorLaunchFailure;
+        what = "Integer division by zero";
+        hint = "on a GPU the result is undefined; guard the divisor";
+    } else if (sig == SIGILL) {
+        code = cudaErrorIllegalInstruction;
+        what = "Illegal instruction";
+        hint = "an unreachable path or __builtin_trap was executed";
+    }
+    std::snprintf(w->signal_msg, sizeof w->signal_msg,
+                  "%s in kernel '%s' by thread (%u,%u,%u) block (%u,%u,%u) at address %p\n=========     Hint: %s",
+                  what, w->ls->launch->kernel_name, th->idx.x, th->idx.y, th->idx.z, w->block_idx.x, w->block_idx.y,
+                  w->block_idx.z, info->si_addr, hint);
+    w->block_fault = true;
+    w->fault_code = code;
+    siglongjmp(w->jmp, 1);
+}
+
+void install_signal_handlers() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        struct sigaction sa;
+        std::memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_fault_signal;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(s, &sa, nullptr);
+    });
+}
+
+// ---- Running blocks -----------------------------------------------------------------------------
+
+void setup_launch(Worker& w, LaunchState& ls) {
+    w.ls = &ls;
+    const dim3 b = ls.block;
+    w.nthreads = ls.nthreads;
+    w.threads.resize(w.nthreads);
+    for (unsigned i = 0; i < w.nthreads; ++i) {
+        ThreadCtx& t = w.threads[i];
+        t.tid = i;
+        t.idx = uint3{i % b.x, (i / b.x) % b.y, i / (b.x * b.y)};
+    }
+    w.warps.assign((w.nthreads + 31) / 32, Warp{});
+    for (size_t k = 0; k < w.warps.size(); ++k) {
+        unsigned lanes = std::min<unsigned>(32, w.nthreads - static_cast<unsigned>(k) * 32);
+        w.warps[k].existing = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);
+    }
+    w.ready.assign(w.nthreads + 1, nullptr);
+    if (!w.arena) w.arena = static_cast<char*>(std::aligned_alloc(1024, kArenaBytes));
+    w.dyn_bytes = (ls.dyn_smem + 255) & ~size_t(255);
+    blockDim = ls.block;
+    gridDim = ls.grid;
+}
+
+std::vector<void** (*)()>& dyn_shared_getters() {
+    static std::vector<void** (*)()> g;
+    return g;
+}
+
+void run_block(Worker& w, uint64_t b) {
+    const dim3 g = w.ls->grid;
+    w.block_idx = uint3{static_cast<unsigned>(b % g.x), static_cast<unsigned>((b / g.x) % g.y),
+                        static_cast<unsigned>(b / (uint64_t(g.x) * g.y))};
+    blockIdx = w.block_idx;
+    for (ThreadCtx& t : w.threads) {
+        t.state = TState::Unstarted;
+        t.fiber = nullptr;
+        t.wait_site = nullptr;
+    }
+    for (Warp& wp : w.warps) {
+        wp.exited = 0;
+        wp.pending.clear();
+    }
+    w.started = 0;
+    w.done = 0;
+    w.bar_arrived = 0;
+    w.bar_acc = 0;
+    w.bar_site = nullptr;
+    w.bar_divergent = false;
+    w.rq_head = w.rq_count = 0;
+    w.static_used = 0;
+    w.shared_tab.clear();
+    for (auto getter : dyn_shared_getters()) *getter() = w.arena;
+
+    if (sigsetjmp(w.jmp, 1) == 0) {
+        w.in_kernel = true;
+        ThreadCtx* first = pick_next(w);
+        Fiber* f = w.get_fiber();
+        if (!f) {
+            w.block_fault = true;
+            w.fault_code = cudaErrorLaunchOutOfResources;
+            w.fault_msg = "cusim could not allocate a fiber stack (mmap failed)";
+        } else {
+            f->thread = first;
+            first->fiber = f;
+            resume(w, &w.main, f);
+        }
+    } else {
+        w.fault_msg = w.signal_msg;
+    }
+    w.in_kernel = false;
+    w.cur = nullptr;
+    w.cur_fiber = nullptr;
+}
+
+void worker_run(Worker& w, LaunchState& ls) {
+    setup_launch(w, ls);
+    for (;;) {
+        if (ls.failed.load(std::memory_order_relaxed)) break;
+        uint64_t b = ls.next_block.fetch_add(1, std::memory_order_relaxed);
+        if (b >= ls.nblocks) break;
+        run_block(w, b);
+        if (w.block_fault) {
+            {
+                std::lock_guard<std::mutex> lk(ls.fault_mu);
+                if (ls.fault_code == cudaSuccess) {
+                    ls.fault_code = w.fault_code;
+                    ls.fault_msg = w.fault_msg;
+                }
+            }
+            ls.failed.store(true);
+            w.block_fault = false;
+            w.reset_all_fibers();
+            break;
+        }
+    }
+}
+
+// A persistent pool of worker threads; one launch runs at a time.
+class Pool {
+public:
+    static Pool& get() {
+        static Pool* p = new Pool;  // never destroyed: workers may outlive static destruction order
+        return *p;
+    }
+    void run(LaunchState& ls) {
+        std::unique_lock<std::mutex> lk(mu_);
+        current_ = &ls;
+        remaining_ = static_cast<int>(workers_.size());
+        ++generation_;
+        cv_.notify_all();
+        done_cv_.wait(lk, [&] { return remaining_ == 0; });
+        current_ = nullptr;
+    }
+    std::mutex& launch_mutex() { return launch_mu_; }
+
+private:
+    Pool() {
+        unsigned n = std::max(1u, std::thread::hardware_concurrency());
+        if (const char* e = std::getenv("CUSIM_THREADS")) {
+            long v = std::strtol(e, nullptr, 10);
+            if (v >= 1) n = static_cast<unsigned>(v);
+        }
+        install_signal_handlers();
+        for (unsigned i = 0; i < n; ++i) {
+            workers_.emplace_back([this] { loop(); });
+            workers_.back().detach();
+        }
+        n_ = n;
+    }
+    void loop() {
+        Worker w;
+        tls_worker = &w;
+        w.altstack.resize(64 * 1024);
+        stack_t ss;
+        ss.ss_sp = w.altstack.data();
+        ss.ss_size = w.altstack.size();
+        ss.ss_flags = 0;
+        sigaltstack(&ss, nullptr);
+        uint64_t seen = 0;
+        for (;;) {
+            LaunchState* ls;
+            {
+                std::unique_lock<std::mutex> lk(mu_);
+                cv_.wait(lk, [&] { return generation_ != seen; });
+                seen = generation_;
+                ls = current_;
+            }
+            worker_run(w, *ls);
+            {
+                std::lock_guard<std::mutex> lk(mu_);
+                if (--remaining_ == 0) done_cv_.notify_all();
+            }
+        }
+    }
+    std::mutex mu_, launch_mu_;
+    std::condition_variable cv_, done_cv_;
+    std::vector<std::thread> workers_;
+    LaunchState* current_ = nullptr;
+    int remaining_ = 0;
+    uint64_t generation_ = 0;
+    unsigned n_ = 1;
+};
+
+Worker& current_worker(const char* what, const site& where) {
+    Worker* w = tls_worker;
+    if (!w || !w->in_kernel || !w->cur) {
+        std::fprintf(stderr, "cusim: %s called outside a kernel at %s:%u\n", what, where.file_name(),
+                     static_cast<unsigned>(where.line()));
+        std::abort();
+    }
+    return *w;
+}
+
+}  // namespace
+
+// ---- Kernel-side entry points -------------------------------------------------------------------
+
+int block_barrier(int kind, int predicate, const site& where) {
+    Worker& w = current_worker("__syncthreads", where);
+    ThreadCtx* th = w.cur;
+    if (w.bar_arrived == 0)
+        w.bar_site = &where;
+    else if (!same_site(w.bar_site, &where))
+        w.bar_divergent = true;
+    ++w.bar_arrived;
+    if (kind != 0 && predicate) ++w.bar_acc;
+    th->state = TState::BarrierWait;
+    th->wait_site = &where;
+    if (w.bar_arrived == w.nthreads - w.done) {
+        complete_barrier(w, th);
+    } else {
+        park(w, th);
+    }
+    const int count = th->barrier_result;
+    switch (kind) {
+        case 1: return count;
+        case 2: return th->barrier_all;
+        case 3: return count > 0 ? 1 : 0;
+        default: return 0;
+    }
+}
+
+uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int width, const site& where) {
+    Worker& w = current_worker(op_name(kind), where);
+    ThreadCtx* th = w.cur;
+    const unsigned lane = th->tid & 31u;
+    Warp& wp = w.warps[th->tid >> 5];
+    auto fail = [&](const std::string& what, const std::string& hint) {
+        fail_block(w, cudaErrorLaunchFailure,
+                   "Warp synchronization error in " + block_prefix(w) + ": thread " + coords(th->idx) + " (lane " +
+                       std::to_string(lane) + ") at " + op_name(kind) + " with mask " + hex(mask) + " (" +
+                       where_str(&where) + "): " + what + "\n=========     Hint: " + hint);
+    };
+    if (!(mask & (1u << lane))) fail("the mask does not include the calling lane", "include the caller's own lane bit in the mask");
+    if (width < 1 || width > 32 || (width & (width - 1)))
+        fail("width " + std::to_string(width) + " is not a power of two between 1 and 32", "use a width of 1, 2, 4, 8, 16 or 32");
+    if (mask & ~wp.existing)
+        fail("the mask names lanes " + hex(mask & ~wp.existing) + " that do not exist (blockDim has " +
+                 std::to_string(w.nthreads) + " threads)",
+             "build the mask from the lanes that exist, e.g. __ballot_sync(__activemask(), 1)");
+    if (mask & wp.exited)
+        fail("the mask names lanes " + hex(mask & wp.exited) + " that have already exited",
+             "exited threads cannot take part; compute the mask before threads return (e.g. __ballot_sync)");
+
+    WarpOp* op = nullptr;
+    for (WarpOp& p : wp.pending) {
+        if (p.mask == mask) {
+            if (p.kind != kind)
+                fail(std::string("lanes of the same mask wait at ") + op_name(p.kind) + " (" + where_str(p.where) + ")",
+                     "every lane named in the mask must execute the same intrinsic");
+            op = &p;
+        } else if (p.mask & mask) {
+            fail("lanes " + hex(p.mask & mask & p.arrived) + " that this mask names wait at " + op_name(p.kind) +
+                     " with mask " + hex(p.mask) + " (" + where_str(p.where) + "), so neither can complete",
+                 "lanes that synchronize together must use the same mask");
+        }
+    }
+    if (!op) {
+        wp.pending.push_back(WarpOp{});
+        op = &wp.pending.back();
+        op->kind = kind;
+        op->mask = mask;
+        op->arrived = 0;
+        op->where = &where;
+    }
+    op->val[lane] = value;
+    const int base = static_cast<int>(lane) & ~(width - 1);
+    int src = static_cast<int>(lane);
+    switch (kind) {
+        case WarpOpKind::ShflIdx: src = base + (arg & (width - 1)); break;
+        case WarpOpKind::ShflUp: src = static_cast<int>(lane) - arg >= base ? static_cast<int>(lane) - arg : static_cast<int>(lane); break;
+        case WarpOpKind::ShflDown: src = static_cast<int>(lane) + arg < base + width ? static_cast<int>(lane) + arg : static_cast<int>(lane); break;
+        case WarpOpKind::ShflXor: {
+            int s = static_cast<int>(lane) ^ arg;
+            src = (s >= base + width || s > 31) ? static_cast<int>(lane) : s;
+            break;
+        }
+        default: break;
+    }
+    op->src[lane] = static_cast<int8_t>(src);
+    op->arrived |= 1u << lane;
+    th->state = TState::WarpWait;
+    th->wait_site = &where;
+
+    if (op->arrived == op->mask) {
+        const unsigned warp_base = th->tid & ~31u;
+        uint64_t common = 0;
+        if (kind == WarpOpKind::Ballot || kind == WarpOpKind::Any || kind == WarpOpKind::All) {
+            unsigned bits = 0;
+            for (unsigned l = 0; l < 32; ++l)
+                if ((op->mask >> l) & 1u && op->val[l]) bits |= 1u << l;
+            common = kind == WarpOpKind::Ballot ? bits : kind == WarpOpKind::Any ? (bits != 0) : (bits == op->mask);
+        }
+        for (unsigned l = 0; l < 32; ++l) {
+            if (!((op->mask >> l) & 1u)) continue;
+            ThreadCtx& t = w.threads[warp_base + l];
+            switch (kind) {
+                case WarpOpKind::ShflIdx:
+                case WarpOpKind::ShflUp:
+                case WarpOpKind::ShflDown:
+                case WarpOpKind::ShflXor: {
+                    unsigned s = static_cast<unsigned>(op->src[l]);
+                    t.warp_result = ((op->mask >> s) & 1u) ? op->val[s] : op->val[l];
+                    break;
+                }
+                case WarpOpKind::MatchAny: {
+                    unsigned m = 0;
+                    for (unsigned k = 0; k < 32; ++k)
+                        if ((op->mask >> k) & 1u && op->val[k] == op->val[l]) m |= 1u << k;
+                    t.warp_result = m;
+                    break;
+                }
+                default: t.warp_result = common; break;
+            }
+            if (&t != th) push_ready(w, &t);
+        }
+        th->state = TState::Running;
+        const uint64_t r = th->warp_result;
+        wp.pending.erase(wp.pending.begin() + (op - wp.pending.data()));
+        return r;
+    }
+    park(w, th);
+    return th->warp_result;
+}
+
+unsigned active_mask() {
+    Worker* w = tls_worker;
+    if (!w || !w->cur) return 0;
+    const Warp& wp = w->warps[w->cur->tid >> 5];
+    return wp.existing & ~wp.exited;
+}
+
+unsigned lane_id() {
+    Worker* w = tls_worker;
+    return w && w->cur ? (w->cur->tid & 31u) : 0;
+}
+
+void* shared_alloc(const void* key, size_t size, size_t align) {
+    Worker& w = *tls_worker;
+    for (const auto& e : w.shared_tab)
+        if (e.key == key) return e.ptr;
+    if (align < 16) align = 16;
+    size_t off = (w.dyn_bytes + w.static_used + align - 1) & ~(align - 1);
+    size_t used = off + size - w.dyn_bytes;
+    if (used > kStaticSharedLimit) {
+        fail_block(w, cudaErrorLaunchOutOfResources,
+                   "Shared memory limit exceeded in " + block_prefix(w) + ": static __shared__ declarations need " +
+                       std::to_string(used) + " bytes, more than the 48 KiB (49152 bytes) a kernel may declare "
+                       "statically\n=========     Hint: nvcc rejects this at compile time; use extern __shared__ "
+                       "with cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) for more");
+    }
+    w.static_used = used;
+    void* p = w.arena + off;
+    w.shared_tab.push_back({key, p});
+    return p;
+}
+
+void* dynamic_shared_base();
+void* dynamic_shared_base() { return tls_worker ? tls_worker->arena : nullptr; }
+
+[[noreturn]] void device_trap(const char* what, const site& where) {
+    Worker& w = current_worker(what, where);
+    fail_block(w, cudaErrorLaunchFailure,
+               std::string(what) + " executed in " + block_prefix(w) + " by thread " + coords(w.cur->idx) + " at " +
+                   where_str(&where));
+}
+
+void assert_fail(const char* expr, const char* file, unsigned line, const char* func) {
+    Worker* w = tls_worker;
+    if (!w || !w->in_kernel || !w->cur) {
+        std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, func, expr);
+        std::abort();
+    }
+    const uint3 b = w->block_idx, t = w->cur->idx;
+    // The GPU's own message format, then cusim's report.
+    std::fprintf(stderr, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file, line,
+                 func, b.x, b.y, b.z, t.x, t.y, t.z, expr);
+    fail_block(*w, cudaErrorAssert,
+               "Device assert failed in " + block_prefix(*w) + " thread " + coords(t) + " at " + file + ":" +
+                   std::to_string(line) + ": " + expr);
+}
+
+void launch_kernel(const KernelLaunch& L) {
+    const launch_config& cfg = *L.cfg;
+    const std::string at = std::string(L.file) + ":" + std::to_string(L.line);
+    const std::string who = "launch of kernel '" + std::string(L.kernel_name) + "' at " + at;
+    if (tls_worker && tls_worker->in_kernel) {
+        report_error(cudaErrorNotSupported, who + ": kernels launching kernels (dynamic parallelism) are not supported by cusim");
+        return;
+    }
+    std::lock_guard<std::mutex> serial(Pool::get().launch_mutex());
+    if (cudaError_t s = sticky_error()) {
+        report_error(s, who + ": the context is unusable after an earlier device fault (" + cudaGetErrorName(s) + ")");
+        return;
+    }
+    const dim3 b = cfg.block, g = cfg.grid;
+    const uint64_t nthreads = uint64_t(b.x) * b.y * b.z;
+    if (b.x == 0 || b.y == 0 || b.z == 0 || g.x == 0 || g.y == 0 || g.z == 0) {
+        report_error(cudaErrorInvalidConfiguration, who + ": a grid or block dimension is 0 (grid " +
+                                                        coords(g) + ", block " + coords(b) + ")");
+        return;
+    }
+    if (b.x > 1024 || b.y > 1024 || b.z > 64 || nthreads > uint64_t(kMaxThreadsPerBlock)) {
+        report_error(cudaErrorInvalidConfiguration,
+                     who + ": block " + coords(b) + " has " + std::to_string(nthreads) +
+                         " threads; the limits are 1024 threads per block and (1024,1024,64) per dimension");
+        return;
+    }
+    if (g.x > 2147483647u || g.y > 65535u || g.z > 65535u) {
+        report_error(cudaErrorInvalidConfiguration,
+                     who + ": grid " + coords(g) + " exceeds the limits (2147483647,65535,65535)");
+        return;
+    }
+    const size_t dyn_limit = max_dynamic_shared(L.kernel_id);
+    if (cfg.shmem > dyn_limit) {
+        report_error(cudaErrorInvalidValue,
+                     who + ": " + std::to_string(cfg.shmem) + " bytes of dynamic shared memory requested, the limit is " +
+                         std::to_string(dyn_limit) +
+                         (dyn_limit < kDynamicSharedOptinLimit
+                              ? " (raise it with cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), up to 232448)"
+                              : ""));
+        return;
+    }
+    if (!valid_stream(cfg.stream)) {
+        report_error(cudaErrorInvalidResourceHandle, who + ": the stream is not a valid stream handle");
+        return;
+    }
+    LaunchState ls;
+    ls.launch = &L;
+    ls.grid = g;
+    ls.block = b;
+    ls.dyn_smem = cfg.shmem;
+    ls.nthreads = static_cast<unsigned>(nthreads);
+    ls.nblocks = uint64_t(g.x) * g.y * g.z;
+    Pool::get().run(ls);
+    if (ls.fault_code != cudaSuccess) {
+        report_error(ls.fault_code, "========= cusim: " + ls.fault_msg + "\n=========     in " + who, true);
+    }
+}
+
+}  // namespace cusim::detail
+
+namespace cusim {
+void* dynamic_shared() { return detail::dynamic_shared_base(); }
+bool register_dynamic_shared_pointer(void** (*getter)()) {
+    detail::dyn_shared_getters().push_back(getter);
+    return true;
+}
+}  // namespace cusim

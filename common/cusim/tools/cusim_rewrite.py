@@ -1,0 +1,1027 @@
+#!/usr/bin/env python3
+"""Rewrite a CUDA .cu file into C++ that g++ compiles against the cusim runtime.
+
+Usage: cusim_rewrite.py INPUT.cu OUTPUT.cpp     (OUTPUT "-" writes to stdout)
+
+The tool tokenizes the source (comments, string/char/raw-string literals and
+preprocessor lines are opaque tokens, so nothing inside them is ever touched)
+and rewrites only CUDA-only syntax:
+
+  k<<<G, B[, S[, ST]]>>>(args)   -> ::cusim::launch(::cusim::launch_config(G, B...),
+                                     "<file>", <line>, "<k>", KID,
+                                     [&](const auto&... cusim_arg_) { k(cusim_arg_...); },
+                                     args)
+  __shared__ T x[N];  (in a function)
+                                 -> static char cusim_shared_key_<n>_;
+                                    auto& x = ::cusim::shared_var<T[N]>(&cusim_shared_key_<n>_, ALIGN);
+  extern __shared__ T x[];  (in a function)
+                                 -> T* x = reinterpret_cast<T*>(::cusim::dynamic_shared());
+  extern __shared__ T x[];  (file/namespace scope)
+                                 -> static thread_local T* x = nullptr; plus a registration
+                                    with ::cusim::register_dynamic_shared_pointer
+  __shared__ T x[N];  (file/namespace scope) -> static thread_local T x[N];
+  __noinline__                   -> __attribute__((noinline))
+
+Every input line keeps its line number: the output starts with
+`#line 1 "<absolute input path>"`, and a construct spanning several lines is
+replaced on its first line followed by the newlines it spanned (kernel arguments
+are copied verbatim, so they keep their own lines).  Errors are printed as
+`FILE:LINE: error: MESSAGE` and the exit status is 1.
+"""
+
+import bisect
+import os
+import re
+import sys
+
+# ----------------------------------------------------------------------------------------
+# Tokenizer
+# ----------------------------------------------------------------------------------------
+
+# Significant token kinds: 'id', 'num', 'str', 'chr', 'punct', 'other'.
+# Whitespace, newlines, comments and preprocessor lines are not kept as tokens; the
+# rewriter works on offsets into the original text and copies everything between
+# rewritten spans verbatim.
+#
+# '>' is always a token of its own ('>>', '>=', '>>=' are several tokens): this makes
+# '>>' closing two template argument lists and '>>>' closing a launch configuration
+# uniform (three adjacent '>' tokens).  '<<<' is one token unless it follows the
+# keyword 'operator' (operator<< with explicit template arguments).
+
+_MASTER = re.compile(r"""
+  (?P<nl>\r?\n)
+| (?P<ws>(?:[ \t\f\v]|\\\r?\n)+)
+| (?P<lc>//(?:\\\r?\n|[^\n])*)
+| (?P<bc>/\*[\s\S]*?(?:\*/|\Z))
+| (?P<raw>(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\()
+| (?P<str>(?:u8|u|U|L)?"(?:[^"\\\n]|\\[\s\S])*"?)
+| (?P<chr>(?:u8|u|U|L)?'(?:[^'\\\n]|\\[\s\S])*'?)
+| (?P<id>[^\W\d]\w*)
+| (?P<num>\.?\d(?:[eEpP][+-]|'\w|[\w.])*)
+| (?P<launch><<<)
+| (?P<punct>\.\.\.|->\*|<=>|<<=|::|->|\+\+|--|<<|<=|==|!=|&&|\|\||[-+*/%&|^!=]=|\#\#|\.\*|[][(){};:,.?~!+\-*/%^&|=<>\#])
+| (?P<other>[\s\S])
+""", re.X)
+
+# A preprocessor directive: from '#' to the end of the line, with backslash
+# continuations, block comments (which may span lines) and literals inside.
+_PP = re.compile(r"""
+\#(?:[^\n\\/"']
+   |\\\r?\n
+   |\\.
+   |/\*[\s\S]*?\*/
+   |//[^\n]*
+   |/(?![/*])
+   |"(?:[^"\\\n]|\\.)*"?
+   |'(?:[^'\\\n]|\\.)*'?
+   )*
+""", re.X)
+
+
+class Tok:
+    """A significant token: kind, text, [start, end) offsets in the source, 1-based line."""
+
+    __slots__ = ("kind", "text", "start", "end", "line")
+
+    def __init__(self, kind, text, start, end, line):
+        self.kind = kind
+        self.text = text
+        self.start = start
+        self.end = end
+        self.line = line
+
+    def __repr__(self):
+        return "Tok(%s %r @%d)" % (self.kind, self.text, self.line)
+
+
+def tokenize(text):
+    """Return (tokens, pp_spans): significant tokens and the [start, end) spans of
+    preprocessor directives."""
+    toks = []
+    pp_spans = []
+    pos = 0
+    n = len(text)
+    line = 1
+    bol = True  # only whitespace/comments since the last newline
+    match = _MASTER.match
+    pp_match = _PP.match
+    append = toks.append
+    while pos < n:
+        if bol and text[pos] == "#":
+            m = pp_match(text, pos)
+            end = m.end()
+            pp_spans.append((pos, end))
+            line += text.count("\n", pos, end)
+            pos = end
+            bol = False
+            continue
+        m = match(text, pos)
+        kind = m.lastgroup
+        end = m.end()
+        if kind == "nl":
+            line += 1
+            bol = True
+        elif kind in ("ws", "bc", "lc"):
+            line += text.count("\n", pos, end)
+        else:
+            bol = False
+            if kind == "raw":
+                close = ")" + m.group("delim") + '"'
+                cend = text.find(close, end)
+                end = n if cend < 0 else cend + len(close)
+                kind = "str"
+            elif kind == "launch":
+                if toks and toks[-1].text == "operator":
+                    end = pos + 2  # operator<< followed by '<'
+                    kind = "punct"
+            tok_text = text[pos:end]
+            append(Tok(kind, tok_text, pos, end, line))
+            if kind == "str":
+                line += tok_text.count("\n")
+        pos = end
+    return toks, pp_spans
+
+
+# ----------------------------------------------------------------------------------------
+# Rewriter
+# ----------------------------------------------------------------------------------------
+
+class RewriteError(Exception):
+    def __init__(self, line, message):
+        Exception.__init__(self, message)
+        self.line = line
+        self.message = message
+
+
+# Things that look like function calls but are attributes/specifiers: skipped as a group.
+_ATTR_CALLS = frozenset((
+    "__attribute__", "__declspec", "alignas", "__align__", "__launch_bounds__",
+    "__maxnreg__", "__cluster_dims__", "__grid_constant__",
+))
+_ALIGN_CALLS = frozenset(("__align__", "alignas"))
+# Keywords that never name a declared variable or kernel.
+_KEYWORDS = frozenset("""
+alignas alignof asm auto bool break case catch char char8_t char16_t char32_t class
+concept const consteval constexpr constinit const_cast continue co_await co_return
+co_yield decltype default delete do double dynamic_cast else enum explicit export
+extern false float for friend goto if inline int long mutable namespace new noexcept
+nullptr operator private protected public register reinterpret_cast requires return
+short signed sizeof static static_assert static_cast struct switch template this
+thread_local throw true try typedef typeid typename union unsigned using virtual void
+volatile wchar_t while __restrict__ __restrict restrict __shared__ __global__
+__device__ __host__ __constant__ __managed__ __forceinline__ __noinline__
+""".split())
+_STMT_KEYWORDS = frozenset((
+    "return", "else", "do", "case", "default", "goto", "throw", "co_return", "co_yield",
+    "if", "for", "while", "switch",
+))
+_CLASS_KEYS = frozenset(("class", "struct", "union", "enum"))
+_HEAD_PREFIX = frozenset(("inline", "export", "typedef", "static", "constexpr", "extern"))
+
+
+def _c_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def join_tokens(toks):
+    """Token texts, separated by one space where the source had any gap between them."""
+    out = []
+    prev = None
+    for t in toks:
+        if prev is not None and prev.end != t.start:
+            out.append(" ")
+        out.append(t.text)
+        prev = t
+    return "".join(out)
+
+
+class _Launch:
+    __slots__ = ("name_start", "close")
+
+
+class Rewriter:
+    def __init__(self, text, path):
+        self.text = text
+        self.path = path
+        self.toks, self.pp_spans = tokenize(text)
+        self._pp_starts = [s for s, _ in self.pp_spans]
+        self.edits = []  # (start, end, replacement)
+        self.errors = []  # (line, message)
+        self.counter = 0
+        self._match = self._compute_matches()
+        self.kernels = self._scan_kernels()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _compute_matches(self):
+        """Index of the matching bracket for each (), [], {} token (None if unmatched)."""
+        match = {}
+        stack = []
+        openers = {"(": ")", "[": "]", "{": "}"}
+        for i, t in enumerate(self.toks):
+            if t.kind != "punct":
+                continue
+            tx = t.text
+            if tx in openers:
+                stack.append(i)
+            elif tx in (")", "]", "}"):
+                # Pop to the nearest opener of the same kind; tolerate unbalanced input.
+                for k in range(len(stack) - 1, -1, -1):
+                    if openers[self.toks[stack[k]].text] == tx:
+                        j = stack[k]
+                        del stack[k:]
+                        match[i] = j
+                        match[j] = i
+                        break
+        return match
+
+    def _pp_between(self, start, end):
+        """True if a preprocessor directive starts in [start, end)."""
+        k = bisect.bisect_left(self._pp_starts, start)
+        return k < len(self._pp_starts) and self._pp_starts[k] < end
+
+    def _skip_angle(self, i, limit):
+        """toks[i] is '<': index of its matching '>' (nested <> and bracket groups
+        skipped), or None."""
+        depth = 0
+        toks = self.toks
+        k = i
+        while k < limit:
+            tx = toks[k].text
+            if tx == "<":
+                depth += 1
+            elif tx == ">":
+                depth -= 1
+                if depth == 0:
+                    return k
+            elif tx in ("(", "[", "{"):
+                m = self._match.get(k)
+                if m is None or m < k:
+                    return None
+                k = m
+            elif tx in (";", ")", "]", "}"):
+                return None
+            k += 1
+        return None
+
+    def _back_angle(self, i, lower):
+        """toks[i] is '>': index of its matching '<' scanning backwards, or None."""
+        depth = 0
+        toks = self.toks
+        k = i
+        while k >= lower:
+            tx = toks[k].text
+            if tx == ">":
+                depth += 1
+            elif tx == "<":
+                depth -= 1
+                if depth == 0:
+                    return k
+            elif tx in (")", "]", "}"):
+                m = self._match.get(k)
+                if m is None or m > k:
+                    return None
+                k = m
+            elif tx in (";", "(", "[", "{", "<<<"):
+                return None
+            k -= 1
+        return None
+
+    def _split_commas(self, lo, hi, angles):
+        """Split toks[lo:hi] at top-level commas; returns lists of indices ranges
+        [(a, b), ...].  With angles, '<' ... '>' groups are treated as brackets."""
+        parts = []
+        toks = self.toks
+        start = lo
+        k = lo
+        while k < hi:
+            tx = toks[k].text
+            if tx in ("(", "[", "{"):
+                m = self._match.get(k)
+                if m is not None and m > k:
+                    k = m
+            elif angles and tx == "<":
+                m = self._skip_angle(k, hi)
+                if m is not None:
+                    k = m
+            elif tx == ",":
+                parts.append((start, k))
+                start = k + 1
+            k += 1
+        parts.append((start, hi))
+        return parts
+
+    def _newlines(self, start, end):
+        return self.text.count("\n", start, end)
+
+    def _edit(self, start, end, replacement):
+        self.edits.append((start, end, replacement))
+
+    def _next_id(self):
+        n = self.counter
+        self.counter += 1
+        return n
+
+    # -- kernel declarations (for the kernel id) ---------------------------------------------
+
+    def _scan_kernels(self):
+        """Map kernel base name -> set of signatures of its __global__ declarations in
+        this file.  A signature is (template_info, parameter types)."""
+        toks = self.toks
+        n = len(toks)
+        kernels = {}
+        for i, t in enumerate(toks):
+            if t.kind != "id" or t.text != "__global__":
+                continue
+            # Template header: walk back to the previous declaration boundary.
+            tinfo = None
+            j = i - 1
+            while j >= 0 and toks[j].text not in (";", "{", "}"):
+                if toks[j].text == "template" and j + 1 < i and toks[j + 1].text == "<":
+                    close = self._skip_angle(j + 1, i)
+                    if close is not None:
+                        tinfo = self._template_info(j + 2, close)
+                    else:
+                        tinfo = ("?", 0, 0, True)
+                    break
+                j -= 1
+            # The declarator: the first '(' at top level that follows a name.
+            k = i + 1
+            paren = None
+            while k < n:
+                tx = toks[k].text
+                if tx in _ATTR_CALLS and k + 1 < n and toks[k + 1].text == "(":
+                    m = self._match.get(k + 1)
+                    if m is None:
+                        break
+                    k = m + 1
+                    continue
+                if tx == "[" and k + 1 < n and toks[k + 1].text == "[":
+                    m = self._match.get(k)
+                    if m is None:
+                        break
+                    k = m + 1
+                    continue
+                if tx == "(":
+                    paren = k
+                    break
+                if tx in (";", "{", "}", "<<<"):
+                    break
+                k += 1
+            if paren is None or paren == 0:
+                continue
+            close = self._match.get(paren)
+            if close is None:
+                continue
+            prev = toks[paren - 1]
+            spec = False
+            if prev.kind == "id":
+                name = prev.text
+            elif prev.text == ">":
+                lt = self._back_angle(paren - 1, i + 1)
+                if lt is None or toks[lt - 1].kind != "id":
+                    continue
+                name = toks[lt - 1].text
+                spec = True
+            else:
+                continue
+            sig = (tinfo, spec, self._param_signature(paren + 1, close))
+            kernels.setdefault(name, set()).add(sig)
+        return kernels
+
+    def _template_info(self, lo, hi):
+        """(normalized parameter list, required count, total count, has pack)."""
+        toks = self.toks
+        if lo >= hi:
+            return ("", 0, 0, False)
+        norm = []
+        required = 0
+        total = 0
+        pack = False
+        for a, b in self._split_commas(lo, hi, True):
+            total += 1
+            items = []
+            has_default = False
+            for k in range(a, b):
+                tx = toks[k].text
+                if tx == "=":
+                    has_default = True
+                    break
+                if tx == "...":
+                    pack = True
+                items.append("class" if tx == "typename" else tx)
+            if not has_default:
+                required += 1
+            norm.append(" ".join(items))
+        return (",".join(norm), required, total, pack)
+
+    def _param_signature(self, lo, hi):
+        """Parameter types with parameter names and default arguments removed."""
+        toks = self.toks
+        params = []
+        for a, b in self._split_commas(lo, hi, True):
+            items = []
+            for k in range(a, b):
+                if toks[k].text == "=":
+                    break
+                items.append(toks[k])
+            # Drop the parameter name: the last identifier before any array bounds.
+            cut = len(items)
+            for k, t in enumerate(items):
+                if t.text == "[":
+                    cut = k
+                    break
+            if cut >= 2 and items[cut - 1].kind == "id" and items[cut - 1].text not in _KEYWORDS:
+                del items[cut - 1]
+            params.append(" ".join(t.text for t in items))
+        if params == ["void"] or params == [""]:
+            params = []
+        return tuple(params)
+
+    # -- main pass -----------------------------------------------------------------------------
+
+    def run(self):
+        toks = self.toks
+        n = len(toks)
+        stack = []      # brace kinds: 'ns' (namespace/extern "C"), 'class', 'func'
+        func_depth = 0  # number of 'func' braces on the stack
+        head = 0        # first token of the current declaration/statement
+        i = 0
+        while i < n:
+            t = toks[i]
+            kind = t.kind
+            if kind == "punct":
+                tx = t.text
+                if tx == "{":
+                    bkind = "func" if func_depth else self._classify_brace(head, i)
+                    stack.append(bkind)
+                    if bkind == "func":
+                        func_depth += 1
+                    head = i + 1
+                elif tx == "}":
+                    if stack and stack.pop() == "func":
+                        func_depth -= 1
+                    head = i + 1
+                elif tx == ";":
+                    head = i + 1
+            elif kind == "launch":
+                try:
+                    i = self._launch(i)
+                except RewriteError as e:
+                    self.errors.append((e.line, e.message))
+                    i = self._recover(i)
+                head = i
+                continue
+            elif kind == "id":
+                tx = t.text
+                if tx == "__shared__":
+                    try:
+                        i = self._shared(i, head, func_depth > 0)
+                    except RewriteError as e:
+                        self.errors.append((e.line, e.message))
+                        i = self._recover(i)
+                    head = i
+                    continue
+                if tx == "__noinline__":
+                    self._edit(t.start, t.end, "__attribute__((noinline))")
+                elif tx == "__attribute__" and i + 1 < n and toks[i + 1].text == "(":
+                    # GNU attributes are copied as written: __attribute__((__noinline__))
+                    # is already valid C++.
+                    m = self._match.get(i + 1)
+                    if m is not None:
+                        i = m + 1
+                        continue
+            i += 1
+        return self._apply()
+
+    def _recover(self, i):
+        """After an error at toks[i], continue after the next ';' (or at the next brace)."""
+        toks = self.toks
+        k = i + 1
+        while k < len(toks) and toks[k].text not in (";", "{", "}"):
+            k += 1
+        return k + 1 if k < len(toks) and toks[k].text == ";" else k
+
+    def _classify_brace(self, head, i):
+        """Kind of the '{' at toks[i] seen outside any function: 'ns' for namespace and
+        linkage-specification bodies, 'class' for class/struct/union/enum bodies, 'func'
+        for everything else (function bodies, and initializers, which is harmless)."""
+        toks = self.toks
+        j = head
+        while j < i:
+            tx = toks[j].text
+            if tx == "template" and j + 1 < i and toks[j + 1].text == "<":
+                close = self._skip_angle(j + 1, i)
+                if close is None:
+                    break
+                j = close + 1
+            elif tx in _ATTR_CALLS and j + 1 < i and toks[j + 1].text == "(":
+                m = self._match.get(j + 1)
+                if m is None or m >= i:
+                    break
+                j = m + 1
+            elif tx == "[" and j + 1 < i and toks[j + 1].text == "[":
+                m = self._match.get(j)
+                if m is None or m >= i:
+                    break
+                j = m + 1
+            elif tx in ("public", "private", "protected") and j + 1 < i and toks[j + 1].text == ":":
+                j += 2
+            elif tx == "extern" and j + 1 < i and toks[j + 1].kind == "str":
+                if j + 2 == i:
+                    return "ns"  # extern "C" { ... }
+                j += 2
+            elif tx in _HEAD_PREFIX:
+                j += 1
+            else:
+                break
+        if j >= i:
+            return "func"
+        first = toks[j].text
+        if first == "namespace":
+            return "ns"
+        if first in _CLASS_KEYS:
+            seen_base_or_args = False
+            k = j + 1
+            while k < i:
+                tx = toks[k].text
+                if tx in (":", "<"):
+                    seen_base_or_args = True
+                elif tx == "(":
+                    if not seen_base_or_args:
+                        return "func"  # struct S f(...) {
+                    m = self._match.get(k)
+                    if m is None or m >= i:
+                        return "func"
+                    k = m
+                elif tx == "=":
+                    return "func"  # struct S s = { ... }: an initializer
+                k += 1
+            return "class"
+        return "func"
+
+    # -- kernel launch -------------------------------------------------------------------------
+
+    def _launch(self, i):
+        """toks[i] is '<<<'. Records the edit; returns the index after the launch."""
+        toks = self.toks
+        n = len(toks)
+        lt = toks[i]
+        name_lo = self._launch_name_start(i)
+        name_toks = toks[name_lo:i]
+        first = toks[name_lo]
+
+        # Launch configuration: up to the first '>>>' outside brackets.
+        k = i + 1
+        cfg_end = None
+        while k < n:
+            tx = toks[k].text
+            if tx in ("(", "[", "{"):
+                m = self._match.get(k)
+                if m is None or m < k:
+                    break
+                k = m + 1
+                continue
+            if tx == ">" and k + 2 < n and toks[k + 1].text == ">" and toks[k + 2].text == ">" \
+                    and toks[k + 1].start == toks[k].end and toks[k + 2].start == toks[k + 1].end:
+                cfg_end = k
+                break
+            if tx in (";", ")", "]", "}", "<<<"):
+                break
+            k += 1
+        if cfg_end is None:
+            raise RewriteError(
+                lt.line,
+                "kernel launch of '%s': '<<<' has no matching '>>>' (expected "
+                "name<<<grid, block[, shared_bytes[, stream]]>>>(args...))" % join_tokens(name_toks))
+        cfg_parts = self._split_commas(i + 1, cfg_end, False)
+        if cfg_end == i + 1:
+            cfg_count = 0
+        else:
+            cfg_count = len(cfg_parts)
+        if cfg_count < 2 or cfg_count > 4:
+            raise RewriteError(
+                lt.line,
+                "kernel launch of '%s' has %d launch configuration argument%s; a launch takes "
+                "2 to 4: <<<grid, block[, shared_bytes[, stream]]>>>"
+                % (join_tokens(name_toks), cfg_count, "" if cfg_count == 1 else "s"))
+        for a, b in cfg_parts:
+            if a == b:
+                raise RewriteError(
+                    lt.line, "kernel launch of '%s' has an empty launch configuration argument"
+                    % join_tokens(name_toks))
+
+        # Kernel arguments.
+        popen = cfg_end + 3
+        if popen >= n or toks[popen].text != "(":
+            where = toks[popen] if popen < n else toks[cfg_end]
+            raise RewriteError(
+                where.line,
+                "kernel launch of '%s': expected '(' with the kernel arguments after '>>>' "
+                "(write name<<<grid, block>>>() for a kernel without arguments)"
+                % join_tokens(name_toks))
+        pclose = self._match.get(popen)
+        if pclose is None:
+            raise RewriteError(
+                toks[popen].line,
+                "kernel launch of '%s': the argument list '(' is not closed" % join_tokens(name_toks))
+
+        cfg_toks = toks[i + 1:cfg_end]
+        text = self.text
+        # The configuration is emitted on the launch's first line unless it holds a
+        # preprocessor directive or a multi-line token, which must keep their lines.
+        if self._pp_between(lt.end, toks[cfg_end].start) or any("\n" in t.text for t in cfg_toks):
+            cfg_text = text[lt.end:toks[cfg_end].start]
+        else:
+            cfg_text = join_tokens(cfg_toks).strip()
+        name_text = join_tokens(name_toks)
+        kid = self._kernel_id(name_lo, i)
+        head = ("::cusim::launch(::cusim::launch_config(%s), %s, %d, %s, %s, "
+                "[&](const auto&... cusim_arg_) { %s(cusim_arg_...); }"
+                % (cfg_text, _c_string(self.path), first.line, _c_string(name_text), kid, name_text))
+        # Newlines of the replaced span before the argument list, re-emitted so that the
+        # arguments (copied verbatim) stay on their own lines.
+        lost = self._newlines(first.start, toks[popen].end) - head.count("\n")
+        args_text = text[toks[popen].end:toks[pclose].start]
+        has_args = pclose > popen + 1
+        repl = head + "\n" * lost + (", " if has_args else "") + args_text + ")"
+        self._edit(first.start, toks[pclose].end, repl)
+        return pclose + 1
+
+    def _launch_name_start(self, i):
+        """Index of the first token of the kernel expression before '<<<' at toks[i]."""
+        toks = self.toks
+        j = i - 1
+
+        def fail():
+            raise RewriteError(
+                toks[i].line,
+                "'<<<' is not preceded by a kernel name (expected name<<<grid, block>>>(args...); "
+                "a kernel given by an expression must be stored in a variable or parenthesized)")
+
+        if j < 0:
+            fail()
+        t = toks[j]
+        if t.text == ")":
+            m = self._match.get(j)
+            if m is None or m > j:
+                fail()
+            if m > 0 and (toks[m - 1].kind == "id" and toks[m - 1].text not in _KEYWORDS
+                          or toks[m - 1].text in (">", ")", "]")):
+                raise RewriteError(
+                    toks[i].line,
+                    "the kernel before '<<<' is a call expression; store the kernel pointer in a "
+                    "variable first (e.g. auto kfn = %s; kfn<<<...>>>(...))" % join_tokens(toks[m - 1:i]))
+            return m
+        # name [<targs>] { :: [template] name [<targs>] } with an optional leading '::'
+        while True:
+            if toks[j].text == ">":
+                lo = self._back_angle(j, 0)
+                if lo is None or lo == 0:
+                    fail()
+                j = lo - 1
+            if toks[j].kind != "id" or toks[j].text in _KEYWORDS:
+                fail()
+            if j >= 1 and toks[j - 1].text == "template" and j >= 2 and toks[j - 2].text == "::":
+                j -= 1
+            if j >= 1 and toks[j - 1].text == "::":
+                j -= 1
+                if j >= 1 and (toks[j - 1].kind == "id" and toks[j - 1].text not in _KEYWORDS
+                               or toks[j - 1].text == ">"):
+                    j -= 1
+                    continue
+                return j  # leading global '::'
+            return j
+
+    def _kernel_id(self, lo, hi):
+        """Kernel id expression for the kernel expression toks[lo:hi]."""
+        toks = self.toks
+        if toks[lo].text == "(":
+            return "nullptr"
+        # Base name and explicit template arguments of the last component.
+        last = hi - 1
+        n_targs = None
+        if toks[last].text == ">":
+            lt = self._back_angle(last, lo)
+            if lt is None:
+                return "nullptr"
+            n_targs = 0 if lt + 1 == last else len(self._split_commas(lt + 1, last, True))
+            last = lt - 1
+        sigs = self.kernels.get(toks[last].text)
+        if not sigs or len(sigs) != 1:
+            return "nullptr"
+        tinfo, spec, _params = next(iter(sigs))
+        if spec:
+            return "nullptr"
+        if tinfo is None:
+            if n_targs is not None:
+                return "nullptr"
+        else:
+            _norm, required, total, pack = tinfo
+            if n_targs is None or pack or not (required <= n_targs <= total):
+                return "nullptr"
+        return "reinterpret_cast<const void*>(&%s)" % join_tokens(toks[lo:hi])
+
+    # -- __shared__ ------------------------------------------------------------------------
+
+    def _shared(self, i, head, in_function):
+        """toks[i] is '__shared__'. Records the edit; returns the index after the
+        declaration."""
+        toks = self.toks
+        n = len(toks)
+        t = toks[i]
+
+        # Start of the declaration: walk back over decl-specifiers and attributes.
+        s = i
+        while s - 1 >= head:
+            p = toks[s - 1]
+            tx = p.text
+            if tx == ")":
+                m = self._match.get(s - 1)
+                if m is not None and m >= 1 and m - 1 >= head and toks[m - 1].text in _ATTR_CALLS:
+                    s = m - 1
+                    continue
+                break
+            if tx == "]" and s - 2 >= head and toks[s - 2].text == "]":
+                m = self._match.get(s - 1)
+                if m is not None and m >= 1 and toks[m - 1].text == "[":
+                    s = m - 1
+                    continue
+                break
+            if tx == ">":
+                lo = self._back_angle(s - 1, head)
+                if lo is None:
+                    break
+                s = lo
+                continue
+            if tx == "::" or (p.kind == "id" and tx not in _STMT_KEYWORDS):
+                s -= 1
+                continue
+            break
+
+        # End of the declaration: ';' outside brackets.
+        k = i + 1
+        end = None
+        while k < n:
+            tx = toks[k].text
+            if tx in ("(", "[", "{"):
+                if tx == "{":
+                    break
+                m = self._match.get(k)
+                if m is None or m < k:
+                    break
+                k = m + 1
+                continue
+            if tx == ";":
+                end = k
+                break
+            if tx in ("}", ")", "]", "<<<"):
+                break
+            k += 1
+        if end is None:
+            raise RewriteError(
+                t.line, "could not find the end ';' of this __shared__ declaration "
+                "(expected e.g. __shared__ float tile[32][33];)")
+        if self._pp_between(toks[s].start, toks[end].start):
+            raise RewriteError(
+                t.line, "a preprocessor directive inside a __shared__ declaration is not "
+                "supported; put the whole declaration inside the #if branches")
+
+        # Collect specifiers: drop __shared__/extern/static/attributes, remember alignment.
+        is_extern = False
+        is_static = False
+        align = None
+        rest = []
+        k = s
+        while k < end:
+            tk = toks[k]
+            tx = tk.text
+            if tx in _ATTR_CALLS and k + 1 < end and toks[k + 1].text == "(":
+                m = self._match[k + 1]
+                if tx in _ALIGN_CALLS:
+                    align = join_tokens(toks[k + 2:m])
+                elif tx == "__attribute__":
+                    a = self._attribute_alignment(k + 1, m)
+                    if a is not None:
+                        align = a
+                k = m + 1
+                continue
+            if tx == "[" and k + 1 < end and toks[k + 1].text == "[":
+                k = self._match[k] + 1
+                continue
+            if tx == "__shared__":
+                pass
+            elif tx == "extern":
+                is_extern = True
+            elif tx == "static":
+                is_static = True
+            else:
+                rest.append(k)
+            k += 1
+
+        if not in_function and not is_extern:
+            # File-scope __shared__: per-worker storage (see the documented limitation).
+            self._edit(t.start, t.end, "thread_local" if is_static else "static thread_local")
+            return end + 1
+
+        if not rest:
+            raise RewriteError(t.line, "this __shared__ declaration has no type and name")
+        lo, hi = rest[0], rest[-1] + 1
+        if rest != list(range(lo, hi)):
+            # Specifiers we removed sat between type tokens (e.g. 'float __align__(8) x');
+            # work on the kept token list directly.
+            kept = [toks[k] for k in rest]
+        else:
+            kept = toks[lo:hi]
+        decls = self._declarators(kept, t.line)
+
+        out = []
+        for spec_toks, before, name, after in decls:
+            if is_extern:
+                out.append(self._extern_shared(spec_toks, before, name, after, in_function, t.line))
+            else:
+                type_id = join_tokens(spec_toks + before + after)
+                key = "cusim_shared_key_%d_" % self._next_id()
+                targ = type_id
+                if targ.endswith(">") or targ.startswith(":"):
+                    targ = " " + targ + " "
+                out.append("static char %s; auto& %s = ::cusim::shared_var<%s>(&%s, %s);"
+                           % (key, name.text, targ, key,
+                              align if align is not None else "alignof(%s)" % type_id))
+        start = toks[s].start
+        stop = toks[end].end
+        self._edit(start, stop, " ".join(out) + "\n" * self._newlines(start, stop))
+        return end + 1
+
+    def _attribute_alignment(self, lo, hi):
+        """For __attribute__((...)) spanning toks[lo..hi]: the N of aligned(N), if any."""
+        toks = self.toks
+        for k in range(lo, hi):
+            if toks[k].text in ("aligned", "__aligned__") and toks[k + 1].text == "(":
+                m = self._match.get(k + 1)
+                if m is not None:
+                    return join_tokens(toks[k + 2:m])
+        return None
+
+    def _declarators(self, kept, line):
+        """Split 'TYPE d1, d2, ...' (tokens) into (specifier tokens, tokens before the
+        name, name token, tokens after the name) per declarator."""
+        # Top-level comma split over the kept token list (brackets and <> nest).
+        parts = []
+        cur = []
+        depth = 0  # (), [], {}
+        angle = 0  # template argument lists outside brackets
+        for t in kept:
+            tx = t.text
+            if tx in ("(", "[", "{"):
+                depth += 1
+            elif tx in (")", "]", "}"):
+                depth -= 1
+            elif depth == 0 and tx == "<":
+                angle += 1
+            elif depth == 0 and tx == ">":
+                angle -= 1
+            elif tx == "," and depth == 0 and angle == 0:
+                parts.append(cur)
+                cur = []
+                continue
+            elif tx == "=" and depth == 0 and angle == 0:
+                raise RewriteError(
+                    line, "a __shared__ variable cannot have an initializer (CUDA does not "
+                    "initialize shared memory); assign it in the kernel, then __syncthreads()")
+            cur.append(t)
+        parts.append(cur)
+
+        result = []
+        specs = None
+        for idx, part in enumerate(parts):
+            name_at = None
+            depth_sq = 0
+            depth_angle = 0
+            for k, t in enumerate(part):
+                tx = t.text
+                if tx == "[":
+                    depth_sq += 1
+                elif tx == "]":
+                    depth_sq -= 1
+                elif tx == "<":
+                    depth_angle += 1
+                elif tx == ">":
+                    depth_angle -= 1
+                elif (t.kind == "id" and depth_sq == 0 and depth_angle == 0
+                      and tx not in _KEYWORDS):
+                    name_at = k
+            if name_at is None or (idx == 0 and name_at == 0):
+                raise RewriteError(
+                    line, "could not find the type and variable name in this __shared__ "
+                    "declaration (expected e.g. __shared__ float tile[32][33];)")
+            if idx == 0:
+                # The declarator begins at the first ptr-operator or '(' outside <>.
+                dstart = name_at
+                depth_angle = 0
+                for k in range(name_at):
+                    tx = part[k].text
+                    if tx == "<":
+                        depth_angle += 1
+                    elif tx == ">":
+                        depth_angle -= 1
+                    elif depth_angle == 0 and (tx in ("*", "&", "&&") or (
+                            tx == "(" and (k == 0 or part[k - 1].text not in (
+                                "decltype", "__typeof__", "typeof", "sizeof", "alignof")))):
+                        dstart = k
+                        break
+                specs = part[:dstart]
+                result.append((specs, part[dstart:name_at], part[name_at], part[name_at + 1:]))
+            else:
+                result.append((specs, part[:name_at], part[name_at], part[name_at + 1:]))
+        return result
+
+    def _extern_shared(self, spec_toks, before, name, after, in_function, line):
+        """Replacement text for one declarator of an 'extern __shared__' declaration."""
+        if any(t.text == "(" for t in before):
+            raise RewriteError(
+                line, "unsupported extern __shared__ declarator for '%s'; declare it as "
+                "extern __shared__ TYPE %s[];" % (name.text, name.text))
+        if len(after) < 2 or after[0].text != "[" or after[1].text != "]":
+            raise RewriteError(
+                line, "extern __shared__ variable '%s' must be an unsized array, e.g. "
+                "extern __shared__ float %s[];" % (name.text, name.text))
+        elem = join_tokens(spec_toks + before)
+        dims = join_tokens(after[2:])
+        if dims:
+            decl = "%s (*%s)%s" % (elem, name.text, dims)
+            ptr_type = "%s (*)%s" % (elem, dims)
+        else:
+            decl = "%s* %s" % (elem, name.text)
+            ptr_type = "%s*" % elem
+        if in_function:
+            return "%s = reinterpret_cast<%s>(::cusim::dynamic_shared());" % (decl, ptr_type)
+        reg = "cusim_dyn_reg_%d_" % self._next_id()
+        cv = any(t.text in ("const", "volatile") for t in spec_toks + before)
+        # A C-style cast where the element type is cv-qualified: reinterpret_cast
+        # cannot drop the qualifier of the pointee of the pointer.
+        cast = "(void**)(&%s)" if cv else "reinterpret_cast<void**>(&%s)"
+        return ("static thread_local %s = nullptr; static const bool %s = "
+                "::cusim::register_dynamic_shared_pointer([]() -> void** { return %s; });"
+                % (decl, reg, cast % name.text))
+
+    # -- output ------------------------------------------------------------------------------
+
+    def _apply(self):
+        text = self.text
+        self.edits.sort()
+        out = ["#line 1 %s\n" % _c_string(self.path)]
+        pos = 0
+        for start, end, repl in self.edits:
+            if start < pos:
+                raise AssertionError("overlapping rewrites at offset %d" % start)
+            out.append(text[pos:start])
+            out.append(repl)
+            pos = end
+        out.append(text[pos:])
+        return "".join(out)
+
+
+def rewrite(text, path):
+    """Rewrite CUDA source `text` read from `path` (used for #line and launch sites).
+    Returns (output, errors) with errors a list of (line, message)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    r = Rewriter(text, path)
+    out = r.run()
+    return out, sorted(r.errors)
+
+
+def main(argv):
+    if len(argv) != 3 or argv[1] in ("-h", "--help"):
+        sys.stderr.write("usage: cusim_rewrite.py INPUT.cu OUTPUT.cpp   (OUTPUT '-' = stdout)\n")
+        return 2
+    src, dst = argv[1], argv[2]
+    path = os.path.abspath(src)
+    try:
+        with open(src, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            text = f.read()
+    except OSError as e:
+        sys.stderr.write("%s: error: cannot read the CUDA source: %s\n" % (path, e.strerror))
+        return 1
+    out, errors = rewrite(text, path)
+    if errors:
+        for line, msg in errors:
+            sys.stderr.write("%s:%d: error: %s\n" % (path, line, msg))
+        if dst != "-" and os.path.exists(dst):
+            os.remove(dst)  # never leave a stale translation behind a failed rewrite
+        return 1
+    if dst == "-":
+        sys.stdout.write(out)
+        return 0
+    d = os.path.dirname(os.path.abspath(dst))
+    os.makedirs(d, exist_ok=True)
+    tmp = dst + ".tmp%d" % os.getpid()
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
+        f.write(out)
+    os.replace(tmp, dst)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,90 @@
+#include "wb/timer.h"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
+#include "wb/error.h"
+
+namespace wb {
+namespace {
+
+// Destroys the event pair on every path out of time_median().
+struct EventPair {
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  EventPair() {
+    WB_CUDA_CHECK(cudaEventCreate(&start));
+    WB_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    if (start != nullptr) (void)cudaEventDestroy(start);
+    if (stop != nullptr) (void)cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+std::size_t l2_cache_bytes() {
+  int device = 0;
+  WB_CUDA_CHECK(cudaGetDevice(&device));
+  int bytes = 0;
+  WB_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+  return bytes > 0 ? static_cast<std::size_t>(bytes) : 0;
+}
+
+}  // namespace
+
+L2Flusher::L2Flusher() : scratch_(2 * l2_cache_bytes()) {}
+
+void L2Flusher::flush(cudaStream_t stream) {
+  if (scratch_.empty()) return;
+  WB_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0x5A, scratch_.size(), stream));
+}
+
+Timing time_median(const std::function<void()>& work, const TimingOptions& options) {
+  if (options.repetitions < 1) throw std::invalid_argument("time_median: repetitions must be at least 1");
+  std::optional<L2Flusher> flusher;
+  if (options.flush_l2) flusher.emplace();
+  for (int i = 0; i < options.warmup; ++i) {
+    if (flusher) flusher->flush(options.stream);
+    work();
+  }
+  WB_CUDA_CHECK(cudaStreamSynchronize(options.stream));
+
+  EventPair events;
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(options.repetitions));
+  for (int i = 0; i < options.repetitions; ++i) {
+    if (flusher) flusher->flush(options.stream);
+    WB_CUDA_CHECK(cudaEventRecord(events.start, options.stream));
+    work();
+    WB_CUDA_CHECK(cudaEventRecord(events.stop, options.stream));
+    WB_CUDA_CHECK(cudaEventSynchronize(events.stop));
+    float ms = 0.0f;
+    WB_CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
+    samples.push_back(ms);
+  }
+  Timing timing;
+  timing.repetitions = options.repetitions;
+  timing.min_ms = *std::min_element(samples.begin(), samples.end());
+  timing.max_ms = *std::max_element(samples.begin(), samples.end());
+  timing.median_ms = median(std::move(samples));
+  return timing;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + mid, values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + mid);
+  return 0.5 * (lower + upper);
+}
+
+double gb_per_s(double bytes_moved, double milliseconds) {
+  return milliseconds > 0.0 ? bytes_moved / (milliseconds * 1.0e6) : 0.0;
+}
+
+}  // namespace wb
