@@ -57,9 +57,9 @@ endif()
 # cusim defines the __tsan_* functions itself, so the flags are compile options only and
 # libtsan is never linked (never add -fsanitize=thread to link options).
 set(CUSIM_ANALYSIS_COMPILE_OPTIONS
-    -fsanitize=thread --param tsan-instrument-func-entry-exit=0 -gdwarf-4)
+    -fsanitize=thread --param tsan-instrument-func-entry-exit=0 -gdwarf-4 -Wno-tsan)
 option(WB_SIM_ANALYSIS
-  "sim backend: instrument lab kernels for cusim analysis (memcheck, racecheck, metrics)" OFF)
+  "sim backend: instrument lab kernels for cusim analysis (memcheck, racecheck, metrics)" ON)
 
 # ---- CUDA (cuda backend only) ----------------------------------------------------------
 if(WB_BACKEND STREQUAL "cuda")
@@ -93,6 +93,16 @@ if(WB_BACKEND STREQUAL "cuda")
     set(CMAKE_CUDA_HOST_COMPILER "${CMAKE_CXX_COMPILER}" CACHE FILEPATH "nvcc host compiler")
   endif()
   enable_language(CUDA)
+  # C++20 for CUDA as for C++. CMake before 3.26 does not know nvcc's C++20 flag (nvcc 12+
+  # with g++ 10+ accepts it); teach it here, the way newer CMake's NVIDIA-CUDA.cmake does.
+  if(NOT "cuda_std_20" IN_LIST CMAKE_CUDA_COMPILE_FEATURES
+     AND CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA"
+     AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
+    set(CMAKE_CUDA20_COMPILE_FEATURES cuda_std_20)
+  endif()
   set(CMAKE_CUDA_STANDARD 20)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   set(CMAKE_CUDA_EXTENSIONS OFF)

@@ -78,13 +78,18 @@ function(cusim_target_cuda_sources target)
     else()
       set(out "${gen_root}/${rel}")
     endif()
-    add_custom_command(
-      OUTPUT "${out}"
-      COMMAND "${python}" "${script}" "${abs}" "${out}"
-      DEPENDS "${abs}" "${script}"
-      COMMENT "cusim: rewriting ${rel}"
-      VERBATIM)
-    target_sources(${target} ${source_visibility} "${out}")
+    # One rule per output: listing a file twice for the same target is harmless.
+    get_property(have_rule DIRECTORY PROPERTY CUSIM_REWRITE_OUTPUTS)
+    if(NOT out IN_LIST have_rule)
+      set_property(DIRECTORY APPEND PROPERTY CUSIM_REWRITE_OUTPUTS "${out}")
+      add_custom_command(
+        OUTPUT "${out}"
+        COMMAND "${python}" "${script}" "${abs}" "${out}"
+        DEPENDS "${abs}" "${script}"
+        COMMENT "cusim: rewriting ${rel}"
+        VERBATIM)
+      target_sources(${target} ${source_visibility} "${out}")
+    endif()
     if(NOT ext STREQUAL ".cu")
       set_source_files_properties("${out}" PROPERTIES HEADER_FILE_ONLY ON)
     endif()

@@ -29,3 +29,45 @@ constexpr int kMaxThreadsPerBlock = 1024;
 constexpr int kNumSMs = 132;
 
 }  // namespace cusim::detail
+
+namespace cusim::detail {
+
+/// What the analysis hooks need to know about the simulated thread running on this OS thread.
+/// The scheduler keeps it current on every fiber switch.
+struct ExecView {
+    bool in_kernel = false;
+    unsigned tid = 0;  // linear thread index in the block
+    uint3 thread{0, 0, 0};
+    uint3 block{0, 0, 0};
+    unsigned nthreads = 0;
+    const char* stack_lo = nullptr;  // the running fiber's stack (guard excluded)
+    const char* stack_hi = nullptr;
+    char* smem = nullptr;  // block shared memory arena
+    size_t smem_dyn = 0;
+    const size_t* smem_static_used = nullptr;
+    size_t smem_capacity = 0;
+    const KernelLaunch* launch = nullptr;
+};
+extern thread_local ExecView tls_view;
+
+/// Aborts the running block (from kernel code) with `code`; the report becomes the launch error.
+[[noreturn]] void fail_current_block(cudaError_t code, const std::string& report);
+
+/// Analysis hooks, called by the scheduler and the runtime. All are cheap no-ops when no kernel of
+/// the binary is instrumented.
+namespace analysis_hooks {
+extern bool instrumented;  // set by __tsan_init from the instrumented translation units
+void launch_begin(const KernelLaunch& launch);  // host thread, before the blocks run
+void launch_end(const KernelLaunch& launch, cudaError_t fault, const std::string& fault_report);
+void block_begin();                       // worker thread
+void barrier_complete();                  // all threads of the block met at __syncthreads
+void warp_sync_complete(unsigned warp, unsigned mask, unsigned existing);
+void block_end();                         // worker thread, block finished or failed
+// Runtime: device memory lifetime and host-side writes (initcheck).
+void on_alloc(void* p, size_t size);
+void on_free(void* p, size_t size);
+void on_host_write(void* p, size_t size);  // cudaMemcpy/cudaMemset into device memory
+void on_device_read_by_host(const void* p, size_t size);  // (reserved)
+}  // namespace analysis_hooks
+
+}  // namespace cusim::detail

@@ -22,7 +22,13 @@ struct Allocation {
     size_t size;
     bool device;  // false: pinned host memory (cudaMallocHost)
     std::string where;
+    void* base;   // what aligned_alloc returned (the allocation minus its front redzone)
 };
+
+// With analysis instrumentation, device allocations get redzones so out-of-bounds accesses land
+// in memory cusim knows to be outside every allocation.
+constexpr size_t kFrontRedzone = 256;
+constexpr size_t kBackRedzone = 1024;
 
 struct State {
     std::mutex mu;
@@ -349,7 +355,10 @@ cudaError_t cudaDeviceReset() {
     State& s = state();
     {
         std::lock_guard<std::mutex> lk(s.mu);
-        for (auto& [addr, a] : s.live) std::free(reinterpret_cast<void*>(addr));
+        for (auto& [addr, a] : s.live) {
+            if (a.device && analysis_hooks::instrumented) analysis_hooks::on_free(reinterpret_cast<void*>(addr), a.size);
+            std::free(a.base);
+        }
         s.live.clear();
         s.freed.clear();
         for (Stream* st : s.streams) delete st;
@@ -415,15 +424,18 @@ cudaError_t allocate(void** ptr, size_t size, bool device, const char* api) {
     }
     // 256-byte alignment, as cudaMalloc guarantees; at least one byte so every allocation has an address.
     const size_t bytes = ((std::max<size_t>(size, 1) + 255) / 256) * 256;
-    void* p = std::aligned_alloc(256, bytes);
+    const bool redzones = device && analysis_hooks::instrumented;
+    void* base = std::aligned_alloc(256, bytes + (redzones ? kFrontRedzone + kBackRedzone : 0));
+    void* p = base && redzones ? static_cast<char*>(base) + kFrontRedzone : base;
     if (!p) {
         *ptr = nullptr;
         return api_error(cudaErrorMemoryAllocation, api, "out of host memory for " + std::to_string(size) + " bytes");
     }
     std::lock_guard<std::mutex> lk(s.mu);
-    s.live[reinterpret_cast<uintptr_t>(p)] = Allocation{size, device, where};
+    s.live[reinterpret_cast<uintptr_t>(p)] = Allocation{size, device, where, base};
     s.freed.erase(reinterpret_cast<uintptr_t>(p));
     if (device) s.device_bytes += size;
+    if (device && analysis_hooks::instrumented) analysis_hooks::on_alloc(p, size);
     *ptr = p;
     tls_site_file = nullptr;
     return cudaSuccess;
@@ -447,9 +459,12 @@ cudaError_t release(void* ptr, bool device, const char* api) {
     }
     if (device) s.device_bytes -= it->second.size;
     s.freed[it->first] = {it->second.size, api_site()};
+    void* base = it->second.base;
+    const size_t size = it->second.size;
     s.live.erase(it);
     lk.unlock();
-    std::free(ptr);
+    if (device && analysis_hooks::instrumented) analysis_hooks::on_free(ptr, size);
+    std::free(base);
     tls_site_file = nullptr;
     return cudaSuccess;
 }
@@ -520,6 +535,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind 
     CUSIM_API_PROLOGUE();
     if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpy")) return e;
     if (count) std::memmove(dst, src, count);
+    if (count && analysis_hooks::instrumented) analysis_hooks::on_host_write(dst, count);
     tls_site_file = nullptr;
     return cudaSuccess;
 }
@@ -530,6 +546,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpyAsync", "the stream is not a valid stream handle");
     if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
     if (count) std::memmove(dst, src, count);
+    if (count && analysis_hooks::instrumented) analysis_hooks::on_host_write(dst, count);
     tls_site_file = nullptr;
     return cudaSuccess;
 }
@@ -542,8 +559,10 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
     if (height == 0 || width == 0) return ok();
     const size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
     if (cudaError_t e = check_copy(dst, src, std::min(dspan, sspan), kind, "cudaMemcpy2D")) return e;
-    for (size_t r = 0; r < height; ++r)
+    for (size_t r = 0; r < height; ++r) {
         std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+        if (analysis_hooks::instrumented) analysis_hooks::on_host_write(static_cast<char*>(dst) + r * dpitch, width);
+    }
     tls_site_file = nullptr;
     return cudaSuccess;
 }
@@ -558,6 +577,7 @@ cudaError_t memset_impl(void* ptr, int value, size_t count, const char* api) {
                                                            explain_pointer(s, ptr, count));
     }
     if (count) std::memset(ptr, value, count);
+    if (count && analysis_hooks::instrumented) analysis_hooks::on_host_write(ptr, count);
     tls_site_file = nullptr;
     return cudaSuccess;
 }

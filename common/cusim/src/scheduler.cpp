@@ -36,6 +36,9 @@ thread_local dim3 blockDim = dim3(1, 1, 1);
 thread_local dim3 gridDim = dim3(1, 1, 1);
 
 namespace cusim::detail {
+
+thread_local ExecView tls_view;
+
 namespace {
 
 struct Ctx {
@@ -48,6 +51,7 @@ struct Fiber : Ctx {
     char* mem = nullptr;  // mapping: guard pages at the low end, then the stack
     size_t mem_size = 0;
     size_t guard = 0;
+    size_t color = 0;
     ThreadCtx* thread = nullptr;
 };
 
@@ -120,7 +124,7 @@ struct Worker {
     bool bar_divergent = false;
     // Ready queue (ring buffer; a thread is queued at most once).
     std::vector<ThreadCtx*> ready;
-    size_t rq_head = 0, rq_count = 0;
+    size_t rq_head = 0, rq_count = 0, rq_mask = 0;  // capacity is a power of two
     // Shared memory arena of the running block: dynamic bytes first, then static declarations.
     char* arena = nullptr;
     size_t dyn_bytes = 0;
@@ -145,6 +149,7 @@ struct Worker {
     Fiber* new_fiber() {
         auto* f = new Fiber;
         f->guard = kGuardBytes;
+        f->color = all_fibers.size();
         f->mem_size = stack_bytes() + kGuardBytes;
         void* m = mmap(nullptr, f->mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
                        0);
@@ -159,7 +164,10 @@ struct Worker {
         return f;
     }
     void reset_fiber(Fiber* f) {
-        f->fctx = bctx::make_fcontext(f->mem + f->mem_size, f->mem_size - f->guard, fiber_entry);
+        // Stagger the stack tops: page-aligned tops would all fall into the same cache sets, and a
+        // barrier touches every fiber's top frames in turn.
+        const size_t color = (f->color * 320) % 4096;
+        f->fctx = bctx::make_fcontext(f->mem + f->mem_size - color, f->mem_size - f->guard - color, fiber_entry);
         f->thread = nullptr;
     }
     Fiber* get_fiber() {
@@ -188,7 +196,7 @@ struct Worker {
 
 thread_local Worker* tls_worker = nullptr;
 
-inline void switch_to(Ctx* from, Ctx* to) {
+__attribute__((always_inline)) inline void switch_to(Ctx* from, Ctx* to) {
     bctx::transfer_t t = bctx::jump_fcontext(to->fctx, from);
     static_cast<Ctx*>(t.data)->fctx = t.fctx;
 }
@@ -198,25 +206,30 @@ inline void enter(Worker& w, ThreadCtx* th) {
     w.cur_fiber = th->fiber;
     th->state = TState::Running;
     threadIdx = th->idx;
+    ExecView& v = tls_view;
+    v.tid = th->tid;
+    v.thread = th->idx;
+    v.stack_lo = th->fiber->mem + th->fiber->guard;
+    v.stack_hi = th->fiber->mem + th->fiber->mem_size;
 }
 
 // Resume `to` (which runs `to->thread`) from the context `from`.
-inline void resume(Worker& w, Ctx* from, Fiber* to) {
+__attribute__((always_inline)) inline void resume(Worker& w, Ctx* from, Fiber* to) {
     enter(w, to->thread);
     switch_to(from, to);
 }
 
 inline void push_ready(Worker& w, ThreadCtx* th) {
     th->state = TState::Ready;
-    w.ready[(w.rq_head + w.rq_count) % w.ready.size()] = th;
+    w.ready[(w.rq_head + w.rq_count) & w.rq_mask] = th;
     ++w.rq_count;
 }
 
 // Next thread to run: a released (ready) thread first, else the next thread not yet started.
-inline ThreadCtx* pick_next(Worker& w) {
+__attribute__((always_inline)) inline ThreadCtx* pick_next(Worker& w) {
     if (w.rq_count) {
         ThreadCtx* th = w.ready[w.rq_head];
-        w.rq_head = (w.rq_head + 1) % w.ready.size();
+        w.rq_head = (w.rq_head + 1) & w.rq_mask;
         --w.rq_count;
         return th;
     }
@@ -231,9 +244,11 @@ std::string where_str(const site* s) {
     if (!s) return "?";
     return std::string(s->file_name()) + ":" + std::to_string(s->line());
 }
-bool same_site(const site* a, const site* b) {
-    return a == b || (a->line() == b->line() && a->column() == b->column() &&
-                      std::strcmp(a->file_name(), b->file_name()) == 0);
+// Two call sites are the same when line, column and file agree (each call builds its own
+// source_location, so the objects differ; file names of one translation unit share a pointer).
+inline bool same_site(const site* a, const site* b) {
+    if (a->line() != b->line() || a->column() != b->column()) return false;
+    return a->file_name() == b->file_name() || std::strcmp(a->file_name(), b->file_name()) == 0;
 }
 const char* op_name(WarpOpKind k) {
     switch (k) {
@@ -309,7 +324,7 @@ std::string describe_waiters(Worker& w) {
 }
 
 // Switch away from the current (waiting) thread to whatever can run next.
-void park(Worker& w, ThreadCtx* th) {
+__attribute__((always_inline)) inline void park(Worker& w, ThreadCtx* th) {
     Fiber* self = th->fiber;
     ThreadCtx* next = pick_next(w);
     if (!next) deadlock(w);
@@ -344,6 +359,7 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
         }
     }
     if (self) self->state = TState::Running;
+    if (analysis_hooks::instrumented) analysis_hooks::barrier_complete();
     w.bar_arrived = 0;
     w.bar_acc = 0;
     w.bar_site = nullptr;
@@ -470,7 +486,10 @@ void setup_launch(Worker& w, LaunchState& ls) {
         unsigned lanes = std::min<unsigned>(32, w.nthreads - static_cast<unsigned>(k) * 32);
         w.warps[k].existing = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);
     }
-    w.ready.assign(w.nthreads + 1, nullptr);
+    size_t cap = 1;
+    while (cap < w.nthreads + 1) cap <<= 1;
+    w.ready.assign(cap, nullptr);
+    w.rq_mask = cap - 1;
     if (!w.arena) w.arena = static_cast<char*>(std::aligned_alloc(1024, kArenaBytes));
     w.dyn_bytes = (ls.dyn_smem + 255) & ~size_t(255);
     blockDim = ls.block;
@@ -506,6 +525,16 @@ void run_block(Worker& w, uint64_t b) {
     w.static_used = 0;
     w.shared_tab.clear();
     for (auto getter : dyn_shared_getters()) *getter() = w.arena;
+    ExecView& v = tls_view;
+    v.block = w.block_idx;
+    v.nthreads = w.nthreads;
+    v.smem = w.arena;
+    v.smem_dyn = w.dyn_bytes;
+    v.smem_static_used = &w.static_used;
+    v.smem_capacity = kArenaBytes;
+    v.launch = w.ls->launch;
+    v.in_kernel = true;
+    if (analysis_hooks::instrumented) analysis_hooks::block_begin();
 
     if (sigsetjmp(w.jmp, 1) == 0) {
         w.in_kernel = true;
@@ -524,6 +553,8 @@ void run_block(Worker& w, uint64_t b) {
         w.fault_msg = w.signal_msg;
     }
     w.in_kernel = false;
+    tls_view.in_kernel = false;
+    if (analysis_hooks::instrumented) analysis_hooks::block_end();
     w.cur = nullptr;
     w.cur_fiber = nullptr;
 }
@@ -751,6 +782,7 @@ uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg
             if (&t != th) push_ready(w, &t);
         }
         th->state = TState::Running;
+        if (analysis_hooks::instrumented) analysis_hooks::warp_sync_complete(th->tid >> 5, op->mask, wp.existing);
         const uint64_t r = th->warp_result;
         wp.pending.erase(wp.pending.begin() + (op - wp.pending.data()));
         return r;
@@ -789,6 +821,10 @@ void* shared_alloc(const void* key, size_t size, size_t align) {
     void* p = w.arena + off;
     w.shared_tab.push_back({key, p});
     return p;
+}
+
+[[noreturn]] void fail_current_block(cudaError_t code, const std::string& report) {
+    fail_block(*tls_worker, code, report);
 }
 
 void* dynamic_shared_base();
@@ -868,7 +904,9 @@ void launch_kernel(const KernelLaunch& L) {
     ls.dyn_smem = cfg.shmem;
     ls.nthreads = static_cast<unsigned>(nthreads);
     ls.nblocks = uint64_t(g.x) * g.y * g.z;
+    if (analysis_hooks::instrumented) analysis_hooks::launch_begin(L);
     Pool::get().run(ls);
+    if (analysis_hooks::instrumented) analysis_hooks::launch_end(L, ls.fault_code, ls.fault_msg);
     if (ls.fault_code != cudaSuccess) {
         report_error(ls.fault_code, "========= cusim: " + ls.fault_msg + "\n=========     in " + who, true);
     }

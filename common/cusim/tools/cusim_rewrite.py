@@ -27,6 +27,22 @@ Every input line keeps its line number: the output starts with
 replaced on its first line followed by the newlines it spanned (kernel arguments
 are copied verbatim, so they keep their own lines).  Errors are printed as
 `FILE:LINE: error: MESSAGE` and the exit status is 1.
+
+KID is reinterpret_cast<const void*>(&k) when k names exactly one __global__
+function declared in this file (explicit template arguments included), else nullptr.
+
+Limitations (each fails loudly at compile time rather than silently):
+  * Text inside preprocessor directives is never rewritten: a launch or __shared__
+    inside a macro body stays CUDA syntax.  Headers are rewritten only if listed in
+    cusim_target_cuda_sources().
+  * Launch configuration arguments are counted at commas outside (), [] and {}: a
+    template-id with a top-level comma in a configuration argument must be parenthesized.
+  * A function-scope __shared__ becomes a reference initialised at its declaration, so
+    it cannot sit directly under a case label (wrap the case in braces).
+  * Scope tracking counts braces in the text; braces unbalanced across #if branches
+    can misplace later file-scope declarations.
+  * Column numbers in diagnostics on a rewritten line refer to the generated text; the
+    file and line are the original ones.
 """
 
 import bisect
@@ -156,7 +172,7 @@ class RewriteError(Exception):
 # Things that look like function calls but are attributes/specifiers: skipped as a group.
 _ATTR_CALLS = frozenset((
     "__attribute__", "__declspec", "alignas", "__align__", "__launch_bounds__",
-    "__maxnreg__", "__cluster_dims__", "__grid_constant__",
+    "__maxnreg__", "__cluster_dims__",
 ))
 _ALIGN_CALLS = frozenset(("__align__", "alignas"))
 # Keywords that never name a declared variable or kernel.
@@ -193,10 +209,6 @@ def join_tokens(toks):
         out.append(t.text)
         prev = t
     return "".join(out)
-
-
-class _Launch:
-    __slots__ = ("name_start", "close")
 
 
 class Rewriter:
@@ -649,9 +661,10 @@ class Rewriter:
         return pclose + 1
 
     def _launch_name_start(self, i):
-        """Index of the first token of the kernel expression before '<<<' at toks[i]."""
+        """Index of the first token of the kernel expression before '<<<' at toks[i]:
+        an id-expression (qualified, with template arguments), optionally reached through
+        member access and subscripts (s.fn, p->fns[2]), or a parenthesized expression."""
         toks = self.toks
-        j = i - 1
 
         def fail():
             raise RewriteError(
@@ -659,45 +672,70 @@ class Rewriter:
                 "'<<<' is not preceded by a kernel name (expected name<<<grid, block>>>(args...); "
                 "a kernel given by an expression must be stored in a variable or parenthesized)")
 
-        if j < 0:
-            fail()
-        t = toks[j]
-        if t.text == ")":
-            m = self._match.get(j)
-            if m is None or m > j:
-                fail()
-            if m > 0 and (toks[m - 1].kind == "id" and toks[m - 1].text not in _KEYWORDS
-                          or toks[m - 1].text in (">", ")", "]")):
-                raise RewriteError(
-                    toks[i].line,
-                    "the kernel before '<<<' is a call expression; store the kernel pointer in a "
-                    "variable first (e.g. auto kfn = %s; kfn<<<...>>>(...))" % join_tokens(toks[m - 1:i]))
-            return m
-        # name [<targs>] { :: [template] name [<targs>] } with an optional leading '::'
+        def is_name(k):
+            return k >= 0 and toks[k].kind == "id" and (
+                toks[k].text not in _KEYWORDS or toks[k].text == "this")
+
+        j = i - 1
         while True:
-            if toks[j].text == ">":
-                lo = self._back_angle(j, 0)
-                if lo is None or lo == 0:
-                    fail()
-                j = lo - 1
-            if toks[j].kind != "id" or toks[j].text in _KEYWORDS:
+            if j < 0:
                 fail()
-            if j >= 1 and toks[j - 1].text == "template" and j >= 2 and toks[j - 2].text == "::":
-                j -= 1
-            if j >= 1 and toks[j - 1].text == "::":
-                j -= 1
-                if j >= 1 and (toks[j - 1].kind == "id" and toks[j - 1].text not in _KEYWORDS
-                               or toks[j - 1].text == ">"):
-                    j -= 1
-                    continue
-                return j  # leading global '::'
-            return j
+            tx = toks[j].text
+            if tx == "]":  # subscript: the array expression precedes it
+                m = self._match.get(j)
+                if m is None or m > j:
+                    fail()
+                j = m - 1
+                continue
+            if tx == ")":
+                m = self._match.get(j)
+                if m is None or m > j:
+                    fail()
+                if is_name(m - 1) or (m > 0 and toks[m - 1].text in (">", ")", "]")):
+                    raise RewriteError(
+                        toks[i].line,
+                        "the kernel before '<<<' is a call expression; store the kernel pointer "
+                        "in a variable first (e.g. auto kfn = %s; kfn<<<...>>>(...))"
+                        % join_tokens(toks[m - 1:i]))
+                start = m
+            else:
+                # name [<targs>] { :: [template] name [<targs>] } with an optional leading '::'
+                while True:
+                    if toks[j].text == ">":
+                        lo = self._back_angle(j, 0)
+                        if lo is None or lo == 0:
+                            fail()
+                        j = lo - 1
+                    if not is_name(j):
+                        fail()
+                    if j >= 2 and toks[j - 1].text == "template" and toks[j - 2].text == "::":
+                        j -= 1
+                    if j >= 1 and toks[j - 1].text == "::":
+                        j -= 1
+                        if is_name(j - 1) or (j >= 1 and toks[j - 1].text == ">"):
+                            j -= 1
+                            continue
+                    break
+                start = j
+            if start >= 2 and toks[start - 1].text in (".", "->"):
+                j = start - 2
+                continue
+            return start
 
     def _kernel_id(self, lo, hi):
         """Kernel id expression for the kernel expression toks[lo:hi]."""
         toks = self.toks
         if toks[lo].text == "(":
             return "nullptr"
+        angle = 0
+        for k in range(lo, hi):
+            tx = toks[k].text
+            if tx == "<":
+                angle += 1
+            elif tx == ">":
+                angle -= 1
+            elif angle == 0 and tx in (".", "->", "["):
+                return "nullptr"  # a function pointer reached through an object
         # Base name and explicit template arguments of the last component.
         last = hi - 1
         n_targs = None
@@ -765,8 +803,10 @@ class Rewriter:
         while k < n:
             tx = toks[k].text
             if tx in ("(", "[", "{"):
-                if tx == "{":
-                    break
+                if tx == "{" and not (
+                        toks[k - 1].text in _CLASS_KEYS
+                        or (toks[k - 1].kind == "id" and toks[k - 2].text in _CLASS_KEYS)):
+                    break  # only a class body may appear in the declaration
                 m = self._match.get(k)
                 if m is None or m < k:
                     break
@@ -791,11 +831,17 @@ class Rewriter:
         is_extern = False
         is_static = False
         align = None
+        body = None  # (open, close) of a class body: __shared__ struct { ... } x;
         rest = []
         k = s
         while k < end:
             tk = toks[k]
             tx = tk.text
+            if tx == "{":
+                body = (k, self._match[k])
+                rest.append(k)
+                k = body[1] + 1
+                continue
             if tx in _ATTR_CALLS and k + 1 < end and toks[k + 1].text == "(":
                 m = self._match[k + 1]
                 if tx in _ALIGN_CALLS:
@@ -826,16 +872,25 @@ class Rewriter:
 
         if not rest:
             raise RewriteError(t.line, "this __shared__ declaration has no type and name")
-        lo, hi = rest[0], rest[-1] + 1
-        if rest != list(range(lo, hi)):
-            # Specifiers we removed sat between type tokens (e.g. 'float __align__(8) x');
-            # work on the kept token list directly.
-            kept = [toks[k] for k in rest]
-        else:
-            kept = toks[lo:hi]
+        # Removed specifiers leave gaps in offsets, so join_tokens spaces them correctly.
+        kept = [toks[k] for k in rest]
+        out = []
+        if body is not None:
+            # The class is defined as its own statement, then named in shared_var<>.
+            bi = rest.index(body[0])
+            ck = bi - 1
+            if ck >= 1 and kept[ck].kind == "id" and kept[ck - 1].text in _CLASS_KEYS:
+                tag = kept[ck].text
+                ck -= 1
+                out.append(self.text[kept[ck].start:toks[body[1]].end] + ";")
+            else:
+                tag = "cusim_shared_type_%d_" % self._next_id()
+                # The text up to '{' is kept (it may hold newlines and attributes).
+                out.append("%s%s %s;" % (self.text[kept[ck].start:toks[body[0]].start], tag,
+                                         self.text[toks[body[0]].start:toks[body[1]].end]))
+            kept[ck:bi + 1] = [Tok("id", tag, -1, -1, t.line)]
         decls = self._declarators(kept, t.line)
 
-        out = []
         for spec_toks, before, name, after in decls:
             if is_extern:
                 out.append(self._extern_shared(spec_toks, before, name, after, in_function, t.line))
@@ -850,7 +905,8 @@ class Rewriter:
                               align if align is not None else "alignof(%s)" % type_id))
         start = toks[s].start
         stop = toks[end].end
-        self._edit(start, stop, " ".join(out) + "\n" * self._newlines(start, stop))
+        repl = " ".join(out)
+        self._edit(start, stop, repl + "\n" * (self._newlines(start, stop) - repl.count("\n")))
         return end + 1
 
     def _attribute_alignment(self, lo, hi):

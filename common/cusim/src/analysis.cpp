@@ -1,0 +1,1023 @@
+// cusim analysis: the __tsan_* entry points that GCC's ThreadSanitizer instrumentation calls from
+// kernel translation units, turned into memcheck, racecheck, initcheck and memory metrics.
+//
+// Every access of kernel code arrives here with its address, size and call site (return address).
+// It is classified by address: the running fiber's stack (local memory: ignored), the block's
+// shared-memory arena, a cudaMalloc'd allocation (with redzones around it), or something else.
+// Accesses of one warp are grouped into warp-level requests by (warp, call site, per-lane
+// occurrence index) and turned into sectors (global) or wavefronts (shared) when the warp reaches
+// a synchronization point or the block ends.
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cusim/analysis.h"
+#include "internal.h"
+
+namespace cusim::detail::analysis_hooks {
+bool instrumented = false;
+}
+
+namespace {
+
+using namespace cusim::detail;
+using cusim::analysis::KernelMetrics;
+using cusim::analysis::LineMetrics;
+using cusim::analysis::Report;
+constexpr unsigned K = cusim::analysis::kSampledOccurrences;
+
+enum ToolBits : unsigned { kMemcheck = 1, kRacecheck = 2, kInitcheck = 4, kSynccheck = 8 };
+
+unsigned parse_tools() {
+    const char* e = std::getenv("CUSIM_TOOL");
+    if (!e || !*e || std::strcmp(e, "all") == 0) return kMemcheck | kRacecheck | kInitcheck | kSynccheck;
+    unsigned bits = 0;
+    std::string s(e);
+    size_t pos = 0;
+    while (pos <= s.size()) {
+        size_t c = s.find(',', pos);
+        std::string t = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+        if (t == "memcheck") bits |= kMemcheck;
+        else if (t == "racecheck") bits |= kRacecheck;
+        else if (t == "initcheck") bits |= kInitcheck;
+        else if (t == "synccheck") bits |= kSynccheck;
+        else if (t == "all") bits |= kMemcheck | kRacecheck | kInitcheck | kSynccheck;
+        else if (t != "none" && !t.empty())
+            std::fprintf(stderr, "cusim: CUSIM_TOOL: unknown tool '%s' (memcheck, racecheck, initcheck, synccheck, all, none)\n",
+                         t.c_str());
+        if (c == std::string::npos) break;
+        pos = c + 1;
+    }
+    return bits;
+}
+unsigned tools() {
+    static const unsigned t = parse_tools();
+    return t;
+}
+
+constexpr size_t kFrontRedzone = 256;
+constexpr size_t kBackRedzone = 1024;
+
+// ---- Process-wide state ---------------------------------------------------------------------------
+
+struct Alloc {
+    uintptr_t start = 0, end = 0;  // requested bytes [start, end)
+    std::unique_ptr<std::atomic<uint8_t>[]> init;  // initcheck: one bit per byte
+};
+
+struct SiteKey {
+    std::string kernel;
+    uintptr_t pc;
+    bool operator<(const SiteKey& o) const { return pc != o.pc ? pc < o.pc : kernel < o.kernel; }
+};
+
+struct Global {
+    std::mutex mu;
+    std::map<uintptr_t, std::shared_ptr<Alloc>> allocs;  // by start
+    std::map<uintptr_t, uintptr_t> freed;               // start -> end, for use-after-free
+    // Snapshot for the running launch: sorted by start; read without locks by the workers.
+    std::vector<std::shared_ptr<Alloc>> snap;
+    std::vector<std::pair<uintptr_t, uintptr_t>> freed_snap;
+    std::vector<std::pair<uintptr_t, uintptr_t>> static_segments;
+    uintptr_t host_stack_lo = 0, host_stack_hi = 0;
+    // Results.
+    std::map<std::string, KernelMetrics> kernels;
+    std::map<SiteKey, KernelMetrics> sites;
+    std::vector<Report> reports;
+    std::vector<uintptr_t> report_pcs;  // call site of each report, until symbolized
+    std::map<std::string, size_t> report_index;  // dedup key -> index
+    size_t printed_reports = 0;
+    uint64_t error_count = 0;
+    std::map<uintptr_t, std::pair<std::string, int>> symbolized;
+    std::map<uintptr_t, std::string> functions;
+};
+
+Global& G() {
+    static Global* g = new Global;
+    return *g;
+}
+
+// ---- Symbolization: call-site address -> .cu file and line ------------------------------------------
+
+bool is_runtime_frame(const std::string& file) {
+    return file.find("/common/cusim/include/") != std::string::npos || file.rfind("/usr/include/", 0) == 0 ||
+           file.find("/c++/") != std::string::npos;
+}
+
+// Resolves pcs (return addresses into instrumented code) with addr2line, choosing the innermost
+// inlined frame that is not in cusim's or the C++ library's headers.
+void symbolize(const std::vector<uintptr_t>& pcs) {
+    Global& g = G();
+    std::vector<uintptr_t> todo;
+    for (uintptr_t pc : pcs)
+        if (!g.symbolized.count(pc)) todo.push_back(pc);
+    if (todo.empty()) return;
+    std::map<std::string, std::vector<uintptr_t>> by_object;
+    std::map<uintptr_t, uintptr_t> rel;
+    for (uintptr_t pc : todo) {
+        Dl_info info;
+        if (dladdr(reinterpret_cast<void*>(pc - 1), &info) && info.dli_fname) {
+            std::string obj = info.dli_fname;
+            if (obj.empty() || obj.find('/') == std::string::npos) obj = "/proc/self/exe";
+            by_object[obj].push_back(pc);
+            rel[pc] = pc - 1 - reinterpret_cast<uintptr_t>(info.dli_fbase);
+        } else {
+            g.symbolized[pc] = {"", 0};
+        }
+    }
+    for (auto& [obj, list] : by_object) {
+        std::string cmd = "addr2line -C -f -i -e '" + obj + "'";
+        for (uintptr_t pc : list) {
+            char b[32];
+            std::snprintf(b, sizeof b, " 0x%lx", static_cast<unsigned long>(rel[pc]));
+            cmd += b;
+        }
+        // A sentinel address terminates each pc's inline chain in the output.
+        std::string full;
+        for (uintptr_t pc : list) {
+            char b[32];
+            std::snprintf(b, sizeof b, " 0x%lx 0x0", static_cast<unsigned long>(rel[pc]));
+            full += b;
+        }
+        cmd = "addr2line -C -f -i -e '" + obj + "'" + full + " 2>/dev/null";
+        FILE* f = popen(cmd.c_str(), "r");
+        std::vector<std::string> lines;
+        if (f) {
+            char buf[4096];
+            while (std::fgets(buf, sizeof buf, f)) {
+                std::string l(buf);
+                while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) l.pop_back();
+                lines.push_back(l);
+            }
+            pclose(f);
+        }
+        // Output: for each address, pairs (function, file:line) for each inline level; the sentinel
+        // 0x0 yields "??" / "??:0".
+        size_t i = 0;
+        for (uintptr_t pc : list) {
+            std::vector<std::pair<std::string, std::string>> frames;
+            while (i + 1 < lines.size()) {
+                std::string fn = lines[i], loc = lines[i + 1];
+                i += 2;
+                if (fn == "??" && loc.rfind("??", 0) == 0) break;  // sentinel
+                frames.push_back({fn, loc});
+            }
+            std::pair<std::string, int> chosen{"", 0};
+            std::string func;
+            for (auto& [fn, loc] : frames) {
+                size_t colon = loc.rfind(':');
+                if (colon == std::string::npos) continue;
+                std::string file = loc.substr(0, colon);
+                std::string linestr = loc.substr(colon + 1);
+                size_t sp = linestr.find(' ');
+                if (sp != std::string::npos) linestr = linestr.substr(0, sp);
+                int line = std::atoi(linestr.c_str());
+                if (file == "??" || line == 0) continue;
+                if (chosen.first.empty() || (is_runtime_frame(chosen.first) && !is_runtime_frame(file))) {
+                    chosen = {file, line};
+                    func = fn;
+                    if (!is_runtime_frame(file)) break;
+                }
+            }
+            g.symbolized[pc] = chosen;
+            g.functions[pc] = func;
+        }
+    }
+}
+
+std::string site_str(uintptr_t pc) {
+    Global& g = G();
+    auto it = g.symbolized.find(pc);
+    if (it == g.symbolized.end() || it->second.first.empty()) {
+        char b[32];
+        std::snprintf(b, sizeof b, "0x%lx", static_cast<unsigned long>(pc));
+        return b;
+    }
+    return it->second.first + ":" + std::to_string(it->second.second);
+}
+
+// ---- Per-worker state ---------------------------------------------------------------------------
+
+enum Space : uint8_t { kGlobal = 0, kShared = 1 };
+
+struct Group {
+    uint32_t lanes;
+    uint8_t write;
+    uint8_t space;
+    uint64_t addr[32];
+    uint8_t size[32];
+};
+
+struct SiteAccum {
+    uint64_t req[2][2] = {};    // [space][write]
+    uint64_t units[2][2] = {};  // sectors (global) or wavefronts (shared)
+    uint64_t bytes[2][2] = {};
+    uint64_t atomics = 0;
+};
+
+struct PcState {
+    uintptr_t pc = 0;
+    std::vector<uint32_t> occ;                 // per thread of the block
+    std::vector<std::vector<Group>> groups;    // per warp, up to K
+    std::vector<uint32_t> max_occ;             // per warp
+    SiteAccum acc;                             // flushed totals of this block
+    bool dirty = false;
+};
+
+struct ShadowWord {  // racecheck: last write and last read of a 4-byte word of shared memory
+    uint64_t w_epoch, r_epoch;  // block serial << 32 | barrier count
+    uintptr_t w_pc, r_pc;
+    uint32_t w_tid, r_tid;
+    uint32_t w_wsync, r_wsync;  // warp sync count of the accessing warp at the time
+};
+
+struct WorkerState {
+    std::vector<PcState> pcs;
+    std::unordered_map<uintptr_t, uint32_t> pc_index;
+    uintptr_t last_pc = 0;
+    uint32_t last_idx = 0;
+    std::vector<uint32_t> touched;  // pcs touched since the last flush
+    unsigned nthreads = 0, nwarps = 0;
+    uint64_t block_serial = 0;
+    uint32_t barrier_count = 0;
+    std::vector<uint32_t> warp_sync;  // per warp
+    std::vector<ShadowWord> shadow;   // per 4-byte word of the arena
+    // Result of this block, merged into Global at block end.
+    std::vector<std::pair<uintptr_t, SiteAccum>> done;
+};
+
+thread_local WorkerState* tls_ws = nullptr;
+std::atomic<uint64_t> g_block_serial{1};
+
+WorkerState& ws() {
+    if (!tls_ws) tls_ws = new WorkerState;  // one per worker thread, lives as long as the thread
+    return *tls_ws;
+}
+
+PcState& pc_state(WorkerState& s, uintptr_t pc) {
+    if (pc == s.last_pc) return s.pcs[s.last_idx];
+    auto it = s.pc_index.find(pc);
+    uint32_t idx;
+    if (it == s.pc_index.end()) {
+        idx = static_cast<uint32_t>(s.pcs.size());
+        s.pc_index.emplace(pc, idx);
+        s.pcs.emplace_back();
+        s.pcs.back().pc = pc;
+    } else {
+        idx = it->second;
+    }
+    PcState& p = s.pcs[idx];
+    if (p.occ.size() != s.nthreads) {
+        p.occ.assign(s.nthreads, 0);
+        p.groups.assign(s.nwarps, {});
+        p.max_occ.assign(s.nwarps, 0);
+    }
+    s.last_pc = pc;
+    s.last_idx = idx;
+    return p;
+}
+
+uint64_t group_units(const Group& g) {
+    if (g.space == kGlobal) {  // distinct 32-byte sectors
+        uint64_t sectors[64];
+        int n = 0;
+        for (unsigned l = 0; l < 32; ++l) {
+            if (!((g.lanes >> l) & 1u)) continue;
+            for (uint64_t s = g.addr[l] >> 5; s <= (g.addr[l] + g.size[l] - 1) >> 5; ++s) {
+                bool seen = false;
+                for (int k = 0; k < n; ++k)
+                    if (sectors[k] == s) {
+                        seen = true;
+                        break;
+                    }
+                if (!seen && n < 64) sectors[n++] = s;
+            }
+        }
+        return static_cast<uint64_t>(n);
+    }
+    // Shared: 32 banks of 4 bytes; a wavefront serves one distinct word per bank.
+    uint64_t words[32][32];
+    int count[32] = {};
+    int worst = 0;
+    for (unsigned l = 0; l < 32; ++l) {
+        if (!((g.lanes >> l) & 1u)) continue;
+        for (uint64_t w = g.addr[l] >> 2; w <= (g.addr[l] + g.size[l] - 1) >> 2; ++w) {
+            const unsigned bank = static_cast<unsigned>(w & 31u);
+            bool seen = false;
+            for (int k = 0; k < count[bank]; ++k)
+                if (words[bank][k] == w) {
+                    seen = true;
+                    break;
+                }
+            if (!seen && count[bank] < 32) {
+                words[bank][count[bank]++] = w;
+                worst = std::max(worst, count[bank]);
+            }
+        }
+    }
+    return static_cast<uint64_t>(std::max(worst, 1));
+}
+
+// Turns the sampled groups of `warp` into requests and sectors/wavefronts.
+void flush_warp(WorkerState& s, PcState& p, unsigned warp) {
+    const uint32_t total = p.max_occ[warp];
+    if (!total) return;
+    std::vector<Group>& gs = p.groups[warp];
+    uint64_t req[2][2] = {}, units[2][2] = {};
+    for (const Group& g : gs) {
+        if (!g.lanes) continue;
+        req[g.space][g.write] += 1;
+        units[g.space][g.write] += group_units(g);
+    }
+    const uint64_t sampled = gs.size();
+    for (int sp = 0; sp < 2; ++sp)
+        for (int wr = 0; wr < 2; ++wr) {
+            if (!req[sp][wr]) continue;
+            // Occurrences past the sample are scaled from it (exact when total <= K).
+            const uint64_t r = sampled ? req[sp][wr] * total / sampled : 0;
+            p.acc.req[sp][wr] += r;
+            p.acc.units[sp][wr] += req[sp][wr] ? (units[sp][wr] * r + req[sp][wr] / 2) / req[sp][wr] : 0;
+        }
+    gs.clear();
+    p.max_occ[warp] = 0;
+    const unsigned lo = warp * 32, hi = std::min(s.nthreads, lo + 32);
+    for (unsigned t = lo; t < hi; ++t) p.occ[t] = 0;
+}
+
+void flush_all(WorkerState& s) {
+    for (uint32_t idx : s.touched) {
+        PcState& p = s.pcs[idx];
+        for (unsigned w = 0; w < s.nwarps; ++w) flush_warp(s, p, w);
+    }
+}
+
+// ---- Reports ------------------------------------------------------------------------------------
+
+void add_report(const std::string& tool, const std::string& kind, uintptr_t pc, const std::string& body,
+                const std::string& dedup) {
+    Global& g = G();
+    std::lock_guard<std::mutex> lk(g.mu);
+    ++g.error_count;
+    auto it = g.report_index.find(dedup);
+    if (it != g.report_index.end()) {
+        g.reports[it->second].count++;
+        return;
+    }
+    Report r;
+    r.tool = tool;
+    r.kind = kind;
+    r.message = body;
+    r.count = 1;
+    g.report_index[dedup] = g.reports.size();
+    g.reports.push_back(r);
+    g.report_pcs.push_back(pc);  // resolved to file:line by finalize_reports()
+}
+
+// Fills file/line of new reports and prints them (host thread, after the launch).
+void finalize_reports() {
+    Global& g = G();
+    std::vector<uintptr_t> pcs;
+    std::vector<Report*> fresh;
+    {
+        std::lock_guard<std::mutex> lk(g.mu);
+        for (size_t i = g.printed_reports; i < g.reports.size(); ++i) {
+            fresh.push_back(&g.reports[i]);
+            pcs.push_back(g.report_pcs[i]);
+        }
+        g.printed_reports = g.reports.size();
+    }
+    if (fresh.empty()) return;
+    symbolize(pcs);
+    for (size_t i = 0; i < fresh.size(); ++i) {
+        Report& r = *fresh[i];
+        const uintptr_t pc = pcs[i];
+        auto it = g.symbolized.find(pc);
+        r.file = it != g.symbolized.end() ? it->second.first : "";
+        r.line = it != g.symbolized.end() ? it->second.second : 0;
+        std::string at = site_str(pc);
+        // "@SITE@" in a message stands for the access's own .cu location, "@PC:<hex>@" for another.
+        std::string m = r.message;
+        for (size_t p; (p = m.find("@SITE@")) != std::string::npos;) m.replace(p, 6, at);
+        for (size_t p; (p = m.find("@PC:")) != std::string::npos;) {
+            size_t e = m.find('@', p + 4);
+            uintptr_t other = std::strtoull(m.substr(p + 4, e - p - 4).c_str(), nullptr, 16);
+            symbolize({other});
+            m.replace(p, e - p + 1, site_str(other));
+        }
+        r.message = m;
+        if (!quiet()) std::fprintf(stderr, "%s\n", m.c_str());
+    }
+    std::fflush(stderr);
+}
+
+std::string hexaddr(uintptr_t a) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%lx", static_cast<unsigned long>(a));
+    return b;
+}
+
+std::string who() {
+    const ExecView& v = tls_view;
+    char b[160];
+    std::snprintf(b, sizeof b, "by thread (%u,%u,%u) in block (%u,%u,%u)", v.thread.x, v.thread.y, v.thread.z, v.block.x,
+                  v.block.y, v.block.z);
+    return b;
+}
+
+std::string kernel_name() { return tls_view.launch ? tls_view.launch->kernel_name : "?"; }
+
+[[noreturn]] void memcheck_error(const std::string& kind, uintptr_t pc, const std::string& detail) {
+    std::string body = "========= " + kind + "\n=========     at " + kernel_name() + " in @SITE@\n=========     " +
+                       who() + "\n=========     " + detail;
+    add_report("memcheck", kind, pc, body, "memcheck|" + kind + "|" + std::to_string(pc));
+    fail_current_block(cudaErrorIllegalAddress,
+                       "memcheck stopped kernel '" + kernel_name() + "' at its first invalid access (see the report above)");
+}
+
+// ---- Access classification ----------------------------------------------------------------------
+
+const Alloc* find_alloc(uintptr_t a, bool* in_redzone) {
+    const auto& v = G().snap;
+    size_t lo = 0, hi = v.size();
+    while (lo < hi) {  // first allocation with start > a
+        size_t mid = (lo + hi) / 2;
+        if (v[mid]->start <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    // Candidates: the allocation starting at or before a (a in its body or back redzone), and the
+    // next one (a in its front redzone).
+    if (lo > 0) {
+        const Alloc* p = v[lo - 1].get();
+        if (a < p->end) {
+            *in_redzone = false;
+            return p;
+        }
+        if (a < p->end + kBackRedzone + 255) {
+            *in_redzone = true;
+            return p;
+        }
+    }
+    if (lo < v.size() && a + kFrontRedzone >= v[lo]->start) {
+        *in_redzone = true;
+        return v[lo].get();
+    }
+    return nullptr;
+}
+
+bool in_ranges(const std::vector<std::pair<uintptr_t, uintptr_t>>& r, uintptr_t a) {
+    for (const auto& [lo, hi] : r)
+        if (a >= lo && a < hi) return true;
+    return false;
+}
+
+bool is_host_known(uintptr_t a) {
+    Global& g = G();
+    if (a >= g.host_stack_lo && a < g.host_stack_hi) return true;  // launch arguments and closures
+    const uintptr_t tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+    if (a + (1u << 20) >= tp && a < tp + 4096) return true;  // this worker's static TLS (threadIdx, ...)
+    return in_ranges(g.static_segments, a);                  // globals, __device__/__constant__ variables
+}
+
+void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t pc) {
+    const ExecView& v = tls_view;
+    const uint64_t epoch = (s.block_serial << 32) | s.barrier_count;
+    const uint32_t tid = v.tid;
+    const uint32_t wsync = s.warp_sync[tid >> 5];
+    const size_t first = (a - reinterpret_cast<uintptr_t>(v.smem)) >> 2;
+    const size_t last = (a + size - 1 - reinterpret_cast<uintptr_t>(v.smem)) >> 2;
+    for (size_t i = first; i <= last && i < s.shadow.size(); ++i) {
+        ShadowWord& w = s.shadow[i];
+        auto ordered = [&](uint32_t other_tid, uint32_t other_wsync) {
+            // Same thread, or same warp with a __syncwarp/warp collective in between.
+            return other_tid == tid || ((other_tid >> 5) == (tid >> 5) && other_wsync != wsync);
+        };
+        const char* hazard = nullptr;
+        uintptr_t other_pc = 0;
+        const char* other_kind = nullptr;
+        if (w.w_epoch == epoch && !ordered(w.w_tid, w.w_wsync)) {
+            hazard = write ? "Write-after-write" : "Read-after-write";
+            other_pc = w.w_pc;
+            other_kind = "Write";
+        } else if (write && w.r_epoch == epoch && !ordered(w.r_tid, w.r_wsync)) {
+            hazard = "Write-after-read";
+            other_pc = w.r_pc;
+            other_kind = "Read";
+        }
+        if (hazard) {
+            std::string kind = std::string(hazard) + " hazard on __shared__ memory";
+            std::string body = "========= Error: Race reported between " + std::string(other_kind) +
+                               " access at @PC:" + hexaddr(other_pc) + "@ and " + (write ? "Write" : "Read") +
+                               " access at @SITE@ in kernel '" + kernel_name() + "' (" + hazard +
+                               " hazard: no __syncthreads between them)\n=========     " + who() +
+                               ", shared offset " + std::to_string(i * 4) +
+                               "\n=========     Hint: put __syncthreads() between the write and the other threads' "
+                               "access (__syncwarp() if both threads are in one warp).";
+            add_report("racecheck", kind, pc, body,
+                       "racecheck|" + std::to_string(other_pc) + "|" + std::to_string(pc) + "|" + hazard);
+        }
+        if (write) {
+            w.w_epoch = epoch;
+            w.w_pc = pc;
+            w.w_tid = tid;
+            w.w_wsync = wsync;
+        } else {
+            w.r_epoch = epoch;
+            w.r_pc = pc;
+            w.r_tid = tid;
+            w.r_wsync = wsync;
+        }
+    }
+}
+
+void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t pc) {
+    if (!al->init) return;
+    const size_t off = a - al->start;
+    if (write) {
+        for (size_t b = off; b < off + size; ++b)
+            al->init[b >> 3].fetch_or(static_cast<uint8_t>(1u << (b & 7)), std::memory_order_relaxed);
+        return;
+    }
+    for (size_t b = off; b < off + size; ++b) {
+        if (!(al->init[b >> 3].load(std::memory_order_relaxed) & (1u << (b & 7)))) {
+            std::string kind = "Uninitialized __global__ memory read of size " + std::to_string(size) + " bytes";
+            std::string body = "========= " + kind + "\n=========     at " + kernel_name() +
+                               " in @SITE@\n=========     " + who() + "\n=========     Address " + hexaddr(a) +
+                               " is byte " + std::to_string(off) + " of a " + std::to_string(al->end - al->start) +
+                               "-byte allocation that nothing has written (no cudaMemcpy, cudaMemset or kernel store)";
+            add_report("initcheck", kind, pc, body, "initcheck|" + std::to_string(pc));
+            return;
+        }
+    }
+}
+
+inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic = false) {
+    const ExecView& v = tls_view;
+    if (!v.in_kernel) return;
+    if (a >= reinterpret_cast<uintptr_t>(v.stack_lo) && a < reinterpret_cast<uintptr_t>(v.stack_hi)) return;
+    WorkerState& s = ws();
+    const unsigned t = tools();
+    Space space;
+    const uintptr_t smem = reinterpret_cast<uintptr_t>(v.smem);
+    if (a >= smem && a < smem + v.smem_capacity) {
+        space = kShared;
+        const size_t valid = v.smem_dyn + *v.smem_static_used;
+        if ((t & kMemcheck) && a + size > smem + valid) {
+            memcheck_error(std::string("Invalid __shared__ ") + (write ? "write" : "read") + " of size " +
+                               std::to_string(size) + " bytes",
+                           pc,
+                           "Address " + hexaddr(a) + " is at offset " + std::to_string(a - smem) +
+                               " of the block's shared memory, which holds " + std::to_string(valid) +
+                               " bytes (dynamic " + std::to_string(v.smem_dyn) + " + static " +
+                               std::to_string(*v.smem_static_used) + ")");
+        }
+        if (t & kRacecheck) racecheck(s, a, size, write, pc);
+    } else {
+        bool redzone = false;
+        const Alloc* al = find_alloc(a, &redzone);
+        if (al && !redzone && a + size <= al->end) {
+            space = kGlobal;
+            if (t & kInitcheck) initcheck(al, a, size, write && !atomic, pc);
+        } else if (al) {
+            if (!(t & kMemcheck)) return;
+            const std::string kind =
+                std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " + std::to_string(size) + " bytes";
+            std::string where;
+            if (a >= al->end)
+                where = "Address " + hexaddr(a) + " is " + std::to_string(a - al->end) + " bytes after the end of a " +
+                        std::to_string(al->end - al->start) + "-byte allocation at " + hexaddr(al->start);
+            else if (a < al->start)
+                where = "Address " + hexaddr(a) + " is " + std::to_string(al->start - a) + " bytes before a " +
+                        std::to_string(al->end - al->start) + "-byte allocation at " + hexaddr(al->start);
+            else
+                where = "The access at " + hexaddr(a) + " runs past the end of a " +
+                        std::to_string(al->end - al->start) + "-byte allocation at " + hexaddr(al->start);
+            memcheck_error(kind, pc, where + "\n=========     Hint: check the index against the buffer's length (a bounds check such as `if (i < n)`)");
+        } else if (in_ranges(G().freed_snap, a)) {
+            if (!(t & kMemcheck)) return;
+            memcheck_error(std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " +
+                               std::to_string(size) + " bytes",
+                           pc, "Address " + hexaddr(a) + " is in memory released by cudaFree (use after free)");
+        } else {
+            if (is_host_known(a)) return;
+            if (!(t & kMemcheck)) return;
+            memcheck_error(std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " +
+                               std::to_string(size) + " bytes",
+                           pc,
+                           "Address " + hexaddr(a) +
+                               " is not device memory: a kernel can only access memory from cudaMalloc (was a host "
+                               "pointer passed to the kernel?)");
+        }
+    }
+    // Metrics.
+    PcState& p = pc_state(s, pc);
+    if (!p.dirty) {
+        p.dirty = true;
+        s.touched.push_back(s.last_idx);
+    }
+    p.acc.bytes[space][write] += size;
+    if (atomic) {
+        p.acc.atomics += 1;
+        return;
+    }
+    const unsigned tid = v.tid, warp = tid >> 5, lane = tid & 31u;
+    const uint32_t k = p.occ[tid]++;
+    if (k + 1 > p.max_occ[warp]) p.max_occ[warp] = k + 1;
+    if (k < K) {
+        std::vector<Group>& gs = p.groups[warp];
+        if (gs.size() <= k) gs.resize(k + 1, Group{0, 0, 0, {}, {}});
+        Group& g = gs[k];
+        if (!g.lanes) {
+            g.space = space;
+            g.write = write;
+        }
+        g.lanes |= 1u << lane;
+        g.addr[lane] = a;
+        g.size[lane] = static_cast<uint8_t>(size > 255 ? 255 : size);
+    }
+}
+
+}  // namespace
+
+// ---- Hooks called by the scheduler and the runtime ----------------------------------------------
+
+namespace cusim::detail::analysis_hooks {
+
+void launch_begin(const KernelLaunch&) {
+    Global& g = G();
+    std::lock_guard<std::mutex> lk(g.mu);
+    g.snap.clear();
+    for (auto& [start, a] : g.allocs) g.snap.push_back(a);
+    g.freed_snap.assign(g.freed.begin(), g.freed.end());
+    g.static_segments.clear();
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) -> int {
+            auto* segs = static_cast<std::vector<std::pair<uintptr_t, uintptr_t>>*>(data);
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                if (ph.p_type != PT_LOAD) continue;
+                uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+                segs->push_back({lo, lo + ph.p_memsz});
+            }
+            return 0;
+        },
+        &g.static_segments);
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void* addr;
+        size_t size;
+        pthread_attr_getstack(&attr, &addr, &size);
+        g.host_stack_lo = reinterpret_cast<uintptr_t>(addr);
+        g.host_stack_hi = g.host_stack_lo + size;
+        pthread_attr_destroy(&attr);
+    }
+}
+
+void launch_end(const KernelLaunch& L, cudaError_t fault, const std::string& fault_report) {
+    Global& g = G();
+    if (fault != cudaSuccess && (tools() & kSynccheck) &&
+        (fault_report.rfind("Barrier", 0) == 0 || fault_report.rfind("Warp synchronization", 0) == 0)) {
+        std::lock_guard<std::mutex> lk(g.mu);
+        Report r;
+        r.tool = "synccheck";
+        r.kind = fault_report.substr(0, fault_report.find(':'));
+        r.file = L.file;
+        r.line = L.line;
+        r.message = "========= " + fault_report;
+        r.count = 1;
+        g.reports.push_back(r);
+        g.report_pcs.push_back(0);
+        g.printed_reports = g.reports.size();  // the scheduler prints it as the launch error
+        ++g.error_count;
+    }
+    {
+        std::lock_guard<std::mutex> lk(g.mu);
+        g.kernels[L.kernel_name].kernel = L.kernel_name;
+        g.kernels[L.kernel_name].launches += 1;
+    }
+    finalize_reports();
+}
+
+void block_begin() {
+    WorkerState& s = ws();
+    const ExecView& v = tls_view;
+    s.nthreads = v.nthreads;
+    s.nwarps = (v.nthreads + 31) / 32;
+    s.block_serial = g_block_serial.fetch_add(1, std::memory_order_relaxed);
+    s.barrier_count = 0;
+    s.warp_sync.assign(s.nwarps, 0);
+    if (s.shadow.size() != v.smem_capacity / 4) s.shadow.assign(v.smem_capacity / 4, ShadowWord{});
+    s.touched.clear();
+    s.last_pc = 0;
+}
+
+void barrier_complete() {
+    WorkerState& s = ws();
+    flush_all(s);
+    ++s.barrier_count;
+}
+
+void warp_sync_complete(unsigned warp, unsigned mask, unsigned existing) {
+    WorkerState& s = ws();
+    if (warp < s.warp_sync.size()) ++s.warp_sync[warp];
+    if (mask == existing)
+        for (uint32_t idx : s.touched) flush_warp(s, s.pcs[idx], warp);
+}
+
+void block_end() {
+    WorkerState& s = ws();
+    flush_all(s);
+    Global& g = G();
+    const std::string kernel = kernel_name();
+    std::lock_guard<std::mutex> lk(g.mu);
+    KernelMetrics& km = g.kernels[kernel];
+    km.kernel = kernel;
+    for (uint32_t idx : s.touched) {
+        PcState& p = s.pcs[idx];
+        SiteKey key{kernel, p.pc};
+        KernelMetrics& sm = g.sites[key];
+        for (KernelMetrics* m : {&km, &sm}) {
+            m->global_load_requests += p.acc.req[kGlobal][0];
+            m->global_store_requests += p.acc.req[kGlobal][1];
+            m->global_load_sectors += p.acc.units[kGlobal][0];
+            m->global_store_sectors += p.acc.units[kGlobal][1];
+            m->shared_load_requests += p.acc.req[kShared][0];
+            m->shared_store_requests += p.acc.req[kShared][1];
+            m->shared_load_wavefronts += p.acc.units[kShared][0];
+            m->shared_store_wavefronts += p.acc.units[kShared][1];
+            m->global_bytes_read += p.acc.bytes[kGlobal][0];
+            m->global_bytes_written += p.acc.bytes[kGlobal][1];
+            m->atomics += p.acc.atomics;
+        }
+        p.acc = SiteAccum{};
+        p.dirty = false;
+    }
+    s.touched.clear();
+}
+
+void on_alloc(void* p, size_t size) {
+    Global& g = G();
+    auto a = std::make_shared<Alloc>();
+    a->start = reinterpret_cast<uintptr_t>(p);
+    a->end = a->start + size;
+    a->init.reset(new std::atomic<uint8_t>[(size + 7) / 8 + 1]());
+    std::lock_guard<std::mutex> lk(g.mu);
+    g.allocs[a->start] = a;
+    g.freed.erase(a->start);
+}
+
+void on_free(void* p, size_t size) {
+    Global& g = G();
+    const uintptr_t start = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> lk(g.mu);
+    g.allocs.erase(start);
+    g.freed[start] = start + std::max<size_t>(size, 1);
+}
+
+void on_host_write(void* p, size_t size) {
+    Global& g = G();
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> lk(g.mu);
+    auto it = g.allocs.upper_bound(a);
+    if (it == g.allocs.begin()) return;
+    --it;
+    Alloc& al = *it->second;
+    if (a < al.start || a >= al.end || !al.init) return;
+    const size_t off = a - al.start, end = std::min(off + size, al.end - al.start);
+    for (size_t b = off; b < end; ++b) al.init[b >> 3].fetch_or(static_cast<uint8_t>(1u << (b & 7)));
+}
+
+void on_device_read_by_host(const void*, size_t) {}
+
+}  // namespace cusim::detail::analysis_hooks
+
+// ---- Public API ---------------------------------------------------------------------------------
+
+namespace cusim::analysis {
+
+bool available() { return detail::analysis_hooks::instrumented; }
+
+void reset() {
+    Global& g = G();
+    std::lock_guard<std::mutex> lk(g.mu);
+    g.kernels.clear();
+    g.sites.clear();
+    g.reports.clear();
+    g.report_pcs.clear();
+    g.report_index.clear();
+    g.printed_reports = 0;
+}
+
+std::vector<KernelMetrics> metrics() {
+    Global& g = G();
+    std::lock_guard<std::mutex> lk(g.mu);
+    std::vector<KernelMetrics> out;
+    for (auto& [name, m] : g.kernels) out.push_back(m);
+    return out;
+}
+
+std::vector<LineMetrics> line_metrics(const std::string& kernel) {
+    Global& g = G();
+    std::vector<uintptr_t> pcs;
+    std::vector<std::pair<SiteKey, KernelMetrics>> sites;
+    {
+        std::lock_guard<std::mutex> lk(g.mu);
+        for (auto& [k, m] : g.sites)
+            if (kernel.empty() || k.kernel == kernel) {
+                pcs.push_back(k.pc);
+                sites.push_back({k, m});
+            }
+    }
+    symbolize(pcs);
+    std::map<std::tuple<std::string, std::string, int>, LineMetrics> lines;
+    for (auto& [k, m] : sites) {
+        auto sym = g.symbolized[k.pc];
+        LineMetrics& l = lines[{k.kernel, sym.first, sym.second}];
+        l.kernel = k.kernel;
+        l.file = sym.first;
+        l.line = sym.second;
+        l.global_load_requests += m.global_load_requests;
+        l.global_store_requests += m.global_store_requests;
+        l.global_load_sectors += m.global_load_sectors;
+        l.global_store_sectors += m.global_store_sectors;
+        l.shared_load_requests += m.shared_load_requests;
+        l.shared_store_requests += m.shared_store_requests;
+        l.shared_load_wavefronts += m.shared_load_wavefronts;
+        l.shared_store_wavefronts += m.shared_store_wavefronts;
+        l.global_bytes_read += m.global_bytes_read;
+        l.global_bytes_written += m.global_bytes_written;
+        l.atomics += m.atomics;
+    }
+    std::vector<LineMetrics> out;
+    for (auto& [k, l] : lines) out.push_back(l);
+    return out;
+}
+
+std::vector<Report> reports() {
+    finalize_reports();
+    Global& g = G();
+    std::lock_guard<std::mutex> lk(g.mu);
+    return g.reports;
+}
+
+bool tool_enabled(const std::string& tool) {
+    const unsigned t = tools();
+    return (tool == "memcheck" && (t & kMemcheck)) || (tool == "racecheck" && (t & kRacecheck)) ||
+           (tool == "initcheck" && (t & kInitcheck)) || (tool == "synccheck" && (t & kSynccheck));
+}
+
+std::string profile_text() {
+    std::ostringstream os;
+    char buf[512];
+    for (const KernelMetrics& m : metrics()) {
+        os << "==PROF== kernel '" << m.kernel << "' (" << m.launches << " launch" << (m.launches == 1 ? "" : "es")
+           << ")\n";
+        std::snprintf(buf, sizeof buf,
+                      "  %-34s %14s %14s %12s\n", "Memory workload", "requests", "sectors/wavefr", "per request");
+        os << buf;
+        auto row = [&](const char* name, uint64_t req, uint64_t units) {
+            std::snprintf(buf, sizeof buf, "  %-34s %14llu %14llu %12.2f\n", name, static_cast<unsigned long long>(req),
+                          static_cast<unsigned long long>(units), req ? double(units) / double(req) : 0.0);
+            os << buf;
+        };
+        row("global loads (sectors)", m.global_load_requests, m.global_load_sectors);
+        row("global stores (sectors)", m.global_store_requests, m.global_store_sectors);
+        row("shared loads (wavefronts)", m.shared_load_requests, m.shared_load_wavefronts);
+        row("shared stores (wavefronts)", m.shared_store_requests, m.shared_store_wavefronts);
+        std::snprintf(buf, sizeof buf, "  global bytes read %llu, written %llu, atomics %llu\n",
+                      static_cast<unsigned long long>(m.global_bytes_read),
+                      static_cast<unsigned long long>(m.global_bytes_written), static_cast<unsigned long long>(m.atomics));
+        os << buf;
+        os << "  per source line:\n";
+        for (const LineMetrics& l : line_metrics(m.kernel)) {
+            std::string where = (l.file.empty() ? std::string("?") : l.file) + ":" + std::to_string(l.line);
+            if (l.global_load_requests || l.global_store_requests) {
+                std::snprintf(buf, sizeof buf, "    %-60s global  %8llu req  %6.2f sectors/req\n", where.c_str(),
+                              static_cast<unsigned long long>(l.global_load_requests + l.global_store_requests),
+                              l.global_sectors_per_request());
+                os << buf;
+            }
+            if (l.shared_load_requests || l.shared_store_requests) {
+                std::snprintf(buf, sizeof buf, "    %-60s shared  %8llu req  %6.2f wavefronts/req\n", where.c_str(),
+                              static_cast<unsigned long long>(l.shared_load_requests + l.shared_store_requests),
+                              l.shared_wavefronts_per_request());
+                os << buf;
+            }
+            if (l.atomics) {
+                std::snprintf(buf, sizeof buf, "    %-60s atomics %8llu\n", where.c_str(),
+                              static_cast<unsigned long long>(l.atomics));
+                os << buf;
+            }
+        }
+    }
+    return os.str();
+}
+
+}  // namespace cusim::analysis
+
+// ---- ThreadSanitizer entry points (GCC -fsanitize=thread) --------------------------------------
+
+#define CUSIM_RA reinterpret_cast<uintptr_t>(__builtin_return_address(0))
+
+extern "C" {
+
+void __tsan_init() { cusim::detail::analysis_hooks::instrumented = true; }
+void __tsan_func_entry(void*) {}
+void __tsan_func_exit() {}
+void __tsan_vptr_update(void**, void*) {}
+void __tsan_vptr_read(void**) {}
+
+#define CUSIM_TSAN_RW(N)                                                                                     \
+    void __tsan_read##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA); }           \
+    void __tsan_write##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA); }           \
+    void __tsan_unaligned_read##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA); } \
+    void __tsan_unaligned_write##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA); } \
+    void __tsan_volatile_read##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA); }  \
+    void __tsan_volatile_write##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA); }
+CUSIM_TSAN_RW(1)
+CUSIM_TSAN_RW(2)
+CUSIM_TSAN_RW(4)
+CUSIM_TSAN_RW(8)
+CUSIM_TSAN_RW(16)
+#undef CUSIM_TSAN_RW
+
+void __tsan_read_range(void* a, unsigned long size) {
+    if (size) on_access(reinterpret_cast<uintptr_t>(a), size, false, CUSIM_RA);
+}
+void __tsan_write_range(void* a, unsigned long size) {
+    if (size) on_access(reinterpret_cast<uintptr_t>(a), size, true, CUSIM_RA);
+}
+
+// Atomics: performed for real (blocks run in parallel) and counted. `mo` uses __ATOMIC_* values.
+#define CUSIM_TSAN_ATOMIC(N, T)                                                                                   \
+    T __tsan_atomic##N##_load(const volatile T* a, int mo) {                                                      \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), false, CUSIM_RA, true);                              \
+        return __atomic_load_n(a, mo);                                                                            \
+    }                                                                                                             \
+    void __tsan_atomic##N##_store(volatile T* a, T v, int mo) {                                                   \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                              \
+        __atomic_store_n(a, v, mo);                                                                               \
+    }                                                                                                             \
+    T __tsan_atomic##N##_exchange(volatile T* a, T v, int mo) {                                                   \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        return __atomic_exchange_n(a, v, mo);                                                                     \
+    }                                                                                                             \
+    T __tsan_atomic##N##_fetch_add(volatile T* a, T v, int mo) {                                                  \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        return __atomic_fetch_add(a, v, mo);                                                                      \
+    }                                                                                                             \
+    T __tsan_atomic##N##_fetch_sub(volatile T* a, T v, int mo) {                                                  \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        return __atomic_fetch_sub(a, v, mo);                                                                      \
+    }                                                                                                             \
+    T __tsan_atomic##N##_fetch_and(volatile T* a, T v, int mo) {                                                  \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        return __atomic_fetch_and(a, v, mo);                                                                      \
+    }                                                                                                             \
+    T __tsan_atomic##N##_fetch_or(volatile T* a, T v, int mo) {                                                   \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        return __atomic_fetch_or(a, v, mo);                                                                       \
+    }                                                                                                             \
+    T __tsan_atomic##N##_fetch_xor(volatile T* a, T v, int mo) {                                                  \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        return __atomic_fetch_xor(a, v, mo);                                                                      \
+    }                                                                                                             \
+    T __tsan_atomic##N##_fetch_nand(volatile T* a, T v, int mo) {                                                 \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        return __atomic_fetch_nand(a, v, mo);                                                                     \
+    }                                                                                                             \
+    int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, int mo, int fmo) {                   \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        return __atomic_compare_exchange_n(a, c, v, false, mo, fmo ? fmo : __ATOMIC_RELAXED);                     \
+    }                                                                                                             \
+    int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int mo, int fmo) {                     \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        return __atomic_compare_exchange_n(a, c, v, true, mo, fmo ? fmo : __ATOMIC_RELAXED);                      \
+    }                                                                                                             \
+    T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, int mo, int fmo) {                         \
+        on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, CUSIM_RA, true);                               \
+        __atomic_compare_exchange_n(a, &c, v, false, mo, fmo ? fmo : __ATOMIC_RELAXED);                           \
+        return c;                                                                                                 \
+    }
+CUSIM_TSAN_ATOMIC(8, uint8_t)
+CUSIM_TSAN_ATOMIC(16, uint16_t)
+CUSIM_TSAN_ATOMIC(32, uint32_t)
+CUSIM_TSAN_ATOMIC(64, uint64_t)
+#undef CUSIM_TSAN_ATOMIC
+
+void __tsan_atomic_thread_fence(int mo) { __atomic_thread_fence(mo); }
+void __tsan_atomic_signal_fence(int mo) { __atomic_signal_fence(mo); }
+
+}  // extern "C"
