@@ -203,11 +203,18 @@ inline H f16_sqrt(H a) {
     return f16_round<H>(s, sign_of(std::fma(-s, s, x)));
 }
 
+/// Sign flip and sign clear; a NaN becomes the canonical NaN, as CUDA's implementation does.
 template <class H>
-inline H f16_neg(H a) { return f16_make<H>(static_cast<std::uint16_t>(f16_bits(a) ^ 0x8000u)); }
+inline H f16_neg(H a) {
+    if (std::isnan(f16_value(a))) return f16_make<H>(float16_canonical_nan);
+    return f16_make<H>(static_cast<std::uint16_t>(f16_bits(a) ^ 0x8000u));
+}
 
 template <class H>
-inline H f16_abs(H a) { return f16_make<H>(static_cast<std::uint16_t>(f16_bits(a) & 0x7fffu)); }
+inline H f16_abs(H a) {
+    if (std::isnan(f16_value(a))) return f16_make<H>(float16_canonical_nan);
+    return f16_make<H>(static_cast<std::uint16_t>(f16_bits(a) & 0x7fffu));
+}
 
 /// Clamp to [0, 1] with NaN to +0 (the _sat variants).
 template <class H>

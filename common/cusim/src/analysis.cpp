@@ -41,8 +41,7 @@ constexpr unsigned K = cusim::analysis::kSampledOccurrences;
 
 enum ToolBits : unsigned { kMemcheck = 1, kRacecheck = 2, kInitcheck = 4, kSynccheck = 8 };
 
-unsigned parse_tools() {
-    const char* e = std::getenv("CUSIM_TOOL");
+unsigned parse_tool_list(const char* e) {
     if (!e || !*e || std::strcmp(e, "all") == 0) return kMemcheck | kRacecheck | kInitcheck | kSynccheck;
     unsigned bits = 0;
     std::string s(e);
@@ -63,10 +62,12 @@ unsigned parse_tools() {
     }
     return bits;
 }
-unsigned tools() {
-    static const unsigned t = parse_tools();
+unsigned parse_tools() { return parse_tool_list(std::getenv("CUSIM_TOOL")); }
+std::atomic<unsigned>& tool_bits() {
+    static std::atomic<unsigned> t{parse_tools()};
     return t;
 }
+inline unsigned tools() { return tool_bits().load(std::memory_order_relaxed); }
 
 constexpr size_t kFrontRedzone = 256;
 constexpr size_t kBackRedzone = 1024;
@@ -563,12 +564,22 @@ void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t 
     }
 }
 
-inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic = false) {
+inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic = false,
+                      bool natural = false) {
     const ExecView& v = tls_view;
     if (!v.in_kernel) return;
     if (a >= reinterpret_cast<uintptr_t>(v.stack_lo) && a < reinterpret_cast<uintptr_t>(v.stack_hi)) return;
     WorkerState& s = ws();
     const unsigned t = tools();
+    // A GPU requires natural alignment of 2-, 4-, 8- and 16-byte accesses.
+    if (natural && (t & kMemcheck) && (a & (size - 1)) && !is_host_known(a)) {
+        memcheck_error(std::string("Misaligned ") + (write ? "write" : "read") + " of size " + std::to_string(size) +
+                           " bytes",
+                       pc,
+                       "Address " + hexaddr(a) + " is not a multiple of " + std::to_string(size) +
+                           " (on a GPU: cudaErrorMisalignedAddress)\n=========     Hint: a pointer cast to a wider type "
+                           "(e.g. float4*) must point to memory aligned to that type's size");
+    }
     Space space;
     const uintptr_t smem = reinterpret_cast<uintptr_t>(v.smem);
     if (a >= smem && a < smem + v.smem_capacity) {
@@ -648,6 +659,48 @@ inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc, bool a
         g.size[lane] = static_cast<uint8_t>(size > 255 ? 255 : size);
     }
 }
+
+bool env_flag(const char* name) {
+    const char* e = std::getenv(name);
+    return e && *e && std::strcmp(e, "0") != 0;
+}
+
+// At exit, for `workbook sanitize` / `workbook profile`: leak check, error summary, exit status,
+// and the metrics profile.
+void at_exit_report() {
+    if (!cusim::detail::analysis_hooks::instrumented) return;
+    Global& g = G();
+    if (env_flag("CUSIM_PROFILE")) std::fprintf(stdout, "%s", cusim::analysis::profile_text().c_str());
+    if (!env_flag("CUSIM_SANITIZE")) return;
+    finalize_reports();
+    uint64_t leaks = 0, leaked_bytes = 0;
+    if (tools() & kMemcheck) {
+        std::lock_guard<std::mutex> lk(g.mu);
+        for (auto& [start, a] : g.allocs) {
+            ++leaks;
+            leaked_bytes += a->end - a->start;
+            std::fprintf(stderr,
+                         "========= Leaked %llu bytes at 0x%lx (device memory from cudaMalloc never released by cudaFree)\n",
+                         static_cast<unsigned long long>(a->end - a->start), static_cast<unsigned long>(start));
+        }
+        if (leaks)
+            std::fprintf(stderr, "========= LEAK SUMMARY: %llu bytes leaked in %llu allocations\n",
+                         static_cast<unsigned long long>(leaked_bytes), static_cast<unsigned long long>(leaks));
+        g.error_count += leaks;
+    }
+    std::fprintf(stderr, "========= ERROR SUMMARY: %llu error%s\n", static_cast<unsigned long long>(g.error_count),
+                 g.error_count == 1 ? "" : "s");
+    std::fflush(stderr);
+    std::fflush(stdout);
+    if (g.error_count) {
+        const char* code = std::getenv("CUSIM_ERROR_EXITCODE");
+        if (code && *code) std::_Exit(std::atoi(code));
+    }
+}
+
+struct ExitHook {
+    ExitHook() { std::atexit(at_exit_report); }
+} exit_hook;
 
 }  // namespace
 
@@ -872,6 +925,8 @@ std::vector<Report> reports() {
     return g.reports;
 }
 
+void set_tools(const std::string& list) { tool_bits().store(parse_tool_list(list.c_str())); }
+
 bool tool_enabled(const std::string& tool) {
     const unsigned t = tools();
     return (tool == "memcheck" && (t & kMemcheck)) || (tool == "racecheck" && (t & kRacecheck)) ||
@@ -940,8 +995,8 @@ void __tsan_vptr_update(void**, void*) {}
 void __tsan_vptr_read(void**) {}
 
 #define CUSIM_TSAN_RW(N)                                                                                     \
-    void __tsan_read##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA); }           \
-    void __tsan_write##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA); }           \
+    void __tsan_read##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA, false, N > 1); } \
+    void __tsan_write##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA, false, N > 1); } \
     void __tsan_unaligned_read##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA); } \
     void __tsan_unaligned_write##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA); } \
     void __tsan_volatile_read##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA); }  \

@@ -136,6 +136,7 @@ struct Worker {
     std::vector<SharedEntry> shared_tab;
     // Faults.
     bool in_kernel = false;
+    bool analyze = false;  // this launch's kernel is instrumented: call the analysis hooks
     bool block_fault = false;
     cudaError_t fault_code = cudaSuccess;
     std::string fault_msg;
@@ -359,7 +360,7 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
         }
     }
     if (self) self->state = TState::Running;
-    if (analysis_hooks::instrumented) analysis_hooks::barrier_complete();
+    if (w.analyze) analysis_hooks::barrier_complete();
     w.bar_arrived = 0;
     w.bar_acc = 0;
     w.bar_site = nullptr;
@@ -473,6 +474,7 @@ void install_signal_handlers() {
 
 void setup_launch(Worker& w, LaunchState& ls) {
     w.ls = &ls;
+    w.analyze = analysis_hooks::instrumented && ls.launch->instrumented;
     const dim3 b = ls.block;
     w.nthreads = ls.nthreads;
     w.threads.resize(w.nthreads);
@@ -534,7 +536,7 @@ void run_block(Worker& w, uint64_t b) {
     v.smem_capacity = kArenaBytes;
     v.launch = w.ls->launch;
     v.in_kernel = true;
-    if (analysis_hooks::instrumented) analysis_hooks::block_begin();
+    if (w.analyze) analysis_hooks::block_begin();
 
     if (sigsetjmp(w.jmp, 1) == 0) {
         w.in_kernel = true;
@@ -554,7 +556,7 @@ void run_block(Worker& w, uint64_t b) {
     }
     w.in_kernel = false;
     tls_view.in_kernel = false;
-    if (analysis_hooks::instrumented) analysis_hooks::block_end();
+    if (w.analyze) analysis_hooks::block_end();
     w.cur = nullptr;
     w.cur_fiber = nullptr;
 }
@@ -782,7 +784,7 @@ uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg
             if (&t != th) push_ready(w, &t);
         }
         th->state = TState::Running;
-        if (analysis_hooks::instrumented) analysis_hooks::warp_sync_complete(th->tid >> 5, op->mask, wp.existing);
+        if (w.analyze) analysis_hooks::warp_sync_complete(th->tid >> 5, op->mask, wp.existing);
         const uint64_t r = th->warp_result;
         wp.pending.erase(wp.pending.begin() + (op - wp.pending.data()));
         return r;
@@ -904,9 +906,10 @@ void launch_kernel(const KernelLaunch& L) {
     ls.dyn_smem = cfg.shmem;
     ls.nthreads = static_cast<unsigned>(nthreads);
     ls.nblocks = uint64_t(g.x) * g.y * g.z;
-    if (analysis_hooks::instrumented) analysis_hooks::launch_begin(L);
+    const bool analyze = analysis_hooks::instrumented && L.instrumented;
+    if (analyze) analysis_hooks::launch_begin(L);
     Pool::get().run(ls);
-    if (analysis_hooks::instrumented) analysis_hooks::launch_end(L, ls.fault_code, ls.fault_msg);
+    if (analyze) analysis_hooks::launch_end(L, ls.fault_code, ls.fault_msg);
     if (ls.fault_code != cudaSuccess) {
         report_error(ls.fault_code, "========= cusim: " + ls.fault_msg + "\n=========     in " + who, true);
     }

@@ -79,7 +79,9 @@ std::vector<KernelMetrics> metrics();
 std::vector<LineMetrics> line_metrics(const std::string& kernel = "");
 /// Findings of the enabled tools since reset().
 std::vector<Report> reports();
-/// True if `tool` (memcheck, racecheck, initcheck, synccheck) is enabled by CUSIM_TOOL.
+/// Replaces the CUSIM_TOOL selection for the following launches (same syntax, e.g. "racecheck").
+void set_tools(const std::string& list);
+/// True if `tool` (memcheck, racecheck, initcheck, synccheck) is enabled.
 bool tool_enabled(const std::string& tool);
 /// Writes the per-kernel and per-line profile (Nsight Compute memory-workload style).
 std::string profile_text();

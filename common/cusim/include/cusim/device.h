@@ -56,6 +56,7 @@ struct KernelLaunch {
     const void* kernel_id;
     void (*entry)(void*);
     void* closure;
+    bool instrumented;  // the kernel's translation unit carries analysis instrumentation
 };
 void launch_kernel(const KernelLaunch& launch);
 
@@ -106,8 +107,13 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
     std::tuple<std::decay_t<A>...> values(std::forward<A>(args)...);
     auto body = [&]() { std::apply(call, values); };
     using Body = decltype(body);
+#ifdef __SANITIZE_THREAD__
+    constexpr bool instrumented = true;
+#else
+    constexpr bool instrumented = false;
+#endif
     detail::KernelLaunch launch{&cfg, file, line, kernel_name, kernel_id,
-                                [](void* p) { (*static_cast<Body*>(p))(); }, &body};
+                                [](void* p) { (*static_cast<Body*>(p))(); }, &body, instrumented};
     detail::launch_kernel(launch);
 }
 

@@ -140,6 +140,10 @@ inline double to_double(double s, int dir, round_mode mode) {
     return std::bit_cast<double>(round_with_residual<11, 52>(s, dir, mode));
 }
 
+/// Below this magnitude the exact error terms of double operations can fall into the subnormal
+/// range, so the operations rescale by a power of two first.
+constexpr double tiny_residual_bound = 0x1p-900;
+
 /// Result of an operation on finite operands whose round-to-nearest double result overflowed.
 inline double double_overflow(bool neg, round_mode mode) {
     const bool to_inf = mode == round_mode::rn || (mode == round_mode::ru && !neg) ||
@@ -210,6 +214,11 @@ inline double dmul(double a, double b, round_mode mode) {
     if (std::isinf(p) && std::isfinite(a) && std::isfinite(b)) return double_overflow(p < 0, mode);
     if (!std::isfinite(p) || a == 0 || b == 0) return p;
     if (p == 0) return to_double(p, (std::signbit(a) != std::signbit(b)) ? -1 : 1, mode);
+    if (std::fabs(p) < tiny_residual_bound) {  // scale so that the error term cannot underflow
+        const double sa = std::fabs(a) < 0x1p400 ? a * 0x1p600 : a;
+        const double sb = sa == a ? b * 0x1p600 : b;
+        return to_double(p, sign_of(std::fma(sa, sb, -p * 0x1p600)), mode);
+    }
     return to_double(p, sign_of(std::fma(a, b, -p)), mode);
 }
 
@@ -217,21 +226,21 @@ inline double ddiv(double a, double b, round_mode mode) {
     const double q = a / b;
     if (std::isinf(q) && std::isfinite(a) && b != 0) return double_overflow(q < 0, mode);
     if (!std::isfinite(q) || a == 0 || std::isinf(b)) return q;
+    if (std::fabs(a) < tiny_residual_bound && std::fabs(b) < 0x1p400)  // keep the remainder out of the subnormals
+        return to_double(q, sign_of(std::fma(-q, b * 0x1p600, a * 0x1p600)) * sign_of(b), mode);
     return to_double(q, sign_of(std::fma(-q, b, a)) * sign_of(b), mode);
 }
 
 inline double dsqrt(double a, round_mode mode) {
     const double s = std::sqrt(a);
     if (!std::isfinite(s) || s == 0) return s;
+    if (a < tiny_residual_bound) return to_double(s, sign_of(std::fma(-s * 0x1p300, s * 0x1p300, a * 0x1p600)), mode);
     return to_double(s, sign_of(std::fma(-s, s, a)), mode);
 }
 
-inline double dfma(double a, double b, double c, round_mode mode) {
-    const double r1 = std::fma(a, b, c);
-    if (std::isinf(r1) && std::isfinite(a) && std::isfinite(b) && std::isfinite(c))
-        return double_overflow(r1 < 0, mode);
-    if (!std::isfinite(r1)) return r1;
-    // Boldo and Muller's ErrFma: a*b + c = r1 + r2 + r3 exactly.
+/// Sign of the exact error a*b + c - r1 for r1 = RN(a*b + c), from Boldo and Muller's ErrFma
+/// (a*b + c = r1 + r2 + r3 exactly when no intermediate underflows).
+inline int fma_error_sign(double a, double b, double c, double r1) {
     const double u1 = a * b;
     const double u2 = std::fma(a, b, -u1);
     const double alpha1 = c + u2;
@@ -241,7 +250,25 @@ inline double dfma(double a, double b, double c, round_mode mode) {
     const double gamma = (beta1 - r1) + beta2;
     const double r2 = gamma + alpha2;
     const double r3 = alpha2 - (r2 - gamma);
-    const int dir = r2 != 0 ? sign_of(r2) : sign_of(r3);
+    return r2 != 0 ? sign_of(r2) : sign_of(r3);
+}
+
+inline double dfma(double a, double b, double c, round_mode mode) {
+    const double r1 = std::fma(a, b, c);
+    if (std::isinf(r1) && std::isfinite(a) && std::isfinite(b) && std::isfinite(c))
+        return double_overflow(r1 < 0, mode);
+    if (!std::isfinite(r1)) return r1;
+    if (a != 0 && b != 0 && c != 0 && std::ilogb(a) + std::ilogb(b) < std::ilogb(c) - 60) {
+        // a*b is far below half an ulp of c (it may even underflow): the result is c nudged
+        // towards the product's sign.
+        return to_double(c, (std::signbit(a) != std::signbit(b)) ? -1 : 1, mode);
+    }
+    const bool all_tiny = (c == 0 || std::ilogb(c) < -400) && (a == 0 || b == 0 || std::ilogb(a) + std::ilogb(b) < -400);
+    if (all_tiny && r1 != 0) {  // rescale so the error terms stay normal
+        if (std::fabs(a) < 0x1p400) return to_double(r1, fma_error_sign(a * 0x1p600, b, c * 0x1p600, r1 * 0x1p600), mode);
+        return to_double(r1, fma_error_sign(a, b * 0x1p600, c * 0x1p600, r1 * 0x1p600), mode);
+    }
+    const int dir = fma_error_sign(a, b, c, r1);
     if (r1 == 0 && dir == 0) return exact_zero_sum(std::signbit(a) != std::signbit(b), std::signbit(c), mode);
     return to_double(r1, dir, mode);
 }
@@ -367,14 +394,24 @@ inline double erfinv_central(double y) {
 }
 
 /// Solves erfc(x) = c for 0 < c < 0.5 by Newton's method on log(erfc(x)) - log(c), written with
-/// erfcx so that nothing underflows even for the smallest subnormal c.
+/// erfcx so that nothing underflows even for the smallest subnormal c. Giles' approximation is
+/// only valid down to c of about 1e-7; below that the start comes from the asymptotic
+/// erfc(x) ~ exp(-x^2) / (x sqrt(pi)).
 inline double erfcinv_tail(double c) {
-    double x = erfinv_start(-std::log(c * (2.0 - c)));
+    const double w = -std::log(c * (2.0 - c));
+    double x;
+    if (w < 16.0) {
+        x = erfinv_start(w);
+    } else {
+        const double log_c = std::log(c);
+        x = std::sqrt(-log_c);
+        x = std::sqrt(-log_c - std::log(x / inv_sqrt_pi));
+    }
     const double log_c = std::log(c);
     for (int i = 0; i < 60; ++i) {
         const double g = erfcx(x);
         const double f = std::log(g) - x * x - log_c;
-        const double step = f * g / two_over_sqrt_pi;  // f / f', f' = -2/(sqrt(pi) erfcx(x))
+        const double step = f * g / two_over_sqrt_pi;  // -f / f', f' = -2/(sqrt(pi) erfcx(x))
         x += step;
         if (std::fabs(step) <= 1e-17 * x) break;
     }
@@ -398,6 +435,19 @@ inline double erfcinv(double c) {
     if (c > 1.0) return -erfcinv(2.0 - c);  // exact by Sterbenz
     if (c >= 0.5) return erfinv_central(1.0 - c);
     return erfcinv_tail(c);
+}
+
+/// Normal cumulative distribution 0.5 * erfc(-x / sqrt(2)). The argument is carried as a
+/// double-double and its low part applied as a first-order correction, so the far tail
+/// (x near -37) keeps full relative accuracy.
+inline double normcdf(double x) {
+    constexpr double inv_sqrt2_hi = 7.0710678118654757e-1, inv_sqrt2_lo = -4.8336466567264567e-17;
+    const double t = -x * inv_sqrt2_hi;
+    const double t_lo = std::fma(-x, inv_sqrt2_hi, -t) + (-x) * inv_sqrt2_lo;
+    const double e = std::erfc(t);
+    if (!std::isfinite(t)) return 0.5 * e;
+    const double hi = t * t, lo = std::fma(t, t, -hi);  // exp(-t^2) with t^2 split exactly
+    return 0.5 * (e - t_lo * two_over_sqrt_pi * std::exp(-hi) * (1.0 - lo));
 }
 
 /// sin(pi x) with exact argument reduction.
@@ -467,8 +517,8 @@ inline float erfcinvf(float c) { return static_cast<float>(cusim::detail::erfcin
 inline double erfcinv(double c) { return cusim::detail::erfcinv(c); }
 inline float erfcxf(float x) { return static_cast<float>(cusim::detail::erfcx(x)); }
 inline double erfcx(double x) { return cusim::detail::erfcx(x); }
-inline float normcdff(float x) { return static_cast<float>(0.5 * std::erfc(-static_cast<double>(x) / cusim::detail::sqrt2)); }
-inline double normcdf(double x) { return 0.5 * std::erfc(-x / cusim::detail::sqrt2); }
+inline float normcdff(float x) { return static_cast<float>(cusim::detail::normcdf(x)); }
+inline double normcdf(double x) { return cusim::detail::normcdf(x); }
 inline float normcdfinvf(float p) { return static_cast<float>(-cusim::detail::sqrt2 * cusim::detail::erfcinv(2.0 * p)); }
 inline double normcdfinv(double p) { return -cusim::detail::sqrt2 * cusim::detail::erfcinv(2.0 * p); }
 inline float rhypotf(float x, float y) { return static_cast<float>(1.0 / std::hypot(static_cast<double>(x), static_cast<double>(y))); }

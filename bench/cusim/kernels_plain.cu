@@ -1,0 +1,3 @@
+// Benchmark kernels without instrumentation.
+#define BENCH_NS plain
+#include "kernels.cuh"
