@@ -1,6 +1,7 @@
 #include "comm/communicator.h"
 
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #include "comm/error.h"
@@ -93,7 +94,9 @@ void Communicator::finish(Request& r) {
 }
 
 void Communicator::abandoned(Request& r) noexcept {
-  std::fprintf(stderr,
+  // While an exception unwinds, unfinished requests are expected; stay quiet then.
+  if (std::uncaught_exceptions() == 0)
+    std::fprintf(stderr,
                "comm: rank %d: a %s request (peer %d, tag %d, %zu bytes) was destroyed before wait(); "
                "every isend/irecv must be completed with wait or wait_all\n",
                rank_, r.is_recv_ ? "irecv" : "isend", r.peer_, r.tag_, r.bytes_);
@@ -155,6 +158,17 @@ void Communicator::library_allreduce(const void* sendbuf, void* recvbuf, std::si
   status::set_activity("blocked in library_allreduce(count=%zu)", count);
   do_library_allreduce(sendbuf, recvbuf, count, type, op);
   status::set_activity("running");
+}
+
+void* Communicator::scratch(std::size_t bytes, int slot) {
+  if (slot < 0 || slot >= 4) COMM_THROW("scratch: slot " + std::to_string(slot) + " outside 0..3");
+  Buffer& b = scratch_[slot];
+  if (b.bytes() < bytes || b.data() == nullptr) {
+    b = Buffer();  // free first: peak memory stays one buffer
+    b = allocate(bytes > 0 ? bytes : 1);
+    comm::fill_bytes(b.data(), space_, 0, b.bytes());  // touch the pages once, outside timed calls
+  }
+  return b.data();
 }
 
 void Communicator::reset_stats() {

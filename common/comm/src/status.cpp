@@ -14,6 +14,7 @@ namespace comm::status {
 namespace {
 
 char* g_record = nullptr;
+std::string g_dir;
 
 void put(std::size_t offset, std::size_t size, const char* text) {
   if (!g_record) return;
@@ -44,12 +45,20 @@ void open(int rank) {
   ::close(fd);
   if (p == MAP_FAILED) return;
   g_record = static_cast<char*>(p);
+  g_dir = dir;
+  // The launcher uses the pid to make sure no rank outlives a killed job.
+  if (FILE* f = std::fopen((g_dir + "/rank-" + std::to_string(rank) + ".pid").c_str(), "w")) {
+    std::fprintf(f, "%ld\n", static_cast<long>(::getpid()));
+    std::fclose(f);
+  }
   std::memset(g_record, 0, record_size);
   put(state_offset, state_size, "running");
   put(activity_offset, activity_size, "starting");
 }
 
 bool enabled() { return g_record != nullptr; }
+
+std::string directory() { return g_dir; }
 
 void set_test(const std::string& name) {
   put(test_offset, test_size, name.c_str());

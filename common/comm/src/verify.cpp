@@ -92,7 +92,7 @@ void fill_input(void* out, std::size_t count, DataType type, DataMode mode, RedO
 }
 
 void expected_allreduce(void* out, std::vector<double>* tolerance, std::size_t count, DataType type, DataMode mode,
-                        RedOp op, int nranks, std::uint64_t seed) {
+                        RedOp op, int nranks, std::uint64_t seed, std::size_t first) {
   if (tolerance) tolerance->clear();
   dispatch(type, [&](auto zero) {
     using T = decltype(zero);
@@ -103,11 +103,12 @@ void expected_allreduce(void* out, std::vector<double>* tolerance, std::size_t c
     const long double u = std::numeric_limits<T>::epsilon() / 2.0L;
     const long double k = nranks > 1 ? nranks - 1 : 0;
     const long double gamma = k * u / (1 - k * u);
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::size_t i = first + j;
       T acc = input_value<T>(mode, op, nranks, 0, i, seed);
       if (!bound) {
         for (int r = 1; r < nranks; ++r) acc = apply(op, acc, input_value<T>(mode, op, nranks, r, i, seed));
-        p[i] = acc;
+        p[j] = acc;
         continue;
       }
       long double exact = acc, magnitude = std::fabs(static_cast<long double>(acc));
@@ -116,9 +117,9 @@ void expected_allreduce(void* out, std::vector<double>* tolerance, std::size_t c
         exact = op == RedOp::sum ? exact + x : exact * x;
         magnitude = op == RedOp::sum ? magnitude + std::fabs(x) : magnitude * std::fabs(x);
       }
-      p[i] = static_cast<T>(exact);
+      p[j] = static_cast<T>(exact);
       // gamma bounds the accumulated relative error; one more u for rounding `exact` itself.
-      (*tolerance)[i] = static_cast<double>((gamma + u) * magnitude);
+      (*tolerance)[j] = static_cast<double>((gamma + u) * magnitude);
     }
   });
 }

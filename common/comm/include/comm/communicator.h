@@ -93,8 +93,13 @@ class Communicator {
   void reduce(void* inout, const void* in, std::size_t count, DataType type, RedOp op);
   /// Copies within this communicator's memory space (no overlap).
   void copy(void* dst, const void* src, std::size_t bytes);
-  /// A scratch buffer in this communicator's memory space.
+  /// A new buffer in this communicator's memory space (freed when the Buffer goes away).
   Buffer allocate(std::size_t bytes) const { return Buffer(bytes, space_); }
+  /// Scratch memory of at least `bytes` in this communicator's memory space, kept by the
+  /// communicator and reused across calls (no allocation or page faults in a timed loop).
+  /// Slots 0..3 are independent; a slot's pointer stays valid until the next scratch() call
+  /// for the same slot asks for more bytes.
+  void* scratch(std::size_t bytes, int slot = 0);
 
   /// The library's own all-reduce: the reference and the baseline (in place if send == recv).
   void library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, RedOp op);
@@ -131,6 +136,7 @@ class Communicator {
   int size_;
   MemorySpace space_;
   Stats stats_;
+  Buffer scratch_[4];
 };
 
 }  // namespace comm

@@ -16,6 +16,8 @@ namespace comm::status {
 /// Opens the record of `rank` (no-op without WB_COMM_STATUS_DIR). Safe to call twice.
 void open(int rank);
 bool enabled();
+/// WB_COMM_STATUS_DIR when the record is open, else "".
+std::string directory();
 /// The check being run (for example "Sweep.Float_Sum"); resets the activity to "running".
 void set_test(const std::string& name);
 /// What the rank is doing right now; printf-style.

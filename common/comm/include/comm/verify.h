@@ -36,8 +36,9 @@ void fill_input(void* out, std::size_t count, DataType type, DataMode mode, RedO
 
 /// The expected all-reduce result (host, count elements of `type`), reduced in rank order,
 /// and for random float data the per-element tolerance (else `tolerance` is left empty).
+/// With `first` > 0 it computes elements [first, first + count) of the result into out[0..count).
 void expected_allreduce(void* out, std::vector<double>* tolerance, std::size_t count, DataType type,
-                        DataMode mode, RedOp op, int nranks, std::uint64_t seed);
+                        DataMode mode, RedOp op, int nranks, std::uint64_t seed, std::size_t first = 0);
 
 /// First wrong element of a comparison.
 struct Mismatch {
