@@ -38,6 +38,7 @@ using cusim::analysis::KernelMetrics;
 using cusim::analysis::LineMetrics;
 using cusim::analysis::Report;
 constexpr unsigned K = cusim::analysis::kSampledOccurrences;
+thread_local bool tls_in_hook = false;  // accesses made while handling an access are cusim's own
 
 enum ToolBits : unsigned { kMemcheck = 1, kRacecheck = 2, kInitcheck = 4, kSynccheck = 8 };
 
@@ -440,12 +441,22 @@ std::string who() {
 
 std::string kernel_name() { return tls_view.launch ? tls_view.launch->kernel_name : "?"; }
 
+// Report text is built with kernel context off: std::string's inline functions may be the
+// instrumented copies of a kernel translation unit.
+struct OutsideKernel {
+    OutsideKernel() { tls_view.in_kernel = false; }
+    ~OutsideKernel() { tls_view.in_kernel = true; }
+};
+
 [[noreturn]] void memcheck_error(const std::string& kind, uintptr_t pc, const std::string& detail) {
+    tls_view.in_kernel = false;  // the block ends here; nothing below is kernel code
     std::string body = "========= " + kind + "\n=========     at " + kernel_name() + " in @SITE@\n=========     " +
                        who() + "\n=========     " + detail;
     add_report("memcheck", kind, pc, body, "memcheck|" + kind + "|" + std::to_string(pc));
-    fail_current_block(cudaErrorIllegalAddress,
-                       "memcheck stopped kernel '" + kernel_name() + "' at its first invalid access (see the report above)");
+    const std::string stop =
+        "memcheck stopped kernel '" + kernel_name() + "' at its first invalid access (see the report above)";
+    tls_in_hook = false;
+    fail_current_block(cudaErrorIllegalAddress, stop);
 }
 
 // ---- Access classification ----------------------------------------------------------------------
@@ -518,6 +529,7 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
             other_kind = "Read";
         }
         if (hazard) {
+            OutsideKernel outside;
             std::string kind = std::string(hazard) + " hazard on __shared__ memory";
             std::string body = "========= Error: Race reported between " + std::string(other_kind) +
                                " access at @PC:" + hexaddr(other_pc) + "@ and " + (write ? "Write" : "Read") +
@@ -553,6 +565,7 @@ void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t 
     }
     for (size_t b = off; b < off + size; ++b) {
         if (!(al->init[b >> 3].load(std::memory_order_relaxed) & (1u << (b & 7)))) {
+            OutsideKernel outside;
             std::string kind = "Uninitialized __global__ memory read of size " + std::to_string(size) + " bytes";
             std::string body = "========= " + kind + "\n=========     at " + kernel_name() +
                                " in @SITE@\n=========     " + who() + "\n=========     Address " + hexaddr(a) +
@@ -564,10 +577,8 @@ void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t 
     }
 }
 
-inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic = false,
-                      bool natural = false) {
+void on_access_impl(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic, bool natural) {
     const ExecView& v = tls_view;
-    if (!v.in_kernel) return;
     if (a >= reinterpret_cast<uintptr_t>(v.stack_lo) && a < reinterpret_cast<uintptr_t>(v.stack_hi)) return;
     WorkerState& s = ws();
     const unsigned t = tools();
@@ -702,6 +713,14 @@ struct ExitHook {
     ExitHook() { std::atexit(at_exit_report); }
 } exit_hook;
 
+inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic = false,
+                      bool natural = false) {
+    if (!tls_view.in_kernel || tls_in_hook) return;
+    tls_in_hook = true;
+    on_access_impl(a, size, write, pc, atomic, natural);
+    tls_in_hook = false;
+}
+
 }  // namespace
 
 // ---- Hooks called by the scheduler and the runtime ----------------------------------------------
@@ -764,6 +783,7 @@ void launch_end(const KernelLaunch& L, cudaError_t fault, const std::string& fau
 }
 
 void block_begin() {
+    tls_in_hook = false;  // a fault may have left a handler mid-way
     WorkerState& s = ws();
     const ExecView& v = tls_view;
     s.nthreads = v.nthreads;

@@ -208,6 +208,7 @@ inline void enter(Worker& w, ThreadCtx* th) {
     th->state = TState::Running;
     threadIdx = th->idx;
     ExecView& v = tls_view;
+    v.in_kernel = true;
     v.tid = th->tid;
     v.thread = th->idx;
     v.stack_lo = th->fiber->mem + th->fiber->guard;
@@ -400,6 +401,7 @@ void fiber_entry(bctx::transfer_t t) {
     for (;;) {
         ThreadCtx* th = self->thread;
         w.ls->launch->entry(w.ls->launch->closure);
+        tls_view.in_kernel = false;  // cusim's code until the next thread is entered
         thread_exit(w, th);
         ThreadCtx* next = pick_next(w);
         if (next && !next->fiber) {  // start the next thread on this same stack: no switch
@@ -650,6 +652,13 @@ private:
     unsigned n_ = 1;
 };
 
+// Marks cusim's own code running on a fiber, so analysis ignores its memory accesses (it may call
+// inline library functions whose instrumented copies, from a kernel translation unit, the linker kept).
+struct RuntimeScope {
+    RuntimeScope() { tls_view.in_kernel = false; }
+    ~RuntimeScope() { tls_view.in_kernel = true; }
+};
+
 Worker& current_worker(const char* what, const site& where) {
     Worker* w = tls_worker;
     if (!w || !w->in_kernel || !w->cur) {
@@ -666,6 +675,7 @@ Worker& current_worker(const char* what, const site& where) {
 
 int block_barrier(int kind, int predicate, const site& where) {
     Worker& w = current_worker("__syncthreads", where);
+    RuntimeScope scope;
     ThreadCtx* th = w.cur;
     if (w.bar_arrived == 0)
         w.bar_site = &where;
@@ -691,6 +701,7 @@ int block_barrier(int kind, int predicate, const site& where) {
 
 uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int width, const site& where) {
     Worker& w = current_worker(op_name(kind), where);
+    RuntimeScope scope;
     ThreadCtx* th = w.cur;
     const unsigned lane = th->tid & 31u;
     Warp& wp = w.warps[th->tid >> 5];
@@ -809,6 +820,7 @@ void* shared_alloc(const void* key, size_t size, size_t align) {
     Worker& w = *tls_worker;
     for (const auto& e : w.shared_tab)
         if (e.key == key) return e.ptr;
+    RuntimeScope scope;
     if (align < 16) align = 16;
     size_t off = (w.dyn_bytes + w.static_used + align - 1) & ~(align - 1);
     size_t used = off + size - w.dyn_bytes;
@@ -834,6 +846,7 @@ void* dynamic_shared_base() { return tls_worker ? tls_worker->arena : nullptr; }
 
 [[noreturn]] void device_trap(const char* what, const site& where) {
     Worker& w = current_worker(what, where);
+    RuntimeScope scope;
     fail_block(w, cudaErrorLaunchFailure,
                std::string(what) + " executed in " + block_prefix(w) + " by thread " + coords(w.cur->idx) + " at " +
                    where_str(&where));
@@ -845,6 +858,7 @@ void assert_fail(const char* expr, const char* file, unsigned line, const char* 
         std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, func, expr);
         std::abort();
     }
+    RuntimeScope scope;
     const uint3 b = w->block_idx, t = w->cur->idx;
     // The GPU's own message format, then cusim's report.
     std::fprintf(stderr, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file, line,

@@ -81,7 +81,7 @@ inline uint64_t to_bits(T v) {
 template <class T>
 inline T from_bits(uint64_t b) {
     T v;
-    std::memcpy(&v, &b, sizeof(T));
+    std::memcpy(static_cast<void*>(&v), &b, sizeof(T));
     return v;
 }
 

@@ -6,9 +6,10 @@
 // loads and stores (__ldg, __ldcs, __stwt, ...), memory fences, clock64 and __nanosleep.
 //
 // Everything is a plain inline C++ function, callable from host and kernel code alike. The
-// libm functions CUDA shares with C (expf, logf, sqrtf, fmaxf, ...) come from <cmath>/<math.h>
-// in the global namespace, together with the float overloads of the C++ library (sqrt(float),
-// isnan(x), ...), which is what CUDA offers in device code too.
+// libm functions CUDA shares with C (expf, logf, sqrtf, fmaxf, ...) come from <cmath> in the
+// global namespace; the C++ overloads (sqrt(float), abs(float), isnan(x), ...) are brought into
+// the global namespace below, as CUDA offers them in device code. std::lerp is deliberately not
+// (lab code often defines its own lerp).
 //
 // Accuracy: the "_rn/_rz/_ru/_rd" arithmetic and conversion intrinsics are exact (correctly
 // rounded in the named mode; for double arithmetic except when the result is subnormal). The
@@ -18,7 +19,6 @@
 // results), as the GPU's conversion instructions do.
 #pragma once
 
-#include <math.h>
 #include <stdlib.h>
 
 #include <atomic>
@@ -33,12 +33,90 @@
 
 #include "cusim/vector_types.h"
 
-// glibc 2.41 declares the C23 functions rsqrt, sinpi and cospi (and their f variants) itself.
+// Newer glibc declares some C23 functions CUDA also has: sinpi/cospi (2.41) and rsqrt (2.42),
+// with their f variants. Where it does, those declarations are used instead of ours.
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 41))
 #define CUSIM_LIBC_HAS_C23_PI_FUNCTIONS 1
 #else
 #define CUSIM_LIBC_HAS_C23_PI_FUNCTIONS 0
 #endif
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 42))
+#define CUSIM_LIBC_HAS_C23_RSQRT 1
+#else
+#define CUSIM_LIBC_HAS_C23_RSQRT 0
+#endif
+
+// The float/double/integer overloads of the C++ math library in the global namespace, as
+// libstdc++'s <math.h> provides them, minus C++20's std::lerp.
+using std::abs;
+using std::acos;
+using std::acosh;
+using std::asin;
+using std::asinh;
+using std::atan;
+using std::atan2;
+using std::atanh;
+using std::cbrt;
+using std::ceil;
+using std::copysign;
+using std::cos;
+using std::cosh;
+using std::erf;
+using std::erfc;
+using std::exp;
+using std::exp2;
+using std::expm1;
+using std::fabs;
+using std::fdim;
+using std::floor;
+using std::fma;
+using std::fmax;
+using std::fmin;
+using std::fmod;
+using std::fpclassify;
+using std::frexp;
+using std::hypot;
+using std::ilogb;
+using std::isfinite;
+using std::isgreater;
+using std::isgreaterequal;
+using std::isinf;
+using std::isless;
+using std::islessequal;
+using std::islessgreater;
+using std::isnan;
+using std::isnormal;
+using std::isunordered;
+using std::ldexp;
+using std::lgamma;
+using std::llrint;
+using std::llround;
+using std::log;
+using std::log10;
+using std::log1p;
+using std::log2;
+using std::logb;
+using std::lrint;
+using std::lround;
+using std::modf;
+using std::nearbyint;
+using std::nextafter;
+using std::nexttoward;
+using std::pow;
+using std::remainder;
+using std::remquo;
+using std::rint;
+using std::round;
+using std::scalbln;
+using std::scalbn;
+using std::signbit;
+using std::sin;
+using std::sinh;
+using std::sqrt;
+using std::tan;
+using std::tanh;
+using std::tgamma;
+using std::trunc;
 
 namespace cusim::detail {
 
@@ -493,8 +571,10 @@ constexpr std::uint64_t u64(long long v) { return static_cast<std::uint64_t>(v);
 // ---------------------------------------------------------------------------------------------
 // Single- and double-precision math functions that CUDA has and libm lacks.
 
+#if !CUSIM_LIBC_HAS_C23_RSQRT
 inline float rsqrtf(float x) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x))); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+#endif
 inline float rcbrtf(float x) { return static_cast<float>(1.0 / std::cbrt(static_cast<double>(x))); }
 inline double rcbrt(double x) { return 1.0 / std::cbrt(x); }
 #if !CUSIM_LIBC_HAS_C23_PI_FUNCTIONS

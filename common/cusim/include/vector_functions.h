@@ -1,0 +1,2 @@
+#pragma once
+#include "cusim/vector_types.h"
