@@ -69,6 +69,7 @@ struct ThreadCtx {
 };
 
 struct WarpOp {
+    WarpOp() {}  // user-provided: the per-lane arrays are written before they are read, not zeroed
     WarpOpKind kind;
     unsigned mask;
     unsigned arrived;
@@ -207,12 +208,14 @@ inline void enter(Worker& w, ThreadCtx* th) {
     w.cur_fiber = th->fiber;
     th->state = TState::Running;
     threadIdx = th->idx;
-    ExecView& v = tls_view;
-    v.in_kernel = true;
-    v.tid = th->tid;
-    v.thread = th->idx;
-    v.stack_lo = th->fiber->mem + th->fiber->guard;
-    v.stack_hi = th->fiber->mem + th->fiber->mem_size;
+    if (w.analyze) {
+        ExecView& v = tls_view;
+        v.in_kernel = true;
+        v.tid = th->tid;
+        v.thread = th->idx;
+        v.stack_lo = th->fiber->mem + th->fiber->guard;
+        v.stack_hi = th->fiber->mem + th->fiber->mem_size;
+    }
 }
 
 // Resume `to` (which runs `to->thread`) from the context `from`.
@@ -368,10 +371,11 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
     w.bar_divergent = false;
 }
 
-void check_exit_against_warp_ops(Worker& w, ThreadCtx* th) {
+inline void check_exit_against_warp_ops(Worker& w, ThreadCtx* th) {
     const unsigned lane = th->tid & 31u;
     Warp& wp = w.warps[th->tid >> 5];
     wp.exited |= 1u << lane;
+    if (__builtin_expect(wp.pending.empty(), 1)) return;
     for (const WarpOp& op : wp.pending) {
         if (op.mask & (1u << lane)) {
             fail_block(w, cudaErrorLaunchFailure,
@@ -659,13 +663,15 @@ struct RuntimeScope {
     ~RuntimeScope() { tls_view.in_kernel = true; }
 };
 
-Worker& current_worker(const char* what, const site& where) {
+[[noreturn]] __attribute__((noinline, cold)) void outside_kernel(const char* what, const site& where) {
+    std::fprintf(stderr, "cusim: %s called outside a kernel at %s:%u\n", what, where.file_name(),
+                 static_cast<unsigned>(where.line()));
+    std::abort();
+}
+
+__attribute__((always_inline)) inline Worker& current_worker(const char* what, const site& where) {
     Worker* w = tls_worker;
-    if (!w || !w->in_kernel || !w->cur) {
-        std::fprintf(stderr, "cusim: %s called outside a kernel at %s:%u\n", what, where.file_name(),
-                     static_cast<unsigned>(where.line()));
-        std::abort();
-    }
+    if (__builtin_expect(!w || !w->cur, 0)) outside_kernel(what, where);
     return *w;
 }
 
@@ -736,7 +742,7 @@ uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg
         }
     }
     if (!op) {
-        wp.pending.push_back(WarpOp{});
+        wp.pending.emplace_back();
         op = &wp.pending.back();
         op->kind = kind;
         op->mask = mask;
