@@ -267,6 +267,14 @@ const char* op_name(WarpOpKind k) {
         case WarpOpKind::All: return "__all_sync";
         case WarpOpKind::MatchAny: return "__match_any_sync";
         case WarpOpKind::MatchAll: return "__match_all_sync";
+        case WarpOpKind::ReduceAdd: return "__reduce_add_sync";
+        case WarpOpKind::ReduceMinU:
+        case WarpOpKind::ReduceMinS: return "__reduce_min_sync";
+        case WarpOpKind::ReduceMaxU:
+        case WarpOpKind::ReduceMaxS: return "__reduce_max_sync";
+        case WarpOpKind::ReduceAnd: return "__reduce_and_sync";
+        case WarpOpKind::ReduceOr: return "__reduce_or_sync";
+        case WarpOpKind::ReduceXor: return "__reduce_xor_sync";
     }
     return "?";
 }
@@ -776,6 +784,39 @@ uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg
             for (unsigned l = 0; l < 32; ++l)
                 if ((op->mask >> l) & 1u && op->val[l]) bits |= 1u << l;
             common = kind == WarpOpKind::Ballot ? bits : kind == WarpOpKind::Any ? (bits != 0) : (bits == op->mask);
+        } else if (kind >= WarpOpKind::ReduceAdd) {
+            bool first = true;
+            for (unsigned l = 0; l < 32; ++l) {
+                if (!((op->mask >> l) & 1u)) continue;
+                const uint32_t u = static_cast<uint32_t>(op->val[l]);
+                const int32_t i = static_cast<int32_t>(u);
+                uint32_t c = static_cast<uint32_t>(common);
+                switch (kind) {
+                    case WarpOpKind::ReduceAdd: c = first ? u : c + u; break;
+                    case WarpOpKind::ReduceMinU: c = first ? u : std::min(c, u); break;
+                    case WarpOpKind::ReduceMaxU: c = first ? u : std::max(c, u); break;
+                    case WarpOpKind::ReduceMinS: c = static_cast<uint32_t>(first ? i : std::min(static_cast<int32_t>(c), i)); break;
+                    case WarpOpKind::ReduceMaxS: c = static_cast<uint32_t>(first ? i : std::max(static_cast<int32_t>(c), i)); break;
+                    case WarpOpKind::ReduceAnd: c = first ? u : (c & u); break;
+                    case WarpOpKind::ReduceOr: c = first ? u : (c | u); break;
+                    case WarpOpKind::ReduceXor: c = first ? u : (c ^ u); break;
+                    default: break;
+                }
+                common = c;
+                first = false;
+            }
+            if (kind == WarpOpKind::ReduceMinS || kind == WarpOpKind::ReduceMaxS || kind == WarpOpKind::ReduceAdd)
+                common = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(common))));
+        } else if (kind == WarpOpKind::MatchAll) {
+            bool same = true;
+            uint64_t v0 = 0;
+            bool seen = false;
+            for (unsigned l = 0; l < 32; ++l) {
+                if (!((op->mask >> l) & 1u)) continue;
+                if (!seen) v0 = op->val[l], seen = true;
+                else if (op->val[l] != v0) same = false;
+            }
+            common = same ? op->mask : 0;
         }
         for (unsigned l = 0; l < 32; ++l) {
             if (!((op->mask >> l) & 1u)) continue;

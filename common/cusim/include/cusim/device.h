@@ -60,7 +60,10 @@ struct KernelLaunch {
 };
 void launch_kernel(const KernelLaunch& launch);
 
-enum class WarpOpKind : uint8_t { Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All, MatchAny, MatchAll };
+enum class WarpOpKind : uint8_t {
+    Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All, MatchAny, MatchAll,
+    ReduceAdd, ReduceMinU, ReduceMaxU, ReduceMinS, ReduceMaxS, ReduceAnd, ReduceOr, ReduceXor
+};
 
 // Warp collective: deposits `value` for the calling lane, waits until every lane of `mask` has
 // arrived at an operation of the same kind with the same mask, and returns the lane's result.
@@ -183,6 +186,33 @@ inline unsigned __match_any_sync(unsigned mask, T value, const cusim::site& wher
     using namespace cusim::detail;
     return static_cast<unsigned>(warp_collective(WarpOpKind::MatchAny, mask, to_bits(value), 0, 32, where));
 }
+
+/// `__match_all_sync`: the mask if every lane of it holds the same value (and *pred = 1), else 0.
+template <class T>
+inline unsigned __match_all_sync(unsigned mask, T value, int* pred, const cusim::site& where = cusim::site::current()) {
+    using namespace cusim::detail;
+    const unsigned m = static_cast<unsigned>(warp_collective(WarpOpKind::MatchAll, mask, to_bits(value), 0, 32, where));
+    *pred = m != 0;
+    return m;
+}
+
+// Warp reductions of compute capability 8.0 and later.
+#define CUSIM_WARP_REDUCE(NAME, KIND, T)                                                              \
+    inline T NAME(unsigned mask, T value, const cusim::site& where = cusim::site::current()) {          \
+        using namespace cusim::detail;                                                                \
+        return static_cast<T>(warp_collective(WarpOpKind::KIND, mask,                                  \
+                                              static_cast<uint64_t>(static_cast<int64_t>(value)), 0, 32, where)); \
+    }
+CUSIM_WARP_REDUCE(__reduce_add_sync, ReduceAdd, unsigned)
+CUSIM_WARP_REDUCE(__reduce_add_sync, ReduceAdd, int)
+CUSIM_WARP_REDUCE(__reduce_min_sync, ReduceMinU, unsigned)
+CUSIM_WARP_REDUCE(__reduce_min_sync, ReduceMinS, int)
+CUSIM_WARP_REDUCE(__reduce_max_sync, ReduceMaxU, unsigned)
+CUSIM_WARP_REDUCE(__reduce_max_sync, ReduceMaxS, int)
+CUSIM_WARP_REDUCE(__reduce_and_sync, ReduceAnd, unsigned)
+CUSIM_WARP_REDUCE(__reduce_or_sync, ReduceOr, unsigned)
+CUSIM_WARP_REDUCE(__reduce_xor_sync, ReduceXor, unsigned)
+#undef CUSIM_WARP_REDUCE
 
 /// `__trap()` aborts the kernel like a device-side fault.
 [[noreturn]] inline void __trap(const cusim::site& where = cusim::site::current()) {

@@ -1,0 +1,97 @@
+"""`./workbook run|sanitize|profile FILE.cu`: any standalone CUDA program (a .cu with its own main)
+built through cusim and run on the CPU, like nvcc + compute-sanitizer + Nsight Compute on a GPU."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from . import build
+from .project import build_dir, relative
+
+TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
+
+
+class StandaloneError(Exception):
+    """The program could not be built; the message says why and where."""
+
+
+def _config() -> dict:
+    path = build_dir("sim") / "cusim_standalone.json"
+    if not path.is_file():
+        raise StandaloneError(f"{relative(path)} is missing: the sim build did not configure cusim")
+    return json.loads(path.read_text())
+
+
+def compile_program(sources: list[Path], analysis: bool, verbose: bool = False) -> Path:
+    """Rewrites and compiles @p sources (.cu through cusim's rewriter, .cpp as they are) and links
+    them with cusim. Returns the executable. Compiler errors name the original .cu lines."""
+    cfg = _config()
+    key = hashlib.sha1(("|".join(str(s) for s in sources) + str(analysis)).encode()).hexdigest()[:10]
+    out = build_dir("sim") / "standalone" / f"{sources[0].stem}-{key}"
+    out.mkdir(parents=True, exist_ok=True)
+    objects = []
+    for src in sources:
+        if not src.is_file():
+            raise StandaloneError(f"{src}: no such file")
+        compiled = src
+        if src.suffix == ".cu":
+            compiled = out / (src.name + ".cpp")
+            proc = subprocess.run([cfg["python"], cfg["rewriter"], str(src), str(compiled)],
+                                  capture_output=True, text=True, errors="replace")
+            if proc.returncode != 0:
+                raise StandaloneError(proc.stderr.strip() or f"the cusim rewriter failed on {src}")
+        obj = out / (src.name + ".o")
+        cmd = [cfg["cxx"], *cfg["compile_flags"], *(cfg["analysis_flags"] if analysis else []),
+               "-I", cfg["include"], "-I", str(src.parent), "-c", str(compiled), "-o", str(obj)]
+        if verbose:
+            print("+ " + " ".join(cmd), flush=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+        if proc.returncode != 0:
+            raise StandaloneError(f"{src} does not compile:\n{proc.stderr.rstrip()}")
+        objects.append(str(obj))
+    exe = out / sources[0].stem
+    cmd = [cfg["cxx"], *objects, *cfg["libraries"], "-o", str(exe)]
+    if verbose:
+        print("+ " + " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    if proc.returncode != 0:
+        raise StandaloneError(f"linking {exe.name} failed:\n{proc.stderr.rstrip()}")
+    return exe
+
+
+def _split(files_and_args: list[str]) -> tuple[list[Path], list[str]]:
+    if "--" in files_and_args:
+        i = files_and_args.index("--")
+        files, args = files_and_args[:i], files_and_args[i + 1:]
+    else:
+        files, args = files_and_args, []
+    if not files:
+        raise StandaloneError("name a .cu file (with its own main), e.g. ./workbook run my_kernel.cu -- 1024")
+    for f in files:
+        if not f.endswith((".cu", ".cpp", ".cc", ".cxx")):
+            raise StandaloneError(f"{f}: expected a .cu (or .cpp) source file; program arguments go after --")
+    return [Path(f).resolve() for f in files], args
+
+
+def run(mode: str, files_and_args: list[str], tool: str | None, jobs: int | None, verbose: bool) -> int:
+    """mode: run (plain), sanitize (analysis tools, exit 1 on errors) or profile (metrics)."""
+    sources, args = _split(files_and_args)
+    build.configure("sim", verbose=verbose)
+    result = build.build("sim", ["cusim"], jobs, verbose)
+    if not result.ok:
+        build.print_failure(result)
+        return 2
+    exe = compile_program(sources, analysis=(mode != "run"), verbose=verbose)
+    env = dict(os.environ)
+    if mode == "sanitize":
+        env.update(CUSIM_SANITIZE="1", CUSIM_TOOL=tool or "memcheck", CUSIM_ERROR_EXITCODE="1")
+        print(f"========= CUSIM-SANITIZER ({env['CUSIM_TOOL']}) {relative(sources[0])}", file=sys.stderr, flush=True)
+    elif mode == "profile":
+        env.update(CUSIM_PROFILE="1", CUSIM_TOOL="none")
+    proc = subprocess.run([str(exe), *args], env=env)
+    return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
