@@ -110,18 +110,20 @@ if(WB_BACKEND STREQUAL "cuda")
 endif()
 
 # ---- wb_cuda_sources -------------------------------------------------------------------
-# wb_cuda_sources(<target> <src.cu>...)
+# wb_cuda_sources(<target> [NO_ANALYSIS] <src.cu>...)
 # Adds CUDA sources to <target>. On cuda they are compiled by nvcc and the target links
 # CUDA::cudart. On sim they are rewritten by cusim into C++ and compiled into an object
 # library <target>_cu<N> (instrumented for analysis when WB_SIM_ANALYSIS is ON, so that
-# only kernel translation units carry the instrumentation), which <target> links together
-# with cusim. Include directories and compile definitions of <target> apply to both.
+# only kernel translation units carry the instrumentation; NO_ANALYSIS leaves them plain,
+# e.g. for benchmarks of the simulator's speed), which <target> links together with cusim.
+# Include directories and compile definitions of <target> apply to both.
 function(wb_cuda_sources target)
   if(NOT TARGET ${target})
     message(FATAL_ERROR "wb_cuda_sources: '${target}' is not a target")
   endif()
+  cmake_parse_arguments(PARSE_ARGV 1 A "NO_ANALYSIS" "" "")
   set(sources "")
-  foreach(src IN LISTS ARGN)
+  foreach(src IN LISTS A_UNPARSED_ARGUMENTS)
     get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND sources "${abs}")
   endforeach()
@@ -139,7 +141,7 @@ function(wb_cuda_sources target)
   target_include_directories(${obj} PRIVATE $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
   target_compile_definitions(${obj} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>)
   target_link_libraries(${obj} PRIVATE cusim)
-  if(WB_SIM_ANALYSIS)
+  if(WB_SIM_ANALYSIS AND NOT A_NO_ANALYSIS)
     target_compile_options(${obj} PRIVATE ${CUSIM_ANALYSIS_COMPILE_OPTIONS})
   endif()
   target_link_libraries(${target} PRIVATE ${obj} cusim)
@@ -165,11 +167,29 @@ function(wb_add_check_binary target)
     endforeach()
     list(JOIN labels ", " A_SOURCE_LABEL)
   endif()
-  add_executable(${target} ${A_CHECKS})
+  # The checks are compiled once per lab (and list of check files) into an object library
+  # shared by every implementation linked against them; only checker/support/wb_check.cpp
+  # is compiled per binary, with that binary's WB_LAB_NAME and WB_LAB_SOURCES.
+  set(checks "")
+  foreach(src IN LISTS A_CHECKS)
+    get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND checks "${abs}")
+  endforeach()
+  string(MD5 key "${A_LAB};${checks};${A_INCLUDE_DIRS}")
+  string(SUBSTRING "${key}" 0 8 key)
+  string(REPLACE "-" "_" ident "${A_LAB}")
+  set(objects wb_checks_${ident}_${key})
+  if(NOT TARGET ${objects})
+    add_library(${objects} OBJECT ${checks})
+    target_include_directories(${objects} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
+                                                  "${WB_ROOT}/checker/support")
+    target_link_libraries(${objects} PRIVATE wb GTest::gtest)
+  endif()
+  add_executable(${target})
   target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS})
   target_compile_definitions(${target} PRIVATE
     "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
-  target_link_libraries(${target} PRIVATE wb_check GTest::gtest GTest::gtest_main)
+  target_link_libraries(${target} PRIVATE ${objects} wb_check GTest::gtest GTest::gtest_main)
   wb_cuda_sources(${target} ${A_LAB_SOURCES})
 endfunction()
 

@@ -38,18 +38,18 @@ void Communicator::check_p2p(const char* what, const void* buf, std::size_t byte
 
 void Communicator::send(const void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("send", buf, bytes, peer, tag);
-  status::set_activity("blocked in send(to=%d, tag=%d, bytes=%zu)", peer, tag, bytes);
+  status::set_blocked(status::Op::send, peer, tag, bytes);
   do_send(buf, bytes, peer, tag);
-  status::set_activity("running");
+  status::set_running();
   stats_.sends++;
   stats_.bytes_sent += bytes;
 }
 
 void Communicator::recv(void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("recv", buf, bytes, peer, tag);
-  status::set_activity("blocked in recv(from=%d, tag=%d, bytes=%zu)", peer, tag, bytes);
+  status::set_blocked(status::Op::recv, peer, tag, bytes);
   do_recv(buf, bytes, peer, tag);
-  status::set_activity("running");
+  status::set_running();
   stats_.recvs++;
   stats_.bytes_received += bytes;
 }
@@ -107,11 +107,11 @@ void Communicator::abandoned(Request& r) noexcept {
 void Communicator::wait(Request& request) {
   if (!request.impl_) return;
   if (request.owner_ != this) COMM_THROW("wait: the request belongs to another communicator");
-  status::set_activity("blocked in wait(%s %s=%d, tag=%d, bytes=%zu)", request.is_recv_ ? "irecv" : "isend",
-                       request.is_recv_ ? "from" : "to", request.peer_, request.tag_, request.bytes_);
-  std::vector<detail::RequestImpl*> one{request.impl_.get()};
-  do_wait_all(one);
-  status::set_activity("running");
+  status::set_blocked(request.is_recv_ ? status::Op::wait_irecv : status::Op::wait_isend, request.peer_, request.tag_,
+                      request.bytes_);
+  detail::RequestImpl* one = request.impl_.get();
+  do_wait_all(&one, 1);
+  status::set_running();
   finish(request);
 }
 
@@ -126,19 +126,18 @@ void Communicator::wait_all(std::vector<Request>& requests) {
     if (!first) first = &r;
   }
   if (impls.empty()) return;
-  status::set_activity("blocked in wait_all(%zu requests, first: %s %s=%d, tag=%d, bytes=%zu)", impls.size(),
-                       first->is_recv_ ? "irecv" : "isend", first->is_recv_ ? "from" : "to", first->peer_,
-                       first->tag_, first->bytes_);
-  do_wait_all(impls);
-  status::set_activity("running");
+  status::set_blocked(first->is_recv_ ? status::Op::wait_irecv : status::Op::wait_isend, first->peer_, first->tag_,
+                      first->bytes_, impls.size());
+  do_wait_all(impls.data(), impls.size());
+  status::set_running();
   for (auto& r : requests)
     if (r.impl_) finish(r);
 }
 
 void Communicator::barrier() {
-  status::set_activity("blocked in barrier()");
+  status::set_blocked(status::Op::barrier, -1, -1, 0);
   do_barrier();
-  status::set_activity("running");
+  status::set_running();
 }
 
 void Communicator::reduce(void* inout, const void* in, std::size_t count, DataType type, RedOp op) {
@@ -155,9 +154,9 @@ void Communicator::copy(void* dst, const void* src, std::size_t bytes) {
 
 void Communicator::library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
                                      RedOp op) {
-  status::set_activity("blocked in library_allreduce(count=%zu)", count);
+  status::set_blocked(status::Op::library_allreduce, -1, -1, count * size_of(type));
   do_library_allreduce(sendbuf, recvbuf, count, type, op);
-  status::set_activity("running");
+  status::set_running();
 }
 
 void* Communicator::scratch(std::size_t bytes, int slot) {

@@ -27,8 +27,9 @@ std::size_t parse_size(const std::string& text) {
   return static_cast<std::size_t>(v * mult);
 }
 
-HarnessOptions parse_harness_options(int argc, char** argv, std::vector<std::string>* rest) {
-  HarnessOptions o;
+HarnessOptions parse_harness_options(int argc, char** argv, std::vector<std::string>* rest,
+                                     const HarnessOptions& defaults) {
+  HarnessOptions o = defaults;
   auto value = [&](int& i) -> std::string {
     std::string a = argv[i];
     if (i + 1 >= argc) COMM_THROW("option " + a + " needs a value");

@@ -182,19 +182,23 @@ class MpiCommunicator final : public Communicator {
     return r;
   }
 
-  void do_wait_all(std::vector<detail::RequestImpl*>& impls) override {
-    std::vector<MPI_Request> reqs;
-    reqs.reserve(impls.size());
-    for (auto* p : impls) reqs.push_back(static_cast<MpiRequest*>(p)->request);
-    std::vector<MPI_Status> st(reqs.size());
-    int rc = MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), st.data());
-    if (rc == MPI_ERR_IN_STATUS) {
-      for (auto& s : st)
-        if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) rc = s.MPI_ERROR;
+  void do_wait_all(detail::RequestImpl** impls, std::size_t n) override {
+    if (n == 1) {
+      MPI_Status st;
+      COMM_MPI_CHECK(MPI_Wait(&static_cast<MpiRequest*>(impls[0])->request, &st));
+    } else {
+      std::vector<MPI_Request> reqs(n);
+      for (std::size_t i = 0; i < n; ++i) reqs[i] = static_cast<MpiRequest*>(impls[i])->request;
+      std::vector<MPI_Status> st(n);
+      int rc = MPI_Waitall(static_cast<int>(n), reqs.data(), st.data());
+      if (rc == MPI_ERR_IN_STATUS) {
+        for (auto& s : st)
+          if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) rc = s.MPI_ERROR;
+      }
+      if (rc != MPI_SUCCESS) detail::throw_mpi_error(__FILE__, __LINE__, "MPI_Waitall", rc);
     }
-    if (rc != MPI_SUCCESS) detail::throw_mpi_error(__FILE__, __LINE__, "MPI_Waitall", rc);
-    for (auto* p : impls) {
-      auto* r = static_cast<MpiRequest*>(p);
+    for (std::size_t i = 0; i < n; ++i) {
+      auto* r = static_cast<MpiRequest*>(impls[i]);
       r->request = MPI_REQUEST_NULL;
 #ifdef COMM_WITH_CUDA
       if (r->staging) {

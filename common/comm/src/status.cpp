@@ -53,7 +53,7 @@ void open(int rank) {
   }
   std::memset(g_record, 0, record_size);
   put(state_offset, state_size, "running");
-  put(activity_offset, activity_size, "starting");
+  set_activity("starting");
 }
 
 bool enabled() { return g_record != nullptr; }
@@ -62,17 +62,39 @@ std::string directory() { return g_dir; }
 
 void set_test(const std::string& name) {
   put(test_offset, test_size, name.c_str());
-  put(activity_offset, activity_size, "running");
+  set_running();
+}
+
+namespace {
+struct Activity {
+  std::int32_t op, peer, tag, nreq;
+  std::uint64_t bytes;
+};
+static_assert(sizeof(Activity) == 24 && activity_text_offset == sizeof(Activity));
+
+void put_activity(Op op, int peer, int tag, std::size_t bytes, std::size_t nreq) {
+  Activity a{static_cast<std::int32_t>(op), peer, tag, static_cast<std::int32_t>(nreq), bytes};
+  std::memcpy(g_record + activity_offset, &a, sizeof a);
+}
+}  // namespace
+
+void set_blocked(Op op, int peer, int tag, std::size_t bytes, std::size_t nreq) {
+  if (g_record) put_activity(op, peer, tag, bytes, nreq);
+}
+
+void set_running() {
+  if (g_record) put_activity(Op::running, 0, 0, 0, 0);
 }
 
 void set_activity(const char* fmt, ...) {
   if (!g_record) return;
-  char line[activity_size];
+  char line[activity_size - activity_text_offset];
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  put(activity_offset, activity_size, line);
+  put_activity(Op::text, 0, 0, 0, 0);
+  put(activity_offset + activity_text_offset, activity_size - activity_text_offset, line);
 }
 
 void set_done() { put(state_offset, state_size, "done"); }

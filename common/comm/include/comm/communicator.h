@@ -119,7 +119,7 @@ class Communicator {
   virtual std::unique_ptr<detail::RequestImpl> do_isend(const void* buf, std::size_t bytes, int peer, int tag) = 0;
   virtual std::unique_ptr<detail::RequestImpl> do_irecv(void* buf, std::size_t bytes, int peer, int tag) = 0;
   /// Completes all of `impls` (entries may be null: already completed).
-  virtual void do_wait_all(std::vector<detail::RequestImpl*>& impls) = 0;
+  virtual void do_wait_all(detail::RequestImpl** impls, std::size_t n) = 0;
   virtual void do_barrier() = 0;
   virtual void do_library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
                                     RedOp op) = 0;

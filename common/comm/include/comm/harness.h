@@ -51,8 +51,9 @@ struct HarnessOptions {
 
 /// Parses nccl-tests' flags -b -e -f -i -n -w -c -d -o (sizes accept K, M, G suffixes) and
 /// --data, --seed, --no-in-place. Arguments it does not know are returned in `rest`.
-/// Throws comm::Error on a malformed value.
-HarnessOptions parse_harness_options(int argc, char** argv, std::vector<std::string>* rest);
+/// Throws comm::Error on a malformed value. Flags not given keep their value in `defaults`.
+HarnessOptions parse_harness_options(int argc, char** argv, std::vector<std::string>* rest,
+                                     const HarnessOptions& defaults = HarnessOptions());
 
 /// "64M" -> 67108864; throws comm::Error on a malformed size.
 std::size_t parse_size(const std::string& text);

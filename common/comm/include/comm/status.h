@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace comm::status {
@@ -20,17 +21,37 @@ bool enabled();
 std::string directory();
 /// The check being run (for example "Sweep.Float_Sum"); resets the activity to "running".
 void set_test(const std::string& name);
-/// What the rank is doing right now; printf-style.
+/// What a rank can be blocked in. Recorded as a few integers (cheap enough for every call
+/// of a timed loop); checker/mpi_launch.py turns them into text such as
+/// "blocked in send(to=1, tag=0, bytes=4194316)".
+enum class Op : std::int32_t {
+  running = 0,
+  send = 1,
+  recv = 2,
+  wait_isend = 3,
+  wait_irecv = 4,
+  barrier = 5,
+  library_allreduce = 6,
+  text = 7,
+};
+
+/// The rank is about to block in `op`; `nreq` > 1 for a wait_all over several requests.
+void set_blocked(Op op, int peer, int tag, std::size_t bytes, std::size_t nreq = 1);
+/// The blocking call returned.
+void set_running();
+/// Free text (rare events); printf-style.
 void set_activity(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 /// Marks the rank finished normally.
 void set_done();
 /// Records an error message (for example an exception escaping a check) before aborting.
 void set_error(const std::string& message);
 
-/// Layout of the record (bytes), shared with checker/mpi_launch.py.
+/// Layout of the record (bytes), shared with checker/mpi_launch.py. The activity field
+/// holds int32 op, peer, tag, nreq and uint64 bytes (little-endian), then text for Op::text.
 constexpr std::size_t test_offset = 0, test_size = 256;
 constexpr std::size_t activity_offset = 256, activity_size = 256;
 constexpr std::size_t state_offset = 512, state_size = 512;
 constexpr std::size_t record_size = 1024;
+constexpr std::size_t activity_text_offset = 24;
 
 }  // namespace comm::status

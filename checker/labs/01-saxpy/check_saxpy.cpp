@@ -1,0 +1,407 @@
+// Checks for lab 01 (SAXPY and vector basics).
+//
+// Correctness: y = a*x + y compared with fmaf(a, x, y). nvcc contracts a*x[i] + y[i] into
+// one fused multiply-add, g++ on x86-64 does not, and either is a correct SAXPY: the two
+// differ by the rounding of a*x, at most eps/2 * |a*x|. Each element must therefore lie
+// within 2 * eps * (|a*x| + |y|) of fmaf(a, x, y), with eps = FLT_EPSILON = 2^-23; that
+// bound holds for both and still rejects any genuinely wrong value. Device arrays carry
+// guard zones, so writes out of bounds are caught on every backend.
+// Analysis (sim): cusim memcheck must report nothing.
+// Performance: sim: global memory sectors per request <= 4 (a warp's 32 floats are 128
+// contiguous bytes = 4 sectors of 32 bytes); cuda: saxpy bandwidth >= 85% of a
+// device-to-device copy timed in the same run.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "saxpy.h"
+#include "wb/wb.h"
+#include "wb_check.h"
+
+#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
+#include <cusim/analysis.h>
+#define WB_HAVE_CUSIM_ANALYSIS 1
+#endif
+
+namespace {
+
+using wb::check::cuda_success;
+
+constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
+constexpr int kLarge = (1 << 20) + 7;
+constexpr int kHuge = 1 << 24;
+
+struct Problem {
+  int n = 0;
+  float a = 0.0f;
+  std::uint64_t seed = 0;
+  std::vector<float> x, y;
+};
+
+Problem make_problem(int n, std::uint64_t seed) {
+  Problem p;
+  p.n = n;
+  p.seed = seed;
+  wb::Random rng(seed * 7919 + 17);
+  p.a = -2.0f + 4.0f * rng.next_unit_float();
+  p.x = wb::random_floats(static_cast<std::size_t>(n), seed * 2 + 1);
+  p.y = wb::random_floats(static_cast<std::size_t>(n), seed * 2 + 2);
+  return p;
+}
+
+std::vector<float> reference(const Problem& p) {
+  std::vector<float> out(p.y.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::fmaf(p.a, p.x[i], p.y[i]);
+  return out;
+}
+
+// The y-comparison with the error bound explained at the top of the file.
+testing::AssertionResult y_matches(const Problem& p, const std::vector<float>& got, const std::string& call,
+                                   const std::string& coverage_hint) {
+  const std::vector<float> expected = reference(p);
+  const wb::Comparison cmp = wb::compare_within<float>(
+      expected, got,
+      [&](std::size_t i) {
+        return 2.0 * FLT_EPSILON * (std::fabs(double(p.a) * p.x[i]) + std::fabs(double(p.y[i])));
+      },
+      "|got - fmaf(a, x, y)| <= 2 eps (|a x| + |y|)");
+  if (cmp.ok()) return testing::AssertionSuccess();
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": ";
+  const std::string unwritten = wb::check::describe_unwritten(p.y, expected, got, "y");
+  if (!unwritten.empty()) failure << unwritten << " " << coverage_hint << "\n";
+  failure << cmp.describe("y");
+  return failure;
+}
+
+std::string describe_call(const char* function, const Problem& p, const std::string& extra = "") {
+  std::ostringstream out;
+  out << function << "(n=" << p.n << ", a=" << p.a << extra << ") [seed " << p.seed << "]";
+  return out.str();
+}
+
+// Runs one call of student code on guarded device copies of p.x and p.y and checks all
+// of: returned status, device errors, writes out of bounds, x untouched, y correct.
+testing::AssertionResult check_device_call(const Problem& p, const std::string& call, const char* function,
+                                           const std::string& coverage_hint,
+                                           const std::function<cudaError_t(const float*, float*)>& launch) {
+  try {
+    wb::DeviceBuffer<float> x(std::span<const float>(p.x), kGuard);
+    wb::DeviceBuffer<float> y(std::span<const float>(p.y), kGuard);
+    if (auto r = cuda_success(launch(x.data(), y.data()), call, function); !r) return r;
+    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    if (auto r = wb::check::no_out_of_bounds_writes(y.check_guards(), "y", y.size(), call); !r) return r;
+    if (auto r = wb::check::no_out_of_bounds_writes(x.check_guards(), "x", x.size(), call); !r) return r;
+    const std::vector<float> x_after = x.download();
+    if (!x_after.empty() && std::memcmp(x_after.data(), p.x.data(), x_after.size() * sizeof(float)) != 0) {
+      return testing::AssertionFailure() << call << " modified x, which is an input (const float*).";
+    }
+    return y_matches(p, y.download(), call, coverage_hint);
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
+  }
+}
+
+const char* const kSaxpyCoverage =
+    "Launch enough blocks to cover n: num_blocks = (n + block_size - 1) / block_size (round up).";
+const char* const kGridStrideCoverage =
+    "In a grid-stride loop every thread starts at its global index and advances by "
+    "blockDim.x * gridDim.x (all threads of the grid) until i >= n.";
+
+testing::AssertionResult check_saxpy(int n, std::uint64_t seed) {
+  const Problem p = make_problem(n, seed);
+  return check_device_call(p, describe_call("saxpy", p), "saxpy", kSaxpyCoverage,
+                           [&](const float* x, float* y) { return saxpy(p.n, p.a, x, y); });
+}
+
+testing::AssertionResult check_grid_stride(int n, std::uint64_t seed, int num_blocks, int block_size) {
+  const Problem p = make_problem(n, seed);
+  const std::string call = describe_call(
+      "saxpy_grid_stride", p,
+      ", num_blocks=" + std::to_string(num_blocks) + ", block_size=" + std::to_string(block_size));
+  return check_device_call(p, call, "saxpy_grid_stride", kGridStrideCoverage, [&](const float* x, float* y) {
+    return saxpy_grid_stride(p.n, p.a, x, y, num_blocks, block_size);
+  });
+}
+
+struct GridCase {
+  int n;
+  int num_blocks;
+  int block_size;
+};
+
+}  // namespace
+
+// ---- Correctness ---------------------------------------------------------------------
+
+TEST(Correctness, SaxpySmallSizes) {
+  wb::check::record_threshold("y = fmaf(a, x, y) within 2 eps, n = 1, 31, 32, 33, 3 seeds each");
+  int passed = 0;
+  for (int n : {1, 31, 32, 33}) {
+    for (std::uint64_t seed : {1, 2, 3}) {
+      auto result = check_saxpy(n, seed);
+      wb::check::record_measured(std::to_string(passed) + "/12 cases correct");
+      WB_ASSERT(result);
+      ++passed;
+    }
+  }
+  wb::check::record_measured(std::to_string(passed) + "/12 cases correct");
+}
+
+TEST(Correctness, SaxpyZeroSize) {
+  wb::check::record_threshold("n = 0 returns cudaSuccess and writes nothing");
+  wb::check::record_hint(
+      "A launch with 0 blocks is invalid (cudaErrorInvalidConfiguration): return cudaSuccess "
+      "before launching when n == 0.");
+  const Problem p = make_problem(0, 1);
+  WB_ASSERT(check_device_call(p, "saxpy(n=0)", "saxpy", kSaxpyCoverage,
+                                [&](const float* x, float* y) { return saxpy(0, p.a, x, y); }));
+  wb::check::record_measured("cudaSuccess, nothing written");
+}
+
+TEST(Correctness, SaxpyLargeSizes) {
+  wb::check::record_threshold("y = fmaf(a, x, y) within 2 eps, n = 2^20+7 (2 seeds) and 2^24");
+  int passed = 0;
+  const std::vector<std::pair<int, std::uint64_t>> cases = {{kLarge, 4}, {kLarge, 5}, {kHuge, 6}};
+  for (auto [n, seed] : cases) {
+    auto result = check_saxpy(n, seed);
+    wb::check::record_measured(std::to_string(passed) + "/3 cases correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured("3/3 cases correct");
+}
+
+TEST(Correctness, GridStrideSmallGrids) {
+  wb::check::record_threshold("correct with grids much smaller than n (down to 1 block of 32 threads)");
+  const std::vector<GridCase> cases = {
+      {33, 1, 32}, {1000, 2, 64}, {kLarge, 1, 32}, {kLarge, 3, 96}, {kLarge, 13, 128}, {kLarge, 1, 1024}};
+  int passed = 0;
+  std::uint64_t seed = 10;
+  for (const GridCase& c : cases) {
+    auto result = check_grid_stride(c.n, seed++, c.num_blocks, c.block_size);
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+}
+
+TEST(Correctness, GridStrideLargeGrids) {
+  wb::check::record_threshold("correct with grids larger than n, and n = 0");
+  const std::vector<GridCase> cases = {{0, 4, 256}, {1, 8, 1024}, {33, 64, 256}, {1000, 4096, 32}, {kLarge, 8192, 256}};
+  int passed = 0;
+  std::uint64_t seed = 20;
+  for (const GridCase& c : cases) {
+    auto result = check_grid_stride(c.n, seed++, c.num_blocks, c.block_size);
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+}
+
+TEST(Correctness, GridStrideRejectsInvalidConfigurations) {
+  wb::check::record_threshold("block_size 0, 1025, 2048 and num_blocks 0 return an error; y untouched");
+  wb::check::record_hint(
+      "A kernel launch itself returns nothing: call cudaGetLastError() right after it and return "
+      "that, so a failed launch reaches the caller.");
+  const std::vector<GridCase> cases = {{1000, 4, 0}, {1000, 4, 2048}, {1000, 4, 1025}, {1000, 0, 256}};
+  int passed = 0;
+  for (const GridCase& c : cases) {
+    const Problem p = make_problem(c.n, 30);
+    const std::string call = describe_call("saxpy_grid_stride", p,
+                                           ", num_blocks=" + std::to_string(c.num_blocks) +
+                                               ", block_size=" + std::to_string(c.block_size));
+    wb::DeviceBuffer<float> x(std::span<const float>(p.x), kGuard);
+    wb::DeviceBuffer<float> y(std::span<const float>(p.y), kGuard);
+    const cudaError_t returned = saxpy_grid_stride(p.n, p.a, x.data(), y.data(), c.num_blocks, c.block_size);
+    const cudaError_t pending = cudaGetLastError();  // also clears it for the next case
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " rejected");
+    if (returned == cudaErrorNotYetImplemented) {
+      WB_ASSERT(cuda_success(returned, call, "saxpy_grid_stride"));
+    }
+    if (returned == cudaSuccess) {
+      if (pending != cudaSuccess) {
+        FAIL() << call << " returned cudaSuccess, but the launch failed: cudaGetLastError() reports "
+               << wb::error_text(pending)
+               << ". The launch error was not checked: return cudaGetLastError() right after the launch.";
+      }
+      FAIL() << call << " returned cudaSuccess for an invalid launch configuration; it must return the "
+             << "launch's error (cudaErrorInvalidConfiguration).";
+    }
+    WB_ASSERT(wb::check::no_out_of_bounds_writes(y.check_guards(), "y", y.size(), call));
+    const std::vector<float> y_after = y.download();
+    if (std::memcmp(y_after.data(), p.y.data(), y_after.size() * sizeof(float)) != 0) {
+      FAIL() << call << " returned " << wb::error_text(returned) << " but changed y anyway.";
+    }
+    ++passed;
+  }
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " rejected");
+}
+
+TEST(Correctness, HostRoundTrip) {
+  wb::check::record_threshold("saxpy_host correct for n = 0, 1, 33, 2^20+7; x unchanged; no host overrun");
+  constexpr std::size_t kHostGuard = 1024;
+  constexpr float kSentinel = -12345.5f;
+  int passed = 0;
+  std::uint64_t seed = 40;
+  for (int n : {0, 1, 33, kLarge}) {
+    const Problem p = make_problem(n, seed++);
+    const std::string call = describe_call("saxpy_host", p);
+    // Host copies with a sentinel tail: copying more than n elements back would change it.
+    std::vector<float> x(p.x), y(p.y);
+    x.resize(p.x.size() + kHostGuard, kSentinel);
+    y.resize(p.y.size() + kHostGuard, kSentinel);
+    wb::check::record_measured(std::to_string(passed) + "/4 cases correct");
+    WB_ASSERT(cuda_success(saxpy_host(p.n, p.a, x.data(), y.data()), call, "saxpy_host"));
+    WB_ASSERT(wb::check::device_clean_after(call));
+    for (std::size_t i = p.y.size(); i < y.size(); ++i) {
+      if (y[i] != kSentinel) {
+        FAIL() << call << " wrote h_y[" << i << "], past the end of the host array: copy exactly "
+               << "n * sizeof(float) bytes.";
+      }
+    }
+    if (std::memcmp(x.data(), p.x.data(), p.x.size() * sizeof(float)) != 0) {
+      FAIL() << call << " modified h_x, which is an input.";
+    }
+    y.resize(p.y.size());
+    WB_ASSERT(y_matches(p, y, call, "Copy y back after the kernel, the whole n * sizeof(float) bytes."));
+    ++passed;
+  }
+  wb::check::record_measured("4/4 cases correct");
+}
+
+// ---- Analysis (sim) --------------------------------------------------------------------
+
+#if defined(CUSIM)
+TEST(Analysis, MemcheckClean) {
+  wb::check::record_threshold("0 memcheck reports (out-of-bounds or uninitialised accesses)");
+#if WB_HAVE_CUSIM_ANALYSIS
+  cusim::analysis::reset();
+#endif
+  WB_ASSERT(check_saxpy(33, 50));
+  WB_ASSERT(check_saxpy(1000 + 7, 51));
+  WB_ASSERT(check_grid_stride(1000 + 7, 52, 3, 96));
+#if WB_HAVE_CUSIM_ANALYSIS
+  if (!cusim::analysis::available()) {
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)");
+  }
+  const std::vector<cusim::analysis::Report> reports = cusim::analysis::reports();
+  wb::check::record_measured(std::to_string(reports.size()) + " reports");
+  if (!reports.empty()) {
+    std::ostringstream out;
+    out << reports.size() << " analysis report(s) for the kernels of " << wb::check::lab_sources() << ":";
+    std::size_t shown = 0;
+    for (const auto& r : reports) {
+      if (shown++ == 3) break;
+      out << "\n" << (r.message.empty() ? r.tool + ": " + r.kind + " at " + r.file + ":" + std::to_string(r.line)
+                                         : r.message);
+      if (r.count > 1) out << "\n  (" << r.count << " occurrences)";
+    }
+    FAIL() << out.str();
+  }
+#else
+  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
+#endif
+}
+#endif
+
+// ---- Performance -----------------------------------------------------------------------
+
+#if defined(CUSIM)
+TEST(Performance, CoalescedAccess) {
+  constexpr double kMaxSectorsPerRequest = 4.0;
+  wb::check::record_threshold("<= 4 global sectors/request (saxpy and saxpy_grid_stride)");
+  wb::check::record_hint(
+      "Consecutive threads of a warp should access consecutive elements: i = blockIdx.x * "
+      "blockDim.x + threadIdx.x, and a grid-stride step of blockDim.x * gridDim.x.");
+#if WB_HAVE_CUSIM_ANALYSIS
+  struct Measured {
+    const char* function;
+    double sectors_per_request;
+    std::uint64_t requests;
+  };
+  std::vector<Measured> measured;
+  auto measure = [&](const char* function, const std::function<testing::AssertionResult()>& run) {
+    cusim::analysis::reset();
+    testing::AssertionResult ok = run();
+    std::uint64_t sectors = 0, requests = 0;
+    for (const auto& m : cusim::analysis::metrics()) {
+      sectors += m.global_load_sectors + m.global_store_sectors;
+      requests += m.global_load_requests + m.global_store_requests;
+    }
+    measured.push_back({function, requests ? double(sectors) / double(requests) : 0.0, requests});
+    return ok;
+  };
+  WB_ASSERT(measure("saxpy", [] { return check_saxpy(kLarge, 60); }));
+  WB_ASSERT(measure("saxpy_grid_stride", [] { return check_grid_stride(kLarge, 61, 64, 256); }));
+  if (!cusim::analysis::available()) {
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)");
+  }
+  std::ostringstream text;
+  text.precision(2);
+  text << std::fixed;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    text << (i ? "; " : "") << measured[i].function << " " << measured[i].sectors_per_request;
+  }
+  wb::check::record_measured(text.str() + " sectors/request");
+  for (const Measured& m : measured) {
+    ASSERT_GT(m.requests, 0u) << m.function << ": no global memory requests were measured; did its kernel run?";
+    if (m.sectors_per_request > kMaxSectorsPerRequest) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%.2f", m.sectors_per_request);
+      ADD_FAILURE() << m.function << ": " << value
+                    << " global memory sectors per request (at most 4 allowed). A coalesced warp reads its 32 "
+                       "floats as 128 contiguous bytes, 4 sectors of 32 bytes; here the threads of a warp access "
+                       "scattered addresses. Check how the index is computed from threadIdx.x and blockIdx.x.";
+    }
+  }
+#else
+  WB_ASSERT(check_saxpy(kLarge, 60));
+  WB_ASSERT(check_grid_stride(kLarge, 61, 64, 256));
+  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
+#endif
+}
+#else
+TEST(Performance, BandwidthVsDeviceCopy) {
+  constexpr double kMinRatio = 0.85;
+  wb::check::record_threshold(">= 0.85 x device-to-device copy bandwidth (same run)");
+  wb::check::record_hint(
+      "Check that accesses are coalesced (i = blockIdx.x * blockDim.x + threadIdx.x), that the block "
+      "size is a multiple of 32 (256 is a good default), and that nothing else runs on the GPU.");
+  constexpr int n = 1 << 26;  // 256 MiB per array: far larger than any L2 cache
+  // Correct first, then fast: a wrong kernel's speed means nothing.
+  WB_ASSERT(check_saxpy(kLarge, 70));
+  try {
+    const std::vector<float> x_host = wb::random_floats(n, 71);
+    const std::vector<float> y_host = wb::random_floats(n, 72);
+    wb::DeviceBuffer<float> x{std::span<const float>(x_host)};
+    wb::DeviceBuffer<float> y{std::span<const float>(y_host)};
+    const double bytes = 12.0 * n;  // read x, read y, write y
+    const wb::Bandwidth kernel = wb::measure_bandwidth(bytes, [&] {
+      WB_CUDA_CHECK(saxpy(n, 0.5f, x.data(), y.data()));
+    });
+    // Baseline moving the same number of bytes: a copy reads and writes 6n bytes.
+    const wb::Bandwidth copy = wb::device_copy_bandwidth(static_cast<std::size_t>(6.0 * n));
+    const double ratio = kernel.gb_per_s / copy.gb_per_s;
+    std::ostringstream text;
+    text.precision(2);
+    text << std::fixed << ratio << " x copy (" << kernel.gb_per_s << " GB/s vs " << copy.gb_per_s << " GB/s)";
+    wb::check::record_measured(text.str());
+    EXPECT_GE(ratio, kMinRatio) << "saxpy reached " << text.str() << "; it needs " << kMinRatio
+                                << " x the copy bandwidth. SAXPY moves 12 bytes per element and does "
+                                   "almost no arithmetic, so it should run at copy speed.";
+  } catch (const wb::CudaError& e) {
+    FAIL() << "a CUDA call failed while timing saxpy: " << e.what();
+  }
+}
+#endif

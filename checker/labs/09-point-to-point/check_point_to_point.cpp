@@ -1,0 +1,181 @@
+// Checks of lab 09 (point-to-point). Run under mpirun with 1..8 ranks by
+// `./workbook check 09`; every rank runs every check and all ranks agree on the verdict.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "comm/check.h"
+#include "comm/error.h"
+#include "point_to_point.h"
+
+namespace {
+
+using comm::DataType;
+using comm::RedOp;
+using comm::check::agree_all;
+using comm::check::gather_text;
+using comm::check::record;
+using comm::check::run_lab_code;
+using comm::check::world;
+
+comm::AllreduceFn naive() {
+  return [](const void* s, void* r, std::size_t c, DataType t, RedOp op, comm::Communicator& w) {
+    lab09::naive_allreduce(s, r, c, t, op, w);
+  };
+}
+
+void sweep(DataType type, RedOp op) {
+  std::size_t cases = 0;
+  std::string failure = comm::check::sweep_allreduce([](std::size_t, DataType) { return naive(); }, type, op, &cases);
+  record("threshold", "bit-exact on every rank");
+  if (!failure.empty()) {
+    record("measured", std::to_string(cases) + " cases passed before the failing one");
+    FAIL() << failure;
+  }
+  record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
+}
+
+}  // namespace
+
+TEST(Correctness, PingPongMovesTheBytesBackAndForth) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank();
+  const int iters = 5;
+  for (std::size_t bytes : {std::size_t(0), std::size_t(8), std::size_t(1) << 20}) {
+    std::vector<unsigned char> pattern(bytes), host(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<unsigned char>(i * 31 + 7);
+    comm::Buffer buf = w.allocate(bytes);
+    // Rank 0 starts with the pattern, rank 1 with zeros: the pattern must travel.
+    if (r == 0) comm::copy(buf.data(), buf.space(), pattern.data(), comm::MemorySpace::host, bytes);
+    else comm::fill_bytes(buf.data(), buf.space(), 0, bytes);
+    w.reset_stats();
+    double t = -1;
+    std::string ni = run_lab_code([&] { t = lab09::pingpong(w, buf.data(), bytes, iters); });
+    if (!ni.empty()) FAIL() << ni;
+    comm::copy(host.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
+    const comm::Stats st = w.stats();
+    std::ostringstream local;
+    const bool takes_part = n >= 2 && r <= 1;
+    const std::uint64_t want_msgs = takes_part ? iters : 0;
+    if (st.sends != want_msgs || st.recvs != want_msgs)
+      local << "pingpong(" << bytes << " bytes, " << iters << " round trips): rank " << r << " sent " << st.sends
+            << " and received " << st.recvs << " messages, expected " << want_msgs << " each"
+            << (takes_part ? "" : " (only ranks 0 and 1 take part; with one rank there is no partner)");
+    else if (takes_part && st.bytes_sent != want_msgs * bytes)
+      local << "pingpong: rank " << r << " sent " << st.bytes_sent << " bytes, expected " << want_msgs * bytes;
+    else if (takes_part && bytes && std::memcmp(host.data(), pattern.data(), bytes) != 0)
+      local << "pingpong(" << bytes << " bytes): the buffer on rank " << r
+            << " does not hold rank 0's data after the round trips: rank 1 must send back what it received";
+    else if (r == 0 && n >= 2 && !(t > 0))
+      local << "pingpong returned " << t << " s on rank 0; expected the (positive) one-way time";
+    else if ((r != 0 || n == 1) && t != 0)
+      local << "pingpong returned " << t << " on rank " << r << "; only rank 0 with a partner returns a time";
+    if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
+  }
+  record("measured", "messages, bytes and data as expected");
+}
+
+TEST(Correctness, FitAlphaBetaRecoversAKnownLine) {
+  std::string failure;
+  std::string ni = run_lab_code([&] {
+    const double alpha = 1.5e-6, beta = 2.0e-10;
+    std::vector<lab09::Sample> exact, noisy;
+    for (double b = 8; b <= 8e6; b *= 4) {
+      exact.push_back({b, alpha + beta * b});
+      // +-1% multiplicative "noise" alternating in sign: least squares stays close.
+      noisy.push_back({b, (alpha + beta * b) * (exact.size() % 2 ? 1.01 : 0.99)});
+    }
+    lab09::AlphaBeta m = lab09::fit_alpha_beta(exact);
+    std::ostringstream s;
+    if (std::fabs(m.alpha - alpha) > 1e-12 || std::fabs(m.beta - beta) > 1e-16) {
+      s << "fit_alpha_beta on exact samples of t = " << alpha << " + " << beta << " b returned alpha " << m.alpha
+        << ", beta " << m.beta << ": least squares should recover the line exactly";
+    } else {
+      lab09::AlphaBeta q = lab09::fit_alpha_beta(noisy);
+      // The largest message 20% slower than the line (a cache or page effect): a fit on
+      // relative residuals keeps alpha near the truth, a plain fit makes it negative.
+      std::vector<lab09::Sample> skewed;
+      for (double b = 8; b <= 2e7; b *= 8) skewed.push_back({b, 2e-6 + 1e-10 * b});
+      skewed.back().seconds *= 1.2;
+      lab09::AlphaBeta k = lab09::fit_alpha_beta(skewed);
+      if (std::fabs(q.beta - beta) > 0.02 * beta)
+        s << "fit_alpha_beta on samples with 1% noise returned beta " << q.beta << ", expected within 2% of "
+          << beta << ": is it a least-squares fit over all samples?";
+      else if (std::fabs(k.alpha - 2e-6) > 0.1 * 2e-6)
+        s << "fit_alpha_beta returned alpha " << k.alpha << " s for samples of t = 2 us + 0.1 ns/B x b whose "
+          << "largest message is 20% slow; expected within 10% of 2 us. Weight the residuals by 1/t^2 so the "
+          << "largest messages do not decide alpha.";
+    }
+    failure = s.str();
+  });
+  if (!ni.empty()) FAIL() << ni;
+  EXPECT_TRUE(failure.empty()) << failure;
+}
+
+TEST(Correctness, FitAlphaBetaRejectsAnUndeterminedLine) {
+  std::string outcome;
+  std::string ni = run_lab_code([&] {
+    try {
+      lab09::fit_alpha_beta({{1024, 1e-6}, {1024, 2e-6}});
+      outcome = "fit_alpha_beta accepted two samples of the same size; the line is undetermined: throw (COMM_THROW)";
+    } catch (const comm::NotImplemented&) {
+      throw;
+    } catch (const comm::Error&) {
+      outcome = "";
+    }
+  });
+  if (!ni.empty()) FAIL() << ni;
+  EXPECT_TRUE(outcome.empty()) << outcome;
+}
+
+TEST(Correctness, NaiveAllreduceFloatSum) { sweep(DataType::f32, RedOp::sum); }
+TEST(Correctness, NaiveAllreduceFloatMax) { sweep(DataType::f32, RedOp::max); }
+TEST(Correctness, NaiveAllreduceDoubleSum) { sweep(DataType::f64, RedOp::sum); }
+TEST(Correctness, NaiveAllreduceDoubleMax) { sweep(DataType::f64, RedOp::max); }
+TEST(Correctness, NaiveAllreduceInt32Sum) { sweep(DataType::i32, RedOp::sum); }
+TEST(Correctness, NaiveAllreduceInt32Max) { sweep(DataType::i32, RedOp::max); }
+
+TEST(Correctness, NaiveAllreduceGoesThroughTheRoot) {
+  comm::Communicator& w = world();
+  const int n = w.size();
+  const std::size_t count = 10007, bytes = count * 4;
+  comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
+  comm::fill_bytes(send.data(), send.space(), 0, bytes);
+  w.reset_stats();
+  std::string ni = run_lab_code([&] { lab09::naive_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); });
+  if (!ni.empty()) FAIL() << ni;
+  const comm::Stats st = w.stats();
+  const std::uint64_t peers = static_cast<std::uint64_t>(n - 1);
+  const std::uint64_t want_sent = w.rank() == 0 ? peers * bytes : bytes, want_recv = want_sent;
+  std::ostringstream local;
+  if (n > 1 && (st.bytes_sent != want_sent || st.bytes_received != want_recv))
+    local << "rank " << w.rank() << " sent " << st.bytes_sent << " and received " << st.bytes_received
+          << " bytes; the naive all-reduce moves whole buffers through rank 0: expected " << want_sent << " and "
+          << want_recv;
+  else if (n == 1 && st.sends)
+    local << "with one rank nothing needs to be sent, but " << st.sends << " messages were sent";
+  record("measured", "root sent " + std::to_string(n > 1 ? peers * bytes : 0) + " bytes");
+  if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
+}
+
+TEST(Correctness, PredictedNaiveTimeFollowsTheModel) {
+  std::string failure;
+  std::string ni = run_lab_code([&] {
+    const lab09::AlphaBeta m{3e-6, 5e-10};
+    for (int n : {2, 3, 8})
+      for (std::size_t b : {std::size_t(8), std::size_t(1) << 20}) {
+        const double want = 2.0 * (n - 1) * (m.alpha + b * m.beta);
+        const double got = lab09::predicted_naive_allreduce_time(m, n, b);
+        if (std::fabs(got - want) > 1e-9 * want) {
+          failure = "predicted_naive_allreduce_time(n=" + std::to_string(n) + ", bytes=" + std::to_string(b) +
+                    ") = " + std::to_string(got) + ", expected 2(n-1)(alpha + bytes beta) = " + std::to_string(want);
+          return;
+        }
+      }
+  });
+  if (!ni.empty()) FAIL() << ni;
+  EXPECT_TRUE(failure.empty()) << failure;
+}

@@ -1,0 +1,297 @@
+// Checks of lab 10 (ring all-reduce). Run under mpirun with 1..8 ranks by
+// `./workbook check 10`; every rank runs every check and all ranks agree on the verdict.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "comm/check.h"
+#include "comm/error.h"
+#include "comm/harness.h"
+#include "comm/reduce.h"
+#include "ring_allreduce.h"
+
+namespace {
+
+using comm::DataType;
+using comm::RedOp;
+using comm::check::agree_all;
+using comm::check::gather_text;
+using comm::check::world;
+
+using comm::check::record;
+
+std::string run_lab(const std::function<void()>& body) { return comm::check::run_lab_code(body); }
+
+comm::AllreduceFn plain() {
+  return [](const void* s, void* r, std::size_t c, DataType t, RedOp op, comm::Communicator& w) {
+    lab10::ring_allreduce(s, r, c, t, op, w);
+  };
+}
+
+comm::AllreduceFn pipelined(std::size_t segment_bytes) {
+  return [segment_bytes](const void* s, void* r, std::size_t c, DataType t, RedOp op, comm::Communicator& w) {
+    lab10::ring_allreduce_pipelined(s, r, c, t, op, w, segment_bytes);
+  };
+}
+
+void sweep(const std::function<comm::AllreduceFn(std::size_t count, DataType)>& make, DataType type, RedOp op) {
+  std::size_t cases = 0;
+  std::string failure = comm::check::sweep_allreduce(make, type, op, &cases);
+  record("threshold", "bit-exact on every rank");
+  if (!failure.empty()) {
+    record("measured", std::to_string(cases) + " cases passed before the failing one");
+    FAIL() << failure;
+  }
+  record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
+}
+
+std::vector<std::size_t> counts_for_chunk_tests() { return {0, 1, 2, 3, 7, 8, 9, 10, 100, 1000003}; }
+
+}  // namespace
+
+// ---- step 1 ---------------------------------------------------------------------------
+
+TEST(Correctness, ChunkOfPartition) {
+  std::string failure;
+  std::string ni = run_lab([&] {
+    for (std::size_t count : counts_for_chunk_tests())
+      for (int n = 1; n <= 9 && failure.empty(); ++n)
+        for (int c = 0; c < n; ++c) {
+          const lab10::Chunk got = lab10::chunk_of(count, n, c);
+          const comm::check::Range want = comm::check::reference_chunk(count, n, c);
+          if (got.offset != want.offset || got.count != want.count) {
+            std::ostringstream s;
+            s << "chunk_of(count=" << count << ", n=" << n << ", c=" << c << ") returned {offset " << got.offset
+              << ", count " << got.count << "}, expected {offset " << want.offset << ", count " << want.count
+              << "}: chunks cover [0, count) in order; the first count % n chunks hold one element more.";
+            failure = s.str();
+            break;
+          }
+        }
+  });
+  if (!ni.empty()) FAIL() << ni;
+  EXPECT_TRUE(failure.empty()) << failure;
+}
+
+// ---- step 2 ---------------------------------------------------------------------------
+
+TEST(Correctness, ReduceScatterLeavesChunkRankReduced) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank();
+  std::size_t cases = 0;
+  for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
+    for (std::size_t count : comm::check::sweep_counts(n, type)) {
+      const std::size_t elem = comm::size_of(type), bytes = count * elem;
+      std::vector<char> input(bytes), expect(bytes), got(bytes);
+      comm::fill_input(input.data(), count, type, comm::DataMode::verifiable, op, n, r, 11);
+      comm::expected_allreduce(expect.data(), nullptr, count, type, comm::DataMode::verifiable, op, n, 11);
+      comm::Buffer buf = w.allocate(bytes);
+      comm::copy(buf.data(), buf.space(), input.data(), comm::MemorySpace::host, bytes);
+      std::string ni = run_lab([&] { lab10::ring_reduce_scatter(buf.data(), count, type, op, w); });
+      if (!ni.empty()) FAIL() << ni;
+      comm::copy(got.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
+      const comm::check::Range own = comm::check::reference_chunk(count, n, r);
+      comm::Mismatch m;
+      std::size_t wrong = comm::count_wrong(got.data() + own.offset * elem, expect.data() + own.offset * elem, nullptr,
+                                            own.count, type, &m);
+      std::string local;
+      if (wrong) {
+        std::ostringstream s;
+        s << "reduce-scatter of " << count << " " << comm::name_of(type) << " with " << comm::name_of(op) << ": chunk "
+          << r << " [" << own.offset << ", " << own.offset + own.count << ") should hold the reduction over all " << n
+          << " ranks, but " << wrong << " elements are wrong; first at index " << own.offset + m.index
+          << ": expected " << m.expected << ", got " << m.got
+          << ". After n-1 steps rank r must own chunk r: at step s send chunk (r-s-1) mod n, receive (r-s-2) mod n.";
+        local = s.str();
+      }
+      if (!agree_all(local.empty())) FAIL() << gather_text(local);
+      ++cases;
+    }
+  }
+  record("measured", std::to_string(cases) + " cases bit-exact");
+}
+
+// ---- step 3 ---------------------------------------------------------------------------
+
+TEST(Correctness, AllgatherDistributesEveryChunk) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank();
+  std::size_t cases = 0;
+  for (DataType type : {DataType::f32, DataType::f64, DataType::i32}) {
+    for (std::size_t count : comm::check::sweep_counts(n, type)) {
+      const std::size_t elem = comm::size_of(type), bytes = count * elem;
+      // The final value of element i is rank-independent; each rank starts with only its chunk.
+      std::vector<char> expect(bytes), start(bytes), got(bytes);
+      comm::fill_input(expect.data(), count, type, comm::DataMode::verifiable, RedOp::max, n, n + 5, 13);
+      std::memset(start.data(), 0xff, bytes);
+      const comm::check::Range own = comm::check::reference_chunk(count, n, r);
+      std::memcpy(start.data() + own.offset * elem, expect.data() + own.offset * elem, own.count * elem);
+      comm::Buffer buf = w.allocate(bytes);
+      comm::copy(buf.data(), buf.space(), start.data(), comm::MemorySpace::host, bytes);
+      std::string ni = run_lab([&] { lab10::ring_allgather(buf.data(), count, type, w); });
+      if (!ni.empty()) FAIL() << ni;
+      comm::copy(got.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
+      comm::Mismatch m;
+      std::size_t wrong = comm::count_wrong(got.data(), expect.data(), nullptr, count, type, &m);
+      std::string local;
+      if (wrong) {
+        int chunk = 0;
+        for (int c = 0; c < n; ++c) {
+          auto rc = comm::check::reference_chunk(count, n, c);
+          if (m.index >= rc.offset && m.index < rc.offset + rc.count) chunk = c;
+        }
+        std::ostringstream s;
+        s << "all-gather of " << count << " " << comm::name_of(type) << ": " << wrong
+          << " elements wrong; first at index " << m.index << " (chunk " << chunk << ", owned by rank " << chunk
+          << "): expected " << m.expected << ", got " << m.got
+          << ". At step s rank r sends chunk (r-s) mod n and receives chunk (r-s-1) mod n.";
+        local = s.str();
+      }
+      if (!agree_all(local.empty())) FAIL() << gather_text(local);
+      ++cases;
+    }
+  }
+  record("measured", std::to_string(cases) + " cases bit-exact");
+}
+
+// ---- step 4 ---------------------------------------------------------------------------
+
+#define RING_SWEEP(NAME, TYPE, OP) \
+  TEST(Correctness, NAME) { sweep([](std::size_t, DataType) { return plain(); }, TYPE, OP); }
+RING_SWEEP(RingAllreduceFloatSum, DataType::f32, RedOp::sum)
+RING_SWEEP(RingAllreduceFloatMax, DataType::f32, RedOp::max)
+RING_SWEEP(RingAllreduceDoubleSum, DataType::f64, RedOp::sum)
+RING_SWEEP(RingAllreduceDoubleMax, DataType::f64, RedOp::max)
+RING_SWEEP(RingAllreduceInt32Sum, DataType::i32, RedOp::sum)
+RING_SWEEP(RingAllreduceInt32Max, DataType::i32, RedOp::max)
+
+TEST(Correctness, RingAllreduceRandomFloatWithinErrorBound) {
+  const std::size_t count = (std::size_t(1) << 20) / 4 + 3;
+  std::string failure =
+      comm::check::check_allreduce(plain(), count, DataType::f32, RedOp::sum, false, comm::DataMode::random, 99);
+  EXPECT_TRUE(failure.empty()) << failure;
+  record("threshold", "|error| <= gamma(n-1) * sum |x| per element");
+}
+
+TEST(Correctness, RingAllreduce64MiB) {
+  // 64 MiB per rank: float sum and int32 max, plain and pipelined, out of place.
+  const int n = world().size();
+  for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
+    const std::size_t count = (std::size_t(64) << 20) / comm::size_of(type);
+    for (auto fn : {plain(), pipelined(lab10::default_segment_bytes)}) {
+      std::string failure = comm::check::check_allreduce(fn, count, type, op, false);
+      ASSERT_TRUE(failure.empty()) << failure;
+    }
+  }
+  record("measured", "64 MiB bit-exact with " + std::to_string(n) + " ranks");
+}
+
+TEST(Correctness, RingAllreduceSendsTheOptimalVolume) {
+  comm::Communicator& w = world();
+  const int n = w.size();
+  const std::size_t count = (std::size_t(1) << 20) / 4 + 3, bytes = count * 4;
+  comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
+  comm::fill_bytes(send.data(), send.space(), 0, bytes);
+  w.reset_stats();
+  std::string ni = run_lab([&] { lab10::ring_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); });
+  if (!ni.empty()) FAIL() << ni;
+  double mine = static_cast<double>(w.stats().bytes_sent), total = 0;
+  w.library_allreduce(&mine, &total, 1, DataType::f64, RedOp::sum);
+  const double want = 2.0 * (n - 1) * static_cast<double>(bytes);
+  std::ostringstream m;
+  m << static_cast<std::size_t>(total) << " bytes sent by all ranks";
+  record("measured", m.str());
+  record("threshold", "exactly 2(n-1) x count x 4 = " + std::to_string(static_cast<std::size_t>(want)));
+  EXPECT_EQ(total, want) << "a ring all-reduce of " << count << " floats over " << n << " ranks sends each chunk n-1 "
+                         << "times in the reduce-scatter and n-1 times in the all-gather: " << want
+                         << " bytes in total, but the ranks sent " << total
+                         << (total > want ? " (more: is data sent twice, or whole buffers instead of chunks?)"
+                                          : " (less: is a phase or a chunk missing?)");
+}
+
+// ---- step 5 ---------------------------------------------------------------------------
+
+#define PIPELINED_SWEEP(NAME, TYPE, OP)                                                              \
+  TEST(Correctness, NAME) {                                                                          \
+    /* small segments so every size of the sweep is cut into several segments */                   \
+    sweep([](std::size_t count, DataType t) { return pipelined(count < 4096 ? 2 * comm::size_of(t) : 4096); }, \
+          TYPE, OP);                                                                                 \
+  }
+PIPELINED_SWEEP(PipelinedFloatSum, DataType::f32, RedOp::sum)
+PIPELINED_SWEEP(PipelinedFloatMax, DataType::f32, RedOp::max)
+PIPELINED_SWEEP(PipelinedDoubleSum, DataType::f64, RedOp::sum)
+PIPELINED_SWEEP(PipelinedDoubleMax, DataType::f64, RedOp::max)
+PIPELINED_SWEEP(PipelinedInt32Sum, DataType::i32, RedOp::sum)
+PIPELINED_SWEEP(PipelinedInt32Max, DataType::i32, RedOp::max)
+
+TEST(Correctness, PipelinedKeepsTwoSegmentsInFlight) {
+  comm::Communicator& w = world();
+  const int n = w.size();
+  const std::size_t count = (std::size_t(1) << 20) / 4 + 3, bytes = count * 4, segment = 16 * 1024;
+  comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
+  comm::fill_bytes(send.data(), send.space(), 0, bytes);
+  w.reset_stats();
+  std::string ni = run_lab(
+      [&] { lab10::ring_allreduce_pipelined(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w, segment); });
+  if (!ni.empty()) FAIL() << ni;
+  const comm::Stats st = w.stats();
+  std::ostringstream local;
+  const std::size_t largest = comm::check::reference_chunk(count, n, 0).count;
+  const std::size_t segments = (largest * 4 + segment - 1) / segment;
+  if (n == 1) {
+    if (st.sends != 0) local << "with one rank nothing needs to be sent, but " << st.sends << " messages were sent";
+  } else if (st.max_pending_recvs < 2) {
+    local << "at most " << st.max_pending_recvs << " receive was posted at a time; keep at least two segment "
+          << "receives posted (irecv) while reducing the previous segment";
+  } else if (st.reductions == 0 || 2 * st.reductions_overlapped < st.reductions) {
+    local << "only " << st.reductions_overlapped << " of " << st.reductions << " reductions ran while a receive was "
+          << "in flight; post the next segments' receives before reducing the current one";
+  } else if (st.sends < static_cast<std::uint64_t>(2 * (n - 1)) * segments) {
+    local << st.sends << " messages sent; with " << segment << "-byte segments expected at least " << 2 * (n - 1)
+          << " steps x " << segments << " segments = " << 2 * (n - 1) * segments
+          << ": are the chunks cut into segments?";
+  } else if (st.bytes_sent > 0 && st.reductions > 0 && st.reduced_elements != 0 &&
+             st.reduced_elements > static_cast<std::uint64_t>(n - 1) * largest) {
+    local << st.reduced_elements << " elements reduced; the reduce-scatter reduces at most (n-1) x "
+          << largest << " = " << (n - 1) * largest << " (is a segment reduced more than once?)";
+  }
+  std::ostringstream m;
+  m << "max " << st.max_pending_recvs << " receives in flight, " << st.reductions_overlapped << "/" << st.reductions
+    << " reductions overlapped";
+  record("measured", m.str());
+  record("threshold", ">= 2 receives in flight, >= half the reductions overlapped");
+  if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
+}
+
+// ---- performance ----------------------------------------------------------------------
+
+TEST(Performance, PipelinedRingBusbwVsMpiAllreduce) {
+  comm::Communicator& w = world();
+  const int n = w.size();
+  if (n != 2 && n != 4) GTEST_SKIP() << "measured with 2 and 4 ranks only (this run has " << n << ")";
+  comm::HarnessOptions o;
+  o.min_bytes = o.max_bytes = 16 << 20;
+  o.iters = 10;
+  o.warmup = 2;
+  o.in_place = false;
+  std::vector<comm::Implementation> impls = {{"ring", pipelined(lab10::default_segment_bytes)},
+                                             comm::library_implementation(w)};
+  std::vector<comm::Result> res;
+  std::string ni = run_lab([&] { res = comm::run_allreduce_sweep(w, impls, o, nullptr); });
+  if (!ni.empty()) FAIL() << ni;
+  ASSERT_EQ(res.size(), 2u);
+  ASSERT_EQ(res[0].out_of_place.wrong, 0u) << "the pipelined ring gave wrong results at 16 MiB";
+  const double ratio = res[0].out_of_place.busbw / res[1].out_of_place.busbw;
+  std::ostringstream m;
+  m.precision(2);
+  m << std::fixed << ratio << "x (" << res[0].out_of_place.busbw << " vs " << res[1].out_of_place.busbw << " GB/s)";
+  record("measured", m.str());
+  record("threshold", ">= 0.50x MPI_Allreduce busbw at 16 MiB");
+  EXPECT_GE(ratio, 0.5) << "ring_allreduce_pipelined reaches " << m.str()
+                        << " of MPI_Allreduce's bus bandwidth at 16 MiB float sum with " << n
+                        << " ranks; the goal is 0.5x. Avoid copies and allocations inside the loop (use "
+                        << "comm.scratch), keep two segments in flight and try segments of 64 KiB to 1 MiB.";
+}

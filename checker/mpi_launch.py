@@ -1,0 +1,490 @@
+#!/usr/bin/env python3
+"""Run a collective check binary under mpirun, with time limits, naming the rank that failed.
+
+The check binaries of the collective labs (09, 10, 11) are GoogleTest programs built on
+common/comm (comm::check::run_all_tests). Every rank runs every test; rank 0's verdict is
+the job's. This module launches them the way learners' jobs run in production (Open MPI,
+one process per rank) and turns what can go wrong into a failed check with a clear message:
+
+- a rank that crashes (signal, MPI error, exception): named, with the check it was in and
+  the call it was making;
+- a job that deadlocks or hangs: killed after the time limit of the running check, every
+  rank that did not finish is named with the call it was blocked in (for example
+  "blocked in send(to=1, tag=0, bytes=4194316)"); every rank blocked in send is reported
+  as a send-send deadlock;
+- no process outlives a run: mpirun runs in its own session, the whole process group is
+  killed on a time limit, and every rank's pid is checked afterwards.
+
+How ranks report: the launcher sets WB_COMM_STATUS_DIR to a fresh temporary directory. Each
+rank maps rank-<R>.status there (current check, current activity, state) and writes
+rank-<R>.pid; rank 0 appends one JSON line per finished check to results.jsonl. When a check
+hangs or crashes, the checks that finished keep their results, that check fails, and the
+remaining checks run in a new job.
+
+Standard library only. Command line (for people and for ctest):
+    python3 checker/mpi_launch.py BINARY --ranks 1,2,3 [--tcp] [--time-limit 60] [--filter GLOB]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fnmatch
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Iterable, Optional
+
+# Layout of the per-rank status record; must match common/comm/include/comm/status.h.
+_TEST = (0, 256)
+_ACTIVITY = (256, 256)
+_STATE = (512, 512)
+
+DEFAULT_RANKS = (1, 2, 3, 4, 5, 8)
+
+
+@dataclasses.dataclass
+class CheckResult:
+    """One check (GoogleTest test) at one rank count."""
+
+    name: str  # "Correctness.RingAllreduceFloatSum"
+    ranks: int
+    tcp: bool
+    status: str  # passed | failed | skipped | crashed | timeout | error
+    message: str = ""
+    properties: dict = dataclasses.field(default_factory=dict)  # measured, threshold, hint
+    time_s: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """The check's name with its launch configuration, e.g. "Correctness.X [n=4, tcp]"."""
+        return f"{self.name} [n={self.ranks}{', tcp' if self.tcp else ''}]"
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+def _mpirun() -> str:
+    exe = shutil.which("mpirun") or shutil.which("mpiexec")
+    if not exe:
+        raise FileNotFoundError(
+            "mpirun was not found on PATH; install Open MPI (Debian/Ubuntu: apt-get install openmpi-bin "
+            "libopenmpi-dev)")
+    return exe
+
+
+def _mpi_env(status_dir: Optional[str], base: Optional[dict] = None) -> dict:
+    env = dict(os.environ if base is None else base)
+    # Open MPI refuses to run as root without both variables (containers, CI, autograders).
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    if status_dir:
+        env["WB_COMM_STATUS_DIR"] = status_dir
+    env.setdefault("GTEST_COLOR", "no")
+    return env
+
+
+def mpirun_command(binary: str, ranks: int, args: Iterable[str] = (), tcp: bool = False,
+                   mpirun: Optional[str] = None) -> list:
+    """The mpirun command line for `ranks` processes of `binary` (more ranks than cores allowed).
+
+    With tcp=True MPI is restricted to its TCP transport on the loopback interface
+    (--mca btl tcp,self), the path messages take between machines."""
+    cmd = [mpirun or _mpirun(), "-n", str(ranks), "--oversubscribe"]
+    if tcp:
+        cmd += ["--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo"]
+    return cmd + [binary] + list(args)
+
+
+def list_tests(binary: str, timeout_s: float = 60.0) -> list:
+    """Test names of a GoogleTest binary, in run order ("Suite.Name")."""
+    out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True, text=True, timeout=timeout_s,
+                         env=_mpi_env(None), check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{binary} --gtest_list_tests failed (exit {out.returncode}): {out.stderr.strip()}")
+    tests, suite = [], ""
+    for line in out.stdout.splitlines():
+        if not line.strip() or line.startswith("Running main"):
+            continue
+        if not line.startswith(" "):
+            suite = line.split("#")[0].strip()
+        else:
+            tests.append(suite + line.split("#")[0].strip())
+    return tests
+
+
+def _read_status(path: str) -> Optional[dict]:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+
+    def field(span):
+        return raw[span[0]:span[0] + span[1]].split(b"\0", 1)[0].decode("utf-8", "replace")
+
+    if len(raw) < _STATE[0] + _STATE[1]:
+        return None
+    return {"test": field(_TEST), "activity": _activity(raw[_ACTIVITY[0]:_ACTIVITY[0] + _ACTIVITY[1]]),
+            "state": field(_STATE)}
+
+
+def _activity(raw: bytes) -> str:
+    """Text of the activity field: int32 op, peer, tag, nreq, uint64 bytes (status.h)."""
+    op, peer, tag, nreq, nbytes = struct.unpack_from("<iiiiQ", raw, 0)
+    more = f" and {nreq - 1} more request(s)" if nreq > 1 else ""
+    if op == 1:
+        return f"blocked in send(to={peer}, tag={tag}, bytes={nbytes})"
+    if op == 2:
+        return f"blocked in recv(from={peer}, tag={tag}, bytes={nbytes})"
+    if op == 3:
+        return f"blocked in wait(isend to={peer}, tag={tag}, bytes={nbytes}){more}"
+    if op == 4:
+        return f"blocked in wait(irecv from={peer}, tag={tag}, bytes={nbytes}){more}"
+    if op == 5:
+        return "blocked in barrier()"
+    if op == 6:
+        return f"blocked in library_allreduce(bytes={nbytes})"
+    if op == 7:
+        return raw[24:].split(b"\0", 1)[0].decode("utf-8", "replace")
+    return "running"
+
+
+def _statuses(status_dir: str, ranks: int) -> dict:
+    return {r: _read_status(os.path.join(status_dir, f"rank-{r}.status")) for r in range(ranks)}
+
+
+def _pids(status_dir: str, ranks: int) -> dict:
+    pids = {}
+    for r in range(ranks):
+        try:
+            with open(os.path.join(status_dir, f"rank-{r}.pid")) as f:
+                pids[r] = int(f.read().strip())
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+def _alive(pid: int, binary: str) -> bool:
+    """True while process `pid` of `binary` exists and is not a zombie. A process that is
+    exiting has an empty command line: it still counts as alive until it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().split(b"\0")[0].decode("utf-8", "replace")
+    except (OSError, IndexError):
+        return False
+    if state in ("Z", "X"):
+        return False
+    return not cmd or os.path.basename(cmd) == os.path.basename(binary)
+
+
+def _kill_job(proc: subprocess.Popen, status_dir: str, ranks: int, binary: str) -> list:
+    """Kills mpirun's process group, then any rank still alive; returns pids that survived."""
+    for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=grace)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    survivors = []
+    deadline = time.monotonic() + 5.0
+    for r, pid in _pids(status_dir, ranks).items():
+        while _alive(pid, binary) and time.monotonic() < deadline:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        if _alive(pid, binary):
+            survivors.append(pid)
+    return survivors
+
+
+def _read_results(status_dir: str) -> dict:
+    results = {}
+    try:
+        with open(os.path.join(status_dir, "results.jsonl")) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    d = json.loads(line)
+                    results[d["name"]] = d
+    except (OSError, ValueError):
+        pass
+    return results
+
+
+_SIGNAL_RE = re.compile(r"process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+) \(([^)]*)\)")
+_EXIT_RE = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]\s*\n\s*Exit code:\s*(\d+)")
+
+
+def _describe_ranks(st: dict, skip_done: bool = True) -> list:
+    lines = []
+    for r, s in sorted(st.items()):
+        if s is None:
+            lines.append(f"rank {r}: never started (no status record)")
+        elif skip_done and s["state"] == "done":
+            continue
+        else:
+            where = f" in {s['test']}" if s["test"] else ""
+            lines.append(f"rank {r}: {s['activity'] or 'running'}{where}")
+    return lines
+
+
+def _deadlock_hint(st: dict) -> str:
+    blocked = [s for s in st.values() if s and s["state"] != "done"]
+    if blocked and all(s["activity"].startswith("blocked in send(") for s in blocked):
+        return ("Every rank is blocked in a blocking send: a send-send deadlock. Each rank sends before it posts "
+                "the matching receive, and large messages wait for the receiver. Post the receive first "
+                "(irecv, then send, then wait), or order the calls by rank parity.")
+    if blocked and all(s["activity"].startswith("blocked in") for s in blocked):
+        return ("Every unfinished rank is blocked waiting for a message or a request: a deadlock, or sender and "
+                "receiver disagree on peer or tag (a receive whose message is never sent).")
+    return "A rank did not finish in time: an endless loop, or a wait for a message that never comes."
+
+
+def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, time_limit_s: float = 60.0,
+                   tcp: bool = False, extra_args: Iterable[str] = (), env: Optional[dict] = None,
+                   mpirun: Optional[str] = None, log=None) -> list:
+    """Runs the checks `tests` (default: all) of `binary` under mpirun with `ranks` processes.
+
+    time_limit_s bounds each check (not the whole run); a check that exceeds it is failed
+    with status "timeout", a rank that crashes fails the check it was in with "crashed".
+    Returns one CheckResult per test, in run order. `log`, if given, receives mpirun's
+    output (a writable text file)."""
+    binary = os.path.abspath(binary)
+    if tests is None:
+        tests = list_tests(binary)
+    remaining = list(tests)
+    results = {}
+    while remaining:
+        status_dir = tempfile.mkdtemp(prefix="wb-mpi-")
+        try:
+            culprit_result = _run_once(binary, ranks, remaining, status_dir, time_limit_s, tcp, extra_args, env,
+                                       mpirun, log)
+            done = _read_results(status_dir)
+        finally:
+            shutil.rmtree(status_dir, ignore_errors=True)
+        for name in list(remaining):
+            if name in done:
+                d = done[name]
+                props = {k: v for k, v in d.items() if k not in ("name", "status", "time_ms", "message")}
+                results[name] = CheckResult(name, ranks, tcp, d["status"], d.get("message", ""), props,
+                                            float(d.get("time_ms", 0)) / 1000.0)
+                remaining.remove(name)
+        if not remaining:
+            break
+        culprit = remaining[0]  # checks run in order: the first unfinished one stopped the job
+        if culprit_result is None:
+            culprit_result = ("error", "the job ended before this check reported a result")
+        status, message = culprit_result
+        results[culprit] = CheckResult(culprit, ranks, tcp, status, message)
+        remaining.remove(culprit)  # every round settles at least this check: the loop ends
+    return [results[t] for t in tests]
+
+
+def _run_once(binary, ranks, tests, status_dir, time_limit_s, tcp, extra_args, env, mpirun, log):
+    """One mpirun job over `tests`. Returns None when it ended normally, else (status, message)
+    for the check that was running when it stopped."""
+    args = ["--gtest_filter=" + ":".join(tests), "--gtest_color=no"] + list(extra_args)
+    cmd = mpirun_command(binary, ranks, args, tcp=tcp, mpirun=mpirun)
+    out_path = os.path.join(status_dir, "mpirun.out")
+    with open(out_path, "w+") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=_mpi_env(status_dir, env), start_new_session=True, cwd=status_dir)
+        last = {}  # rank -> (test, time it started)
+        start = time.monotonic()
+        timed_out = False
+        while proc.poll() is None:
+            time.sleep(0.1)
+            now = time.monotonic()
+            st = _statuses(status_dir, ranks)
+            oldest = start
+            for r, s in st.items():
+                if s is None:
+                    continue
+                if s["state"] == "done":
+                    last.pop(r, None)
+                    continue
+                if r not in last or last[r][0] != s["test"]:
+                    last[r] = (s["test"], now)
+            running = [t0 for (_, t0) in last.values()]
+            if running:
+                oldest = min(running)
+            if now - oldest > time_limit_s:
+                timed_out = True
+                break
+        final = _statuses(status_dir, ranks)
+        survivors = []
+        if timed_out or proc.poll() is None:
+            survivors = _kill_job(proc, status_dir, ranks, binary)
+        else:
+            # mpirun has exited; make sure no rank lingers.
+            survivors = _kill_job(proc, status_dir, ranks, binary) if any(
+                _alive(p, binary) for p in _pids(status_dir, ranks).values()) else []
+        out.seek(0)
+        text = out.read()
+    if log is not None:
+        log.write(text)
+    if survivors:
+        raise RuntimeError(f"processes {survivors} of {binary} survived SIGKILL; kill them by hand")
+    if timed_out:
+        lines = _describe_ranks(final)
+        return ("timeout",
+                f"timed out after {time_limit_s:g} s with {ranks} ranks; ranks that did not finish:\n  " +
+                "\n  ".join(lines) + "\n" + _deadlock_hint(final))
+    if proc.returncode == 0:
+        return None
+    # Abnormal end: name the rank.
+    culprits = []
+    for m in _SIGNAL_RE.finditer(text):
+        r = int(m.group(1))
+        s = final.get(r)
+        where = f" in {s['test']} while {s['activity']}" if s and s["test"] else ""
+        culprits.append(f"rank {r} crashed with signal {m.group(2)} ({m.group(3)}){where}")
+    for r, s in sorted(final.items()):
+        if s and s["state"].startswith("error: "):
+            culprits.append(f"rank {r} stopped with an error in {s['test']}: {s['state'][7:]}")
+    if not culprits:
+        for m in _EXIT_RE.finditer(text):
+            culprits.append(f"rank {m.group(1)} exited with code {m.group(2)}")
+    if not culprits:
+        culprits = [f"mpirun exited with code {proc.returncode}"] + _describe_ranks(final)
+    tail = "\n".join(l for l in text.splitlines()[-15:] if l.strip())
+    return ("crashed", "\n".join(culprits) + ("\nlast output:\n" + tail if tail else ""))
+
+
+def run_lab(binary: str, mpi: Optional[dict] = None, *, time_limit_s: float = 60.0, tests: Optional[list] = None,
+            log=None) -> list:
+    """Runs a collective lab's checks for every launch configuration of its lab.json "mpi" entry:
+        "mpi": {"ranks": [1, 2, 3, 4, 5, 8], "tcp": {"ranks": 3, "filter": "Correctness.Ring*"}}
+    ("tcp" is optional; its checks run again with MPI restricted to TCP on loopback).
+    Returns all CheckResults (label them with CheckResult.label)."""
+    mpi = mpi or {}
+    if tests is None:
+        tests = list_tests(binary)
+    out = []
+    for n in mpi.get("ranks", DEFAULT_RANKS):
+        out += run_mpi_checks(binary, int(n), tests, time_limit_s=time_limit_s, log=log)
+    tcp = mpi.get("tcp")
+    if tcp:
+        pattern = tcp.get("filter", "*")
+        chosen = [t for t in tests if any(fnmatch.fnmatchcase(t, p) for p in pattern.split(":"))]
+        if chosen:
+            out += run_mpi_checks(binary, int(tcp.get("ranks", 2)), chosen, time_limit_s=time_limit_s, tcp=True,
+                                  log=log)
+    return out
+
+
+# ---- the `./workbook check` runner (checker/wbcheck) -----------------------------------
+
+def _explain(result, outcome, status_dir: str, ranks: int, binary: str) -> None:
+    """After one mpirun job of the runner: make sure no rank survives, and name the rank
+    that hung or crashed in the result's message."""
+    deadline = time.monotonic() + 5.0
+    for pid in _pids(status_dir, ranks).values():
+        while _alive(pid, binary) and time.monotonic() < deadline:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+    st = _statuses(status_dir, ranks)
+    if outcome.timed_out:
+        lines = _describe_ranks(st)
+        result.message = ("time limit exceeded with " + str(ranks) + " ranks; ranks that did not finish:\n  " +
+                          "\n  ".join(lines or ["(none reported: the job hung before the check started)"]) +
+                          "\n" + _deadlock_hint(st))
+        return
+    if result.passed:
+        return
+    text = (outcome.stdout or "") + "\n" + (outcome.stderr or "")
+    culprits = []
+    for m in _SIGNAL_RE.finditer(text):
+        r = int(m.group(1))
+        s = st.get(r)
+        where = f" while {s['activity']}" if s else ""
+        culprits.append(f"rank {r} crashed with signal {m.group(2)} ({m.group(3)}){where}")
+    for r, s in sorted(st.items()):
+        if s and s["state"].startswith("error: "):
+            culprits.append(f"rank {r} stopped with an error: {s['state'][7:]}")
+    if culprits:
+        result.message = "\n".join(culprits) + ("\n" + result.message if result.message else "")
+
+
+def wbcheck_launcher(lab, binary, gtest_args: list, workdir) -> list:
+    """The runner's "mpi" launcher (registered by checker/wbcheck/runner.py). lab.json:
+        "launch": {"kind": "mpi", "ranks": [1, 2, 3, 4, 5, 8],
+                   "tcp": {"ranks": 3, "filter": "Correctness.RingAllreduceFloatSum"}}
+    One mpirun job per rank count, plus one over TCP on loopback for the checks matching
+    the tcp filter (':'-separated globs). Each result is suffixed " [n ranks]" or
+    " [n ranks, tcp]"."""
+    from wbcheck.runner import Invocation  # the runner imports this module, not the reverse
+
+    cfg = lab.launch or {}
+    check = next((a.split("=", 1)[1] for a in gtest_args if a.startswith("--gtest_filter=")), "*")
+    jobs = [(int(n), False) for n in cfg.get("ranks", DEFAULT_RANKS)]
+    tcp = cfg.get("tcp")
+    if tcp and any(fnmatch.fnmatchcase(check, p) for p in str(tcp.get("filter", "*")).split(":")):
+        jobs.append((int(tcp.get("ranks", 2)), True))
+    invocations = []
+    for n, over_tcp in jobs:
+        tag = f"n{n}{'-tcp' if over_tcp else ''}"
+        status_dir = os.path.join(str(workdir), "status-" + tag)
+        os.makedirs(status_dir, exist_ok=True)
+        json_path = os.path.join(str(workdir), f"result-{tag}.json")
+        argv = mpirun_command(str(binary), n, list(gtest_args) + [f"--gtest_output=json:{json_path}"], tcp=over_tcp)
+        env = {k: v for k, v in _mpi_env(status_dir, {}).items()}
+        suffix = f" [{n} rank{'s' if n != 1 else ''}{', tcp' if over_tcp else ''}]"
+
+        def after(result, outcome, status_dir=status_dir, n=n):
+            _explain(result, outcome, status_dir, n, str(binary))
+
+        from pathlib import Path
+        invocations.append(Invocation(argv=argv, json_path=Path(json_path), suffix=suffix, env=env, after=after))
+    return invocations
+
+
+def _main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("binary")
+    p.add_argument("--ranks", default=",".join(map(str, DEFAULT_RANKS)), help="comma-separated rank counts")
+    p.add_argument("--tcp", action="store_true", help="restrict MPI to TCP on loopback")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per check")
+    p.add_argument("--filter", default="*", help="glob(s) of checks to run, ':'-separated")
+    p.add_argument("--exclude", default="", help="glob(s) of checks not to run, ':'-separated")
+    p.add_argument("--json", help="write the results to this file")
+    p.add_argument("--verbose", action="store_true", help="print mpirun's output")
+    a = p.parse_args(argv)
+    tests = [t for t in list_tests(a.binary) if any(fnmatch.fnmatchcase(t, g) for g in a.filter.split(":"))
+             and not any(fnmatch.fnmatchcase(t, g) for g in a.exclude.split(":") if g)]
+    results = []
+    for n in [int(x) for x in a.ranks.split(",") if x]:
+        results += run_mpi_checks(a.binary, n, tests, time_limit_s=a.time_limit, tcp=a.tcp,
+                                  log=sys.stdout if a.verbose else None)
+    for r in results:
+        print(f"{r.status.upper():8} {r.label}  {r.properties.get('measured', '')}")
+        if r.status not in ("passed", "skipped") and r.message:
+            print("    " + r.message.replace("\n", "\n    "))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([dataclasses.asdict(r) for r in results], f, indent=1)
+    return 0 if all(r.status in ("passed", "skipped") for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

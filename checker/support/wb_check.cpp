@@ -1,0 +1,107 @@
+#include "wb_check.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "wb/error.h"
+
+#ifndef WB_LAB_SOURCES
+#define WB_LAB_SOURCES "the lab's source files"
+#endif
+
+namespace wb::check {
+
+void record_measured(const std::string& value) { testing::Test::RecordProperty("measured", value); }
+void record_threshold(const std::string& value) { testing::Test::RecordProperty("threshold", value); }
+void record_hint(const std::string& value) { testing::Test::RecordProperty("hint", value); }
+
+const char* lab_sources() { return WB_LAB_SOURCES; }
+
+testing::AssertionResult cuda_success(cudaError_t code, std::string_view call, std::string_view function) {
+  if (code == cudaSuccess) return testing::AssertionSuccess();
+  if (code == cudaErrorNotYetImplemented) {
+    return testing::AssertionFailure() << "not implemented yet: " << function << " in " << lab_sources()
+                                       << " (" << call << " returned cudaErrorNotYetImplemented, "
+                                       << "which is what the skeleton returns)";
+  }
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << " returned " << wb::error_text(code);
+  if (code == cudaErrorInvalidConfiguration) {
+    failure << ": the launch configuration was invalid (a grid of 0 blocks, 0 threads per block, "
+               "or more than 1024 threads per block)";
+  }
+  return failure;
+}
+
+testing::AssertionResult device_clean_after(std::string_view call) {
+  const cudaError_t sync = cudaDeviceSynchronize();
+  if (sync != cudaSuccess) {
+    return testing::AssertionFailure()
+           << call << " returned cudaSuccess, but the kernel failed while running: " << wb::error_text(sync)
+           << ". The device error report above the check output says where.";
+  }
+  const cudaError_t pending = cudaGetLastError();
+  if (pending != cudaSuccess) {
+    return testing::AssertionFailure()
+           << call << " returned cudaSuccess, but a CUDA error was left pending: " << wb::error_text(pending)
+           << ". Return the error (cudaGetLastError() after a launch) instead of dropping it.";
+  }
+  return testing::AssertionSuccess();
+}
+
+testing::AssertionResult no_out_of_bounds_writes(const GuardDamage& damage, std::string_view array,
+                                                 std::size_t n, std::string_view call) {
+  if (damage.intact()) return testing::AssertionSuccess();
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << " wrote outside " << array << "[0.." << (n == 0 ? std::string("-1") : std::to_string(n - 1))
+          << "] (n = " << n << "): ";
+  if (damage.past_end > 0 && damage.before_start == 0) {
+    if (damage.past_end == 1 && damage.first_index == static_cast<std::int64_t>(n)) {
+      failure << array << "[" << n << "] was written, one past the end. An off-by-one bound? "
+              << "Valid indices are 0 .. n-1: test i < n, not i <= n.";
+    } else {
+      failure << damage.past_end << " element(s) past the end were written (" << array << "["
+              << damage.first_index << "] to " << array << "[" << damage.last_index
+              << "]). Threads with an index i >= n must not touch memory: is the bounds check "
+                 "`if (i < n)` missing?";
+    }
+  } else {
+    failure << damage.modified << " element(s) outside the array were written, from index " << damage.first_index
+            << " to " << damage.last_index << ". Check how the index is computed, and the bounds check.";
+  }
+  return failure;
+}
+
+std::string describe_unwritten(std::span<const float> original, std::span<const float> expected,
+                               std::span<const float> got, std::string_view array) {
+  if (original.size() != got.size() || expected.size() != got.size()) return "";
+  std::size_t unwritten = 0;
+  std::size_t first_unwritten = got.size();
+  std::size_t last_changed = 0;
+  bool any_changed = false;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::memcmp(&expected[i], &original[i], sizeof(float)) == 0) continue;  // cannot tell
+    const bool same_as_before = std::memcmp(&got[i], &original[i], sizeof(float)) == 0;
+    if (same_as_before) {
+      ++unwritten;
+      if (first_unwritten == got.size()) first_unwritten = i;
+    } else {
+      any_changed = true;
+      last_changed = i;
+    }
+  }
+  if (unwritten == 0) return "";
+  std::ostringstream out;
+  const bool suffix = !any_changed || last_changed < first_unwritten;
+  if (suffix) {
+    out << array << "[" << first_unwritten << "] to " << array << "[" << got.size() - 1
+        << "] were never written: the threads covered only the first " << first_unwritten << " of "
+        << got.size() << " elements, so the grid is too small for n.";
+  } else {
+    out << unwritten << " element(s) of " << array << " were never written (the first is " << array << "["
+        << first_unwritten << "]): some indices get no thread.";
+  }
+  return out.str();
+}
+
+}  // namespace wb::check

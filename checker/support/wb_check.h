@@ -1,0 +1,81 @@
+/// @file
+/// @brief Support for lab checks: recording measured value, threshold and hint for the
+/// runner, turning CUDA errors from student code into learner-readable failures, and
+/// explaining out-of-bounds writes and unwritten outputs.
+///
+/// A check is a GoogleTest test in one of three suites, which are the check groups:
+/// `Correctness`, `Analysis` and `Performance`. The runner (`./workbook check`) runs each
+/// test in its own process and reads the properties recorded here from GoogleTest's JSON
+/// output:
+/// - `measured`: what the check measured ("4.00 sectors/request", "12/12 cases"),
+/// - `threshold`: what it needed ("<= 4 sectors/request"),
+/// - `hint`: what to try when it fails (overrides the hint in the lab's lab.json),
+/// - `not_measured`: why a check could not measure on this backend (the check is then
+///   skipped with WB_NOT_MEASURED and shown as NOT MEASURED, which never counts as passed).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "wb/device_buffer.h"
+
+namespace wb::check {
+
+/// Records the measured value of the running check (shown in the MEASURED column).
+void record_measured(const std::string& value);
+/// Records the threshold of the running check (shown in the THRESHOLD column).
+void record_threshold(const std::string& value);
+/// Records a hint shown when the running check fails.
+void record_hint(const std::string& value);
+
+/// The implementation this binary was built from, e.g. "labs/01-saxpy/saxpy.cu". Checks
+/// use this rather than the WB_LAB_SOURCES macro: a lab's check sources are compiled once
+/// and linked with several implementations (skeleton, solution, known-wrong versions).
+const char* lab_sources();
+
+/// Success when @p code is cudaSuccess. Otherwise a failure that says which call failed
+/// and how; cudaErrorNotYetImplemented, what a skeleton returns, becomes
+/// "not implemented yet: <function> in <lab sources>".
+testing::AssertionResult cuda_success(cudaError_t code, std::string_view call, std::string_view function);
+
+/// After student code returned cudaSuccess: waits for the device and fails when a kernel
+/// failed while running or an error is still pending (an error that was not returned).
+testing::AssertionResult device_clean_after(std::string_view call);
+
+/// Success when no guard element of @p array (a buffer of @p n elements) was modified;
+/// else a failure that names the indices written out of bounds and the usual cause.
+testing::AssertionResult no_out_of_bounds_writes(const GuardDamage& damage, std::string_view array,
+                                                 std::size_t n, std::string_view call);
+
+/// When every wrong element of @p got still holds its @p original value, explains which
+/// elements were never written (for example "y[1048576..1048582] were never written: the
+/// grid covered only the first 1048576 elements"); "" when that is not the pattern.
+/// Elements whose @p expected value equals the original are ignored (they cannot tell).
+std::string describe_unwritten(std::span<const float> original, std::span<const float> expected,
+                               std::span<const float> got, std::string_view array);
+
+}  // namespace wb::check
+
+/// Fails and leaves the running check when @p expr (a testing::AssertionResult) failed,
+/// with the result's message alone as the failure text.
+#define WB_ASSERT(expr)                                                     \
+  do {                                                                      \
+    if (::testing::AssertionResult wb_result_ = (expr); !wb_result_) {      \
+      FAIL() << wb_result_.message();                                       \
+    }                                                                       \
+  } while (0)
+
+/// Marks the running check NOT MEASURED on this backend and returns from it. The runner
+/// shows it as NOT MEASURED, never as passed, and it scores 0.
+#define WB_NOT_MEASURED(reason)                                                   \
+  do {                                                                            \
+    const std::string wb_not_measured_reason_ = (reason);                         \
+    ::testing::Test::RecordProperty("not_measured", wb_not_measured_reason_);     \
+    GTEST_SKIP() << "not measured on sim: " << wb_not_measured_reason_;            \
+  } while (0)

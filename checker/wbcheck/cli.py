@@ -1,0 +1,301 @@
+"""`./workbook`: check labs, run the project's tests, list labs, build docs, run benchmarks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import build, deps, labs, report, runner
+from .project import ROOT, bin_dir, build_dir, gpu_visible, relative, resolve_backend, state_dir
+
+EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with the command line or the environment, reported without a traceback."""
+
+
+def _jobs(args) -> int | None:
+    return args.jobs if getattr(args, "jobs", None) else None
+
+
+def _prepare(command: str, backend: str, args, needs_mpi: bool = False) -> None:
+    deps.ensure(deps.required(command, backend, needs_mpi), allow_install=not args.no_install)
+    build.configure(backend, verbose=args.verbose)
+
+
+# ---- check -----------------------------------------------------------------------------------
+
+def cmd_check(args) -> int:
+    backend = resolve_backend(args.backend)
+    selected = labs.select_labs(args.labs)
+    if not selected:
+        raise UsageError("this tree has no labs with checks (checker/labs/NN-name/lab.json)")
+    variant = "solutions" if args.solutions else "labs"
+    if args.solutions:
+        missing = [lab.id for lab in selected if not lab.source_dir(True).is_dir()]
+        if missing:
+            raise UsageError(f"--solutions: solutions/{missing[0]} is not in this tree (student copies of the "
+                             "workbook do not include solutions)")
+    if backend == "cuda" and not gpu_visible():
+        raise UsageError("the cuda backend runs the checks on an NVIDIA GPU, and `nvidia-smi -L` lists none. "
+                         "Use --backend sim (or auto), or only build: cmake --preset cuda && "
+                         "cmake --build --preset cuda")
+    _prepare("check", backend, args, needs_mpi=any("mpi" in lab.requires for lab in selected))
+
+    defined = set(build.targets_matching(backend, r"check_\w+"))
+    absent = {lab.id for lab in selected if lab.target(args.solutions) not in defined}
+    targets = [lab.target(args.solutions) for lab in selected if lab.id not in absent]
+    broken: dict[str, str] = {}
+    if targets:
+        print(f"Building {', '.join(targets)} ({backend}) ...", flush=True)
+        result = build.build(backend, targets, _jobs(args), args.verbose)
+        if not result.ok:
+            for lab in selected:  # find out which labs do not compile; grade the others
+                if lab.id in absent:
+                    continue
+                one = build.build(backend, [lab.target(args.solutions)], _jobs(args), verbose=False)
+                if not one.ok:
+                    broken[lab.id] = build.compiler_errors(one.output) or "the build failed (run with --verbose)"
+
+    start = time.monotonic()
+    table = report.Table(verbose=args.verbose)
+    print(f"\nChecking {variant}/ on the {backend} backend\n", flush=True)
+    results: list[runner.CheckResult] = []
+    for lab in selected:
+        if lab.id in absent:
+            needs = (" It needs Open MPI (openmpi-bin libopenmpi-dev) and a build configured with "
+                     "WB_BUILD_COLLECTIVES=ON (the default)." if "mpi" in lab.requires else "")
+            results += _build_failure_rows(
+                lab, backend, variant, f"the {backend} build defines no target {lab.target(args.solutions)}.{needs}",
+                table, first="{variant}/{lab} is not part of this build, so no check of this lab can run: ",
+                hint=f"Reconfigure after installing what the lab needs: rm -rf build/{backend}")
+            continue
+        if lab.id in broken:
+            results += _build_failure_rows(lab, backend, variant, broken[lab.id], table)
+            continue
+        binary = bin_dir(backend) / lab.target(args.solutions)
+        try:
+            results += runner.run_lab_checks(lab, binary, on_result=table.add)
+        except runner.BinaryError as e:
+            row = runner.CheckResult(lab=lab.id, name="Build.CheckBinary", status=runner.FAILED,
+                                     weight=sum(c.weight for c in lab.checks_for(backend)) or 1.0,
+                                     message=f"the check binary could not run: {e}")
+            table.add(row)
+            results.append(row)
+    elapsed = time.monotonic() - start
+
+    print("\n" + report.summary_line(results))
+    gradescope = report.gradescope_results(results, backend, variant, elapsed)
+    default_results = state_dir(backend) / "results.json"
+    report.write_json(default_results, gradescope)
+    if args.results:
+        report.write_json(Path(args.results), gradescope)
+    if args.junit:
+        report.write_junit(Path(args.junit), results, backend)
+    report.update_last_results(state_dir(backend) / "last-check.json", results, variant)
+    written = [relative(Path(p)) for p in (args.results or default_results, args.junit) if p]
+    print("Results: " + ", ".join(written))
+    if any(r.status == runner.NOT_MEASURED for r in results):
+        print("NOT MEASURED checks count as not passed: their backend could not measure them.")
+    return EXIT_OK if results and all(r.passed for r in results) else EXIT_FAILED
+
+
+def _build_failure_rows(lab, backend, variant, errors, table,
+                        first="{variant}/{lab} does not compile, so no check of this lab can run:\n",
+                        hint="Fix the first compiler error first; later ones often follow from it.") -> list:
+    """One failed row per check of a lab that could not be built, so that the score keeps
+    its maximum; the first row carries the reason."""
+    specs = lab.checks_for(backend) or [labs.CheckSpec(name="Build.Compile")]
+    rows = []
+    for i, spec in enumerate(specs):
+        message = (first.format(variant=variant, lab=lab.id) + errors if i == 0
+                   else "not run: the lab could not be built (see above)")
+        row = runner.CheckResult(lab=lab.id, name=spec.name, status=runner.FAILED, weight=spec.weight,
+                                 message=message, hint=hint if i == 0 else "")
+        table.add(row)
+        rows.append(row)
+    return rows
+
+
+# ---- test ------------------------------------------------------------------------------------
+
+def cmd_test(args) -> int:
+    backend = resolve_backend(args.backend) if args.backend else "sim"
+    _prepare("test", backend, args)
+    print(f"Building everything ({backend}) ...", flush=True)
+    result = build.build(backend, None, _jobs(args), args.verbose)
+    if not result.ok:
+        build.print_failure(result)
+        print(f"The build failed ({backend} backend); no tests were run.", file=sys.stderr)
+        return EXIT_FAILED
+    cmd = ["ctest", "--test-dir", str(build_dir(backend)), "--output-on-failure",
+           "-j", str(args.jobs or os.cpu_count() or 1), *args.ctest_args]
+    print("+ " + " ".join(cmd), flush=True)
+    return subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL).returncode
+
+
+# ---- list ------------------------------------------------------------------------------------
+
+def cmd_list(args) -> int:
+    present = {lab.id: lab for lab in labs.all_labs()}
+    last = {}
+    for backend in ("sim", "cuda"):
+        path = state_dir(backend) / "last-check.json"
+        if path.is_file():
+            try:
+                last[backend] = json.loads(path.read_text())
+            except ValueError:
+                pass
+    listed = set()
+    for number, title, ids in labs.STAGES:
+        print(f"Stage {number}: {title}")
+        stage_labs = [present[i] for i in ids if i in present]
+        stage_labs += [lab for lab in present.values() if lab.stage == number and lab.id not in ids]
+        for lab_id in list(ids) + [lab.id for lab in stage_labs if lab.id not in ids]:
+            lab = present.get(lab_id)
+            if lab is None:
+                print(f"  {lab_id:<28} (planned)")
+                continue
+            listed.add(lab.id)
+            status = []
+            for backend, data in last.items():
+                for variant, r in data.get(lab.id, {}).items():
+                    status.append(f"{backend}/{variant}: {r['passed']}/{r['checks']} passed ({r['time']})")
+            print(f"  {lab.id:<28} {lab.title}")
+            print(f"  {'':<28} last check: {'; '.join(status) if status else 'never checked'}")
+    for lab in present.values():
+        if lab.id not in listed:
+            print(f"  {lab.id:<28} {lab.title} (stage {lab.stage})")
+    return EXIT_OK
+
+
+# ---- docs ------------------------------------------------------------------------------------
+
+DOC_INPUTS = ("docs", "README.md", "labs", "common/wb/include", "common/cusim/include/cusim", "common/comm/include",
+              "checker/support")
+
+
+def cmd_docs(args) -> int:
+    deps.ensure(deps.required("docs", None), allow_install=not args.no_install)
+    out = ROOT / "build" / "docs"
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "warnings.log"
+    inputs = [p for p in DOC_INPUTS if (ROOT / p).exists()]
+    env = dict(os.environ,
+               WB_DOCS_INPUT=" ".join(inputs),
+               WB_DOCS_OUTPUT=str(out),
+               WB_DOCS_WARN_LOG=str(log),
+               WB_DOCS_HAVE_DOT="YES" if shutil.which("dot") else "NO")
+    cmd = ["doxygen", "docs/Doxyfile"]
+    print("+ " + " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                          stdout=None if args.verbose else subprocess.DEVNULL)
+    warnings = log.read_text(errors="replace").strip() if log.is_file() else ""
+    if proc.returncode != 0 or warnings:
+        print(warnings or f"doxygen exited with status {proc.returncode}", file=sys.stderr)
+        print(f"The documentation has {len(warnings.splitlines())} warning line(s); see {relative(log)}.",
+              file=sys.stderr)
+        return EXIT_FAILED
+    print(f"Documentation: {relative(out / 'html' / 'index.html')} (no warnings)")
+    return EXIT_OK
+
+
+# ---- bench -----------------------------------------------------------------------------------
+
+def cmd_bench(args) -> int:
+    backend = resolve_backend(args.backend)
+    _prepare("bench", backend, args)
+    available = build.targets_matching(backend, r"bench_[A-Za-z0-9_]+")
+    if args.names:
+        wanted = []
+        for name in args.names:
+            target = name if name.startswith("bench_") else f"bench_{name}"
+            if target not in available:
+                known = ", ".join(t[len("bench_"):] for t in available) or "none"
+                raise UsageError(f"no benchmark '{name}' in the {backend} build; available: {known}")
+            wanted.append(target)
+    else:
+        wanted = available
+    if not wanted:
+        print(f"No benchmarks in the {backend} build.")
+        return EXIT_OK
+    result = build.build(backend, wanted, _jobs(args), args.verbose)
+    if not result.ok:
+        build.print_failure(result)
+        return EXIT_FAILED
+    status = EXIT_OK
+    for target in wanted:
+        print(f"== {target} ({backend}) ==", flush=True)
+        rc = subprocess.run([str(bin_dir(backend) / target)], cwd=ROOT, stdin=subprocess.DEVNULL).returncode
+        if rc != 0:
+            print(f"{target} {runner.describe_exit(rc)}", file=sys.stderr)
+            status = EXIT_FAILED
+    return status
+
+
+# ---- main ------------------------------------------------------------------------------------
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--no-install", action="store_true",
+                        help="never install missing system packages; only say which are missing")
+    common.add_argument("--verbose", "-v", action="store_true", help="show build commands and all details")
+    jobs = argparse.ArgumentParser(add_help=False)
+    jobs.add_argument("-j", "--jobs", type=int, help="parallel build jobs (default: the build tool's choice)")
+    backend = argparse.ArgumentParser(add_help=False)
+    backend.add_argument("--backend", choices=("auto", "sim", "cuda"),
+                         help="sim: on the CPU through cusim; cuda: on an NVIDIA GPU; auto (default): cuda "
+                              "when a GPU is visible, else sim")
+
+    p = argparse.ArgumentParser(prog="workbook", description="CUDA & Collectives Workbook: check your labs, "
+                                "run the project's tests, list labs, build the docs, run benchmarks.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    c = sub.add_parser("check", parents=[common, jobs, backend], help="build and check labs",
+                       description="Build and check labs. Each check runs in its own process with a time "
+                                   "limit; exit status 0 only if every selected check passed.")
+    c.add_argument("labs", nargs="*", metavar="LAB", help="lab number (01) or name (saxpy); default: all")
+    c.add_argument("--solutions", action="store_true", help="check solutions/ instead of labs/")
+    c.add_argument("--results", metavar="FILE", help="also write Gradescope results.json to FILE")
+    c.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
+    c.set_defaults(func=cmd_check)
+
+    t = sub.add_parser("test", parents=[common, jobs, backend],
+                       help="the project's own tests (ctest; sim backend unless --backend)")
+    t.add_argument("ctest_args", nargs=argparse.REMAINDER, metavar="-- CTEST_ARGS",
+                   help="passed to ctest, e.g. -- -R checker")
+    t.set_defaults(func=cmd_test)
+
+    sub.add_parser("list", parents=[common], help="the labs by stage, with the result of the last check") \
+        .set_defaults(func=cmd_list)
+    sub.add_parser("docs", parents=[common], help="Doxygen HTML into build/docs/html (fails on warnings)") \
+        .set_defaults(func=cmd_docs)
+
+    b = sub.add_parser("bench", parents=[common, jobs, backend], help="build and run benchmarks")
+    b.add_argument("names", nargs="*", metavar="NAME", help="benchmark bench_NAME; default: all")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `./workbook check | head` ends quietly
+    args = parser().parse_args(argv)
+    if getattr(args, "ctest_args", None) and args.ctest_args[0] == "--":
+        args.ctest_args = args.ctest_args[1:]
+    try:
+        return args.func(args)
+    except (UsageError, labs.LabError, deps.DependencyError, build.BuildError, ValueError) as e:
+        print(f"workbook {args.command}: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130

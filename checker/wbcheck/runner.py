@@ -1,0 +1,354 @@
+"""Runs the checks of a check binary, each in its own process, with a time limit.
+
+A check binary is a GoogleTest executable. For each test the runner starts a child
+process in a new session (`--gtest_filter=Suite.Name --gtest_output=json:FILE`), so that
+a crash, a hang or a sticky CUDA error in one check cannot affect another. On time-out
+the whole process group is killed. The outcome of each check comes from GoogleTest's
+JSON output, its exit status and the tail of its stderr (where device fault reports go).
+
+How a check process is started is a *launcher*, chosen by the lab's "launch" metadata
+(lab.json). The built-in "direct" launcher runs the binary itself; a lab whose checks run
+under mpirun registers its own launcher with register_launcher().
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .labs import Lab
+
+PASSED, FAILED, NOT_MEASURED = "passed", "failed", "not_measured"
+STDERR_LINES = 15          # stderr lines quoted in a failed check's output
+KEEP_BYTES = 64 * 1024     # per stream: the tail kept in memory (output can be endless)
+
+
+@dataclass
+class CheckResult:
+    lab: str                       # "01-saxpy"
+    name: str                      # "Correctness.SaxpySmallSizes" (+ launcher suffix)
+    status: str                    # passed | failed | not_measured
+    weight: float = 1.0
+    measured: str = ""
+    threshold: str = ""
+    message: str = ""              # why it failed, or why it was not measured
+    hint: str = ""
+    stderr_tail: str = ""
+    duration_s: float = 0.0
+
+    @property
+    def group(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+# ---- launchers ---------------------------------------------------------------------------
+
+@dataclass
+class Invocation:
+    """One child process for one check: its command line and where its JSON lands."""
+    argv: list[str]
+    json_path: Path
+    suffix: str = ""               # appended to the check name, e.g. " [4 ranks]"
+    env: dict = field(default_factory=dict)   # extra environment variables
+    # Called as after(result, outcome) once the result is interpreted: a launcher may clean
+    # up and explain what happened (e.g. which MPI rank hung or crashed).
+    after: Callable | None = None
+
+
+# launcher(lab, binary, gtest_args, workdir) -> invocations. gtest_args already holds the
+# filter; a launcher adds the JSON output flag for each invocation it makes.
+Launcher = Callable[[Lab, Path, list, Path], list]
+
+
+def direct_launcher(lab: Lab, binary: Path, gtest_args: list, workdir: Path) -> list:
+    json_path = workdir / "result.json"
+    return [Invocation(argv=[str(binary), *gtest_args, f"--gtest_output=json:{json_path}"],
+                       json_path=json_path)]
+
+
+LAUNCHERS: dict[str, Launcher] = {"direct": direct_launcher}
+
+try:  # collective labs run their checks under mpirun (checker/mpi_launch.py)
+    import mpi_launch as _mpi_launch
+    LAUNCHERS["mpi"] = _mpi_launch.wbcheck_launcher
+except ImportError:  # pragma: no cover - the module sits beside this package
+    pass
+
+
+# A launch kind may instead take over a whole lab: lab_runner(lab, binary, checks=...,
+# timeout_s=..., on_result=...) -> list of CheckResult (e.g. one mpirun job per rank count
+# running every check, with its own isolation), used in place of the per-check loop below.
+LabRunner = Callable[..., list]
+LAB_RUNNERS: dict[str, LabRunner] = {}
+
+
+def register_launcher(kind: str, launcher: Launcher) -> None:
+    """Makes `"launch": {"kind": kind, ...}` in lab.json start each check with @p launcher."""
+    LAUNCHERS[kind] = launcher
+
+
+def register_lab_runner(kind: str, lab_runner: LabRunner) -> None:
+    """Makes `"launch": {"kind": kind, ...}` in lab.json run the whole lab with @p lab_runner."""
+    LAB_RUNNERS[kind] = lab_runner
+
+
+# ---- child processes ---------------------------------------------------------------------
+
+@dataclass
+class ProcessOutcome:
+    returncode: int | None
+    timed_out: bool
+    stdout: str
+    stderr: str
+    duration_s: float
+
+
+class _TailReader(threading.Thread):
+    """Drains a pipe, keeping the first and last KEEP_BYTES bytes."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def run(self):
+        while True:
+            chunk = self.stream.read(65536)
+            if not chunk:
+                break
+            if len(self.head) < KEEP_BYTES:
+                take = KEEP_BYTES - len(self.head)
+                self.head += chunk[:take]
+                chunk = chunk[take:]
+            self.tail += chunk
+            if len(self.tail) > KEEP_BYTES:
+                self.dropped += len(self.tail) - KEEP_BYTES
+                del self.tail[:len(self.tail) - KEEP_BYTES]
+
+    def text(self) -> str:
+        middle = f"\n[... {self.dropped} bytes of output skipped ...]\n".encode() if self.dropped else b""
+        return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", errors="replace")
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_process(argv: list[str], timeout_s: float, env: dict | None = None, cwd: Path | None = None) -> ProcessOutcome:
+    """Runs @p argv in its own session; kills its whole process group on time-out (and
+    after it exits, so no stray child survives). Never raises for the child's failures."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True, env=env, cwd=cwd)
+    except OSError as e:
+        return ProcessOutcome(returncode=127, timed_out=False, stdout="",
+                              stderr=f"cannot start {argv[0]}: {e}", duration_s=0.0)
+    readers = [_TailReader(proc.stdout), _TailReader(proc.stderr)]
+    for r in readers:
+        r.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        _kill_group(proc.pid)
+        proc.wait()
+    for r in readers:
+        r.join(timeout=5)
+    for stream in (proc.stdout, proc.stderr):
+        stream.close()
+    return ProcessOutcome(returncode=proc.returncode, timed_out=timed_out, stdout=readers[0].text(),
+                          stderr=readers[1].text(), duration_s=time.monotonic() - start)
+
+
+# ---- listing and interpreting --------------------------------------------------------------
+
+class BinaryError(Exception):
+    """A check binary that cannot even list its checks."""
+
+
+def list_checks(binary: Path, timeout_s: float = 60.0) -> list[str]:
+    """The binary's GoogleTest tests as "Suite.Name" (disabled tests excluded)."""
+    out = run_process([str(binary), "--gtest_list_tests"], timeout_s)
+    if out.timed_out or out.returncode != 0:
+        why = "timed out" if out.timed_out else describe_exit(out.returncode)
+        raise BinaryError(f"{binary.name} --gtest_list_tests {why}\n{tail_lines(out.stderr)}".rstrip())
+    names, suite = [], None
+    for line in out.stdout.splitlines():
+        if not line.strip() or line.startswith("Running main()"):
+            continue
+        if not line.startswith(" "):
+            suite = line.split("#")[0].strip().rstrip(".")
+        elif suite:
+            test = line.split("#")[0].strip()
+            if not suite.startswith("DISABLED_") and not test.startswith("DISABLED_"):
+                names.append(f"{suite}.{test}")
+    return names
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "did not finish"
+    if returncode < 0:
+        sig = -returncode
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        meaning = {
+            "SIGSEGV": "segmentation fault: an invalid memory access",
+            "SIGBUS": "bus error: an invalid or misaligned memory access",
+            "SIGABRT": "aborted: an assert() or abort()",
+            "SIGFPE": "arithmetic exception, e.g. an integer division by zero",
+            "SIGILL": "illegal instruction",
+            "SIGKILL": "killed, e.g. out of memory",
+        }.get(name, "")
+        return f"crashed with {name}" + (f" ({meaning})" if meaning else "")
+    return f"exited with status {returncode}"
+
+
+def tail_lines(text: str, n: int = STDERR_LINES) -> str:
+    lines = [l for l in text.rstrip().splitlines() if l.strip()]
+    return "\n".join(lines[-n:])
+
+
+_LOCATION = re.compile(r"^(?:.*?:\d+|unknown file)$")
+
+
+def clean_failure(text: str) -> str:
+    """GoogleTest failure text without its "file:line" and "Failed" lines."""
+    lines = text.splitlines()
+    if lines and _LOCATION.match(lines[0].strip()):
+        lines = lines[1:]
+    if lines and lines[0].strip() == "Failed":
+        lines = lines[1:]
+    msg = "\n".join(lines).strip()
+    exc = re.match(r'C\+\+ exception with description "(.*)" thrown in the test body\.?$', msg, re.S)
+    if exc:
+        msg = f"the check stopped on an exception: {exc.group(1)}"
+    return msg
+
+
+def _skip_reason(stdout: str) -> str:
+    # GoogleTest's JSON omits the skip message; its console output has it.
+    m = re.search(r"Skipped\n(.*?)\n\[  SKIPPED \]", stdout, re.S)
+    return m.group(1).strip() if m else ""
+
+
+def _find_test(data: dict, suite: str, name: str) -> dict | None:
+    for s in data.get("testsuites", []):
+        if s.get("name") != suite:
+            continue
+        for t in s.get("testsuite", []):
+            if t.get("name") == name:
+                return t
+    return None
+
+
+def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, timeout_s: float) -> CheckResult:
+    """Turns one check process into a CheckResult."""
+    spec = lab.spec(check)
+    result = CheckResult(lab=lab.id, name=check, status=FAILED, weight=spec.weight, hint=spec.hint,
+                         duration_s=outcome.duration_s)
+    record = None
+    if json_path.is_file():
+        try:
+            suite, name = check.split(".", 1)
+            record = _find_test(json.loads(json_path.read_text(errors="replace")), suite, name)
+        except (json.JSONDecodeError, OSError, ValueError):
+            record = None
+    if record:
+        result.measured = str(record.get("measured", ""))
+        result.threshold = str(record.get("threshold", ""))
+        result.hint = str(record.get("hint", "")) or result.hint
+    stderr = tail_lines(outcome.stderr)
+
+    if outcome.timed_out:
+        result.message = (f"time limit of {timeout_s:g} s exceeded — a hang or deadlock? The check was stopped. "
+                          "Look for a loop whose index never reaches its bound, a __syncthreads() or "
+                          "warp shuffle that not every thread reaches, or a receive without a matching send.")
+        result.stderr_tail = stderr
+        return result
+    if record is None:
+        if outcome.returncode is not None and outcome.returncode < 0:
+            result.message = (f"the check process {describe_exit(outcome.returncode)}. The fault is in code the "
+                              "check called; the device or sanitizer report, if any, is below.")
+        else:
+            result.message = (f"the check process {describe_exit(outcome.returncode)} before reporting a result "
+                              "(did the code call exit(), or was the check binary not built?).")
+        result.stderr_tail = stderr
+        return result
+
+    failures = [clean_failure(f.get("failure", "")) for f in record.get("failures", [])]
+    if failures:
+        result.message = "\n".join(f for f in failures if f)
+        result.stderr_tail = stderr
+    elif record.get("result") == "SKIPPED":
+        # A check that cannot measure on this backend (WB_NOT_MEASURED): never a pass.
+        result.status = NOT_MEASURED
+        reason = _skip_reason(outcome.stdout)
+        if not reason and record.get("not_measured"):
+            reason = f"not measured: {record['not_measured']}"
+        if not reason.startswith("not measured"):
+            reason = "not measured: " + (reason or "the check was skipped")
+        result.message = reason
+    elif outcome.returncode != 0:
+        result.message = (f"the check passed, but its process then {describe_exit(outcome.returncode)} "
+                          "(a crash or error after the check, e.g. while freeing memory).")
+        result.stderr_tail = stderr
+    else:
+        result.status = PASSED
+    return result
+
+
+def run_lab_checks(lab: Lab, binary: Path, checks: list[str] | None = None, timeout_s: float | None = None,
+                   on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
+    """Runs every check of @p binary (or only @p checks), each in its own process."""
+    kind = lab.launch.get("kind", "direct")
+    if kind in LAB_RUNNERS:
+        return LAB_RUNNERS[kind](lab, binary, checks=checks, timeout_s=timeout_s, on_result=on_result)
+    launcher = LAUNCHERS.get(kind)
+    if launcher is None:
+        raise BinaryError(f"lab {lab.id}: unknown launch kind '{kind}' in lab.json (known: "
+                          f"{', '.join(sorted(set(LAUNCHERS) | set(LAB_RUNNERS)))})")
+    names = checks if checks is not None else list_checks(binary)
+    results = []
+    for check in names:
+        limit = timeout_s if timeout_s is not None else lab.timeout_for(check)
+        with tempfile.TemporaryDirectory(prefix="wbcheck-") as tmp:
+            workdir = Path(tmp)
+            gtest_args = [f"--gtest_filter={check}", "--gtest_color=no"]
+            for inv in launcher(lab, binary, gtest_args, workdir):
+                env = dict(os.environ, **inv.env) if inv.env else None
+                outcome = run_process(inv.argv, limit, env=env)
+                result = interpret(lab, check, outcome, inv.json_path, limit)
+                if inv.after:
+                    inv.after(result, outcome)
+                result.name += inv.suffix
+                results.append(result)
+                if on_result:
+                    on_result(result)
+    return results

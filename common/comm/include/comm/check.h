@@ -1,0 +1,74 @@
+// Support for collective checks: GoogleTest under mpirun, and messages that say what went
+// wrong in a learner's all-reduce.
+//
+// Every rank runs the same tests in the same order. A check computes its verdict locally,
+// then all ranks agree on it (agree_all) so pass/fail is identical on every rank, and rank
+// 0's report (the one the runner reads) carries every rank's findings.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/harness.h"
+
+namespace comm::check {
+
+/// The world communicator of the check binary (created by run_all_tests).
+Communicator& world();
+
+/// main() of a check binary: MPI session, per-rank GoogleTest output (rank 0 writes the
+/// --gtest_output file, rank R > 0 writes it with suffix ".rank<R>" and prints nothing),
+/// status record updates per test, and a return code agreed by all ranks.
+int run_all_tests(int argc, char** argv);
+
+/// True on every rank iff `ok` on every rank.
+bool agree_all(bool ok);
+
+/// Every rank's `text`, gathered on all ranks, as "rank R: text" lines for non-empty texts.
+std::string gather_text(const std::string& text);
+
+/// Runs `body`; if it throws, records the error for the launcher, prints it and aborts the
+/// job (the other ranks may be blocked waiting for this one; a clean abort names the rank).
+void guarded(const std::function<void()>& body);
+
+/// Runs lab code on every rank: a comm::NotImplemented it throws becomes the same failure
+/// text on every rank (returned; "" when nothing was thrown); any other exception aborts
+/// the job through guarded().
+std::string run_lab_code(const std::function<void()>& body);
+
+/// Records a property of the running check for the runner ("measured", "threshold", "hint").
+void record(const std::string& key, const std::string& value);
+
+/// The size sweep (sweep_counts) of one type and operator, out of place and in place, with
+/// the all-reduce make(count, type) returns; stops at the first failing case. Returns ""
+/// or the failure report; *cases counts the cases that passed.
+std::string sweep_allreduce(const std::function<AllreduceFn(std::size_t count, DataType type)>& make, DataType type,
+                            RedOp op, std::size_t* cases);
+
+/// Sizes of the sweep every collective check runs: 0, 1, 7, n-1, n+1 elements and
+/// 1 MiB / sizeof(T) + 3 elements (duplicates removed).
+std::vector<std::size_t> sweep_counts(int nranks, DataType type);
+
+/// One all-reduce check: inputs of `mode` for `count` elements, out of place or in place.
+/// Returns an empty string when the result is right on every rank (bit-exact for verifiable
+/// data), else a learner-facing report gathered from all ranks, including a diagnosis.
+std::string check_allreduce(const AllreduceFn& fn, std::size_t count, DataType type, RedOp op, bool in_place,
+                            DataMode mode = DataMode::verifiable, std::uint64_t seed = 7);
+
+/// Looks for the usual mistakes by running `fn` on probe inputs (every rank contributes 1
+/// and sums; every rank contributes its element index and takes the maximum). Returns a
+/// diagnosis for this rank, or an empty string when the probes look right.
+std::string diagnose_allreduce(const AllreduceFn& fn, std::size_t count, DataType type);
+
+/// The partition contract of the labs: chunk c of `count` elements over n ranks holds
+/// count/n elements plus one for c < count % n, at offset c*(count/n) + min(c, count % n).
+struct Range {
+  std::size_t offset = 0, count = 0;
+};
+Range reference_chunk(std::size_t count, int n, int c);
+
+}  // namespace comm::check

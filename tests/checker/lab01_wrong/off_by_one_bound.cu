@@ -1,0 +1,41 @@
+// Known-wrong lab 01: the bound is i <= n, so the thread with index n writes y[n], one
+// element past the end. Expected: Correctness checks fail naming the off-by-one write.
+#include "saxpy.h"
+
+__global__ void saxpy_kernel(int n, float a, const float* x, float* y) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) y[i] = a * x[i] + y[i];  // BUG: valid indices are 0 .. n-1
+}
+
+cudaError_t saxpy(int n, float a, const float* d_x, float* d_y) {
+  if (n <= 0) return cudaSuccess;
+  saxpy_kernel<<<(n + 255) / 256, 256>>>(n, a, d_x, d_y);
+  return cudaGetLastError();
+}
+
+__global__ void saxpy_grid_stride_kernel(int n, float a, const float* x, float* y) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(blockDim.x) * gridDim.x) {
+    y[i] = a * x[i] + y[i];
+  }
+}
+
+cudaError_t saxpy_grid_stride(int n, float a, const float* d_x, float* d_y, int num_blocks, int block_size) {
+  saxpy_grid_stride_kernel<<<num_blocks, block_size>>>(n, a, d_x, d_y);
+  return cudaGetLastError();
+}
+
+cudaError_t saxpy_host(int n, float a, const float* h_x, float* h_y) {
+  if (n <= 0) return cudaSuccess;
+  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  float *x = nullptr, *y = nullptr;
+  cudaError_t err = cudaMalloc(&x, bytes);
+  if (err == cudaSuccess) err = cudaMalloc(&y, bytes);
+  if (err == cudaSuccess) err = cudaMemcpy(x, h_x, bytes, cudaMemcpyHostToDevice);
+  if (err == cudaSuccess) err = cudaMemcpy(y, h_y, bytes, cudaMemcpyHostToDevice);
+  if (err == cudaSuccess) err = saxpy(n, a, x, y);
+  if (err == cudaSuccess) err = cudaMemcpy(h_y, y, bytes, cudaMemcpyDeviceToHost);
+  cudaFree(x);
+  cudaFree(y);
+  return err;
+}

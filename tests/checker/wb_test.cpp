@@ -1,0 +1,160 @@
+// Tests of common/wb and of the check support helpers the lab checks are built on.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "wb/wb.h"
+#include "wb_check.h"
+
+namespace {
+
+TEST(WbCompare, UlpDistance) {
+  EXPECT_EQ(wb::ulp_distance(1.0f, 1.0f), 0u);
+  EXPECT_EQ(wb::ulp_distance(0.0f, -0.0f), 0u);
+  EXPECT_EQ(wb::ulp_distance(1.0f, std::nextafter(1.0f, 2.0f)), 1u);
+  EXPECT_EQ(wb::ulp_distance(-std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::denorm_min()), 2u);
+  EXPECT_EQ(wb::ulp_distance(1.0, std::nextafter(std::nextafter(1.0, 2.0), 2.0)), 2u);
+  EXPECT_EQ(wb::ulp_distance(std::nanf(""), 1.0f), std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(wb::ulp_distance(std::nanf(""), std::nanf("")), 0u);
+}
+
+TEST(WbCompare, RelativePlusAbsoluteTolerance) {
+  const std::vector<float> expected = {1.0f, 100.0f, 0.0f, 5.0f};
+  std::vector<float> got = {1.0f + 1e-6f, 100.0f + 5e-4f, 1e-7f, 5.5f};
+  const wb::Comparison c = wb::compare<float>(expected, got, {.rel = 1e-5, .abs = 1e-6});
+  EXPECT_EQ(c.count, 4u);
+  EXPECT_EQ(c.mismatches, 1u);
+  ASSERT_EQ(c.first.size(), 1u);
+  EXPECT_EQ(c.first[0].index, 3u);
+  const std::string text = c.describe("y");
+  EXPECT_NE(text.find("1 of 4 elements of y differ"), std::string::npos) << text;
+  EXPECT_NE(text.find("y[3]: expected 5, got 5.5"), std::string::npos) << text;
+}
+
+TEST(WbCompare, UlpToleranceAndSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> expected = {1.0f, inf, std::nanf(""), 2.0f};
+  const std::vector<float> got = {std::nextafter(1.0f, 2.0f), inf, std::nanf(""), -inf};
+  const wb::Comparison c = wb::compare<float>(expected, got, {.ulps = 1});
+  EXPECT_EQ(c.mismatches, 1u);
+  EXPECT_EQ(c.first.at(0).index, 3u);
+}
+
+TEST(WbCompare, KeepsOnlyTheFirstMismatchesAndCountsAll) {
+  std::vector<float> expected(100, 1.0f), got(100, 2.0f);
+  const wb::Comparison c = wb::compare<float>(expected, got, {}, 3);
+  EXPECT_EQ(c.mismatches, 100u);
+  ASSERT_EQ(c.first.size(), 3u);
+  EXPECT_EQ(c.first[2].index, 2u);
+  EXPECT_THROW(wb::compare<float>(expected, std::vector<float>(99), {}), std::invalid_argument);
+}
+
+TEST(WbCompare, PerElementBound) {
+  const std::vector<float> expected = {1.0f, 1000.0f};
+  const std::vector<float> got = {1.001f, 1000.5f};
+  const wb::Comparison c = wb::compare_within<float>(
+      expected, got, [&](std::size_t i) { return 1e-3 * std::fabs(expected[i]); }, "0.1% of |expected|");
+  EXPECT_EQ(c.mismatches, 0u) << c.describe();
+  EXPECT_EQ(c.tolerance, "0.1% of |expected|");
+}
+
+TEST(WbRandom, SeededAndInRange) {
+  const auto a = wb::random_floats(1000, 42, -2.0f, 3.0f);
+  const auto b = wb::random_floats(1000, 42, -2.0f, 3.0f);
+  const auto c = wb::random_floats(1000, 43, -2.0f, 3.0f);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  for (float v : a) {
+    EXPECT_GE(v, -2.0f);
+    EXPECT_LT(v, 3.0f);
+  }
+  // The generator is specified, so the stream is the same on every platform.
+  wb::Random rng(0);
+  EXPECT_EQ(rng.next_u64(), 0xE220A8397B1DCDAFull);
+  for (float v : wb::random_integer_floats(1000, 7, -8, 8)) {
+    EXPECT_EQ(v, std::round(v));
+    EXPECT_LE(std::fabs(v), 8.0f);
+  }
+}
+
+TEST(WbTimer, Median) {
+  EXPECT_EQ(wb::median({}), 0.0);
+  EXPECT_EQ(wb::median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_EQ(wb::median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_DOUBLE_EQ(wb::gb_per_s(2e9, 1000.0), 2.0);
+}
+
+TEST(WbDeviceBuffer, RoundTripAndGuards) {
+  const std::vector<float> host = {1.0f, 2.0f, 3.0f, 4.0f};
+  wb::DeviceBuffer<float> buffer(std::span<const float>(host), 16);
+  EXPECT_EQ(buffer.download(), host);
+  EXPECT_TRUE(buffer.check_guards().intact());
+
+  // Write one element past the end and two before the start, as a faulty kernel would.
+  const float junk[2] = {9.0f, 9.0f};
+  WB_CUDA_CHECK(cudaMemcpy(buffer.data() + 4, junk, sizeof(float), cudaMemcpyHostToDevice));
+  WB_CUDA_CHECK(cudaMemcpy(buffer.data() - 2, junk, 2 * sizeof(float), cudaMemcpyHostToDevice));
+  const wb::GuardDamage damage = buffer.check_guards();
+  EXPECT_EQ(damage.modified, 3u);
+  EXPECT_EQ(damage.past_end, 1u);
+  EXPECT_EQ(damage.before_start, 2u);
+  EXPECT_EQ(damage.first_index, -2);
+  EXPECT_EQ(damage.last_index, 4);
+
+  buffer.fill_guards();
+  EXPECT_TRUE(buffer.check_guards().intact());
+  wb::DeviceBuffer<float> moved = std::move(buffer);
+  EXPECT_EQ(moved.size(), 4u);
+  EXPECT_EQ(buffer.data(), nullptr);
+}
+
+TEST(WbError, CheckThrowsWithLocationAndName) {
+  try {
+    WB_CUDA_CHECK(cudaErrorInvalidConfiguration);
+    FAIL() << "no exception";
+  } catch (const wb::CudaError& e) {
+    EXPECT_EQ(e.code(), cudaErrorInvalidConfiguration);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("wb_test.cpp:"), std::string::npos) << what;
+    EXPECT_NE(what.find("cudaErrorInvalidConfiguration"), std::string::npos) << what;
+  }
+}
+
+TEST(CheckSupport, OffByOneAndMissingBoundsMessages) {
+  wb::GuardDamage one;
+  one.modified = one.past_end = 1;
+  one.first_index = one.last_index = 10;
+  const std::string off_by_one = wb::check::no_out_of_bounds_writes(one, "y", 10, "k(n=10)").message();
+  EXPECT_NE(off_by_one.find("y[10] was written, one past the end"), std::string::npos) << off_by_one;
+
+  wb::GuardDamage many;
+  many.modified = many.past_end = 6;
+  many.first_index = 10;
+  many.last_index = 15;
+  const std::string missing = wb::check::no_out_of_bounds_writes(many, "y", 10, "k(n=10)").message();
+  EXPECT_NE(missing.find("6 element(s) past the end"), std::string::npos) << missing;
+  EXPECT_TRUE(wb::check::no_out_of_bounds_writes({}, "y", 10, "k"));
+}
+
+TEST(CheckSupport, UnwrittenSuffixIsAGridTooSmall) {
+  const std::vector<float> original = {1, 2, 3, 4, 5, 6};
+  const std::vector<float> expected = {2, 3, 4, 5, 6, 7};
+  const std::vector<float> suffix = {2, 3, 4, 5, 5, 6};
+  const std::string text = wb::check::describe_unwritten(original, expected, suffix, "y");
+  EXPECT_NE(text.find("y[4] to y[5] were never written"), std::string::npos) << text;
+  EXPECT_NE(text.find("grid is too small"), std::string::npos) << text;
+  const std::vector<float> holes = {1, 3, 3, 5, 6, 7};
+  EXPECT_NE(wb::check::describe_unwritten(original, expected, holes, "y").find("2 element(s) of y were never written"),
+            std::string::npos);
+  EXPECT_EQ(wb::check::describe_unwritten(original, expected, expected, "y"), "");
+}
+
+TEST(CheckSupport, NotImplementedNamesFunctionAndFile) {
+  const std::string text = wb::check::cuda_success(cudaErrorNotYetImplemented, "f(1)", "f").message();
+  EXPECT_NE(text.find("not implemented yet: f in tests/checker"), std::string::npos) << text;
+}
+
+}  // namespace

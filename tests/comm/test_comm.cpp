@@ -1,0 +1,304 @@
+// Unit tests of common/comm: the communicator, the reduction helper, verifiable inputs and
+// the harness. Run under mpirun with several rank counts (see CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "comm/check.h"
+#include "comm/error.h"
+#include "comm/harness.h"
+#include "comm/reduce.h"
+#include "comm/verify.h"
+
+using comm::DataType;
+using comm::RedOp;
+using comm::check::world;
+
+TEST(Communicator, RankAndSizeAreConsistent) {
+  comm::Communicator& w = world();
+  EXPECT_GE(w.rank(), 0);
+  EXPECT_LT(w.rank(), w.size());
+  int ranks = w.rank(), sum = 0;
+  w.library_allreduce(&ranks, &sum, 1, DataType::i32, RedOp::sum);
+  EXPECT_EQ(sum, w.size() * (w.size() - 1) / 2);
+  EXPECT_STREQ(w.backend_name(), "mpi");
+}
+
+TEST(Communicator, RingExchangeWithNonBlockingCallsDeliversDataAndCounts) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank();
+  const std::size_t count = 100000;  // large enough not to go out eagerly
+  std::vector<std::int32_t> out(count), in(count, -1);
+  std::iota(out.begin(), out.end(), r * 1000000);
+  comm::Buffer sb = w.allocate(count * 4), rb = w.allocate(count * 4);
+  comm::copy(sb.data(), sb.space(), out.data(), comm::MemorySpace::host, count * 4);
+  w.reset_stats();
+  std::vector<comm::Request> reqs;
+  reqs.push_back(w.irecv(rb.data(), count * 4, (r + n - 1) % n, 5));
+  reqs.push_back(w.isend(sb.data(), count * 4, (r + 1) % n, 5));
+  EXPECT_EQ(w.stats().pending_recvs, 1);
+  EXPECT_EQ(w.stats().pending_sends, 1);
+  w.wait_all(reqs);
+  EXPECT_FALSE(reqs[0].active());
+  EXPECT_EQ(w.stats().pending_recvs, 0);
+  EXPECT_EQ(w.stats().sends, 1u);
+  EXPECT_EQ(w.stats().bytes_sent, count * 4);
+  EXPECT_EQ(w.stats().max_pending_recvs, 1);
+  comm::copy(in.data(), comm::MemorySpace::host, rb.data(), rb.space(), count * 4);
+  const int left = (r + n - 1) % n;
+  for (std::size_t i = 0; i < count; i += 997) ASSERT_EQ(in[i], left * 1000000 + static_cast<int>(i));
+}
+
+TEST(Communicator, BlockingSendRecvInRankOrderAndSameTagOrdering) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank();
+  if (n == 1) {
+    // Self messages: a non-blocking receive then a blocking send to oneself.
+    int v = 0, one = 1;
+    comm::Request q = w.irecv(&v, sizeof v, 0, 0);
+    w.send(&one, sizeof one, 0, 0);
+    w.wait(q);
+    EXPECT_EQ(v, 1);
+    return;
+  }
+  // Rank 0 sends two messages with one tag to rank 1; they arrive in order.
+  if (r == 0) {
+    int a = 11, b = 22;
+    w.send(&a, sizeof a, 1, 3);
+    w.send(&b, sizeof b, 1, 3);
+  } else if (r == 1) {
+    int a = 0, b = 0;
+    w.recv(&a, sizeof a, 0, 3);
+    w.recv(&b, sizeof b, 0, 3);
+    EXPECT_EQ(a, 11);
+    EXPECT_EQ(b, 22);
+  }
+  w.barrier();
+}
+
+TEST(Communicator, RejectsBadPeerTagAndBuffer) {
+  comm::Communicator& w = world();
+  int v = 0;
+  EXPECT_THROW(w.send(&v, sizeof v, w.size(), 0), comm::Error);
+  EXPECT_THROW(w.send(&v, sizeof v, -1, 0), comm::Error);
+  EXPECT_THROW(w.isend(&v, sizeof v, 0, comm::Communicator::max_tag + 1), comm::Error);
+  EXPECT_THROW(w.irecv(nullptr, 4, 0, 0), comm::Error);
+  try {
+    w.recv(&v, sizeof v, w.size() + 3, 0);
+    FAIL() << "no exception";
+  } catch (const comm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("communicator.cpp:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is not a rank"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Communicator, ReductionsOverlappingAPendingReceiveAreCounted) {
+  comm::Communicator& w = world();
+  float a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 1, 1};
+  w.reset_stats();
+  w.reduce(a, b, 4, DataType::f32, RedOp::sum);
+  EXPECT_EQ(w.stats().reductions, 1u);
+  EXPECT_EQ(w.stats().reductions_overlapped, 0u);
+  int v = 0, one = 1;
+  comm::Request q = w.irecv(&v, sizeof v, w.rank(), 9);
+  w.reduce(a, b, 4, DataType::f32, RedOp::sum);
+  EXPECT_EQ(w.stats().reductions_overlapped, 1u);
+  w.send(&one, sizeof one, w.rank(), 9);
+  w.wait(q);
+  EXPECT_EQ(a[3], 6.0f);
+  EXPECT_EQ(w.stats().reduced_elements, 8u);
+}
+
+TEST(Communicator, ScratchIsReusedAndGrows) {
+  comm::Communicator& w = world();
+  void* a = w.scratch(100, 1);
+  EXPECT_EQ(w.scratch(50, 1), a);
+  void* b = w.scratch(1 << 20, 1);
+  ASSERT_NE(b, nullptr);
+  std::memset(b, 1, 1 << 20);
+  EXPECT_THROW(w.scratch(8, 4), comm::Error);
+}
+
+template <class T> void check_reduce_all_ops() {
+  const std::size_t n = 1001;  // not a multiple of any vector width
+  std::vector<T> a(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = static_cast<T>(static_cast<int>(i % 17) - 8);
+    b[i] = static_cast<T>(static_cast<int>(i % 5) - 2);
+  }
+  for (RedOp op : {RedOp::sum, RedOp::prod, RedOp::min, RedOp::max}) {
+    std::vector<T> x = a;
+    comm::reduce_local(x.data(), b.data(), n, comm::data_type_of<T>::value, op);
+    for (std::size_t i = 0; i < n; ++i) {
+      T want = op == RedOp::sum ? a[i] + b[i] : op == RedOp::prod ? a[i] * b[i]
+             : op == RedOp::min ? std::min(a[i], b[i]) : std::max(a[i], b[i]);
+      ASSERT_EQ(x[i], want) << comm::name_of(op) << " at " << i;
+    }
+  }
+}
+TEST(Reduce, AllOperatorsAllTypesOnHost) {
+  check_reduce_all_ops<float>();
+  check_reduce_all_ops<double>();
+  check_reduce_all_ops<std::int32_t>();
+}
+
+TEST(Reduce, Int32SumWrapsLikeMpi) {
+  std::int32_t a = 2147483647, b = 1;
+  comm::reduce_local(&a, &b, 1, DataType::i32, RedOp::sum);
+  EXPECT_EQ(a, -2147483647 - 1);
+}
+
+TEST(Reduce, DeviceMemoryWithoutCudaIsAClearError) {
+  if (comm::built_with_cuda()) GTEST_SKIP() << "this build has CUDA";
+  float a = 1, b = 2;
+  try {
+    comm::reduce_local(&a, &b, 1, DataType::f32, RedOp::sum, comm::MemorySpace::device);
+    FAIL() << "no exception";
+  } catch (const comm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA"), std::string::npos) << e.what();
+  }
+}
+
+// Verifiable sums are exact whatever the order of the additions.
+template <class T> void check_order_independent(int nranks) {
+  const std::size_t count = 4096;
+  std::vector<T> expect(count);
+  comm::expected_allreduce(expect.data(), nullptr, count, comm::data_type_of<T>::value, comm::DataMode::verifiable,
+                           RedOp::sum, nranks, 3);
+  for (std::size_t i = 0; i < count; ++i) {
+    T backward = comm::input_value<T>(comm::DataMode::verifiable, RedOp::sum, nranks, nranks - 1, i, 3);
+    for (int r = nranks - 2; r >= 0; --r)
+      backward = backward + comm::input_value<T>(comm::DataMode::verifiable, RedOp::sum, nranks, r, i, 3);
+    // pairwise: (0+2+4..) + (1+3+5..)
+    T even = 0, odd = 0;
+    for (int r = 0; r < nranks; ++r)
+      (r % 2 ? odd : even) += comm::input_value<T>(comm::DataMode::verifiable, RedOp::sum, nranks, r, i, 3);
+    ASSERT_EQ(backward, expect[i]) << i;
+    ASSERT_EQ(even + odd, expect[i]) << i;
+  }
+}
+TEST(Verify, VerifiableSumsAreExactInAnyOrder) {
+  for (int n : {1, 2, 3, 5, 8, 64, 1000}) {
+    check_order_independent<float>(n);
+    check_order_independent<double>(n);
+  }
+}
+
+TEST(Verify, VerifiableValuesAreNotTrivial) {
+  // Inputs differ across ranks and elements (a constant input would hide misplaced data).
+  std::vector<float> a(64), b(64);
+  comm::fill_input(a.data(), 64, DataType::f32, comm::DataMode::verifiable, RedOp::sum, 4, 0, 1);
+  comm::fill_input(b.data(), 64, DataType::f32, comm::DataMode::verifiable, RedOp::sum, 4, 1, 1);
+  int same_rank = 0, distinct = 0;
+  for (int i = 0; i < 64; ++i) {
+    same_rank += a[i] == b[i];
+    distinct += i > 0 && a[i] != a[i - 1];
+  }
+  EXPECT_LT(same_rank, 4);
+  EXPECT_GT(distinct, 56);
+}
+
+TEST(Verify, RandomDataToleranceAcceptsReorderedSumsAndRejectsWrongOnes) {
+  const int nranks = 8;
+  const std::size_t count = 2000;
+  std::vector<float> expect(count), reordered(count), wrong(count);
+  std::vector<double> tol;
+  comm::expected_allreduce(expect.data(), &tol, count, DataType::f32, comm::DataMode::random, RedOp::sum, nranks, 5);
+  ASSERT_EQ(tol.size(), count);
+  for (std::size_t i = 0; i < count; ++i) {
+    float s = 0;
+    for (int r = nranks - 1; r >= 0; --r) s += comm::input_value<float>(comm::DataMode::random, RedOp::sum, nranks, r, i, 5);
+    reordered[i] = s;
+    // One rank's contribution missing.
+    wrong[i] = s - comm::input_value<float>(comm::DataMode::random, RedOp::sum, nranks, 3, i, 5);
+  }
+  EXPECT_EQ(comm::count_wrong(reordered.data(), expect.data(), &tol, count, DataType::f32), 0u);
+  comm::Mismatch m;
+  EXPECT_GT(comm::count_wrong(wrong.data(), expect.data(), &tol, count, DataType::f32, &m), count * 9 / 10);
+}
+
+TEST(Verify, CountWrongIsBitExactWithoutTolerance) {
+  float a[3] = {1.0f, 2.0f, 3.0f}, b[3] = {1.0f, std::nextafter(2.0f, 3.0f), NAN};
+  comm::Mismatch m;
+  EXPECT_EQ(comm::count_wrong(b, a, nullptr, 3, DataType::f32, &m), 2u);
+  EXPECT_EQ(m.index, 1u);
+}
+
+TEST(Harness, ParsesNcclTestsFlags) {
+  const char* argv[] = {"x", "-b", "8", "-e", "64M", "-f", "4", "-n", "7", "-w", "2", "-c", "0", "-d", "double",
+                        "-o", "max", "--data", "random", "--unknown"};
+  std::vector<std::string> rest;
+  comm::HarnessOptions o = comm::parse_harness_options(20, const_cast<char**>(argv), &rest);
+  EXPECT_EQ(o.min_bytes, 8u);
+  EXPECT_EQ(o.max_bytes, 64u << 20);
+  EXPECT_EQ(o.step_factor, 4.0);
+  EXPECT_EQ(o.iters, 7);
+  EXPECT_EQ(o.warmup, 2);
+  EXPECT_FALSE(o.check);
+  EXPECT_EQ(o.type, DataType::f64);
+  EXPECT_EQ(o.op, RedOp::max);
+  EXPECT_EQ(o.data, comm::DataMode::random);
+  EXPECT_EQ(rest, std::vector<std::string>{"--unknown"});
+  const char* bad[] = {"x", "-e", "12Q"};
+  EXPECT_THROW(comm::parse_harness_options(3, const_cast<char**>(bad), nullptr), comm::Error);
+}
+
+TEST(Harness, SweepSizesFollowFactorAndStep) {
+  comm::HarnessOptions o;
+  o.min_bytes = 8;
+  o.max_bytes = 1024;
+  o.step_factor = 2;
+  EXPECT_EQ(comm::sweep_sizes(o), (std::vector<std::size_t>{8, 16, 32, 64, 128, 256, 512, 1024}));
+  o.step_bytes = 400;
+  EXPECT_EQ(comm::sweep_sizes(o), (std::vector<std::size_t>{8, 408, 808, 1024}));
+  EXPECT_DOUBLE_EQ(comm::allreduce_bus_factor(4), 1.5);
+  EXPECT_DOUBLE_EQ(comm::allreduce_bus_factor(1), 0.0);
+}
+
+TEST(Harness, LibraryIsCorrectAndABrokenImplementationIsCounted) {
+  comm::Communicator& w = world();
+  comm::HarnessOptions o;
+  o.min_bytes = 4;
+  o.max_bytes = 4096 + 12;
+  o.step_factor = 8;
+  o.iters = 3;
+  o.warmup = 1;
+  comm::Implementation broken{"copy", [](const void* s, void* r, std::size_t c, DataType t, RedOp, comm::Communicator& cm) {
+                                if (s != r) cm.copy(r, s, c * comm::size_of(t));  // no reduction at all
+                              }};
+  auto res = comm::run_allreduce_sweep(w, {comm::library_implementation(w), broken}, o, nullptr);
+  ASSERT_EQ(res.size() % 2, 0u);
+  for (const auto& r : res) {
+    EXPECT_GT(r.out_of_place.time_us, 0.0);
+    if (r.impl == "mpi") {
+      EXPECT_EQ(r.out_of_place.wrong, 0u);
+      EXPECT_EQ(r.in_place.wrong, 0u);
+    } else if (w.size() > 1 && r.count > 0) {
+      EXPECT_GT(r.out_of_place.wrong, 0u) << r.bytes;
+      EXPECT_GT(r.in_place.wrong, 0u) << r.bytes;
+    }
+  }
+}
+
+TEST(Check, DiagnosisNamesAMissingAllGather) {
+  comm::Communicator& w = world();
+  if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  // Reduce-scatter by the library's all-reduce, then keep only chunk `rank`: the result an
+  // implementation without all-gather leaves behind.
+  comm::AllreduceFn no_allgather = [](const void* s, void* r, std::size_t c, DataType t, RedOp op,
+                                      comm::Communicator& cm) {
+    const std::size_t e = comm::size_of(t);
+    std::vector<char> full(c * e);
+    cm.library_allreduce(s, full.data(), c, t, op);
+    if (s != r) cm.copy(r, s, c * e);
+    auto own = comm::check::reference_chunk(c, cm.size(), cm.rank());
+    std::memcpy(static_cast<char*>(r) + own.offset * e, full.data() + own.offset * e, own.count * e);
+  };
+  std::string d = comm::check::check_allreduce(no_allgather, 1000, DataType::f32, RedOp::sum, false);
+  EXPECT_NE(d.find("all-gather phase is missing"), std::string::npos) << d;
+}

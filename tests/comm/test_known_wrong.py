@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Self-tests of the collective checks, run by ctest (see CMakeLists.txt).
+
+launcher     checker/mpi_launch.py fails a crashing or hanging rank's check with the rank
+             named, runs the remaining checks, and leaves no process behind.
+known_wrong  each known-wrong lab 10 implementation is rejected with its specific message.
+skeleton     an untouched lab skeleton fails with "not implemented yet".
+"""
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+
+
+def load_launcher(path):
+    spec = importlib.util.spec_from_file_location("mpi_launch", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["mpi_launch"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def processes_of(binary):
+    """Pids of live processes running `binary`."""
+    name, pids = os.path.basename(binary), []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")[0].decode("utf-8", "replace")
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if os.path.basename(cmd) == name and state != "Z":
+            pids.append(int(pid))
+    return pids
+
+
+failures = []
+
+
+def expect(cond, what, detail=""):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+        if detail:
+            print("     " + detail.replace("\n", "\n     "))
+
+
+def by_name(results):
+    return {r.name: r for r in results}
+
+
+def test_launcher(ml, bin_dir):
+    binary = os.path.join(bin_dir, "comm_launcher_targets")
+    for ranks in (3, 1):
+        t0 = time.monotonic()
+        res = by_name(ml.run_mpi_checks(binary, ranks, time_limit_s=5))
+        elapsed = time.monotonic() - t0
+        last = ranks - 1
+        expect(res["Launcher.PassesFirst"].status == "passed", f"n={ranks}: the check before the crash passes")
+        r = res["Launcher.LastRankCrashes"]
+        expect(r.status == "crashed" and f"rank {last} crashed with signal 11" in r.message,
+               f"n={ranks}: the crashing rank {last} is named with its signal", r.status + ": " + r.message)
+        expect("Launcher.LastRankCrashes" in r.message, f"n={ranks}: the crash names the check", r.message)
+        r = res["Launcher.RankZeroHangsInRecv"]
+        expect(r.status == "timeout" and "rank 0: blocked in recv(from=" in r.message and "tag=77" in r.message,
+               f"n={ranks}: the hung rank 0 is named with the receive it waits for", r.status + ": " + r.message)
+        r = res["Launcher.ThrowsOnRankZero"]
+        expect(r.status == "crashed" and "rank 0 stopped with an error" in r.message
+               and "deliberate failure on rank 0" in r.message,
+               f"n={ranks}: an exception names its rank and message", r.status + ": " + r.message)
+        r = res["Launcher.FailsCleanly"]
+        expect(r.status == "failed" and "deliberate failure" in r.message, f"n={ranks}: an ordinary failure is kept",
+               r.status + ": " + r.message)
+        expect(res["Launcher.PassesLast"].status == "passed", f"n={ranks}: checks after a crash and a hang still run")
+        expect(elapsed < 60, f"n={ranks}: the whole run stays within its time limits ({elapsed:.1f} s)")
+        left = processes_of(binary)
+        expect(not left, f"n={ranks}: no rank process is left behind", str(left))
+
+
+# name -> (ranks, filter, expected status, substrings of the message)
+KNOWN_WRONG = {
+    "wrong_chunk_offsets": (3, "Correctness.RingAllreduceFloatSum", "failed",
+                            ["chunk offsets or sizes do not handle the remainder", "count % n"]),
+    "send_send_deadlock": (3, "Correctness.RingAllreduceFloatSum", "timeout",
+                           ["send-send deadlock", "rank 0: blocked in send(to=1", "rank 2: blocked in send(to=0"]),
+    "missing_allgather": (4, "Correctness.RingAllreduceFloatSum", "failed",
+                          ["the all-gather phase is missing", "is fully reduced on rank 1"]),
+    "reduction_twice": (3, "Correctness.RingAllreduceFloatSum", "failed",
+                        ["counted more than once", "reduction applied twice"]),
+    "tags_mixed_pipelined": (2, "Correctness.PipelinedFloatSum", None, ["tag"]),
+}
+
+
+def test_known_wrong(ml, bin_dir):
+    for name, (ranks, filt, status, needles) in KNOWN_WRONG.items():
+        binary = os.path.join(bin_dir, "known_wrong_" + name)
+        res = ml.run_mpi_checks(binary, ranks, [filt], time_limit_s=8)
+        r = res[0]
+        ok_status = r.status != "passed" if status is None else r.status == status
+        expect(ok_status, f"{name}: rejected ({r.status})", r.message)
+        for n in needles:
+            expect(n in r.message, f"{name}: message says '{n}'", r.message)
+        expect(not processes_of(binary), f"{name}: no rank process is left behind")
+    # The check the mutant is not about still passes: the messages come from the right place.
+    r = ml.run_mpi_checks(os.path.join(bin_dir, "known_wrong_missing_allgather"), 3,
+                          ["Correctness.ReduceScatterLeavesChunkRankReduced"], time_limit_s=20)[0]
+    expect(r.status == "passed", "missing_allgather: its reduce-scatter still passes", r.message)
+    r = ml.run_mpi_checks(os.path.join(bin_dir, "known_wrong_reduction_twice"), 3,
+                          ["Correctness.PipelinedKeepsTwoSegmentsInFlight", "Correctness.RingAllreduceFloatMax"],
+                          time_limit_s=20)
+    expect(r[1].status == "passed", "reduction_twice: max (idempotent) is not affected", r[1].message)
+
+
+def test_skeleton(ml, binary):
+    res = ml.run_mpi_checks(binary, 2, time_limit_s=30)
+    correctness = [r for r in res if r.name.startswith("Correctness.")]
+    expect(correctness and all(r.status == "failed" for r in correctness), "every correctness check fails",
+           "\n".join(f"{r.name}: {r.status}" for r in correctness))
+    expect(all("not implemented yet" in r.message for r in correctness),
+           "every failure says 'not implemented yet'",
+           "\n".join(f"{r.name}: {r.message}" for r in correctness if "not implemented yet" not in r.message))
+    expect(not processes_of(binary), "no rank process is left behind")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("what", choices=["launcher", "known_wrong", "skeleton"])
+    p.add_argument("--launcher", required=True)
+    p.add_argument("--bin-dir")
+    p.add_argument("--binary")
+    a = p.parse_args()
+    ml = load_launcher(a.launcher)
+    if a.what == "launcher":
+        test_launcher(ml, a.bin_dir)
+    elif a.what == "known_wrong":
+        test_known_wrong(ml, a.bin_dir)
+    else:
+        test_skeleton(ml, a.binary)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

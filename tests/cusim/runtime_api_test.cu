@@ -1,0 +1,504 @@
+// The CUDA runtime API subset cusim provides, with CUDA's results: memory, copies of every
+// kind, memsets, pinned memory, streams, events, devices and their properties, kernel
+// attributes, and the last-error functions. Device faults and sticky errors: faults_test.cu.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "cusim_test.h"
+
+using cusim_test::DeviceBuffer;
+using cusim_test::launch_result;
+
+template <class T>
+static std::vector<T> download_ok(const DeviceBuffer<T>& d) {
+    cudaError_t err = cudaSuccess;
+    std::vector<T> h = d.download(&err);
+    EXPECT_CUDA_OK(err);
+    return h;
+}
+
+__global__ void iota(int* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = i;
+}
+__global__ void times_two_plus_one(int* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 2 * out[i] + 1;
+}
+
+// ---- memory and copies ----------------------------------------------------------------------
+
+TEST(RuntimeMemory, MallocFreeAndEveryMemcpyKind) {
+    constexpr int n = 1000;
+    std::vector<int> src(n), dst(n, -1), host_copy(n, -1);
+    std::iota(src.begin(), src.end(), 5);
+    int *a = nullptr, *b = nullptr;
+    ASSERT_CUDA_OK(cudaMalloc(&a, n * sizeof(int)));
+    ASSERT_CUDA_OK(cudaMalloc(&b, n * sizeof(int)));
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 256, 0u) << "cudaMalloc returns 256-byte aligned memory";
+
+    ASSERT_CUDA_OK(cudaMemcpy(a, src.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    ASSERT_CUDA_OK(cudaMemcpy(b, a, n * sizeof(int), cudaMemcpyDeviceToDevice));
+    ASSERT_CUDA_OK(cudaMemcpy(dst.data(), b, n * sizeof(int), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(dst, src);
+    ASSERT_CUDA_OK(cudaMemcpy(host_copy.data(), dst.data(), n * sizeof(int), cudaMemcpyHostToHost));
+    EXPECT_EQ(host_copy, src);
+
+    // cudaMemcpyDefault infers the direction from the pointers (unified addressing).
+    std::vector<int> other(n);
+    std::iota(other.begin(), other.end(), -300);
+    ASSERT_CUDA_OK(cudaMemcpy(a, other.data(), n * sizeof(int), cudaMemcpyDefault));
+    ASSERT_CUDA_OK(cudaMemcpy(b + 10, a + 20, 100 * sizeof(int), cudaMemcpyDefault));
+    ASSERT_CUDA_OK(cudaMemcpy(dst.data(), b, n * sizeof(int), cudaMemcpyDefault));
+    for (int i = 0; i < n; ++i) {
+        const int expect = (i >= 10 && i < 110) ? other[i + 10] : src[i];
+        ASSERT_EQ(dst[i], expect) << "i=" << i;
+    }
+    // Zero-byte copies are valid no-ops.
+    EXPECT_CUDA_OK(cudaMemcpy(a, src.data(), 0, cudaMemcpyHostToDevice));
+
+    EXPECT_CUDA_OK(cudaFree(a));
+    EXPECT_CUDA_OK(cudaFree(b));
+    EXPECT_CUDA_OK(cudaFree(nullptr));  // freeing NULL is allowed
+}
+
+TEST(RuntimeMemory, MemcpyAsyncEveryKindInAStream) {
+    constexpr int n = 4096;
+    cudaStream_t s;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    std::vector<float> src(n), back(n, 0.0f);
+    for (int i = 0; i < n; ++i) src[i] = 0.5f * i;
+    DeviceBuffer<float> a(n), b(n);
+    ASSERT_CUDA_OK(a.status());
+    ASSERT_CUDA_OK(b.status());
+    ASSERT_CUDA_OK(cudaMemcpyAsync(a.get(), src.data(), a.bytes(), cudaMemcpyHostToDevice, s));
+    ASSERT_CUDA_OK(cudaMemcpyAsync(b.get(), a.get(), a.bytes(), cudaMemcpyDeviceToDevice, s));
+    ASSERT_CUDA_OK(cudaMemcpyAsync(back.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost, s));
+    ASSERT_CUDA_OK(cudaStreamSynchronize(s));
+    EXPECT_EQ(back, src);
+    std::vector<float> again(n, 0.0f);
+    ASSERT_CUDA_OK(cudaMemcpyAsync(again.data(), back.data(), n * sizeof(float), cudaMemcpyHostToHost, s));
+    ASSERT_CUDA_OK(cudaMemcpyAsync(a.get(), again.data(), n * sizeof(float), cudaMemcpyDefault, s));
+    ASSERT_CUDA_OK(cudaMemcpyAsync(back.data(), a.get(), n * sizeof(float), cudaMemcpyDefault));  // default stream
+    ASSERT_CUDA_OK(cudaStreamSynchronize(s));
+    ASSERT_CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_EQ(back, src);
+    EXPECT_CUDA_OK(cudaStreamDestroy(s));
+}
+
+TEST(RuntimeMemory, MemsetAndMemsetAsync) {
+    constexpr int n = 777;
+    DeviceBuffer<unsigned char> d(n);
+    ASSERT_CUDA_OK(d.status());
+    ASSERT_CUDA_OK(cudaMemset(d.get(), 0xab, n));
+    ASSERT_CUDA_OK(cudaMemset(d.get() + 100, 0x1234, 50));  // only the low byte of the value counts
+    cudaStream_t s;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    ASSERT_CUDA_OK(cudaMemsetAsync(d.get() + 700, 0, 77, s));
+    ASSERT_CUDA_OK(cudaStreamSynchronize(s));
+    const auto h = download_ok(d);
+    ASSERT_EQ(h.size(), size_t(n));
+    for (int i = 0; i < n; ++i) {
+        const unsigned expect = (i >= 100 && i < 150) ? 0x34u : (i >= 700 ? 0u : 0xabu);
+        ASSERT_EQ(h[i], expect) << "byte " << i;
+    }
+    EXPECT_CUDA_OK(cudaStreamDestroy(s));
+}
+
+TEST(RuntimeMemory, PinnedHostMemory) {
+    constexpr int n = 2048;
+    int* pinned = nullptr;
+    ASSERT_CUDA_OK(cudaMallocHost(&pinned, n * sizeof(int)));
+    ASSERT_NE(pinned, nullptr);
+    for (int i = 0; i < n; ++i) pinned[i] = 3 * i;  // host-accessible
+    DeviceBuffer<int> d(n);
+    ASSERT_CUDA_OK(d.status());
+    ASSERT_CUDA_OK(cudaMemcpy(d.get(), pinned, n * sizeof(int), cudaMemcpyHostToDevice));
+    times_two_plus_one<<<(n + 255) / 256, 256>>>(d.get(), n);
+    ASSERT_CUDA_OK(cudaGetLastError());
+    ASSERT_CUDA_OK(cudaMemcpy(pinned, d.get(), n * sizeof(int), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < n; ++i) ASSERT_EQ(pinned[i], 6 * i + 1);
+    EXPECT_CUDA_OK(cudaFreeHost(pinned));
+
+    void* other = nullptr;
+    ASSERT_CUDA_OK(cudaHostAlloc(&other, 100, cudaHostAllocDefault));
+    std::memset(other, 7, 100);
+    EXPECT_CUDA_OK(cudaFreeHost(other));
+}
+
+TEST(RuntimeMemory, MemGetInfo) {
+    size_t free_before = 0, total = 0;
+    ASSERT_CUDA_OK(cudaMemGetInfo(&free_before, &total));
+    EXPECT_GT(total, 0u);
+    EXPECT_LE(free_before, total);
+    constexpr size_t kBytes = 64 << 20;
+    DeviceBuffer<char> big(kBytes);
+    ASSERT_CUDA_OK(big.status());
+    size_t free_after = 0;
+    ASSERT_CUDA_OK(cudaMemGetInfo(&free_after, &total));
+    EXPECT_LE(free_after + kBytes, free_before) << "a 64 MiB allocation must reduce the free memory";
+}
+
+// A host buffer may reuse the addresses of device memory that was freed (cusim's device memory
+// comes from the host heap). It is still host memory, and copies to and from it must work.
+TEST(RuntimeMemory, HostBufferAtAddressOfFreedDeviceMemory) {
+    constexpr size_t kBytes = 4096;
+    void* d = nullptr;
+    ASSERT_CUDA_OK(cudaMalloc(&d, kBytes));
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(d), hi = lo + kBytes;
+    ASSERT_CUDA_OK(cudaFree(d));
+    // Find a host block that overlaps the freed range (the allocator usually hands it out at once).
+    std::vector<void*> tries;
+    void* host = nullptr;
+    for (int k = 0; k < 64 && !host; ++k) {
+        void* p = std::malloc(kBytes);
+        const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+        if (a < hi && a + kBytes > lo)
+            host = p;
+        else
+            tries.push_back(p);
+    }
+    for (void* p : tries) std::free(p);
+    if (!host) GTEST_SKIP() << "the host allocator did not reuse the freed range; nothing to check";
+    std::memset(host, 0x5a, kBytes);
+    DeviceBuffer<unsigned char> dev(kBytes);
+    ASSERT_CUDA_OK(dev.status());
+    EXPECT_CUDA_OK(cudaMemcpy(dev.get(), host, kBytes, cudaMemcpyHostToDevice));
+    EXPECT_CUDA_OK(cudaMemcpy(host, dev.get(), kBytes, cudaMemcpyDeviceToHost));
+    EXPECT_CUDA_OK(cudaMemcpy(dev.get(), host, kBytes, cudaMemcpyDefault));
+    std::free(host);
+}
+
+// ---- streams --------------------------------------------------------------------------------
+
+TEST(RuntimeStreams, WorkRunsInStreamOrder) {
+    constexpr int n = 10000;
+    cudaStream_t s1, s2;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s1));
+    ASSERT_CUDA_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    DeviceBuffer<int> d1(n), d2(n);
+    ASSERT_CUDA_OK(d1.status());
+    ASSERT_CUDA_OK(d2.status());
+    int* result = nullptr;
+    ASSERT_CUDA_OK(cudaMallocHost(&result, 2 * n * sizeof(int)));
+    const int blocks = (n + 255) / 256;
+    // s1: iota, then x -> 2x+1 twice; s2: memset to 0, then x -> 2x+1 once. Any reordering
+    // inside a stream changes the results.
+    iota<<<blocks, 256, 0, s1>>>(d1.get(), n);
+    ASSERT_CUDA_OK(cudaMemsetAsync(d2.get(), 0, d2.bytes(), s2));
+    times_two_plus_one<<<blocks, 256, 0, s1>>>(d1.get(), n);
+    times_two_plus_one<<<blocks, 256, 0, s2>>>(d2.get(), n);
+    times_two_plus_one<<<blocks, 256, 0, s1>>>(d1.get(), n);
+    ASSERT_CUDA_OK(cudaGetLastError());
+    ASSERT_CUDA_OK(cudaMemcpyAsync(result, d1.get(), d1.bytes(), cudaMemcpyDeviceToHost, s1));
+    ASSERT_CUDA_OK(cudaMemcpyAsync(result + n, d2.get(), d2.bytes(), cudaMemcpyDeviceToHost, s2));
+    ASSERT_CUDA_OK(cudaStreamSynchronize(s1));
+    ASSERT_CUDA_OK(cudaStreamSynchronize(s2));
+    for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(result[i], 4 * i + 3) << "stream 1, i=" << i;
+        ASSERT_EQ(result[n + i], 1) << "stream 2, i=" << i;
+    }
+    EXPECT_CUDA_OK(cudaStreamQuery(s1));  // all work done
+    EXPECT_CUDA_OK(cudaStreamDestroy(s1));
+    EXPECT_CUDA_OK(cudaStreamDestroy(s2));
+    EXPECT_CUDA_OK(cudaFreeHost(result));
+}
+
+TEST(RuntimeStreams, DefaultStreamHandles) {
+    DeviceBuffer<int> d(64);
+    ASSERT_CUDA_OK(d.status());
+    iota<<<1, 64, 0, 0>>>(d.get(), 64);
+    ASSERT_CUDA_OK(cudaGetLastError());
+    times_two_plus_one<<<1, 64, 0, cudaStreamLegacy>>>(d.get(), 64);
+    ASSERT_CUDA_OK(cudaGetLastError());
+    times_two_plus_one<<<1, 64, 0, cudaStreamPerThread>>>(d.get(), 64);
+    ASSERT_CUDA_OK(cudaGetLastError());
+    EXPECT_CUDA_OK(cudaStreamSynchronize(0));
+    EXPECT_CUDA_OK(cudaStreamSynchronize(cudaStreamPerThread));
+    const auto h = download_ok(d);
+    ASSERT_EQ(h.size(), 64u);
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(h[i], 4 * i + 3);
+}
+
+TEST(RuntimeStreams, DestroyedStreamIsAnInvalidHandle) {
+#ifdef CUSIM
+    // On a GPU, using a destroyed stream is undefined behaviour (it may crash); cusim checks it.
+    cudaStream_t s;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    ASSERT_CUDA_OK(cudaStreamDestroy(s));
+    cusim_test::StderrCapture quiet;
+    EXPECT_CUDA(cudaErrorInvalidResourceHandle, cudaStreamSynchronize(s));
+    EXPECT_CUDA(cudaErrorInvalidResourceHandle, cudaStreamDestroy(s));
+    int x = 0;
+    DeviceBuffer<int> d(1);
+    EXPECT_CUDA(cudaErrorInvalidResourceHandle, cudaMemcpyAsync(d.get(), &x, sizeof x, cudaMemcpyHostToDevice, s));
+    EXPECT_CUDA(cudaErrorInvalidResourceHandle, cudaMemsetAsync(d.get(), 0, sizeof x, s));
+    // Not sticky: the next call works.
+    EXPECT_CUDA_OK(cudaMemcpy(d.get(), &x, sizeof x, cudaMemcpyHostToDevice));
+#else
+    GTEST_SKIP() << "using a destroyed stream is undefined behaviour on a GPU";
+#endif
+}
+
+// ---- events ---------------------------------------------------------------------------------
+
+TEST(RuntimeEvents, RecordSynchronizeElapsed) {
+    cudaEvent_t start, stop;
+    ASSERT_CUDA_OK(cudaEventCreate(&start));
+    ASSERT_CUDA_OK(cudaEventCreate(&stop));
+    cudaStream_t s;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    DeviceBuffer<int> d(1 << 16);
+    ASSERT_CUDA_OK(d.status());
+    ASSERT_CUDA_OK(cudaEventRecord(start, s));
+    iota<<<256, 256, 0, s>>>(d.get(), 1 << 16);
+    ASSERT_CUDA_OK(cudaGetLastError());
+    ASSERT_CUDA_OK(cudaEventRecord(stop, s));
+    ASSERT_CUDA_OK(cudaEventSynchronize(stop));
+    EXPECT_CUDA_OK(cudaEventQuery(stop));
+    float ms = -1.0f;
+    ASSERT_CUDA_OK(cudaEventElapsedTime(&ms, start, stop));
+    EXPECT_GE(ms, 0.0f);
+    // An event recorded in the default stream, and a stream waiting on an event.
+    ASSERT_CUDA_OK(cudaEventRecord(start));
+    ASSERT_CUDA_OK(cudaStreamWaitEvent(s, start, 0));
+    ASSERT_CUDA_OK(cudaEventSynchronize(start));
+    EXPECT_CUDA_OK(cudaEventDestroy(start));
+    EXPECT_CUDA_OK(cudaEventDestroy(stop));
+    EXPECT_CUDA_OK(cudaStreamDestroy(s));
+}
+
+TEST(RuntimeEvents, UnrecordedAndUntimedEventsHaveNoElapsedTime) {
+    cudaEvent_t recorded, never, untimed;
+    ASSERT_CUDA_OK(cudaEventCreate(&recorded));
+    ASSERT_CUDA_OK(cudaEventCreate(&never));
+    ASSERT_CUDA_OK(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming));
+    ASSERT_CUDA_OK(cudaEventRecord(recorded));
+    ASSERT_CUDA_OK(cudaEventRecord(untimed));
+    ASSERT_CUDA_OK(cudaEventSynchronize(untimed));
+    // CUDA: an event never recorded is complete for queries, but has no timestamp.
+    EXPECT_CUDA_OK(cudaEventQuery(never));
+    float ms = 0;
+    {
+        cusim_test::StderrCapture quiet;
+        EXPECT_CUDA(cudaErrorInvalidResourceHandle, cudaEventElapsedTime(&ms, recorded, never));
+        EXPECT_CUDA(cudaErrorInvalidResourceHandle, cudaEventElapsedTime(&ms, never, recorded));
+        EXPECT_CUDA(cudaErrorInvalidResourceHandle, cudaEventElapsedTime(&ms, recorded, untimed));
+    }
+    // These errors are not sticky.
+    EXPECT_CUDA_OK(cudaEventElapsedTime(&ms, recorded, recorded));
+    EXPECT_EQ(ms, 0.0f);
+    EXPECT_CUDA_OK(cudaEventDestroy(recorded));
+    EXPECT_CUDA_OK(cudaEventDestroy(never));
+    EXPECT_CUDA_OK(cudaEventDestroy(untimed));
+}
+
+// ---- devices --------------------------------------------------------------------------------
+
+TEST(RuntimeDevice, CountSetGet) {
+    int count = 0;
+    ASSERT_CUDA_OK(cudaGetDeviceCount(&count));
+    ASSERT_GE(count, 1);
+#ifdef CUSIM
+    EXPECT_EQ(count, 1) << "cusim provides one virtual device";
+#endif
+    EXPECT_CUDA_OK(cudaSetDevice(0));
+    {
+        cusim_test::StderrCapture quiet;
+        EXPECT_CUDA(cudaErrorInvalidDevice, cudaSetDevice(count));
+        EXPECT_CUDA(cudaErrorInvalidDevice, cudaSetDevice(-1));
+    }
+    EXPECT_CUDA(cudaErrorInvalidDevice, cudaGetLastError());
+    EXPECT_CUDA_OK(cudaGetLastError());  // read and cleared
+    int device = -1;
+    ASSERT_CUDA_OK(cudaGetDevice(&device));
+    EXPECT_EQ(device, 0);
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());
+}
+
+TEST(RuntimeDevice, PropertiesOfTheVirtualDevice) {
+    cudaDeviceProp p;
+    ASSERT_CUDA_OK(cudaGetDeviceProperties(&p, 0));
+    EXPECT_EQ(p.maxThreadsPerBlock, 1024);
+    EXPECT_EQ(p.warpSize, 32);
+    EXPECT_EQ(p.sharedMemPerBlock, size_t{48 * 1024});
+    EXPECT_EQ(p.maxThreadsDim[0], 1024);
+    EXPECT_EQ(p.maxThreadsDim[1], 1024);
+    EXPECT_EQ(p.maxThreadsDim[2], 64);
+    EXPECT_EQ(p.maxGridSize[0], 2147483647);
+    EXPECT_EQ(p.maxGridSize[1], 65535);
+    EXPECT_EQ(p.maxGridSize[2], 65535);
+    EXPECT_GT(p.multiProcessorCount, 0);
+    EXPECT_GT(p.totalGlobalMem, size_t{1} << 30);
+    EXPECT_GT(std::strlen(p.name), 0u);
+#ifdef CUSIM
+    // cusim describes an sm_90 (H100-class) device.
+    EXPECT_EQ(p.major, 9);
+    EXPECT_EQ(p.minor, 0);
+    EXPECT_EQ(p.sharedMemPerBlockOptin, size_t{232448});  // 227 KiB
+#endif
+    int v = 0;
+    ASSERT_CUDA_OK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerBlock, 0));
+    EXPECT_EQ(v, p.maxThreadsPerBlock);
+    ASSERT_CUDA_OK(cudaDeviceGetAttribute(&v, cudaDevAttrWarpSize, 0));
+    EXPECT_EQ(v, 32);
+    ASSERT_CUDA_OK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+    EXPECT_EQ(static_cast<size_t>(v), p.sharedMemPerBlockOptin);
+    ASSERT_CUDA_OK(cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, 0));
+    EXPECT_EQ(v, p.major);
+    ASSERT_CUDA_OK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0));
+    EXPECT_EQ(v, p.multiProcessorCount);
+
+    int count = 0;
+    ASSERT_CUDA_OK(cudaGetDeviceCount(&count));
+    cusim_test::StderrCapture quiet;
+    EXPECT_CUDA(cudaErrorInvalidDevice, cudaGetDeviceProperties(&p, count));
+}
+
+// ---- kernel attributes: more than 48 KiB of dynamic shared memory ---------------------------
+
+__device__ void fill_and_sum_shared(int* out, int words) {
+    extern __shared__ int big[];
+    for (int i = threadIdx.x; i < words; i += blockDim.x) big[i] = i ^ 0x5a5a;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        long long s = 0;
+        for (int i = 0; i < words; ++i) s += big[i];
+        out[blockIdx.x] = static_cast<int>(s % 1000003);
+    }
+}
+__global__ void big_shared_without_attribute(int* out, int words) { fill_and_sum_shared(out, words); }
+__global__ void big_shared_with_attribute(int* out, int words) { fill_and_sum_shared(out, words); }
+
+static int expected_shared_sum(int words) {
+    long long s = 0;
+    for (int i = 0; i < words; ++i) s += i ^ 0x5a5a;
+    return static_cast<int>(s % 1000003);
+}
+
+TEST(RuntimeKernelAttributes, MaxDynamicSharedMemorySize) {
+    constexpr int kBytes = 100 * 1024, kOptin = 232448;
+    DeviceBuffer<int> out(4);
+    ASSERT_CUDA_OK(out.status());
+
+    // Over 48 KiB without the opt-in: the launch fails, and the error is not sticky.
+    {
+        cusim_test::StderrCapture quiet;
+        big_shared_without_attribute<<<4, 256, kBytes>>>(out.get(), kBytes / 4);
+        EXPECT_CUDA(cudaErrorInvalidValue, cudaGetLastError());
+    }
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());
+
+    // With the opt-in the same launch runs and the kernel can use all 100 KiB.
+    ASSERT_CUDA_OK(cudaFuncSetAttribute(big_shared_with_attribute, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes));
+    ASSERT_CUDA_OK(out.fill_bytes(0));
+    big_shared_with_attribute<<<4, 256, kBytes>>>(out.get(), kBytes / 4);
+    auto r = launch_result();
+    ASSERT_CUDA_OK(r.launch);
+    ASSERT_CUDA_OK(r.sync);
+    for (int v : download_ok(out)) EXPECT_EQ(v, expected_shared_sum(kBytes / 4));
+    cudaFuncAttributes attr;
+    ASSERT_CUDA_OK(cudaFuncGetAttributes(&attr, big_shared_with_attribute));
+    EXPECT_EQ(attr.maxDynamicSharedSizeBytes, kBytes);
+
+    // Still limited by the attribute's value.
+    {
+        cusim_test::StderrCapture quiet;
+        big_shared_with_attribute<<<4, 256, kBytes + 4>>>(out.get(), kBytes / 4 + 1);
+        EXPECT_CUDA(cudaErrorInvalidValue, cudaGetLastError());
+    }
+    // The opt-in maximum works; one byte more is rejected by cudaFuncSetAttribute.
+    ASSERT_CUDA_OK(cudaFuncSetAttribute(big_shared_with_attribute, cudaFuncAttributeMaxDynamicSharedMemorySize, kOptin));
+    big_shared_with_attribute<<<2, 128, kOptin>>>(out.get(), kOptin / 4);
+    r = launch_result();
+    ASSERT_CUDA_OK(r.launch);
+    ASSERT_CUDA_OK(r.sync);
+    const auto h = download_ok(out);
+    ASSERT_EQ(h.size(), 4u);
+    EXPECT_EQ(h[0], expected_shared_sum(kOptin / 4));
+    EXPECT_EQ(h[1], expected_shared_sum(kOptin / 4));
+    cusim_test::StderrCapture quiet;
+    EXPECT_CUDA(cudaErrorInvalidValue,
+                cudaFuncSetAttribute(big_shared_with_attribute, cudaFuncAttributeMaxDynamicSharedMemorySize, kOptin + 1));
+}
+
+// ---- last error -----------------------------------------------------------------------------
+
+TEST(RuntimeErrors, GetLastErrorClearsPeekDoesNot) {
+    DeviceBuffer<int> d(64);
+    ASSERT_CUDA_OK(d.status());
+    EXPECT_CUDA_OK(cudaPeekAtLastError());
+    {
+        cusim_test::StderrCapture quiet;
+        iota<<<1, 1025>>>(d.get(), 64);  // too many threads: a launch configuration error
+    }
+    EXPECT_CUDA(cudaErrorInvalidConfiguration, cudaPeekAtLastError());
+    EXPECT_CUDA(cudaErrorInvalidConfiguration, cudaPeekAtLastError());
+    EXPECT_CUDA(cudaErrorInvalidConfiguration, cudaGetLastError());
+    EXPECT_CUDA_OK(cudaGetLastError());
+    EXPECT_CUDA_OK(cudaPeekAtLastError());
+    // The failed launch did not poison the context.
+    iota<<<1, 64>>>(d.get(), 64);
+    auto r = launch_result();
+    EXPECT_CUDA_OK(r.launch);
+    EXPECT_CUDA_OK(r.sync);
+    const auto h = download_ok(d);
+    ASSERT_EQ(h.size(), 64u);
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(h[i], i);
+}
+
+TEST(RuntimeErrors, LastErrorIsPerHostThread) {
+    {
+        cusim_test::StderrCapture quiet;
+        EXPECT_CUDA(cudaErrorInvalidDevice, cudaSetDevice(-1));
+    }
+    cudaError_t seen_elsewhere = cudaErrorUnknown;
+    std::thread([&] { seen_elsewhere = cudaGetLastError(); }).join();
+    EXPECT_CUDA_OK(seen_elsewhere);
+    EXPECT_CUDA(cudaErrorInvalidDevice, cudaGetLastError());
+}
+
+TEST(RuntimeErrors, ErrorNamesAndStringsAreCudas) {
+    // Names and strings as CUDA 13's runtime returns them.
+    struct Expect {
+        cudaError_t code;
+        const char* name;
+        const char* text;
+    };
+    const Expect table[] = {
+        {cudaSuccess, "cudaSuccess", "no error"},
+        {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+        {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+        {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+        {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+        {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+        {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+        {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
+        {cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"},
+        {cudaErrorLaunchTimeout, "cudaErrorLaunchTimeout", "the launch timed out and was terminated"},
+        {cudaErrorAssert, "cudaErrorAssert", "device-side assert triggered"},
+        {cudaErrorHardwareStackError, "cudaErrorHardwareStackError", "hardware stack error"},
+        {cudaErrorIllegalInstruction, "cudaErrorIllegalInstruction", "an illegal instruction was encountered"},
+        {cudaErrorMisalignedAddress, "cudaErrorMisalignedAddress", "misaligned address"},
+        {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+        {cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
+        {cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"},
+        {cudaErrorNotYetImplemented, "cudaErrorNotYetImplemented", "feature not yet implemented"},
+        {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+        {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
+    };
+    for (const Expect& e : table) {
+        EXPECT_STREQ(cudaGetErrorName(e.code), e.name) << "code " << static_cast<int>(e.code);
+        EXPECT_STREQ(cudaGetErrorString(e.code), e.text) << e.name;
+    }
+    EXPECT_EQ(static_cast<int>(cudaErrorInvalidConfiguration), 9);
+    EXPECT_EQ(static_cast<int>(cudaErrorIllegalAddress), 700);
+    EXPECT_EQ(static_cast<int>(cudaErrorLaunchFailure), 719);
+}
