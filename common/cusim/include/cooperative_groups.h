@@ -87,13 +87,22 @@ class thread_block_tile : public thread_block_tile_base {
 
 public:
     thread_block_tile() : thread_block_tile_base(Size) {}
+    // `thread_block_tile<32> t = tiled_partition<32>(block);` as in the CUDA guide.
+    template <class P>
+    thread_block_tile(const thread_block_tile<Size, P>& other) : thread_block_tile_base(other) {}
     static constexpr unsigned long long num_threads() { return Size; }
     static constexpr unsigned long long size() { return Size; }
 };
 
-class thread_group : public thread_block_tile_base {
+/// The dynamically sized tile of `tiled_partition(block, n)`: as in CUDA, only sync, thread_rank
+/// and size (collectives need the statically sized thread_block_tile<N>).
+class thread_group : private thread_block_tile_base {
 public:
     explicit thread_group(unsigned size) : thread_block_tile_base(size) {}
+    using thread_block_tile_base::num_threads;
+    using thread_block_tile_base::size;
+    using thread_block_tile_base::sync;
+    using thread_block_tile_base::thread_rank;
 };
 
 template <unsigned Size, class ParentT>

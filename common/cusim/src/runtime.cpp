@@ -1,5 +1,8 @@
 // cusim's runtime API: device memory, copies, streams, events, device properties and CUDA's error
 // semantics (per-thread last error, sticky errors after device faults).
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -22,13 +25,20 @@ struct Allocation {
     size_t size;
     bool device;  // false: pinned host memory (cudaMallocHost)
     std::string where;
-    void* base;   // what aligned_alloc returned (the allocation minus its front redzone)
+    void* base;        // start of the mapping (device) or of the malloc block (host)
+    size_t map_bytes;  // device: length of the mapping
 };
 
-// With analysis instrumentation, device allocations get redzones so out-of-bounds accesses land
-// in memory cusim knows to be outside every allocation.
-constexpr size_t kFrontRedzone = 256;
-constexpr size_t kBackRedzone = 1024;
+// Device memory has its own address ranges: each cudaMalloc is a mapping that ends in an
+// inaccessible guard page, the data placed right before it, so a kernel running past the end
+// faults (cudaErrorIllegalAddress) even without analysis. cudaFree makes the range inaccessible
+// but keeps it reserved, so no later host allocation can take its addresses: a pointer into a
+// freed range is always a use after free, and a host pointer never looks like freed device memory.
+constexpr size_t kFrontRedzone = 256;  // accessible bytes before the data (analysis reports them)
+size_t page_size() {
+    static const size_t p = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    return p;
+}
 
 struct State {
     std::mutex mu;
@@ -227,7 +237,7 @@ const char* cudaGetErrorString(cudaError_t e) {
         case cudaErrorInvalidSymbol: return "invalid device symbol";
         case cudaErrorInvalidDevicePointer: return "invalid device pointer";
         case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-        case cudaErrorNotYetImplemented: return "function not yet implemented";
+        case cudaErrorNotYetImplemented: return "feature not yet implemented";
         case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
         case cudaErrorInvalidDeviceFunction: return "invalid device function";
         case cudaErrorNoDevice: return "no CUDA-capable device is detected";
@@ -238,7 +248,7 @@ const char* cudaGetErrorString(cudaError_t e) {
         case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
         case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
         case cudaErrorAssert: return "device-side assert triggered";
-        case cudaErrorHardwareStackError: return "an illegal memory access was encountered (stack overflow)";
+        case cudaErrorHardwareStackError: return "hardware stack error";
         case cudaErrorIllegalInstruction: return "an illegal instruction was encountered";
         case cudaErrorMisalignedAddress: return "misaligned address";
         case cudaErrorLaunchFailure: return "unspecified launch failure";
@@ -357,7 +367,10 @@ cudaError_t cudaDeviceReset() {
         std::lock_guard<std::mutex> lk(s.mu);
         for (auto& [addr, a] : s.live) {
             if (a.device && analysis_hooks::instrumented) analysis_hooks::on_free(reinterpret_cast<void*>(addr), a.size);
-            std::free(a.base);
+            if (a.device)
+                mmap(a.base, a.map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+            else
+                std::free(a.base);
         }
         s.live.clear();
         s.freed.clear();
@@ -424,15 +437,28 @@ cudaError_t allocate(void** ptr, size_t size, bool device, const char* api) {
     }
     // 256-byte alignment, as cudaMalloc guarantees; at least one byte so every allocation has an address.
     const size_t bytes = ((std::max<size_t>(size, 1) + 255) / 256) * 256;
-    const bool redzones = device && analysis_hooks::instrumented;
-    void* base = std::aligned_alloc(256, bytes + (redzones ? kFrontRedzone + kBackRedzone : 0));
-    void* p = base && redzones ? static_cast<char*>(base) + kFrontRedzone : base;
+    void* base = nullptr;
+    void* p = nullptr;
+    size_t map_bytes = 0;
+    if (device) {
+        const size_t pg = page_size();
+        map_bytes = ((kFrontRedzone + bytes + pg - 1) / pg) * pg + pg;
+        void* m = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m != MAP_FAILED) {
+            base = m;
+            char* guard = static_cast<char*>(m) + map_bytes - pg;
+            mprotect(guard, pg, PROT_NONE);
+            p = guard - bytes;
+        }
+    } else {
+        base = p = std::aligned_alloc(256, bytes);
+    }
     if (!p) {
         *ptr = nullptr;
         return api_error(cudaErrorMemoryAllocation, api, "out of host memory for " + std::to_string(size) + " bytes");
     }
     std::lock_guard<std::mutex> lk(s.mu);
-    s.live[reinterpret_cast<uintptr_t>(p)] = Allocation{size, device, where, base};
+    s.live[reinterpret_cast<uintptr_t>(p)] = Allocation{size, device, where, base, map_bytes};
     s.freed.erase(reinterpret_cast<uintptr_t>(p));
     if (device) s.device_bytes += size;
     if (device && analysis_hooks::instrumented) analysis_hooks::on_alloc(p, size);
@@ -460,11 +486,15 @@ cudaError_t release(void* ptr, bool device, const char* api) {
     if (device) s.device_bytes -= it->second.size;
     s.freed[it->first] = {it->second.size, api_site()};
     void* base = it->second.base;
-    const size_t size = it->second.size;
+    const size_t size = it->second.size, map_bytes = it->second.map_bytes;
     s.live.erase(it);
     lk.unlock();
     if (device && analysis_hooks::instrumented) analysis_hooks::on_free(ptr, size);
-    std::free(base);
+    if (device) {  // release the memory, keep the addresses reserved and inaccessible
+        mmap(base, map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    } else {
+        std::free(base);
+    }
     tls_site_file = nullptr;
     return cudaSuccess;
 }

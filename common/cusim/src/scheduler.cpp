@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <csetjmp>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -66,6 +65,7 @@ struct ThreadCtx {
     uint64_t warp_result;
     int barrier_result;
     int barrier_all;
+    bool at_activemask;  // yielding inside __activemask (counts as waiting)
 };
 
 struct WarpOp {
@@ -142,7 +142,8 @@ struct Worker {
     cudaError_t fault_code = cudaSuccess;
     std::string fault_msg;
     char signal_msg[512];
-    sigjmp_buf jmp;
+    bool signal_fault = false;
+    Ctx signal_ctx;  // receives the faulting fiber's (abandoned) context
     Fiber* cur_fiber = nullptr;
     ThreadCtx* cur = nullptr;
     uint3 block_idx{0, 0, 0};
@@ -318,6 +319,7 @@ std::string describe_waiters(Worker& w) {
 }
 
 [[noreturn]] void fail_block(Worker& w, cudaError_t code, const std::string& msg) {
+    tls_view.in_kernel = false;
     w.block_fault = true;
     w.fault_code = code;
     w.fault_msg = msg;
@@ -469,7 +471,12 @@ void on_fault_signal(int sig, siginfo_t* info, void*) {
                   w->block_idx.z, info->si_addr, hint);
     w->block_fault = true;
     w->fault_code = code;
-    siglongjmp(w->jmp, 1);
+    w->signal_fault = true;
+    tls_view.in_kernel = false;
+    // Leave the handler by resuming the worker's own context, suspended where the block started;
+    // the faulted block's fibers are abandoned (reset before the next launch).
+    bctx::jump_fcontext(w->main.fctx, &w->signal_ctx);
+    std::abort();
 }
 
 void install_signal_handlers() {
@@ -526,6 +533,7 @@ void run_block(Worker& w, uint64_t b) {
         t.state = TState::Unstarted;
         t.fiber = nullptr;
         t.wait_site = nullptr;
+        t.at_activemask = false;
     }
     for (Warp& wp : w.warps) {
         wp.exited = 0;
@@ -552,22 +560,21 @@ void run_block(Worker& w, uint64_t b) {
     v.in_kernel = true;
     if (w.analyze) analysis_hooks::block_begin();
 
-    if (sigsetjmp(w.jmp, 1) == 0) {
-        w.in_kernel = true;
-        ThreadCtx* first = pick_next(w);
-        Fiber* f = w.get_fiber();
-        if (!f) {
-            w.block_fault = true;
-            w.fault_code = cudaErrorLaunchOutOfResources;
-            w.fault_msg = "cusim could not allocate a fiber stack (mmap failed)";
-        } else {
-            f->thread = first;
-            first->fiber = f;
-            resume(w, &w.main, f);
-        }
+    w.in_kernel = true;
+    w.signal_fault = false;
+    ThreadCtx* first = pick_next(w);
+    Fiber* f = w.get_fiber();
+    if (!f) {
+        w.block_fault = true;
+        w.fault_code = cudaErrorLaunchOutOfResources;
+        w.fault_msg = "cusim could not allocate a fiber stack (mmap failed)";
     } else {
-        w.fault_msg = w.signal_msg;
+        f->thread = first;
+        first->fiber = f;
+        resume(w, &w.main, f);  // returns when the block is done, deadlocked or faulted
     }
+    tls_view.in_kernel = false;  // from here on, cusim's own code (analysis must not see it)
+    if (w.signal_fault) w.fault_msg = w.signal_msg;
     w.in_kernel = false;
     tls_view.in_kernel = false;
     if (w.analyze) analysis_hooks::block_end();
@@ -851,10 +858,38 @@ uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg
     return th->warp_result;
 }
 
+// __activemask() is a scheduling point: lanes of the warp that have not run yet get to run until
+// they wait somewhere or exit, so lanes that return early are not reported active.
 unsigned active_mask() {
     Worker* w = tls_worker;
     if (!w || !w->cur) return 0;
-    const Warp& wp = w->warps[w->cur->tid >> 5];
+    RuntimeScope scope;
+    ThreadCtx* th = w->cur;
+    const unsigned warp_base = th->tid & ~31u;
+    const Warp& wp = w->warps[th->tid >> 5];
+    th->at_activemask = true;
+    for (;;) {
+        bool pending = false;
+        for (unsigned l = 0; l < 32 && !pending; ++l) {
+            if (!((wp.existing >> l) & 1u) || warp_base + l == th->tid) continue;
+            const ThreadCtx& o = w->threads[warp_base + l];
+            pending = (o.state == TState::Unstarted || o.state == TState::Ready) && !o.at_activemask;
+        }
+        if (!pending) break;
+        // Yield: queue this thread behind the others and run another one, a thread not started
+        // yet first (two lanes yielding to each other would otherwise never let it start).
+        ThreadCtx* next = w->started < w->nthreads ? &w->threads[w->started++] : pick_next(*w);
+        if (!next) break;
+        push_ready(*w, th);
+        if (!next->fiber) {
+            Fiber* f = w->get_fiber();
+            if (!f) fail_block(*w, cudaErrorLaunchOutOfResources, "cusim could not allocate a fiber stack (mmap failed)");
+            f->thread = next;
+            next->fiber = f;
+        }
+        resume(*w, th->fiber, next->fiber);
+    }
+    th->at_activemask = false;
     return wp.existing & ~wp.exited;
 }
 
