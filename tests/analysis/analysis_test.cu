@@ -70,7 +70,35 @@ __global__ void misaligned_double_read(const char* base, double* out) {
     out[threadIdx.x] = p[threadIdx.x];
 }
 
+__global__ void tree_without_barrier_in_loop(const float* in, float* out) {
+    __shared__ float s[256];
+    const unsigned t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    for (unsigned stride = 128; stride > 0; stride >>= 1) {
+        if (t < stride) s[t] += s[t + stride];  // no __syncthreads inside the loop
+    }
+    __syncthreads();
+    if (t == 0) out[0] = s[0];
+}
+
 // ---- Correct kernels ----------------------------------------------------------------------------
+
+__global__ void warp_broadcast_then_write(float* out) {
+    __shared__ float s[32];
+    const unsigned t = threadIdx.x;
+    if (t == 0) s[0] = 1.0f;
+    __syncwarp();
+    const float v = s[0];  // every lane reads lane 0's value
+    __syncwarp();
+    if (t == 0) s[0] = 2.0f;  // ordered after the reads by the __syncwarp
+    out[t] = v;
+}
+
+__global__ void float_and_cas_atomics(float* sum, int* biggest) {
+    atomicAdd(sum, 1.0f);  // a compare-and-swap loop on the CPU, one atomic on a GPU
+    atomicMax(biggest, static_cast<int>(threadIdx.x));
+}
 
 __global__ void reduce_with_barriers(const float* in, float* out) {
     __shared__ float s[256];
@@ -273,6 +301,20 @@ TEST_F(Analysis, RacecheckReportsReductionWithoutFirstBarrier) {
     EXPECT_TRUE(of_tool("racecheck").empty()) << all_reports();
 }
 
+TEST_F(Analysis, RacecheckReportsTreeWithoutBarrierInsideItsLoop) {
+    Device d(256);
+    tree_without_barrier_in_loop<<<1, 256>>>(d.a, d.b);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_FALSE(of_tool("racecheck").empty()) << "a tree reduction with no barrier between its levels races";
+}
+
+TEST_F(Analysis, RacecheckAcceptsWarpBroadcastOrderedBySyncwarp) {
+    Device d(32);
+    warp_broadcast_then_write<<<1, 32>>>(d.b);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(of_tool("racecheck").empty()) << all_reports();
+}
+
 // ---- initcheck --------------------------------------------------------------------------------
 
 TEST_F(Analysis, InitcheckReportsReadOfUninitializedBuffer) {
@@ -397,6 +439,23 @@ TEST_F(Analysis, LineMetricsNameTheSourceLine) {
         }
     EXPECT_TRUE(conflicted_line);
     EXPECT_NE(cusim::analysis::profile_text().find("32.00 wavefronts/req"), std::string::npos);
+}
+
+TEST_F(Analysis, EachAtomicCountsOnce) {
+    float* sum;
+    int* biggest;
+    ASSERT_EQ(cudaMalloc(&sum, sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&biggest, sizeof(int)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(sum, 0, sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(biggest, 0, sizeof(int)), cudaSuccess);
+    float_and_cas_atomics<<<4, 64>>>(sum, biggest);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto* m = find(cusim::analysis::metrics(), "float_and_cas_atomics");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->atomics, 2u * 4 * 64);
+    float h = 0;
+    ASSERT_EQ(cudaMemcpy(&h, sum, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(h, 256.0f);
 }
 
 TEST_F(Analysis, ToolSelectionDisablesReports) {

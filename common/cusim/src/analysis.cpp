@@ -239,6 +239,9 @@ struct PcState {
     bool dirty = false;
 };
 
+constexpr uint32_t kManyReaders = 0xffffffffu;  // r_tid when threads of several warps read the word
+constexpr uint32_t kWarpReaders = 0x80000000u;  // r_tid = kWarpReaders | warp: several lanes of one warp
+
 struct ShadowWord {  // racecheck: last write and last read of a 4-byte word of shared memory
     uint64_t w_epoch, r_epoch;  // block serial << 32 | barrier count
     uintptr_t w_pc, r_pc;
@@ -514,6 +517,8 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
         ShadowWord& w = s.shadow[i];
         auto ordered = [&](uint32_t other_tid, uint32_t other_wsync) {
             // Same thread, or same warp with a __syncwarp/warp collective in between.
+            if (other_tid == kManyReaders) return false;
+            if (other_tid & kWarpReaders) return (other_tid & ~kWarpReaders) == (tid >> 5) && other_wsync != wsync;
             return other_tid == tid || ((other_tid >> 5) == (tid >> 5) && other_wsync != wsync);
         };
         const char* hazard = nullptr;
@@ -546,7 +551,13 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
             w.w_pc = pc;
             w.w_tid = tid;
             w.w_wsync = wsync;
-        } else {
+        } else if (w.r_epoch == epoch && w.r_tid != tid && w.r_tid != kManyReaders && !ordered(w.r_tid, w.r_wsync)) {
+            // A second, unordered reader in the same epoch: a later write by one of them races
+            // with the other, so keep the first reader's site and remember there were several
+            // (of one warp, which a __syncwarp orders, or of several warps).
+            const uint32_t first_warp = (w.r_tid & kWarpReaders) ? (w.r_tid & ~kWarpReaders) : (w.r_tid >> 5);
+            w.r_tid = first_warp == (tid >> 5) ? (kWarpReaders | first_warp) : kManyReaders;
+        } else if (w.r_epoch != epoch || !(w.r_tid == kManyReaders || (w.r_tid & kWarpReaders))) {
             w.r_epoch = epoch;
             w.r_pc = pc;
             w.r_tid = tid;
@@ -715,7 +726,7 @@ struct ExitHook {
 
 inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic = false,
                       bool natural = false) {
-    if (!tls_view.in_kernel || tls_in_hook) return;
+    if (!tls_view.in_kernel || !tls_view.analyze || tls_in_hook) return;
     tls_in_hook = true;
     on_access_impl(a, size, write, pc, atomic, natural);
     tls_in_hook = false;
@@ -1093,6 +1104,11 @@ CUSIM_TSAN_ATOMIC(64, uint64_t)
 #undef CUSIM_TSAN_ATOMIC
 
 void __tsan_atomic_thread_fence(int mo) { __atomic_thread_fence(mo); }
+
+// One CUDA atomic implemented as a compare-and-swap loop in cusim/atomics.h (not instrumented).
+void __cusim_atomic_access(void* a, unsigned long size) {
+    on_access(reinterpret_cast<uintptr_t>(a), size, true, CUSIM_RA, true);
+}
 void __tsan_atomic_signal_fence(int mo) { __atomic_signal_fence(mo); }
 
 }  // extern "C"

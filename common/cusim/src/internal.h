@@ -36,6 +36,7 @@ namespace cusim::detail {
 /// The scheduler keeps it current on every fiber switch.
 struct ExecView {
     bool in_kernel = false;
+    bool analyze = false;  // the running launch's kernel is instrumented
     unsigned tid = 0;  // linear thread index in the block
     uint3 thread{0, 0, 0};
     uint3 block{0, 0, 0};

@@ -557,6 +557,7 @@ void run_block(Worker& w, uint64_t b) {
     v.smem_static_used = &w.static_used;
     v.smem_capacity = kArenaBytes;
     v.launch = w.ls->launch;
+    v.analyze = w.analyze;
     v.in_kernel = true;
     if (w.analyze) analysis_hooks::block_begin();
 

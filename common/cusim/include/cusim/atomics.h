@@ -23,15 +23,32 @@
 
 #include "cusim/vector_types.h"
 
+// In kernel translation units built for cusim analysis, the helpers below (compare-and-swap loops)
+// are not instrumented and report each CUDA atomic exactly once; the inline namespace keeps the
+// instrumented and plain instantiations apart so the linker never mixes them.
+#ifdef __SANITIZE_THREAD__
+extern "C" void __cusim_atomic_access(void* address, unsigned long size);
+#define CUSIM_ATOMIC_HELPER __attribute__((no_sanitize_thread, noinline))
+#define CUSIM_NOTE_ATOMIC(p) __cusim_atomic_access((void*)(p), sizeof(*(p)))
+#define CUSIM_ATOMIC_NS analyzed
+#else
+#define CUSIM_ATOMIC_HELPER inline
+#define CUSIM_NOTE_ATOMIC(p) static_cast<void>(0)
+#define CUSIM_ATOMIC_NS plain
+#endif
+
 namespace cusim::detail {
 
 constexpr int atomic_order = __ATOMIC_SEQ_CST;
 
+inline namespace CUSIM_ATOMIC_NS {
+
 /// Replaces *p by op(*p) atomically and returns the previous value. The comparison is on the
 /// object representation, so NaN payloads and signed zeros behave like any other bit pattern.
 template <class T, class Op>
-inline T atomic_update(T* p, Op op) {
+CUSIM_ATOMIC_HELPER T atomic_update(T* p, Op op) {
     static_assert(std::is_trivially_copyable_v<T>, "atomic_update needs a trivially copyable type");
+    CUSIM_NOTE_ATOMIC(p);
     T old;
     __atomic_load(p, &old, atomic_order);
     T desired = op(old);
@@ -40,20 +57,23 @@ inline T atomic_update(T* p, Op op) {
 }
 
 template <class T>
-inline T atomic_exchange(T* p, T v) {
+CUSIM_ATOMIC_HELPER T atomic_exchange(T* p, T v) {
+    CUSIM_NOTE_ATOMIC(p);
     T old;
     __atomic_exchange(p, &v, &old, atomic_order);
     return old;
 }
 
 template <class T>
-inline T atomic_cas(T* p, T compare, T v) {
+CUSIM_ATOMIC_HELPER T atomic_cas(T* p, T compare, T v) {
+    CUSIM_NOTE_ATOMIC(p);
     __atomic_compare_exchange_n(p, &compare, v, false, atomic_order, atomic_order);
     return compare;  // holds the previous value whether or not the exchange happened
 }
 
 template <class T>
-inline T atomic_min(T* p, T v) {
+CUSIM_ATOMIC_HELPER T atomic_min(T* p, T v) {
+    CUSIM_NOTE_ATOMIC(p);
     T old = __atomic_load_n(p, atomic_order);
     while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, atomic_order, atomic_order)) {
     }
@@ -61,12 +81,15 @@ inline T atomic_min(T* p, T v) {
 }
 
 template <class T>
-inline T atomic_max(T* p, T v) {
+CUSIM_ATOMIC_HELPER T atomic_max(T* p, T v) {
+    CUSIM_NOTE_ATOMIC(p);
     T old = __atomic_load_n(p, atomic_order);
     while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, atomic_order, atomic_order)) {
     }
     return old;
 }
+
+}  // inline namespace CUSIM_ATOMIC_NS
 
 /// Lock guarding 16-byte atomics; the table is shared by every translation unit.
 inline std::atomic_flag& wide_atomic_lock(const void* p) {
