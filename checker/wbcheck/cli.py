@@ -241,6 +241,19 @@ def cmd_bench(args) -> int:
     return status
 
 
+# ---- run / sanitize / profile: any standalone CUDA program through cusim ---------------------
+
+def cmd_standalone(args) -> int:
+    from . import standalone
+    _prepare(args.command, "sim", args)
+    try:
+        return standalone.run(args.command, args.files_and_args, getattr(args, "tool", None), _jobs(args),
+                              args.verbose)
+    except standalone.StandaloneError as e:
+        print(f"workbook {args.command}: {e}", file=sys.stderr)
+        return EXIT_ERROR
+
+
 # ---- main ------------------------------------------------------------------------------------
 
 def parser() -> argparse.ArgumentParser:
@@ -282,6 +295,18 @@ def parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", parents=[common, jobs, backend], help="build and run benchmarks")
     b.add_argument("names", nargs="*", metavar="NAME", help="benchmark bench_NAME; default: all")
     b.set_defaults(func=cmd_bench)
+
+    for name, text in (("run", "build FILE.cu (a CUDA program with its own main) through cusim and run it on the CPU"),
+                       ("sanitize", "run FILE.cu under cusim analysis, like compute-sanitizer; exit status 1 on errors"),
+                       ("profile", "run FILE.cu and print per-kernel and per-line memory metrics, like Nsight Compute")):
+        r = sub.add_parser(name, parents=[common, jobs], help=text, description=text)
+        if name == "sanitize":
+            r.add_argument("--tool", default="memcheck",
+                           choices=("memcheck", "racecheck", "initcheck", "synccheck", "all"),
+                           help="which checker (default memcheck, as compute-sanitizer)")
+        r.add_argument("files_and_args", nargs=argparse.REMAINDER, metavar="FILE.cu [-- ARGS]",
+                       help="the program's source files, then -- and its arguments")
+        r.set_defaults(func=cmd_standalone)
     return p
 
 
