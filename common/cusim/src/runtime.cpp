@@ -484,7 +484,9 @@ cudaError_t release(void* ptr, bool device, const char* api) {
         return api_error(cudaErrorInvalidValue, api, why);
     }
     if (device) s.device_bytes -= it->second.size;
-    s.freed[it->first] = {it->second.size, api_site()};
+    // Only device ranges stay reserved after release; freed pinned host memory goes back to malloc,
+    // and later host allocations may legitimately reuse its addresses.
+    if (device) s.freed[it->first] = {it->second.size, api_site()};
     void* base = it->second.base;
     const size_t size = it->second.size, map_bytes = it->second.map_bytes;
     s.live.erase(it);
