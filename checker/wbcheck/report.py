@@ -24,7 +24,7 @@ def _use_color(stream) -> bool:
 class Table:
     """Prints one table of results, a row as each check finishes, details under failures."""
 
-    COLUMNS = (("LAB", 4), ("CHECK", 40), ("RESULT", 12), ("MEASURED", 30), ("THRESHOLD", 0))
+    COLUMNS = (("LAB", 4), ("CHECK", 40), ("RESULT", 12), ("MEASURED", 36), ("THRESHOLD", 0))
 
     def __init__(self, stream=None, verbose: bool = False):
         self.stream = stream or sys.stdout
@@ -54,7 +54,8 @@ class Table:
         self.header()
         number = r.lab.split("-", 1)[0]
         label = LABELS.get(r.status, r.status.upper())
-        measured = r.measured if len(r.measured) <= 30 else r.measured[:27] + "..."
+        mw = self.COLUMNS[3][1]
+        measured = r.measured if len(r.measured) <= mw else r.measured[:mw - 3] + "..."
         name = r.name if len(r.name) <= 40 else r.name[:37] + "..."
         width = self.COLUMNS[2][1]
         painted = self._paint(label, r.status) + " " * max(0, width - len(label))
@@ -71,7 +72,7 @@ class Table:
         lines: list[str] = []
         for para in (r.message or "").splitlines():
             lines.extend(textwrap.wrap(para, wrap, subsequent_indent="  ") or [""])
-        if len(r.measured) > 30:
+        if len(r.measured) > self.COLUMNS[3][1]:
             lines.append(f"measured: {r.measured}")
         if r.stderr_tail and r.status == FAILED:
             lines.append("last lines of stderr:")

@@ -163,7 +163,7 @@ TEST(Correctness, SaxpyZeroSize) {
       "before launching when n == 0.");
   const Problem p = make_problem(0, 1);
   WB_ASSERT(check_device_call(p, "saxpy(n=0)", "saxpy", kSaxpyCoverage,
-                                [&](const float* x, float* y) { return saxpy(0, p.a, x, y); }));
+                              [&](const float* x, float* y) { return saxpy(0, p.a, x, y); }));
   wb::check::record_measured("cudaSuccess, nothing written");
 }
 
@@ -320,7 +320,7 @@ TEST(Analysis, MemcheckClean) {
 #if defined(CUSIM)
 TEST(Performance, CoalescedAccess) {
   constexpr double kMaxSectorsPerRequest = 4.0;
-  wb::check::record_threshold("<= 4 global sectors/request (saxpy and saxpy_grid_stride)");
+  wb::check::record_threshold("<= 4 global sectors per request (saxpy, saxpy_grid_stride)");
   wb::check::record_hint(
       "Consecutive threads of a warp should access consecutive elements: i = blockIdx.x * "
       "blockDim.x + threadIdx.x, and a grid-stride step of blockDim.x * gridDim.x.");
@@ -351,9 +351,9 @@ TEST(Performance, CoalescedAccess) {
   text.precision(2);
   text << std::fixed;
   for (std::size_t i = 0; i < measured.size(); ++i) {
-    text << (i ? "; " : "") << measured[i].function << " " << measured[i].sectors_per_request;
+    text << (i ? ", " : "") << measured[i].function << " " << measured[i].sectors_per_request;
   }
-  wb::check::record_measured(text.str() + " sectors/request");
+  wb::check::record_measured(text.str());
   for (const Measured& m : measured) {
     ASSERT_GT(m.requests, 0u) << m.function << ": no global memory requests were measured; did its kernel run?";
     if (m.sectors_per_request > kMaxSectorsPerRequest) {

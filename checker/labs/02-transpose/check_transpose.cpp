@@ -1,0 +1,535 @@
+// Checks for lab 02 (matrix transpose).
+//
+// Correctness: every version on square and non-square shapes, shapes that are and are not
+// multiples of the 32 x 32 tile, single rows and columns, empty matrices, and matrices
+// taller than gridDim.y can cover with one tile row per block. Input element (r, c) holds
+// the value r * cols + c + 1, so a wrong output element tells which input element it
+// holds; the output starts filled with 0xFF bytes (a NaN no transpose produces), so an
+// element never written is told apart from one written wrongly. A transpose computes
+// nothing, so the comparison is exact. Both arrays carry guard zones.
+// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
+// Performance (sim): global sectors per warp-level request, and shared-memory wavefronts
+// per request, measured by cusim analysis on two shapes:
+//   - 200 x 328, whose rows start on 32-byte sector boundaries (both sides multiples of 8
+//     floats), with partial tiles at both edges: a warp's 32 consecutive floats are exactly
+//     4 sectors, a partial warp fewer, so a coalesced side averages <= 4.00;
+//   - 333 x 517, whose rows start anywhere inside a sector: 32 consecutive floats then
+//     straddle 5 sectors, so the exact bound for a coalesced side is 5.00.
+//   A strided side touches one sector per lane: 32 per request.
+// Performance (cuda): transpose_conflict_free's bandwidth (it reads and writes every
+// element once) >= 0.80 x a device-to-device cudaMemcpy of the same bytes in the same run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "transpose.h"
+#include "wb/wb.h"
+#include "wb_check.h"
+
+#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
+#include <cusim/analysis.h>
+#define WB_HAVE_CUSIM_ANALYSIS 1
+#endif
+
+namespace {
+
+using wb::check::cuda_success;
+
+using TransposeFn = cudaError_t (*)(int, int, const float*, float*);
+
+struct Version {
+  const char* name;
+  TransposeFn run;
+};
+
+const Version kNaive{"transpose_naive", &transpose_naive};
+const Version kTiled{"transpose_tiled", &transpose_tiled};
+const Version kConflictFree{"transpose_conflict_free", &transpose_conflict_free};
+
+struct Shape {
+  int rows;
+  int cols;
+  std::size_t size() const { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
+};
+
+constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
+constexpr unsigned char kUnwrittenByte = 0xFF;
+// Up to this many elements, input values r * cols + c + 1 are exact floats naming their position.
+constexpr std::size_t kMaxLabelledElements = std::size_t(1) << 24;
+
+// Shapes every version must handle: empty, single elements, single rows and columns, warp
+// size +-1, square and not, multiples of the tile and not.
+const std::vector<Shape> kShapes = {
+    {0, 0},    {0, 7},    {7, 0},    {1, 1},     {1, 37},    {37, 1},    {31, 33},  {33, 31},
+    {32, 32},  {64, 96},  {96, 64},  {65, 65},   {100, 37},  {37, 100},  {257, 129}, {129, 257},
+    {1000, 3}, {3, 1000}, {200, 328}, {333, 517}};
+
+std::vector<float> make_input(Shape s, std::uint64_t seed = 0) {
+  if (s.size() > kMaxLabelledElements) return wb::random_floats(s.size(), seed);
+  std::vector<float> in(s.size());
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i + 1);
+  return in;
+}
+
+std::string describe_call(const Version& v, Shape s) {
+  return std::string(v.name) + "(rows=" + std::to_string(s.rows) + ", cols=" + std::to_string(s.cols) + ")";
+}
+
+bool unwritten(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits == 0xFFFFFFFFu;
+}
+
+std::string number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", v);
+  return buffer;
+}
+
+// What an output element holds, in words: "in(3, 7)" when its value names an input element.
+std::string describe_value(float got, Shape s) {
+  if (unwritten(got)) return "nothing (never written)";
+  if (s.size() <= kMaxLabelledElements && got >= 1.0f && got <= static_cast<float>(s.size()) &&
+      got == static_cast<float>(static_cast<std::int64_t>(got))) {
+    const auto index = static_cast<std::int64_t>(got) - 1;
+    return "in(" + std::to_string(index / s.cols) + ", " + std::to_string(index % s.cols) + ") = " + number(got);
+  }
+  return number(got);
+}
+
+// A failure naming the elements written outside out's n elements.
+std::string describe_out_of_bounds(const wb::GuardDamage& damage, const char* array, std::size_t n) {
+  std::ostringstream out;
+  out << damage.modified << " element(s) outside " << array << "[0.." << (n == 0 ? std::string("-1") : std::to_string(n - 1))
+      << "] were written (" << array << "[" << damage.first_index << "] to " << array << "[" << damage.last_index
+      << "]). Threads outside the matrix must not store: test the row and the column of every store against "
+         "the dimensions of the array it writes (out has cols rows and rows columns).";
+  return out.str();
+}
+
+// Compares out with the exact transpose of in and explains the first wrong elements.
+testing::AssertionResult output_matches(Shape s, const std::vector<float>& in, const std::vector<float>& got,
+                                        const std::string& call) {
+  std::size_t wrong = 0, never_written = 0, never_written_in_edge = 0;
+  std::vector<std::size_t> first;
+  // Full tiles end at these out row / column indices; beyond them lie the partial edge tiles.
+  const int full_out_rows = s.cols / 32 * 32, full_out_cols = s.rows / 32 * 32;
+  for (int i = 0; i < s.cols; ++i) {          // out row i = input column i
+    for (int j = 0; j < s.rows; ++j) {        // out column j = input row j
+      const std::size_t k = static_cast<std::size_t>(i) * s.rows + j;
+      const float expected = in[static_cast<std::size_t>(j) * s.cols + i];
+      if (std::memcmp(&got[k], &expected, sizeof(float)) == 0) continue;
+      ++wrong;
+      if (unwritten(got[k])) {
+        ++never_written;
+        if (i >= full_out_rows || j >= full_out_cols) ++never_written_in_edge;
+      }
+      if (first.size() < 5) first.push_back(k);
+    }
+  }
+  if (wrong == 0) return testing::AssertionSuccess();
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": " << wrong << " of " << s.size() << " elements of out are wrong";
+  if (never_written > 0) failure << " (" << never_written << " never written)";
+  failure << ". out(i, j) = out[i * rows + j] must hold in(j, i) = in[j * cols + i]; first mismatches:";
+  for (std::size_t k : first) {
+    const std::size_t i = k / s.rows, j = k % s.rows;
+    failure << "\n  out[" << k << "] = out(" << i << ", " << j << "): expected in(" << j << ", " << i
+            << ") = " << number(in[j * s.cols + i]) << ", got " << describe_value(got[k], s);
+  }
+  if (never_written == wrong && never_written_in_edge == never_written) {
+    failure << "\nEvery element that is missing lies in a partial tile at the right or bottom edge of out: round "
+               "the number of tiles (blocks) up, and let the threads of a partial tile store every element that "
+               "exists (out row < cols and out column < rows).";
+  } else if (never_written == wrong) {
+    failure << "\nSome elements get no thread: check the grid size and how each thread's row and column are computed.";
+  }
+  return failure;
+}
+
+// One call of a version on guarded device arrays: status, device errors, writes out of
+// bounds, input untouched, output exact.
+testing::AssertionResult check_version(const Version& v, Shape s, std::uint64_t seed = 1) {
+  const std::string call = describe_call(v, s);
+  try {
+    const std::vector<float> input = make_input(s, seed);
+    wb::DeviceBuffer<float> in(std::span<const float>(input), kGuard);
+    wb::DeviceBuffer<float> out(s.size(), kGuard);
+    out.fill_bytes(kUnwrittenByte);
+    if (auto r = cuda_success(v.run(s.rows, s.cols, in.data(), out.data()), call, v.name); !r) return r;
+    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    const wb::GuardDamage out_damage = out.check_guards();
+    const wb::GuardDamage in_damage = in.check_guards();
+    const std::vector<float> got = out.download();
+    testing::AssertionResult values = output_matches(s, input, got, call);
+    if (!out_damage.intact() || !in_damage.intact()) {
+      testing::AssertionResult failure = testing::AssertionFailure();
+      failure << call << " wrote out of bounds: ";
+      if (!out_damage.intact()) failure << describe_out_of_bounds(out_damage, "out", s.size());
+      if (!in_damage.intact()) failure << describe_out_of_bounds(in_damage, "in", s.size());
+      if (!values) failure << "\n" << values.message();
+      return failure;
+    }
+    if (!values) return values;
+    const std::vector<float> in_after = in.download();
+    if (!in_after.empty() && std::memcmp(in_after.data(), input.data(), in_after.size() * sizeof(float)) != 0) {
+      return testing::AssertionFailure() << call << " modified in, which is an input (const float*).";
+    }
+    return testing::AssertionSuccess();
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
+  }
+}
+
+void check_shapes(const Version& v, const std::vector<Shape>& shapes) {
+  int passed = 0;
+  const std::string total = std::to_string(shapes.size());
+  for (Shape s : shapes) {
+    auto result = check_version(v, s);
+    wb::check::record_measured(std::to_string(passed) + "/" + total + " shapes correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(std::to_string(passed) + "/" + total + " shapes correct");
+}
+
+const char* const kShapesThreshold =
+    "exact transpose for 20 shapes: empty, 1 x 1, 1 x 37, 37 x 1, 31 x 33 ... 333 x 517";
+
+}  // namespace
+
+// ---- Correctness ---------------------------------------------------------------------
+
+TEST(Correctness, NaiveShapes) {
+  wb::check::record_threshold(kShapesThreshold);
+  check_shapes(kNaive, kShapes);
+}
+
+TEST(Correctness, TiledShapes) {
+  wb::check::record_threshold(kShapesThreshold);
+  check_shapes(kTiled, kShapes);
+}
+
+TEST(Correctness, ConflictFreeShapes) {
+  wb::check::record_threshold(kShapesThreshold);
+  check_shapes(kConflictFree, kShapes);
+}
+
+TEST(Correctness, LargeShapes) {
+  wb::check::record_threshold("exact for 1023 x 1025, 1 x 20011 and 20011 x 1, every version");
+  const std::vector<Shape> shapes = {{1023, 1025}, {1, 20011}, {20011, 1}};
+  int passed = 0;
+  for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
+    for (Shape s : shapes) {
+      auto result = check_version(*v, s);
+      wb::check::record_measured(std::to_string(passed) + "/9 cases correct");
+      WB_ASSERT(result);
+      ++passed;
+    }
+  }
+  wb::check::record_measured("9/9 cases correct");
+}
+
+// Only the final version: on the sim backend a grid of 65537 x 256 threads takes seconds.
+TEST(Correctness, TallMatrix) {
+  constexpr int kTall = (1 << 21) + 1;  // 65537 tile rows of 32
+  wb::check::record_threshold("transpose_conflict_free exact for (2^21 + 1) x 1 (65537 tile rows)");
+  wb::check::record_hint(
+      "gridDim.y and gridDim.z are at most 65535, and a matrix of 2^21 + 1 rows has 65537 tile rows. Cap "
+      "gridDim.y at 65535 and let each block loop over tile rows (tile_row += gridDim.y * 32), or put the long "
+      "dimension on gridDim.x.");
+  WB_ASSERT(check_version(kConflictFree, {kTall, 1}));
+  wb::check::record_measured("correct");
+}
+
+// ---- Analysis (sim) --------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+const std::vector<Shape> kAnalysisShapes = {{33, 31}, {31, 33}, {1, 40}, {45, 1}, {70, 100}};
+
+// Runs every version on kAnalysisShapes and fails on any report of @p tools. A report
+// explains a wrong result (a race usually does), so reports come first in the failure.
+void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
+#if WB_HAVE_CUSIM_ANALYSIS
+  cusim::analysis::reset();
+#endif
+  testing::AssertionResult results = testing::AssertionSuccess();
+  for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
+    for (Shape s : kAnalysisShapes) {
+      if (auto r = check_version(*v, s); !r && results) results = r;
+    }
+  }
+#if WB_HAVE_CUSIM_ANALYSIS
+  if (!cusim::analysis::available()) {
+    WB_ASSERT(results);
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)");
+  }
+  std::vector<cusim::analysis::Report> found;
+  for (const auto& r : cusim::analysis::reports()) {
+    for (const auto& t : tools) {
+      if (r.tool == t) found.push_back(r);
+    }
+  }
+  if (!found.empty()) {
+    wb::check::record_measured(std::to_string(found.size()) + " reports");
+    std::ostringstream out;
+    out << found.size() << " " << what << " report(s) for the kernels of " << wb::check::lab_sources() << ":";
+    std::size_t shown = 0;
+    for (const auto& r : found) {
+      if (shown++ == 3) break;
+      out << "\n" << (r.message.empty() ? r.tool + ": " + r.kind + " at " + r.file + ":" + std::to_string(r.line)
+                                         : r.message);
+      if (r.count > 1) out << "\n  (" << r.count << " occurrences)";
+    }
+    if (!results) out << "\nThe results were wrong as well:\n" << results.message();
+    FAIL() << out.str();
+  }
+  WB_ASSERT(results);
+  wb::check::record_measured("0 reports");
+#else
+  (void)tools;
+  (void)what;
+  WB_ASSERT(results);
+  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
+#endif
+}
+
+}  // namespace
+
+TEST(Analysis, MemcheckClean) {
+  wb::check::record_threshold("0 memcheck/initcheck reports, every version, 5 edge shapes");
+  expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
+}
+
+TEST(Analysis, RacecheckClean) {
+  wb::check::record_threshold("0 racecheck/synccheck reports, every version, 5 edge shapes");
+  wb::check::record_hint(
+      "Between the threads' stores into the shared tile and their reads of other threads' elements there must "
+      "be a __syncthreads(); and another one before the tile is overwritten (next loop iteration).");
+  expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
+}
+#endif
+
+// ---- Performance -----------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+// Rows start on sector boundaries (multiples of 8 floats), with partial tiles at both edges.
+constexpr Shape kAlignedShape{200, 328};
+constexpr double kAlignedBound = 4.0;
+// Rows start anywhere inside a sector: 32 consecutive floats straddle 5 sectors.
+constexpr Shape kRaggedShape{333, 517};
+constexpr double kRaggedBound = 5.0;
+
+struct Traffic {
+  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0;
+  std::uint64_t shared_load_requests = 0, shared_load_wavefronts = 0;
+  std::uint64_t shared_store_requests = 0, shared_store_wavefronts = 0;
+  static double ratio(std::uint64_t a, std::uint64_t b) { return b ? double(a) / double(b) : 0.0; }
+  double loads() const { return ratio(load_sectors, load_requests); }
+  double stores() const { return ratio(store_sectors, store_requests); }
+  double shared_loads() const { return ratio(shared_load_wavefronts, shared_load_requests); }
+  double shared_stores() const { return ratio(shared_store_wavefronts, shared_store_requests); }
+};
+
+std::string fixed2(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", v);
+  return buffer;
+}
+
+#if WB_HAVE_CUSIM_ANALYSIS
+// Runs @p v on @p s (checking its result) and sums the metrics of every kernel it launched.
+testing::AssertionResult measure(const Version& v, Shape s, Traffic& t) {
+  cusim::analysis::reset();
+  testing::AssertionResult ok = check_version(v, s);
+  for (const auto& m : cusim::analysis::metrics()) {
+    t.load_requests += m.global_load_requests;
+    t.load_sectors += m.global_load_sectors;
+    t.store_requests += m.global_store_requests;
+    t.store_sectors += m.global_store_sectors;
+    t.shared_load_requests += m.shared_load_requests;
+    t.shared_load_wavefronts += m.shared_load_wavefronts;
+    t.shared_store_requests += m.shared_store_requests;
+    t.shared_store_wavefronts += m.shared_store_wavefronts;
+  }
+  return ok;
+}
+#endif
+
+struct Measured {
+  Traffic aligned, ragged;
+};
+
+#if WB_HAVE_CUSIM_ANALYSIS
+// Runs @p v on both shapes, checking the results, and collects their metrics.
+testing::AssertionResult measure_both(const Version& v, Measured& m) {
+  if (auto ok = measure(v, kAlignedShape, m.aligned); !ok) return ok;
+  if (auto ok = measure(v, kRaggedShape, m.ragged); !ok) return ok;
+  if (cusim::analysis::available() && (m.aligned.load_requests == 0 || m.aligned.store_requests == 0)) {
+    return testing::AssertionFailure() << v.name
+                                       << ": no global memory loads or stores were measured; did its kernel run?";
+  }
+  return testing::AssertionSuccess();
+}
+#endif
+
+// Fails when one side's sectors per request exceed the bound of its shape.
+void expect_coalesced(const Version& v, const char* side, double aligned, double ragged, const char* fix) {
+  if (aligned > kAlignedBound || ragged > kRaggedBound) {
+    ADD_FAILURE() << v.name << ": " << side << " touch " << fixed2(aligned) << " global memory sectors per request on "
+                  << kAlignedShape.rows << " x " << kAlignedShape.cols << " (at most 4.00 allowed) and "
+                  << fixed2(ragged) << " on " << kRaggedShape.rows << " x " << kRaggedShape.cols
+                  << " (at most 5.00 allowed). A warp's 32 consecutive floats are 128 contiguous bytes: 4 sectors, "
+                     "5 when the row does not start on a 32-byte boundary; 32 sectors means every lane touched "
+                     "its own sector. "
+                  << fix;
+  }
+}
+
+}  // namespace
+
+// Measures @p version into `m`, or marks the running check NOT MEASURED and returns.
+#if WB_HAVE_CUSIM_ANALYSIS
+#define WB_MEASURE_OR_SKIP(version)                                                                       \
+  Measured m;                                                                                             \
+  WB_ASSERT(measure_both(version, m));                                                                    \
+  if (!cusim::analysis::available()) {                                                                    \
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
+  }
+#else
+#define WB_MEASURE_OR_SKIP(version)                                             \
+  Measured m;                                                                   \
+  WB_ASSERT(check_version(version, kAlignedShape));                             \
+  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
+#endif
+
+TEST(Performance, NaiveReadsCoalesced) {
+  wb::check::record_threshold("transpose_naive loads <= 4.00 sectors/request (200 x 328), <= 5.00 (333 x 517); "
+                              "strided stores accepted");
+  wb::check::record_hint(
+      "Let threadIdx.x run along the columns of in: c = blockIdx.x * blockDim.x + threadIdx.x, and use "
+      "blocks 32 threads wide, so a warp reads 32 consecutive floats of one row.");
+  WB_MEASURE_OR_SKIP(kNaive);
+  wb::check::record_measured("loads " + fixed2(m.aligned.loads()) + " / " + fixed2(m.ragged.loads()) +
+                             ", stores " + fixed2(m.aligned.stores()) + " / " + fixed2(m.ragged.stores()) +
+                             " sectors/request");
+  expect_coalesced(kNaive, "its loads", m.aligned.loads(), m.ragged.loads(),
+                   "In version 1, consecutive threads (threadIdx.x) take consecutive columns c of one input "
+                   "row: the reads are coalesced, the writes are strided (that is what versions 2 and 3 fix).");
+}
+
+TEST(Performance, TiledCoalesced) {
+  wb::check::record_threshold("transpose_tiled loads and stores <= 4.00 sectors/request (200 x 328), <= 5.00 "
+                              "(333 x 517)");
+  wb::check::record_hint(
+      "Read the tile along rows of in (threadIdx.x -> column) and write it along rows of out (threadIdx.x -> "
+      "column of out, i.e. row of in), exchanging the roles of the two indices through shared memory.");
+  WB_MEASURE_OR_SKIP(kTiled);
+  wb::check::record_measured("loads " + fixed2(m.aligned.loads()) + " / " + fixed2(m.ragged.loads()) +
+                             ", stores " + fixed2(m.aligned.stores()) + " / " + fixed2(m.ragged.stores()) +
+                             " sectors/request; shared loads " + fixed2(m.aligned.shared_loads()) + ", stores " +
+                             fixed2(m.aligned.shared_stores()) + " wavefronts/request");
+  expect_coalesced(kTiled, "its loads", m.aligned.loads(), m.ragged.loads(),
+                   "Read the tile with threadIdx.x running along a row of in.");
+  expect_coalesced(kTiled, "its stores", m.aligned.stores(), m.ragged.stores(),
+                   "Write the tile with threadIdx.x running along a row of out: out[(tile_col + j) * rows + "
+                   "tile_row + threadIdx.x] = tile[threadIdx.x][j], so the transposition happens in shared memory.");
+}
+
+TEST(Performance, ConflictFreeSharedMemory) {
+  wb::check::record_threshold("transpose_conflict_free: loads and stores <= 4.00 / 5.00 sectors/request, shared "
+                              "memory <= 1.00 wavefront/request");
+  wb::check::record_hint(
+      "Pad the tile: __shared__ float tile[32][33]. Element (i, j) then sits in bank (i + j) % 32, so a warp "
+      "reading a column touches 32 different banks.");
+  WB_MEASURE_OR_SKIP(kConflictFree);
+  const double shared_loads = std::max(m.aligned.shared_loads(), m.ragged.shared_loads());
+  const double shared_stores = std::max(m.aligned.shared_stores(), m.ragged.shared_stores());
+  wb::check::record_measured("loads " + fixed2(m.aligned.loads()) + " / " + fixed2(m.ragged.loads()) +
+                             ", stores " + fixed2(m.aligned.stores()) + " / " + fixed2(m.ragged.stores()) +
+                             " sectors/request; shared loads " + fixed2(shared_loads) + ", stores " +
+                             fixed2(shared_stores) + " wavefronts/request");
+  expect_coalesced(kConflictFree, "its loads", m.aligned.loads(), m.ragged.loads(),
+                   "Read the tile with threadIdx.x running along a row of in.");
+  expect_coalesced(kConflictFree, "its stores", m.aligned.stores(), m.ragged.stores(),
+                   "Write the tile with threadIdx.x running along a row of out.");
+  if (shared_loads > 1.0 || shared_stores > 1.0) {
+    ADD_FAILURE() << kConflictFree.name << ": shared-memory bank conflicts: loads from the tile take "
+                  << fixed2(shared_loads) << " wavefronts per request and stores into it " << fixed2(shared_stores)
+                  << " (at most 1.00 allowed). Shared memory has 32 banks of 4 bytes; a warp reading a column of "
+                     "float tile[32][32] hits one bank 32 times (32 wavefronts). Pad the tile to float "
+                     "tile[32][33] (or swizzle the column index).";
+  }
+}
+#else
+TEST(Performance, BandwidthVsDeviceCopy) {
+  constexpr double kMinRatio = 0.80;
+  wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (transpose_conflict_free, 8192 x 8192)");
+  wb::check::record_hint(
+      "Coalesced reads and writes through a padded shared tile; give each thread several elements (blocks of "
+      "32 x 8 threads moving a 32 x 32 tile) so that more loads are in flight; close other GPU programs.");
+  // Correct first, then fast: a wrong kernel's speed means nothing.
+  WB_ASSERT(check_version(kConflictFree, {1000, 1500}));
+  constexpr Shape s{8192, 8192};  // 256 MiB per matrix: far larger than any L2 cache
+  try {
+    const std::vector<float> input = wb::random_floats(s.size(), 80);
+    wb::DeviceBuffer<float> in{std::span<const float>(input)};
+    wb::DeviceBuffer<float> out(s.size());
+    const double bytes = 2.0 * 4.0 * static_cast<double>(s.size());  // read and write every element
+    const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * s.size());
+    std::ostringstream text;
+    text.precision(2);
+    text << std::fixed;
+    double final_ratio = 0.0;
+    for (const Version* v : {&kConflictFree, &kTiled, &kNaive}) {
+      // Validate before timing; versions 1 and 2 are timed for the record only.
+      out.fill_bytes(kUnwrittenByte);
+      const cudaError_t status = v->run(s.rows, s.cols, in.data(), out.data());
+      const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
+      if (sync != cudaSuccess) {
+        if (v == &kConflictFree) {
+          WB_ASSERT(cuda_success(status, describe_call(*v, s), v->name));
+          FAIL() << describe_call(*v, s) << " failed while running: " << wb::error_text(sync);
+        }
+        (void)cudaGetLastError();
+        text << "; " << v->name << " not timed (" << wb::error_text(sync) << ")";
+        continue;
+      }
+      if (auto r = output_matches(s, input, out.download(), describe_call(*v, s)); !r) {
+        if (v == &kConflictFree) FAIL() << r.message();
+        text << "; " << v->name << " not timed (wrong result)";
+        continue;
+      }
+      const wb::Bandwidth b = wb::measure_bandwidth(bytes, [&] {
+        WB_CUDA_CHECK(v->run(s.rows, s.cols, in.data(), out.data()));
+      });
+      const double ratio = b.gb_per_s / copy.gb_per_s;
+      if (v == &kConflictFree) {
+        final_ratio = ratio;
+        text << ratio << " x copy (" << b.gb_per_s << " GB/s vs " << copy.gb_per_s << " GB/s)";
+      } else {
+        text << "; " << v->name << " " << ratio << " x";
+      }
+    }
+    wb::check::record_measured(text.str());
+    EXPECT_GE(final_ratio, kMinRatio) << "transpose_conflict_free reached " << text.str() << "; it needs "
+                                      << kMinRatio << " x the copy bandwidth. A transpose moves every byte once "
+                                                      "in and once out, like a copy; with coalesced accesses on both "
+                                                      "sides and no bank conflicts it runs close to copy speed.";
+  } catch (const wb::CudaError& e) {
+    FAIL() << "a CUDA call failed while timing the transpose: " << e.what();
+  }
+}
+#endif

@@ -1,0 +1,903 @@
+// Checks for lab 03 (parallel reduction).
+//
+// Correctness: every sum is compared with the sum computed in double precision on the host.
+//   - Exact data: positive integer-valued floats whose total stays <= 2^24 (for n > 2^24:
+//     zeros and at most 2^24 ones). Every partial sum of any subset is then an integer
+//     <= 2^24, exactly representable, so every summation order gives exactly the same float:
+//     the comparison is bit-exact, and one missing or doubled element shows. Because all
+//     values are positive, a wrong sum that equals the sum of the first k elements names k.
+//   - Random data, uniform in [-1, 2): the float result must lie within the error bound of
+//     recursive float summation in any order, |got - sum| <= gamma(n-1) * sum |x_i| with
+//     gamma(k) = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical
+//     Algorithms, 4.2). The bound is only finite for n < 2^24, so random data stops there;
+//     it catches what integer data cannot (a float value truncated to an integer, say).
+//   Max and min are exact. Adversarial inputs: all elements negative for max and all
+//   positive for min (an accumulator started at 0 is wrong), the extreme at the first and
+//   the last index, n = 0 (the identities -inf and +inf).
+//   Outputs and workspaces carry guard zones; the result starts as 0xFF bytes (a NaN), so a
+//   result never written is told apart from a wrong one.
+// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
+// Performance (sim), with cusim analysis metrics:
+//   - version 2: shared-memory wavefronts per request <= 1.00 (version 1's are recorded);
+//   - version 3: global loads <= 4.00 sectors per request, and no more blocks than
+//     2 * blockDim.x elements per block need (counted as partial sums stored);
+//   - version 4: shared-memory requests per block <= blockDim.x / 8 (the full tree needs
+//     blockDim.x / 8 + 12, see the handout);
+//   - version 5: atomics == number of blocks (one per block), loads <= 4.00 sectors/request;
+//   - reduce_sum: reads each input byte once (bytes read <= 1.01 * 4n). (Its sectors are not
+//     checked: it may use float4 loads, which g++ splits into four 4-byte accesses that cusim
+//     sees as four strided requests; versions 3 and 5 check coalescing.)
+// Performance (cuda): reduce_sum's read bandwidth on 2^26 floats >= 0.85 x the bandwidth of a
+// device-to-device cudaMemcpy of the same bytes, timed in the same run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "reduction.h"
+#include "wb/wb.h"
+#include "wb_check.h"
+
+#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
+#include <cusim/analysis.h>
+#define WB_HAVE_CUSIM_ANALYSIS 1
+#endif
+
+namespace {
+
+using wb::check::cuda_success;
+
+constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
+constexpr std::size_t kExactLimit = std::size_t(1) << 24;  // partial sums up to here are exact floats
+constexpr double kUnitRoundoff = 0x1.0p-24;
+
+// ---- inputs --------------------------------------------------------------------------------
+
+struct Input {
+  std::vector<float> values;
+  bool exact = false;       // every summation order gives the same float
+  std::string kind;         // "exact integer data", "random data in [-1, 2)"
+  std::uint64_t seed = 0;
+};
+
+Input exact_input(std::size_t n, std::uint64_t seed) {
+  Input in;
+  in.exact = true;
+  in.seed = seed;
+  in.kind = "exact integer data";
+  in.values.resize(n);
+  wb::Random rng(seed * 6151 + 11);
+  if (n <= kExactLimit) {
+    const std::int64_t max_value = std::clamp<std::int64_t>(static_cast<std::int64_t>(kExactLimit / std::max<std::size_t>(n, 1)), 1, 1000);
+    for (float& v : in.values) v = static_cast<float>(rng.next_int(1, max_value));
+  } else {
+    // Zeros and at most 2^24 ones: every partial sum is still an integer <= 2^24.
+    std::size_t ones = 0;
+    const std::uint64_t threshold = (kExactLimit * 7 / 8) * (std::uint64_t(1) << 20) / n;  // P(1) = 7/8 * 2^24 / n
+    for (float& v : in.values) {
+      const bool one = ones < kExactLimit && (rng.next_u64() >> 44) < threshold;
+      v = one ? 1.0f : 0.0f;
+      ones += one;
+    }
+  }
+  return in;
+}
+
+Input random_input(std::size_t n, std::uint64_t seed) {
+  Input in;
+  in.seed = seed;
+  in.kind = "random data in [-1, 2)";
+  in.values = wb::random_floats(n, seed, -1.0f, 2.0f);
+  return in;
+}
+
+double exact_sum(const std::vector<float>& v) {
+  double s = 0.0;
+  for (float x : v) s += x;  // integers below 2^53: exact in double
+  return s;
+}
+
+// Compensated (Neumaier) double sum: the reference for random data, far more accurate than
+// the float tolerance.
+double reference_sum(const std::vector<float>& v) {
+  double sum = 0.0, c = 0.0;
+  for (float xf : v) {
+    const double x = xf, t = sum + x;
+    c += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+    sum = t;
+  }
+  return sum + c;
+}
+
+double abs_sum(const std::vector<float>& v) {
+  double s = 0.0;
+  for (float x : v) s += std::fabs(x);
+  return s;
+}
+
+std::string number(double v) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.9g", v);
+  return buffer;
+}
+
+bool never_written(float v) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits == 0xFFFFFFFFu;
+}
+
+// ---- running student code --------------------------------------------------------------------
+
+// The memory around d_in is filled with a poison value, so that reading outside d_in[0..n)
+// changes the result visibly: NaN for sums, +3e38 for max, -3e38 for min.
+constexpr float kSumPoison = std::numeric_limits<float>::quiet_NaN();
+constexpr float kMaxPoison = 3.0e38f;
+constexpr float kMinPoison = -3.0e38f;
+
+void fill_guards_with(wb::DeviceBuffer<float>& buffer, float value) {
+  const std::vector<float> zone(buffer.guard(), value);
+  WB_CUDA_CHECK(cudaMemcpy(buffer.data() - buffer.guard(), zone.data(), zone.size() * sizeof(float),
+                           cudaMemcpyHostToDevice));
+  WB_CUDA_CHECK(cudaMemcpy(buffer.data() + buffer.size(), zone.data(), zone.size() * sizeof(float),
+                           cudaMemcpyHostToDevice));
+}
+
+bool guards_hold(const wb::DeviceBuffer<float>& buffer, float value) {
+  std::vector<float> zone(buffer.guard());
+  for (const float* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
+    WB_CUDA_CHECK(cudaMemcpy(zone.data(), start, zone.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (float v : zone) {
+      if (std::memcmp(&v, &value, sizeof v) != 0) return false;
+    }
+  }
+  return true;
+}
+
+// Runs @p launch on guarded device copies: the input (surrounded by @p poison), one result
+// float (filled with 0xFF bytes) and, when @p with_workspace, a guarded workspace. Checks the
+// status, device errors, writes out of bounds and the input; stores the result.
+testing::AssertionResult run_reduction(const std::vector<float>& input, const std::string& call, const char* function,
+                                       bool with_workspace, float poison,
+                                       const std::function<cudaError_t(const float*, float*, float*)>& launch,
+                                       float& result) {
+  try {
+    wb::DeviceBuffer<float> in(std::span<const float>(input), kGuard);
+    fill_guards_with(in, poison);
+    wb::DeviceBuffer<float> out(1, kGuard);
+    out.fill_bytes(0xFF);
+    wb::DeviceBuffer<float> workspace;
+    if (with_workspace) {
+      workspace = wb::DeviceBuffer<float>(reduce_workspace_floats(static_cast<int>(input.size())), kGuard);
+      workspace.fill_bytes(0xFF);
+    }
+    if (auto r = cuda_success(launch(in.data(), out.data(), with_workspace ? workspace.data() : nullptr), call, function);
+        !r) {
+      return r;
+    }
+    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    if (const wb::GuardDamage d = out.check_guards(); !d.intact()) {
+      return testing::AssertionFailure() << call << " wrote " << d.modified << " float(s) next to *d_out (from d_out["
+                                         << d.first_index << "] to d_out[" << d.last_index
+                                         << "]): the result is one float; only one thread should store it, at d_out[0].";
+    }
+    if (with_workspace) {
+      if (const wb::GuardDamage d = workspace.check_guards(); !d.intact()) {
+        return testing::AssertionFailure()
+               << call << " wrote outside d_workspace[0.." << workspace.size() << ") (index " << d.first_index << " to "
+               << d.last_index << "): the workspace holds reduce_workspace_floats(n) floats, enough when every block "
+               << "reduces at least 32 elements and each pass writes its partial sums after the previous pass's.";
+      }
+    }
+    if (!guards_hold(in, poison)) {
+      return testing::AssertionFailure() << call << " wrote into the memory around d_in, which is an input.";
+    }
+    const std::vector<float> in_after = in.download();
+    if (!in_after.empty() && std::memcmp(in_after.data(), input.data(), in_after.size() * sizeof(float)) != 0) {
+      return testing::AssertionFailure() << call << " modified d_in, which is an input (const float*): keep "
+                                                    "partial sums in shared memory or the workspace.";
+    }
+    result = out.download()[0];
+    return testing::AssertionSuccess();
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
+  }
+}
+
+// Explains a wrong sum of exact data: which prefix of the input it equals, if any.
+std::string diagnose_exact(const std::vector<float>& v, double got, double expected) {
+  if (got > expected) {
+    return "The result is larger than the sum of all elements: some elements or partial sums were added twice "
+           "(two threads reading the same element, or a partial sum counted in two passes).";
+  }
+  double prefix = 0.0;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (prefix == got) {
+      std::size_t last = k;  // zeros after k leave the prefix unchanged
+      while (last + 1 < v.size() && v[last] == 0.0f) ++last;
+      std::ostringstream out;
+      out << "The result equals the sum of the first " << k << " elements only";
+      if (last != k) out << " (up to " << last << ")";
+      out << ": elements from index " << k << " on were not added. The grid (number of blocks) may be rounded "
+          << "down, or the last, partial block skipped; its missing elements must count as 0, not be dropped.";
+      return out.str();
+    }
+    prefix += v[k];
+  }
+  return "The result is smaller than the sum: some elements were not added (a bounds test that drops valid "
+         "elements, a tree step that skips an element, or a missing __syncthreads() between steps).";
+}
+
+testing::AssertionResult sum_matches(const Input& input, float got, const std::string& call) {
+  const std::size_t n = input.values.size();
+  if (never_written(got)) {
+    return testing::AssertionFailure() << call << " [" << input.kind << ", seed " << input.seed
+                                       << "]: *d_out was never written (still the 0xFF bytes the checker put there).";
+  }
+  if (std::isnan(got)) {
+    return testing::AssertionFailure() << call << " [" << input.kind << ", seed " << input.seed
+                                       << "]: the result is NaN. The checker fills the memory around d_in with NaN: "
+                                          "elements outside d_in[0..n) were read and added. Test every load "
+                                          "against n (the last block of a pass is usually partial).";
+  }
+  if (input.exact) {
+    const double expected = exact_sum(input.values);
+    if (static_cast<double>(got) == expected) return testing::AssertionSuccess();
+    return testing::AssertionFailure()
+           << call << " [" << input.kind << ", seed " << input.seed << "]: got " << number(got) << ", expected "
+           << number(expected) << " exactly (the elements are positive integers whose partial sums are all exact "
+           << "in float, so every summation order gives " << number(expected) << "). "
+           << diagnose_exact(input.values, got, expected);
+  }
+  const double expected = reference_sum(input.values);
+  const double k = n > 0 ? static_cast<double>(n - 1) : 0.0;
+  const double gamma = k * kUnitRoundoff / (1.0 - k * kUnitRoundoff);
+  const double allowed = gamma * abs_sum(input.values);
+  const double diff = std::fabs(static_cast<double>(got) - expected);
+  if (diff <= allowed) return testing::AssertionSuccess();
+  return testing::AssertionFailure() << call << " [" << input.kind << ", seed " << input.seed << "]: got " << number(got)
+                                     << ", expected " << number(expected) << " (difference " << number(diff)
+                                     << ", allowed " << number(allowed)
+                                     << " = gamma(n-1) * sum|x|, the error bound of float summation in any order).";
+}
+
+// ---- the versions ---------------------------------------------------------------------------------
+
+using TreeFn = cudaError_t (*)(const float*, int, float*, float*, int);
+using FinalFn = cudaError_t (*)(const float*, int, float*);
+
+struct TreeVersion {
+  const char* name;
+  TreeFn run;
+  int elements_per_thread;  // elements a block reduces per thread: 1, or 2 with the first add
+};
+
+const TreeVersion kInterleaved{"reduce_sum_interleaved", &reduce_sum_interleaved, 1};
+const TreeVersion kSequential{"reduce_sum_sequential", &reduce_sum_sequential, 1};
+const TreeVersion kFirstAdd{"reduce_sum_first_add", &reduce_sum_first_add, 2};
+const TreeVersion kWarpShuffle{"reduce_sum_warp_shuffle", &reduce_sum_warp_shuffle, 2};
+
+std::string tree_call(const TreeVersion& v, std::size_t n, int block_size) {
+  return std::string(v.name) + "(n=" + std::to_string(n) + ", block_size=" + std::to_string(block_size) + ")";
+}
+
+testing::AssertionResult check_tree(const TreeVersion& v, const Input& input, int block_size) {
+  const std::size_t n = input.values.size();
+  const std::string call = tree_call(v, n, block_size);
+  float got = 0.0f;
+  if (auto r = run_reduction(input.values, call, v.name, true, kSumPoison,
+                             [&](const float* in, float* out, float* ws) {
+                               return v.run(in, static_cast<int>(n), out, ws, block_size);
+                             },
+                             got);
+      !r) {
+    return r;
+  }
+  return sum_matches(input, got, call);
+}
+
+std::string grid_call(std::size_t n, int num_blocks, int block_size) {
+  return "reduce_sum_grid_stride(n=" + std::to_string(n) + ", num_blocks=" + std::to_string(num_blocks) +
+         ", block_size=" + std::to_string(block_size) + ")";
+}
+
+testing::AssertionResult check_grid_stride(const Input& input, int num_blocks, int block_size) {
+  const std::size_t n = input.values.size();
+  const std::string call = grid_call(n, num_blocks, block_size);
+  float got = 0.0f;
+  if (auto r = run_reduction(input.values, call, "reduce_sum_grid_stride", false, kSumPoison,
+                             [&](const float* in, float* out, float*) {
+                               return reduce_sum_grid_stride(in, static_cast<int>(n), out, num_blocks, block_size);
+                             },
+                             got);
+      !r) {
+    return r;
+  }
+  return sum_matches(input, got, call);
+}
+
+testing::AssertionResult check_final_sum(const Input& input) {
+  const std::size_t n = input.values.size();
+  const std::string call = "reduce_sum(n=" + std::to_string(n) + ")";
+  float got = 0.0f;
+  if (auto r = run_reduction(input.values, call, "reduce_sum", false, kSumPoison,
+                             [&](const float* in, float* out, float*) { return reduce_sum(in, static_cast<int>(n), out); },
+                             got);
+      !r) {
+    return r;
+  }
+  return sum_matches(input, got, call);
+}
+
+// Max (is_max) or min of @p values, compared exactly.
+testing::AssertionResult check_extreme(bool is_max, const std::vector<float>& values, const std::string& what) {
+  const char* function = is_max ? "reduce_max" : "reduce_min";
+  const std::string call = std::string(function) + "(n=" + std::to_string(values.size()) + ") [" + what + "]";
+  float got = 0.0f;
+  const float poison = is_max ? kMaxPoison : kMinPoison;
+  if (auto r = run_reduction(values, call, function, false, poison,
+                             [&](const float* in, float* out, float*) {
+                               const int n = static_cast<int>(values.size());
+                               return is_max ? reduce_max(in, n, out) : reduce_min(in, n, out);
+                             },
+                             got);
+      !r) {
+    return r;
+  }
+  float expected = is_max ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  std::size_t where = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (is_max ? values[i] > expected : values[i] < expected) {
+      expected = values[i];
+      where = i;
+    }
+  }
+  if (std::memcmp(&got, &expected, sizeof(float)) == 0) return testing::AssertionSuccess();
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": got " << (never_written(got) ? std::string("nothing (*d_out never written)") : number(got))
+          << ", expected " << number(expected);
+  if (values.empty()) {
+    failure << " (the " << (is_max ? "max" : "min") << " of no elements is the identity of the operation, "
+            << (is_max ? "-INFINITY" : "+INFINITY") << ").";
+    return failure;
+  }
+  failure << " (in[" << where << "]).";
+  if (got == poison) {
+    failure << " " << number(got) << " is the value the checker puts around d_in: elements outside d_in[0..n) "
+            << "were read. Test every load against n.";
+  } else if (std::find(values.begin(), values.end(), got) == values.end() && !never_written(got)) {
+    failure << " " << number(got) << " is not an element of the input: start every partial result at the "
+            << "identity (" << (is_max ? "-INFINITY" : "+INFINITY") << "), not at 0, and pad missing elements with it.";
+  } else if (!never_written(got)) {
+    failure << " The result is an element of the input but not the " << (is_max ? "largest" : "smallest")
+            << ": some elements were not compared (see index " << where << ").";
+  }
+  return failure;
+}
+
+// Sizes around the warp (32) and the block sizes (64, 256, 1024) and their doubles.
+const std::vector<std::size_t> kTreeSizes = {0,    1,    2,    31,   32,   33,   63,   64,   65,   255,
+                                             256,  257,  1023, 1024, 1025, 2047, 2048, 2049, 4097, 100003};
+const std::vector<int> kTreeBlockSizes = {64, 256, 1024};
+
+void check_tree_version(const TreeVersion& v) {
+  const std::size_t total = kTreeSizes.size() * kTreeBlockSizes.size() + 2;
+  std::size_t passed = 0;
+  auto progress = [&] {
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+  };
+  std::uint64_t seed = 1;
+  for (int block_size : kTreeBlockSizes) {
+    for (std::size_t n : kTreeSizes) {
+      auto result = check_tree(v, exact_input(n, seed++), block_size);
+      progress();
+      WB_ASSERT(result);
+      ++passed;
+    }
+  }
+  for (std::size_t n : {std::size_t(1000), std::size_t(100003)}) {
+    auto result = check_tree(v, random_input(n, seed++), 256);
+    progress();
+    WB_ASSERT(result);
+    ++passed;
+  }
+  progress();
+}
+
+const char* const kTreeThreshold =
+    "exact sums, n = 0 .. 100003 (20 sizes around 32, 64, 256, 1024, 2048) x block_size 64, 256, 1024; random "
+    "data within gamma(n-1) sum|x|";
+
+}  // namespace
+
+// ---- Correctness ---------------------------------------------------------------------
+
+TEST(Correctness, InterleavedSum) {
+  wb::check::record_threshold(kTreeThreshold);
+  check_tree_version(kInterleaved);
+}
+
+TEST(Correctness, SequentialSum) {
+  wb::check::record_threshold(kTreeThreshold);
+  check_tree_version(kSequential);
+}
+
+TEST(Correctness, FirstAddSum) {
+  wb::check::record_threshold(kTreeThreshold);
+  check_tree_version(kFirstAdd);
+}
+
+TEST(Correctness, WarpShuffleSum) {
+  wb::check::record_threshold(kTreeThreshold);
+  check_tree_version(kWarpShuffle);
+}
+
+TEST(Correctness, GridStrideSum) {
+  wb::check::record_threshold("exact sums for grids smaller and larger than n (1 x 32 .. 4096 x 32), n = 0 .. 2^20+7");
+  struct Case {
+    std::size_t n;
+    int num_blocks, block_size;
+    bool random;
+  };
+  const std::vector<Case> cases = {{0, 4, 256, false},        {1, 1, 32, false},        {33, 1, 32, false},
+                                   {1000, 3, 96, false},      {1000, 4096, 32, false},  {65537, 13, 128, false},
+                                   {(1 << 20) + 7, 64, 256, false}, {(1 << 20) + 7, 1, 1024, false},
+                                   {100003, 7, 224, true}};
+  std::size_t passed = 0;
+  std::uint64_t seed = 100;
+  for (const Case& c : cases) {
+    const Input input = c.random ? random_input(c.n, seed++) : exact_input(c.n, seed++);
+    auto result = check_grid_stride(input, c.num_blocks, c.block_size);
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+}
+
+TEST(Correctness, SumAllSizes) {
+  wb::check::record_threshold("reduce_sum exact for n = 0 .. 2^20+7 (17 sizes); random data within gamma(n-1) sum|x|");
+  const std::vector<std::size_t> sizes = {0,    1,    2,    3,     4,     5,     7,      31,           32,
+                                          33,   1023, 1024, 1025,  4099,  65537, 100003, (1 << 20) + 7};
+  std::size_t passed = 0;
+  const std::size_t total = sizes.size() + 3;
+  std::uint64_t seed = 200;
+  for (std::size_t n : sizes) {
+    auto result = check_final_sum(exact_input(n, seed++));
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  for (std::size_t n : {std::size_t(3), std::size_t(1025), std::size_t(1 << 20) + 7}) {
+    auto result = check_final_sum(random_input(n, seed++));
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+}
+
+// The largest sizes: 2^26 - 1 on the sim backend (about 10 s with analysis instrumentation);
+// 2^26 - 1 and 2^26 on a GPU.
+TEST(Correctness, SumLarge) {
+#if defined(CUSIM)
+  const std::vector<std::size_t> sizes = {(std::size_t(1) << 26) - 1};
+  wb::check::record_threshold("reduce_sum exact for n = 2^26 - 1 (and 2^26 on a GPU)");
+#else
+  const std::vector<std::size_t> sizes = {(std::size_t(1) << 26) - 1, std::size_t(1) << 26};
+  wb::check::record_threshold("reduce_sum exact for n = 2^26 - 1 and 2^26");
+#endif
+  std::size_t passed = 0;
+  std::uint64_t seed = 300;
+  for (std::size_t n : sizes) {
+    auto result = check_final_sum(exact_input(n, seed++));
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(sizes.size()) + " cases correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(sizes.size()) + " cases correct");
+}
+
+TEST(Correctness, MaxMin) {
+  wb::check::record_threshold("exact max and min: n = 0 .. 2^20+7, extremes first and last, all-negative and "
+                              "all-positive inputs");
+  std::vector<std::pair<std::vector<float>, std::string>> inputs;
+  std::uint64_t seed = 400;
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(33), std::size_t(1000),
+                        std::size_t(1 << 20) + 7}) {
+    inputs.emplace_back(wb::random_floats(n, seed++), "random in [-1, 1)");
+  }
+  for (std::size_t n : {std::size_t(33), std::size_t(4099)}) {
+    std::vector<float> v = wb::random_floats(n, seed++);
+    v.front() = 5.0f;
+    v.back() = -5.0f;
+    inputs.emplace_back(v, "max at index 0, min at the last index");
+    std::reverse(v.begin(), v.end());
+    inputs.emplace_back(v, "min at index 0, max at the last index");
+  }
+  inputs.emplace_back(wb::random_floats(1025, seed++, -2.0f, -1.0f), "all elements negative");
+  inputs.emplace_back(wb::random_floats(1025, seed++, 1.0f, 2.0f), "all elements positive");
+  std::size_t passed = 0;
+  const std::size_t total = 2 * inputs.size();
+  for (const auto& [values, what] : inputs) {
+    for (bool is_max : {true, false}) {
+      auto result = check_extreme(is_max, values, what);
+      wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+      WB_ASSERT(result);
+      ++passed;
+    }
+  }
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+}
+
+// ---- Analysis (sim) --------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+// Runs every function on a few sizes and fails on any report of @p tools. A report explains
+// a wrong result (a race usually does), so reports come first in the failure.
+void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
+#if WB_HAVE_CUSIM_ANALYSIS
+  cusim::analysis::reset();
+#endif
+  testing::AssertionResult results = testing::AssertionSuccess();
+  auto keep_first = [&](testing::AssertionResult r) {
+    if (!r && results) results = r;
+  };
+  std::uint64_t seed = 500;
+  for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1000), std::size_t(4097)}) {
+    const Input input = exact_input(n, seed++);
+    for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
+      for (int block_size : {64, 256}) keep_first(check_tree(*v, input, block_size));
+    }
+    keep_first(check_grid_stride(input, 3, 96));
+    keep_first(check_final_sum(input));
+    keep_first(check_extreme(true, input.values, "exact integer data"));
+    keep_first(check_extreme(false, input.values, "exact integer data"));
+  }
+#if WB_HAVE_CUSIM_ANALYSIS
+  if (!cusim::analysis::available()) {
+    WB_ASSERT(results);
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)");
+  }
+  std::vector<cusim::analysis::Report> found;
+  for (const auto& r : cusim::analysis::reports()) {
+    if (std::find(tools.begin(), tools.end(), r.tool) != tools.end()) found.push_back(r);
+  }
+  if (!found.empty()) {
+    wb::check::record_measured(std::to_string(found.size()) + " reports");
+    std::ostringstream out;
+    out << found.size() << " " << what << " report(s) for the kernels of " << wb::check::lab_sources() << ":";
+    std::size_t shown = 0;
+    for (const auto& r : found) {
+      if (shown++ == 3) break;
+      out << "\n" << (r.message.empty() ? r.tool + ": " + r.kind + " at " + r.file + ":" + std::to_string(r.line)
+                                         : r.message);
+      if (r.count > 1) out << "\n  (" << r.count << " occurrences)";
+    }
+    if (!results) out << "\nThe results were wrong as well:\n" << results.message();
+    FAIL() << out.str();
+  }
+  WB_ASSERT(results);
+  wb::check::record_measured("0 reports");
+#else
+  (void)tools;
+  (void)what;
+  WB_ASSERT(results);
+  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
+#endif
+}
+
+}  // namespace
+
+TEST(Analysis, MemcheckClean) {
+  wb::check::record_threshold("0 memcheck/initcheck reports, every function, n = 1, 33, 1000, 4097");
+  expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
+}
+
+TEST(Analysis, RacecheckClean) {
+  wb::check::record_threshold("0 racecheck/synccheck reports, every function, n = 1, 33, 1000, 4097");
+  wb::check::record_hint(
+      "Every tree step reads values that other threads wrote in the step before: __syncthreads() after the "
+      "loads into shared memory and after every step. Shuffles synchronize the lanes of a warp themselves.");
+  expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
+}
+#endif
+
+// ---- Performance -----------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+constexpr std::size_t kMetricSize = (1 << 16) + 3;
+constexpr double kMaxLoadSectors = 4.0;
+
+struct Traffic {
+  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, bytes_read = 0;
+  std::uint64_t shared_load_requests = 0, shared_load_wavefronts = 0;
+  std::uint64_t shared_store_requests = 0, shared_store_wavefronts = 0;
+  std::uint64_t atomics = 0;
+  static double ratio(std::uint64_t a, std::uint64_t b) { return b ? double(a) / double(b) : 0.0; }
+  double loads() const { return ratio(load_sectors, load_requests); }
+  double shared_loads() const { return ratio(shared_load_wavefronts, shared_load_requests); }
+  double shared_stores() const { return ratio(shared_store_wavefronts, shared_store_requests); }
+  std::uint64_t shared_requests() const { return shared_load_requests + shared_store_requests; }
+};
+
+std::string fixed2(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", v);
+  return buffer;
+}
+
+#if WB_HAVE_CUSIM_ANALYSIS
+// Runs @p run (which checks its own result) and sums the metrics of every kernel it launched.
+testing::AssertionResult measure(const std::function<testing::AssertionResult()>& run, Traffic& t) {
+  cusim::analysis::reset();
+  testing::AssertionResult ok = run();
+  for (const auto& m : cusim::analysis::metrics()) {
+    t.load_requests += m.global_load_requests;
+    t.load_sectors += m.global_load_sectors;
+    t.store_requests += m.global_store_requests;
+    t.bytes_read += m.global_bytes_read;
+    t.shared_load_requests += m.shared_load_requests;
+    t.shared_load_wavefronts += m.shared_load_wavefronts;
+    t.shared_store_requests += m.shared_store_requests;
+    t.shared_store_wavefronts += m.shared_store_wavefronts;
+    t.atomics += m.atomics;
+  }
+  if (ok && cusim::analysis::available() && t.load_requests == 0) {
+    return testing::AssertionFailure() << "no global memory loads were measured; did the kernel run?";
+  }
+  return ok;
+}
+#define WB_REQUIRE_ANALYSIS()                                                                              \
+  if (!cusim::analysis::available()) {                                                                     \
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
+  }
+#endif
+
+// Blocks of a multi-pass reduction with @p per_block elements per block: one partial sum
+// stored per block and pass.
+std::uint64_t blocks_in_passes(std::size_t n, std::size_t per_block) {
+  std::uint64_t total = 0;
+  for (std::size_t m = n; m > 0;) {
+    const std::size_t blocks = (m + per_block - 1) / per_block;
+    total += blocks;
+    if (blocks == 1) break;
+    m = blocks;
+  }
+  return total;
+}
+
+void expect_coalesced_loads(const char* function, double sectors) {
+  if (sectors > kMaxLoadSectors) {
+    ADD_FAILURE() << function << ": its loads touch " << fixed2(sectors)
+                  << " global memory sectors per request (at most 4.00 allowed). A warp reading 32 consecutive "
+                     "floats touches 4 sectors of 32 bytes; reading in[2 * i] and in[2 * i + 1] touches 8 per "
+                     "request, twice the traffic. Let consecutive threads load consecutive elements: in[i] and "
+                     "in[i + blockDim.x].";
+  }
+}
+
+}  // namespace
+
+#if WB_HAVE_CUSIM_ANALYSIS
+#define WB_SIM_METRICS_BEGIN()
+#else
+#define WB_SIM_METRICS_BEGIN() WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
+#endif
+
+TEST(Performance, SequentialNoBankConflicts) {
+  wb::check::record_threshold("reduce_sum_sequential: shared memory <= 1.00 wavefront/request (n = 2^16+3, "
+                              "block_size 256)");
+  wb::check::record_hint(
+      "In step s, let thread t < s add sdata[t + s] into sdata[t]: a warp then accesses 32 consecutive words, "
+      "which lie in 32 different banks.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  const Input input = exact_input(kMetricSize, 600);
+  Traffic interleaved, sequential;
+  WB_ASSERT(measure([&] { return check_tree(kInterleaved, input, 256); }, interleaved));
+  WB_ASSERT(measure([&] { return check_tree(kSequential, input, 256); }, sequential));
+  WB_REQUIRE_ANALYSIS();
+  wb::check::record_measured("sequential: loads " + fixed2(sequential.shared_loads()) + ", stores " +
+                             fixed2(sequential.shared_stores()) + " wavefronts/request (interleaved: " +
+                             fixed2(interleaved.shared_loads()) + ", " + fixed2(interleaved.shared_stores()) + ")");
+  if (sequential.shared_loads() > 1.0 || sequential.shared_stores() > 1.0) {
+    ADD_FAILURE() << "reduce_sum_sequential: shared-memory bank conflicts: loads take " << fixed2(sequential.shared_loads())
+                  << " and stores " << fixed2(sequential.shared_stores())
+                  << " wavefronts per request (at most 1.00 allowed). Shared memory has 32 banks of 4 bytes; "
+                     "lanes whose addresses are 2 s words apart meet in the same banks. Sequential addressing "
+                     "(thread t < s adds sdata[t + s] into sdata[t]) keeps a warp's accesses consecutive.";
+  }
+#endif
+}
+
+TEST(Performance, FirstAddHalvesBlocks) {
+  wb::check::record_threshold("reduce_sum_first_add: loads <= 4.00 sectors/request; blocks <= those of 2 x "
+                              "block_size elements per block (n = 2^16+3, block_size 256)");
+  wb::check::record_hint(
+      "Each block covers 2 * blockDim.x elements: thread t loads in[base + t] and in[base + t + blockDim.x] "
+      "(base = blockIdx.x * 2 * blockDim.x), adds them, and the launcher runs half as many blocks.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  constexpr int kBlock = 256;
+  const Input input = exact_input(kMetricSize, 601);
+  Traffic t;
+  WB_ASSERT(measure([&] { return check_tree(kFirstAdd, input, kBlock); }, t));
+  WB_REQUIRE_ANALYSIS();
+  const std::uint64_t max_blocks = blocks_in_passes(kMetricSize, 2 * kBlock);
+  wb::check::record_measured("loads " + fixed2(t.loads()) + " sectors/request; " + std::to_string(t.store_requests) +
+                             " partial sums stored (at most " + std::to_string(max_blocks) + ")");
+  expect_coalesced_loads("reduce_sum_first_add", t.loads());
+  if (t.store_requests > max_blocks) {
+    ADD_FAILURE() << "reduce_sum_first_add: its blocks stored " << t.store_requests
+                  << " partial sums over all passes; with 2 * block_size = " << 2 * kBlock
+                  << " elements per block, n = " << kMetricSize << " needs " << max_blocks
+                  << " blocks (one partial sum each). Does each block add two elements per thread while loading, "
+                     "and does the launcher pass 2 * block_size as the elements per block?";
+  }
+#endif
+}
+
+TEST(Performance, WarpShuffleTail) {
+  wb::check::record_threshold("reduce_sum_warp_shuffle: shared-memory requests per block <= block_size / 8 "
+                              "(block_size 64 and 256), loads <= 4.00 sectors/request");
+  wb::check::record_hint(
+      "Stop the shared-memory loop at s > 32; then threads t < 32 take v = sdata[t] + sdata[t + 32] and finish "
+      "with five __shfl_down_sync steps (offsets 16, 8, 4, 2, 1); lane 0 holds the sum.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  const Input input = exact_input(kMetricSize, 602);
+  std::string text;
+  for (int block_size : {64, 256}) {
+    Traffic t;
+    WB_ASSERT(measure([&] { return check_tree(kWarpShuffle, input, block_size); }, t));
+    WB_REQUIRE_ANALYSIS();
+    const std::uint64_t blocks = std::max<std::uint64_t>(t.store_requests, 1);
+    const double per_block = double(t.shared_requests()) / double(blocks);
+    const double limit = block_size / 8.0;
+    text += (text.empty() ? "" : "; ") + std::string("block_size ") + std::to_string(block_size) + ": " +
+            fixed2(per_block) + " shared requests/block (limit " + fixed2(limit) + "), loads " + fixed2(t.loads()) +
+            " sectors/request";
+    wb::check::record_measured(text);
+    expect_coalesced_loads("reduce_sum_warp_shuffle", t.loads());
+    if (per_block > limit) {
+      ADD_FAILURE() << "reduce_sum_warp_shuffle(block_size=" << block_size << "): " << fixed2(per_block)
+                    << " shared-memory requests per block (at most block_size / 8 = " << fixed2(limit)
+                    << "). The full tree needs block_size / 8 + 12 = " << fixed2(limit + 12)
+                    << ": its last five steps (s = 16 .. 1) still cost three requests each for fewer than 32 useful "
+                       "lanes. Finish the last 32 values in registers with __shfl_down_sync instead.";
+    }
+  }
+#endif
+}
+
+TEST(Performance, OneAtomicPerBlock) {
+  wb::check::record_threshold("reduce_sum_grid_stride: atomics = number of blocks (64 x 256 and 7 x 96 on "
+                              "n = 2^20+7), loads <= 4.00 sectors/request");
+  wb::check::record_hint(
+      "Combine the threads' sums inside the block first (warp shuffles, then one value per warp in shared "
+      "memory, then warp 0), and let only thread 0 call atomicAdd(d_out, block_sum).");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  const Input input = exact_input((1 << 20) + 7, 603);
+  std::string text;
+  for (auto [num_blocks, block_size] : {std::pair{64, 256}, std::pair{7, 96}}) {
+    Traffic t;
+    WB_ASSERT(measure([&] { return check_grid_stride(input, num_blocks, block_size); }, t));
+    WB_REQUIRE_ANALYSIS();
+    const double per_block = double(t.atomics) / double(num_blocks);
+    text += (text.empty() ? "" : "; ") + std::to_string(num_blocks) + " x " + std::to_string(block_size) + ": " +
+            fixed2(per_block) + " atomics/block, loads " + fixed2(t.loads()) + " sectors/request";
+    wb::check::record_measured(text);
+    expect_coalesced_loads("reduce_sum_grid_stride", t.loads());
+    if (t.atomics != static_cast<std::uint64_t>(num_blocks)) {
+      ADD_FAILURE() << grid_call(input.values.size(), num_blocks, block_size) << ": " << t.atomics
+                    << " atomic operations for " << num_blocks << " blocks (" << fixed2(per_block)
+                    << " per block; exactly 1 expected). Every atomic on the same address is serialized: "
+                    << (t.atomics > static_cast<std::uint64_t>(num_blocks)
+                            ? "reduce inside the block first and let one thread per block add the block's sum."
+                            : "each block must add its sum to *d_out with one atomicAdd.");
+    }
+  }
+#endif
+}
+
+TEST(Performance, SumReadsOnce) {
+  wb::check::record_threshold("reduce_sum: global bytes read <= 1.01 x 4n (n = 2^20+7)");
+  wb::check::record_hint(
+      "Read every element once: one pass with a grid-stride loop, as in version 5, rather than a multi-pass tree "
+      "that reads the input more than once.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  const Input input = exact_input((1 << 20) + 7, 604);
+  Traffic t;
+  WB_ASSERT(measure([&] { return check_final_sum(input); }, t));
+  WB_REQUIRE_ANALYSIS();
+  const double n_bytes = 4.0 * static_cast<double>(input.values.size());
+  const double read_ratio = double(t.bytes_read) / n_bytes;
+  wb::check::record_measured(fixed2(read_ratio) + " x 4n bytes read");
+  if (read_ratio > 1.01) {
+    ADD_FAILURE() << "reduce_sum read " << t.bytes_read << " bytes for n = " << input.values.size() << " floats ("
+                  << fixed2(read_ratio) << " x 4n; at most 1.01 allowed): some elements are read more than once.";
+  }
+#endif
+}
+#else
+TEST(Performance, BandwidthVsDeviceCopy) {
+  constexpr double kMinRatio = 0.85;
+  wb::check::record_threshold(">= 0.85 x device-to-device copy bandwidth (reduce_sum, n = 2^26)");
+  wb::check::record_hint(
+      "One pass (version 5) with a grid of a few blocks per multiprocessor, 16-byte float4 loads and several "
+      "independent loads per thread per iteration; close other GPU programs.");
+  constexpr int n = 1 << 26;  // 256 MiB: far larger than any L2 cache
+  // Correct first, then fast: a wrong kernel's speed means nothing.
+  WB_ASSERT(check_final_sum(exact_input(n, 700)));
+  try {
+    // Exact data: every version's result can be validated bit for bit before it is timed.
+    const Input input = exact_input(n, 701);
+    const float expected = static_cast<float>(exact_sum(input.values));
+    wb::DeviceBuffer<float> in{std::span<const float>(input.values)};
+    wb::DeviceBuffer<float> out(1);
+    wb::DeviceBuffer<float> workspace(reduce_workspace_floats(n));
+    const double bytes = 4.0 * n;  // a reduction reads every element once
+    const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * static_cast<std::size_t>(n));
+    // Runs once and validates; "" when correct, else why the version is not timed.
+    auto validate = [&](const std::function<cudaError_t()>& run) -> std::string {
+      const cudaError_t status = run();
+      const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
+      if (sync != cudaSuccess) {
+        (void)cudaGetLastError();
+        return wb::error_text(sync);
+      }
+      const float got = out.download()[0];
+      return got == expected ? "" : "wrong result " + number(got) + ", expected " + number(expected);
+    };
+    const std::function<cudaError_t()> final_sum = [&] { return reduce_sum(in.data(), n, out.data()); };
+    if (const std::string why = validate(final_sum); !why.empty()) {
+      FAIL() << "reduce_sum(n=" << n << ") on the timing data: " << why;
+    }
+    const wb::Bandwidth sum = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(final_sum()); });
+    const double ratio = sum.gb_per_s / copy.gb_per_s;
+    std::ostringstream text;
+    text.precision(2);
+    text << std::fixed << ratio << " x copy (" << sum.gb_per_s << " GB/s vs " << copy.gb_per_s << " GB/s)";
+    // The ladder, for the record (block_size 256; version 5 with 4 blocks per multiprocessor).
+    int device = 0, sms = 0;
+    WB_CUDA_CHECK(cudaGetDevice(&device));
+    WB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const std::vector<std::pair<const char*, std::function<cudaError_t()>>> ladder = {
+        {"v1", [&] { return reduce_sum_interleaved(in.data(), n, out.data(), workspace.data(), 256); }},
+        {"v2", [&] { return reduce_sum_sequential(in.data(), n, out.data(), workspace.data(), 256); }},
+        {"v3", [&] { return reduce_sum_first_add(in.data(), n, out.data(), workspace.data(), 256); }},
+        {"v4", [&] { return reduce_sum_warp_shuffle(in.data(), n, out.data(), workspace.data(), 256); }},
+        {"v5", [&] { return reduce_sum_grid_stride(in.data(), n, out.data(), 4 * sms, 256); }}};
+    for (const auto& [name, run] : ladder) {
+      if (const std::string why = validate(run); !why.empty()) {
+        text << "; " << name << " not timed (" << why << ")";
+        continue;
+      }
+      const wb::Bandwidth b = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(run()); });
+      text << "; " << name << " " << b.gb_per_s / copy.gb_per_s << " x";
+    }
+    wb::check::record_measured(text.str());
+    EXPECT_GE(ratio, kMinRatio) << "reduce_sum reached " << text.str() << "; it needs " << kMinRatio
+                                << " x the copy bandwidth. A reduction reads every byte once and computes almost "
+                                   "nothing: it should stream memory as fast as a copy does.";
+  } catch (const wb::CudaError& e) {
+    FAIL() << "a CUDA call failed while timing reduce_sum: " << e.what();
+  }
+}
+#endif
