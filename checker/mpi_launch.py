@@ -432,11 +432,13 @@ def wbcheck_launcher(lab, binary, gtest_args: list, workdir) -> list:
                    "tcp": {"ranks": 3, "filter": "Correctness.RingAllreduceFloatSum"}}
     One mpirun job per rank count, plus one over TCP on loopback for the checks matching
     the tcp filter (':'-separated globs). Each result is suffixed " [n ranks]" or
-    " [n ranks, tcp]"."""
+    " [n ranks, tcp]". A check's own "launch" object in its lab.json entry overrides these
+    fields for that check, e.g. a measurement meaningful only at some rank counts:
+        {"name": "Performance.X", "launch": {"ranks": [2, 4]}}"""
     from wbcheck.runner import Invocation  # the runner imports this module, not the reverse
 
-    cfg = lab.launch or {}
     check = next((a.split("=", 1)[1] for a in gtest_args if a.startswith("--gtest_filter=")), "*")
+    cfg = lab.launch_for(check)
     jobs = [(int(n), False) for n in cfg.get("ranks", DEFAULT_RANKS)]
     tcp = cfg.get("tcp")
     if tcp and any(fnmatch.fnmatchcase(check, p) for p in str(tcp.get("filter", "*")).split(":")):

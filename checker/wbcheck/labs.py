@@ -11,7 +11,9 @@ lab.json fields (all optional except title and stage):
               their own fields from this object (e.g. rank counts for mpirun)
   weights     default weight per group: {"Correctness": 1, "Analysis": 1, "Performance": 1}
   checks      [{"name": "Correctness.SaxpySmallSizes", "weight": 2, "hint": "...",
-                "backends": ["sim"], "timeout_s": 120}, ...]
+                "backends": ["sim"], "timeout_s": 120, "launch": {...}}, ...]
+              "launch" overrides fields of the lab's "launch" object for this check
+              (e.g. {"ranks": [2, 4]}: a measurement run only at the rank counts it is for).
               Every GoogleTest test of the check binary should be listed (the checker's
               self-tests verify that); "backends" restricts a check to some backends.
 """
@@ -49,6 +51,7 @@ class CheckSpec:
     hint: str = ""
     backends: tuple[str, ...] = ()
     timeout_s: float | None = None
+    launch: dict = field(default_factory=dict)   # overrides of the lab's "launch" fields
 
     @property
     def group(self) -> str:
@@ -90,6 +93,10 @@ class Lab:
         group = check_name.split(".", 1)[0]
         return CheckSpec(name=check_name, weight=float(self.weights.get(group, 1.0)))
 
+    def launch_for(self, check_name: str) -> dict:
+        """The lab's "launch" object with the check's own "launch" fields applied."""
+        return {**self.launch, **self.spec(check_name).launch}
+
     def timeout_for(self, check_name: str) -> float:
         spec = self.spec(check_name)
         return spec.timeout_s if spec.timeout_s else self.timeout_s
@@ -111,12 +118,17 @@ def load_lab(directory: Path) -> Lab:
     for entry in data.get("checks", []):
         if "name" not in entry or "." not in entry["name"]:
             raise LabError(f"{path}: each check needs a name 'Group.Check', got {entry!r}")
+        launch = entry.get("launch", {})
+        if not isinstance(launch, dict) or "kind" in launch:
+            raise LabError(f"{path}: check {entry['name']}: \"launch\" overrides fields of the lab's launch "
+                           f"object (e.g. {{\"ranks\": [2, 4]}}) and cannot change its kind; got {launch!r}")
         checks.append(CheckSpec(
             name=entry["name"],
             weight=float(entry.get("weight", data.get("weights", {}).get(entry["name"].split(".")[0], 1.0))),
             hint=entry.get("hint", ""),
             backends=tuple(entry.get("backends", ())),
-            timeout_s=entry.get("timeout_s")))
+            timeout_s=entry.get("timeout_s"),
+            launch=dict(launch)))
     return Lab(
         id=directory.name, number=match.group(1), name=match.group(2),
         title=data["title"], stage=int(data["stage"]), directory=directory,

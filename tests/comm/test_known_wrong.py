@@ -81,6 +81,31 @@ def test_launcher(ml, bin_dir):
         expect(elapsed < 60, f"n={ranks}: the whole run stays within its time limits ({elapsed:.1f} s)")
         left = processes_of(binary)
         expect(not left, f"n={ranks}: no rank process is left behind", str(left))
+    test_per_rank_output(ml, binary)
+
+
+def test_per_rank_output(ml, binary, ranks=4):
+    """--gtest_output=json:FILE: rank 0 writes FILE, rank R > 0 writes FILE.rankR, so no two
+    ranks write the same file and rank 0's report is whole."""
+    import json
+    import subprocess
+    import tempfile
+    binary = os.path.abspath(binary)
+    with tempfile.TemporaryDirectory(prefix="wb-comm-") as tmp:
+        path = os.path.join(tmp, "result.json")
+        cmd = ml.mpirun_command(binary, ranks, ["--gtest_filter=Launcher.PassesFirst", "--gtest_output=json:" + path])
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=ml._mpi_env(tmp), cwd=tmp)
+        expect(out.returncode == 0, f"n={ranks}: a passing check with --gtest_output exits 0", out.stdout + out.stderr)
+        names = sorted(os.listdir(tmp))
+        want = ["result.json"] + [f"result.json.rank{r}" for r in range(1, ranks)]
+        expect(all(w in names for w in want), f"n={ranks}: each rank writes its own GoogleTest JSON file",
+               f"files: {names}")
+        try:
+            with open(path) as f:
+                tests = json.load(f).get("tests")
+        except (OSError, ValueError) as e:
+            tests = f"unreadable: {e}"
+        expect(tests == 1, f"n={ranks}: rank 0's JSON holds the one check that ran", f"tests: {tests}")
 
 
 # name -> (ranks, filter, expected status, substrings of the message)

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <exception>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "comm/error.h"
 #include "comm/mpi_communicator.h"
@@ -389,15 +391,50 @@ std::string check_allreduce(const AllreduceFn& fn, std::size_t count, DataType t
   return gather_text(text);
 }
 
+namespace {
+
+// "json:FILE" -> "json:FILE.rank<R>"; a directory ("json:DIR/") or a bare format ("json")
+// is left as it is (GoogleTest would name the file after the program on every rank, so
+// run_all_tests turns that file off on ranks R > 0).
+std::string per_rank_output(const std::string& value, int rank) {
+  if (value.empty() || value.back() == '/' || value.back() == ':' || value.find(':') == std::string::npos)
+    return value;
+  return value + ".rank" + std::to_string(rank);
+}
+
+// Gives rank R > 0 its own --gtest_output file. GoogleTest opens the output file named by
+// the flag inside InitGoogleTest, so the name must change before that call: changing the
+// flag afterwards leaves every rank writing the same file at the same time, and rank 0's
+// report can then be truncated or interleaved with another rank's.
+void rename_rank_output(int* argc, char** argv, int rank) {
+  static std::vector<std::string> storage;  // argv entries must outlive InitGoogleTest's parse
+  static const std::string flag = "--gtest_output=";
+  bool found = false;
+  storage.reserve(static_cast<std::size_t>(*argc));
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strncmp(argv[i], flag.c_str(), flag.size()) != 0) continue;
+    storage.push_back(flag + per_rank_output(argv[i] + flag.size(), rank));
+    argv[i] = storage.back().data();
+    found = true;
+  }
+  const char* env = std::getenv("GTEST_OUTPUT");
+  if (!found && env) setenv("GTEST_OUTPUT", per_rank_output(env, rank).c_str(), 1);
+}
+
+}  // namespace
+
 int run_all_tests(int argc, char** argv) {
   MpiSession session(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
   const int rank = session.world_rank();
+  if (rank != 0) rename_rank_output(&argc, argv, rank);
+  ::testing::InitGoogleTest(&argc, argv);
   auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
   if (rank != 0) {
-    std::string out = ::testing::GTEST_FLAG(output);
-    if (!out.empty() && out.back() != '/' && out.back() != ':') ::testing::GTEST_FLAG(output) = out + ".rank" + std::to_string(rank);
     delete listeners.Release(listeners.default_result_printer());
+    const std::string suffix = ".rank" + std::to_string(rank);
+    const std::string out = ::testing::GTEST_FLAG(output);
+    if (out.size() < suffix.size() || out.compare(out.size() - suffix.size(), suffix.size(), suffix) != 0)
+      delete listeners.Release(listeners.default_xml_generator());  // no file of its own: write none
   }
   listeners.Append(new StatusListener(rank));
   int rc = 1;
