@@ -1,9 +1,15 @@
 #include "wb_check.h"
 
 #include <cstring>
+#include <algorithm>
 #include <sstream>
 
 #include "wb/error.h"
+
+#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
+#include <cusim/analysis.h>
+#define WB_HAVE_CUSIM_ANALYSIS 1
+#endif
 
 #ifndef WB_LAB_SOURCES
 #define WB_LAB_SOURCES "the lab's source files"
@@ -102,6 +108,41 @@ std::string describe_unwritten(std::span<const float> original, std::span<const 
         << first_unwritten << "]): some indices get no thread.";
   }
   return out.str();
+}
+
+void expect_no_analysis_reports(const std::vector<std::string>& tools, const char* what,
+                                const testing::AssertionResult& results) {
+#if WB_HAVE_CUSIM_ANALYSIS
+  if (!cusim::analysis::available()) {
+    WB_ASSERT(results);
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)");
+  }
+  std::vector<cusim::analysis::Report> found;
+  for (const auto& r : cusim::analysis::reports()) {
+    if (std::find(tools.begin(), tools.end(), r.tool) != tools.end()) found.push_back(r);
+  }
+  if (!found.empty()) {
+    record_measured(std::to_string(found.size()) + " reports");
+    std::ostringstream out;
+    out << found.size() << " " << what << " report(s) for the kernels of " << lab_sources() << ":";
+    std::size_t shown = 0;
+    for (const auto& r : found) {
+      if (shown++ == 3) break;
+      out << "\n" << (r.message.empty() ? r.tool + ": " + r.kind + " at " + r.file + ":" + std::to_string(r.line)
+                                         : r.message);
+      if (r.count > 1) out << "\n  (" << r.count << " occurrences)";
+    }
+    if (!results) out << "\nThe results were wrong as well:\n" << results.message();
+    FAIL() << out.str();
+  }
+  WB_ASSERT(results);
+  record_measured("0 reports");
+#else
+  (void)tools;
+  (void)what;
+  WB_ASSERT(results);
+  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
+#endif
 }
 
 }  // namespace wb::check

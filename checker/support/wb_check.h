@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "wb/device_buffer.h"
@@ -59,6 +60,14 @@ testing::AssertionResult no_out_of_bounds_writes(const GuardDamage& damage, std:
 /// Elements whose @p expected value equals the original are ignored (they cannot tell).
 std::string describe_unwritten(std::span<const float> original, std::span<const float> expected,
                                std::span<const float> got, std::string_view array);
+
+/// Analysis verdict of a check (sim backend): the cusim reports of @p tools collected since the
+/// last cusim::analysis::reset() fail the check, listing the first ones (a report usually explains
+/// a wrong result, so reports come before @p results' message); with none, the check stands or
+/// falls with @p results and records "0 reports". Without analysis instrumentation the check is
+/// NOT MEASURED after @p results is asserted. The caller returns right after this call.
+void expect_no_analysis_reports(const std::vector<std::string>& tools, const char* what,
+                                const testing::AssertionResult& results);
 
 }  // namespace wb::check
 

@@ -269,39 +269,7 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
       if (auto r = check_version(*v, s); !r && results) results = r;
     }
   }
-#if WB_HAVE_CUSIM_ANALYSIS
-  if (!cusim::analysis::available()) {
-    WB_ASSERT(results);
-    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)");
-  }
-  std::vector<cusim::analysis::Report> found;
-  for (const auto& r : cusim::analysis::reports()) {
-    for (const auto& t : tools) {
-      if (r.tool == t) found.push_back(r);
-    }
-  }
-  if (!found.empty()) {
-    wb::check::record_measured(std::to_string(found.size()) + " reports");
-    std::ostringstream out;
-    out << found.size() << " " << what << " report(s) for the kernels of " << wb::check::lab_sources() << ":";
-    std::size_t shown = 0;
-    for (const auto& r : found) {
-      if (shown++ == 3) break;
-      out << "\n" << (r.message.empty() ? r.tool + ": " + r.kind + " at " + r.file + ":" + std::to_string(r.line)
-                                         : r.message);
-      if (r.count > 1) out << "\n  (" << r.count << " occurrences)";
-    }
-    if (!results) out << "\nThe results were wrong as well:\n" << results.message();
-    FAIL() << out.str();
-  }
-  WB_ASSERT(results);
-  wb::check::record_measured("0 reports");
-#else
-  (void)tools;
-  (void)what;
-  WB_ASSERT(results);
-  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
-#endif
+  wb::check::expect_no_analysis_reports(tools, what, results);
 }
 
 }  // namespace

@@ -141,12 +141,6 @@ void symbolize(const std::vector<uintptr_t>& pcs) {
         }
     }
     for (auto& [obj, list] : by_object) {
-        std::string cmd = "addr2line -C -f -i -e '" + obj + "'";
-        for (uintptr_t pc : list) {
-            char b[32];
-            std::snprintf(b, sizeof b, " 0x%lx", static_cast<unsigned long>(rel[pc]));
-            cmd += b;
-        }
         // A sentinel address terminates each pc's inline chain in the output.
         std::string full;
         for (uintptr_t pc : list) {
@@ -154,7 +148,7 @@ void symbolize(const std::vector<uintptr_t>& pcs) {
             std::snprintf(b, sizeof b, " 0x%lx 0x0", static_cast<unsigned long>(rel[pc]));
             full += b;
         }
-        cmd = "addr2line -C -f -i -e '" + obj + "'" + full + " 2>/dev/null";
+        const std::string cmd = "addr2line -C -f -i -e '" + obj + "'" + full + " 2>/dev/null";
         FILE* f = popen(cmd.c_str(), "r");
         std::vector<std::string> lines;
         if (f) {
@@ -883,7 +877,6 @@ void on_host_write(void* p, size_t size) {
     for (size_t b = off; b < end; ++b) al.init[b >> 3].fetch_or(static_cast<uint8_t>(1u << (b & 7)));
 }
 
-void on_device_read_by_host(const void*, size_t) {}
 
 }  // namespace cusim::detail::analysis_hooks
 

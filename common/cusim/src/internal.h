@@ -68,7 +68,6 @@ void block_end();                         // worker thread, block finished or fa
 void on_alloc(void* p, size_t size);
 void on_free(void* p, size_t size);
 void on_host_write(void* p, size_t size);  // cudaMemcpy/cudaMemset into device memory
-void on_device_read_by_host(const void* p, size_t size);  // (reserved)
 }  // namespace analysis_hooks
 
 }  // namespace cusim::detail

@@ -924,7 +924,6 @@ void* shared_alloc(const void* key, size_t size, size_t align) {
     fail_block(*tls_worker, code, report);
 }
 
-void* dynamic_shared_base();
 void* dynamic_shared_base() { return tls_worker ? tls_worker->arena : nullptr; }
 
 [[noreturn]] void device_trap(const char* what, const site& where) {
