@@ -150,11 +150,16 @@ endfunction()
 
 # ---- lab check binaries ----------------------------------------------------------------
 # wb_add_check_binary(<target> LAB <NN-name> CHECKS <check.cpp>... LAB_SOURCES <src.cu>...
-#                     [SOURCE_LABEL <text>] [INCLUDE_DIRS <dir>...])
+#                     [SOURCE_LABEL <text>] [INCLUDE_DIRS <dir>...]
+#                     [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...])
 # One GoogleTest executable: the lab's checks linked with one implementation of the lab.
 # SOURCE_LABEL names the implementation in messages ("labs/01-saxpy/saxpy.cu").
+# CUDA_BASELINES and CUDA_LIBS are compiled and linked on the cuda backend only: the
+# vendor-library baselines of the performance checks (CUB, cuBLAS), which cusim does not
+# provide. The check sources see WB_HAVE_CUDA_BASELINES=1 when they are present.
 function(wb_add_check_binary target)
-  cmake_parse_arguments(PARSE_ARGV 1 A "" "LAB;SOURCE_LABEL" "CHECKS;LAB_SOURCES;INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "LAB;SOURCE_LABEL"
+                        "CHECKS;LAB_SOURCES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS")
   if(NOT A_LAB OR NOT A_CHECKS OR NOT A_LAB_SOURCES)
     message(FATAL_ERROR "wb_add_check_binary(${target}): LAB, CHECKS and LAB_SOURCES are required")
   endif()
@@ -175,30 +180,46 @@ function(wb_add_check_binary target)
     get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND checks "${abs}")
   endforeach()
-  string(MD5 key "${A_LAB};${checks};${A_INCLUDE_DIRS}")
+  set(baselines "")
+  if(WB_BACKEND STREQUAL "cuda")
+    foreach(src IN LISTS A_CUDA_BASELINES)
+      get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      list(APPEND baselines "${abs}")
+    endforeach()
+  endif()
+  string(MD5 key "${A_LAB};${checks};${A_INCLUDE_DIRS};${baselines}")
   string(SUBSTRING "${key}" 0 8 key)
   string(REPLACE "-" "_" ident "${A_LAB}")
   set(objects wb_checks_${ident}_${key})
   if(NOT TARGET ${objects})
-    add_library(${objects} OBJECT ${checks})
+    add_library(${objects} OBJECT ${checks} ${baselines})
     target_include_directories(${objects} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
                                                   "${WB_ROOT}/checker/support")
     target_link_libraries(${objects} PRIVATE wb GTest::gtest)
+    if(baselines)
+      target_compile_definitions(${objects} PRIVATE WB_HAVE_CUDA_BASELINES=1)
+      target_compile_options(${objects} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+      target_link_libraries(${objects} PRIVATE CUDA::cudart)
+    endif()
   endif()
   add_executable(${target})
   target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS})
   target_compile_definitions(${target} PRIVATE
     "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
   target_link_libraries(${target} PRIVATE ${objects} wb_check GTest::gtest GTest::gtest_main)
+  if(WB_BACKEND STREQUAL "cuda" AND A_CUDA_LIBS)
+    target_link_libraries(${target} PRIVATE ${A_CUDA_LIBS})
+  endif()
   wb_cuda_sources(${target} ${A_LAB_SOURCES})
 endfunction()
 
-# wb_add_lab(<NN-name> CHECKS <check.cpp>... SOURCES <file.cu>...)
+# wb_add_lab(<NN-name> CHECKS <check.cpp>... SOURCES <file.cu>...
+#            [INCLUDE_DIRS <dir>...] [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...])
 # Declares check_<NN>_<name> (checks + labs/<NN-name>/<files>) and, when the tree has
 # solutions/<NN-name>, check_<NN>_<name>_solution (checks + solutions/<NN-name>/<files>).
 # These names are what `./workbook check` builds and runs.
 function(wb_add_lab lab)
-  cmake_parse_arguments(PARSE_ARGV 1 A "" "" "CHECKS;SOURCES;INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "" "CHECKS;SOURCES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS")
   string(REPLACE "-" "_" ident "${lab}")
   set(variants labs)
   if(IS_DIRECTORY "${WB_ROOT}/solutions/${lab}")
@@ -214,6 +235,7 @@ function(wb_add_lab lab)
       list(APPEND lab_sources "${WB_ROOT}/${variant}/${lab}/${file}")
     endforeach()
     wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
-                        INCLUDE_DIRS ${A_INCLUDE_DIRS})
+                        INCLUDE_DIRS ${A_INCLUDE_DIRS} CUDA_BASELINES ${A_CUDA_BASELINES}
+                        CUDA_LIBS ${A_CUDA_LIBS})
   endforeach()
 endfunction()

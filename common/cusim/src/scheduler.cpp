@@ -1,6 +1,9 @@
 // cusim's execution engine: every CUDA thread of a block is a fiber (Boost.Context fcontext),
 // blocks run in parallel on worker threads, barriers and warp collectives park fibers.
 //
+// Fibers switch through context.h: a native x86-64 switch (return-address prediction stays in step)
+// or Boost.Context fcontext elsewhere.
+//
 // Invariants:
 // - A block never leaves its worker thread; all of a block's state lives in that Worker.
 // - A fiber that finishes its thread takes the next unstarted thread itself (no switch), so a
@@ -8,8 +11,6 @@
 // - A thread that must wait parks and jumps straight to the next runnable fiber; only when nothing
 //   is runnable does control go back to the worker's own context: the block is done, or it is
 //   deadlocked, which is reported as a launch error instead of hanging.
-#include <boost/context/detail/fcontext.hpp>
-
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -25,9 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "context.h"
 #include "internal.h"
-
-namespace bctx = boost::context::detail;
 
 thread_local uint3 threadIdx = {0, 0, 0};
 thread_local uint3 blockIdx = {0, 0, 0};
@@ -40,9 +40,7 @@ thread_local ExecView tls_view;
 
 namespace {
 
-struct Ctx {
-    bctx::fcontext_t fctx = nullptr;
-};
+using Ctx = Context;
 
 struct ThreadCtx;
 
@@ -63,8 +61,6 @@ struct ThreadCtx {
     Fiber* fiber;
     const site* wait_site;
     uint64_t warp_result;
-    int barrier_result;
-    int barrier_all;
     bool at_activemask;  // yielding inside __activemask (counts as waiting)
 };
 
@@ -108,7 +104,7 @@ size_t stack_bytes() {
 constexpr size_t kGuardBytes = 64 * 1024;
 constexpr size_t kArenaBytes = kDynamicSharedOptinLimit + kStaticSharedLimit + 4096;
 
-void fiber_entry(bctx::transfer_t t);
+void fiber_entry(void*);
 
 struct Worker {
     Ctx main;
@@ -123,6 +119,14 @@ struct Worker {
     int bar_acc = 0;
     const site* bar_site = nullptr;
     bool bar_divergent = false;
+    std::vector<ThreadCtx*> bar_waiters;  // threads parked at the barrier, in arrival order
+    // Result of the last completed barrier (for __syncthreads_count/_and/_or). Valid for every
+    // released thread when it resumes: no later barrier can complete before all of them have run.
+    int bar_result_count = 0;
+    int bar_result_all = 0;
+    // Threads released by the last completed barrier, resumed in this order before the ready queue.
+    std::vector<ThreadCtx*> released;
+    size_t rel_pos = 0, rel_count = 0;
     // Ready queue (ring buffer; a thread is queued at most once).
     std::vector<ThreadCtx*> ready;
     size_t rq_head = 0, rq_count = 0, rq_mask = 0;  // capacity is a power of two
@@ -170,7 +174,7 @@ struct Worker {
         // Stagger the stack tops: page-aligned tops would all fall into the same cache sets, and a
         // barrier touches every fiber's top frames in turn.
         const size_t color = (f->color * 320) % 4096;
-        f->fctx = bctx::make_fcontext(f->mem + f->mem_size - color, f->mem_size - f->guard - color, fiber_entry);
+        make_context(*f, f->mem + f->mem_size - color, f->mem_size - f->guard - color, fiber_entry, nullptr);
         f->thread = nullptr;
     }
     Fiber* get_fiber() {
@@ -199,10 +203,7 @@ struct Worker {
 
 thread_local Worker* tls_worker = nullptr;
 
-__attribute__((always_inline)) inline void switch_to(Ctx* from, Ctx* to) {
-    bctx::transfer_t t = bctx::jump_fcontext(to->fctx, from);
-    static_cast<Ctx*>(t.data)->fctx = t.fctx;
-}
+__attribute__((always_inline)) inline void switch_to(Ctx* from, Ctx* to) { switch_context(from, to); }
 
 inline void enter(Worker& w, ThreadCtx* th) {
     w.cur = th;
@@ -231,8 +232,10 @@ inline void push_ready(Worker& w, ThreadCtx* th) {
     ++w.rq_count;
 }
 
-// Next thread to run: a released (ready) thread first, else the next thread not yet started.
+// Next thread to run: a thread released by the last barrier, else one released by a warp collective
+// (ready queue), else the next thread not yet started.
 __attribute__((always_inline)) inline ThreadCtx* pick_next(Worker& w) {
+    if (w.rel_pos < w.rel_count) return w.released[w.rel_pos++];
     if (w.rq_count) {
         ThreadCtx* th = w.ready[w.rq_head];
         w.rq_head = (w.rq_head + 1) & w.rq_mask;
@@ -253,6 +256,12 @@ std::string where_str(const site* s) {
 // Two call sites are the same when line, column and file agree (each call builds its own
 // source_location, so the objects differ; file names of one translation unit share a pointer).
 inline bool same_site(const site* a, const site* b) {
+    static_assert(sizeof(site) == sizeof(const void*), "std::source_location is one pointer to its data");
+    const void* ia;
+    const void* ib;
+    std::memcpy(&ia, a, sizeof ia);
+    std::memcpy(&ib, b, sizeof ib);
+    if (ia == ib) return true;  // the same call site's data (the usual case)
     if (a->line() != b->line() || a->column() != b->column()) return false;
     return a->file_name() == b->file_name() || std::strcmp(a->file_name(), b->file_name()) == 0;
 }
@@ -363,16 +372,17 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
                        "\n=========     Hint: do not put __syncthreads inside a branch or loop that threads of "
                        "the block take differently.");
     }
-    const int count = w.bar_acc;
-    const int all = w.bar_acc == static_cast<int>(w.bar_arrived);
-    for (unsigned i = 0; i < w.nthreads; ++i) {
-        ThreadCtx& t = w.threads[i];
-        if (t.state == TState::BarrierWait) {
-            t.barrier_result = count;
-            t.barrier_all = all;
-            if (&t != self) push_ready(w, &t);
-        }
-    }
+    w.bar_result_count = w.bar_acc;
+    w.bar_result_all = w.bar_acc == static_cast<int>(w.bar_arrived);
+    // Every thread but `self` is parked in bar_waiters, and the previous release list has been
+    // drained (each of its threads has run to this barrier or exited). Swap the lists.
+    const size_t n = w.bar_waiters.size();
+    ThreadCtx* const* waiters = w.bar_waiters.data();
+    for (size_t i = 0; i < n; ++i) waiters[i]->state = TState::Ready;
+    w.released.swap(w.bar_waiters);
+    w.bar_waiters.clear();
+    w.rel_pos = 0;
+    w.rel_count = n;
     if (self) self->state = TState::Running;
     if (w.analyze) analysis_hooks::barrier_complete();
     w.bar_arrived = 0;
@@ -381,11 +391,7 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
     w.bar_divergent = false;
 }
 
-inline void check_exit_against_warp_ops(Worker& w, ThreadCtx* th) {
-    const unsigned lane = th->tid & 31u;
-    Warp& wp = w.warps[th->tid >> 5];
-    wp.exited |= 1u << lane;
-    if (__builtin_expect(wp.pending.empty(), 1)) return;
+[[gnu::noinline, gnu::cold]] void exit_with_pending_warp_ops(Worker& w, ThreadCtx* th, Warp& wp, unsigned lane) {
     for (const WarpOp& op : wp.pending) {
         if (op.mask & (1u << lane)) {
             fail_block(w, cudaErrorLaunchFailure,
@@ -399,7 +405,14 @@ inline void check_exit_against_warp_ops(Worker& w, ThreadCtx* th) {
     }
 }
 
-void thread_exit(Worker& w, ThreadCtx* th) {
+__attribute__((always_inline)) inline void check_exit_against_warp_ops(Worker& w, ThreadCtx* th) {
+    const unsigned lane = th->tid & 31u;
+    Warp& wp = w.warps[th->tid >> 5];
+    wp.exited |= 1u << lane;
+    if (__builtin_expect(!wp.pending.empty(), 0)) exit_with_pending_warp_ops(w, th, wp, lane);
+}
+
+__attribute__((always_inline)) inline void thread_exit(Worker& w, ThreadCtx* th) {
     th->state = TState::Done;
     ++w.done;
     check_exit_against_warp_ops(w, th);
@@ -408,8 +421,7 @@ void thread_exit(Worker& w, ThreadCtx* th) {
     if (w.bar_arrived && w.bar_arrived == w.nthreads - w.done) complete_barrier(w, nullptr);
 }
 
-void fiber_entry(bctx::transfer_t t) {
-    static_cast<Ctx*>(t.data)->fctx = t.fctx;
+void fiber_entry(void*) {
     Worker& w = *tls_worker;
     Fiber* self = w.cur_fiber;
     for (;;) {
@@ -475,7 +487,7 @@ void on_fault_signal(int sig, siginfo_t* info, void*) {
     tls_view.in_kernel = false;
     // Leave the handler by resuming the worker's own context, suspended where the block started;
     // the faulted block's fibers are abandoned (reset before the next launch).
-    bctx::jump_fcontext(w->main.fctx, &w->signal_ctx);
+    switch_context(&w->signal_ctx, &w->main);
     std::abort();
 }
 
@@ -513,6 +525,10 @@ void setup_launch(Worker& w, LaunchState& ls) {
     while (cap < w.nthreads + 1) cap <<= 1;
     w.ready.assign(cap, nullptr);
     w.rq_mask = cap - 1;
+    w.bar_waiters.clear();
+    w.bar_waiters.reserve(w.nthreads);
+    w.released.clear();
+    w.released.reserve(w.nthreads);
     if (!w.arena) w.arena = static_cast<char*>(std::aligned_alloc(1024, kArenaBytes));
     w.dyn_bytes = (ls.dyn_smem + 255) & ~size_t(255);
     blockDim = ls.block;
@@ -545,9 +561,12 @@ void run_block(Worker& w, uint64_t b) {
     w.bar_acc = 0;
     w.bar_site = nullptr;
     w.bar_divergent = false;
+    w.bar_waiters.clear();
+    w.rel_pos = w.rel_count = 0;
     w.rq_head = w.rq_count = 0;
     w.static_used = 0;
     w.shared_tab.clear();
+    tls_shared_last = {nullptr, nullptr};
     for (auto getter : dyn_shared_getters()) *getter() = w.arena;
     ExecView& v = tls_view;
     v.block = w.block_idx;
@@ -710,15 +729,12 @@ int block_barrier(int kind, int predicate, const site& where) {
     if (w.bar_arrived == w.nthreads - w.done) {
         complete_barrier(w, th);
     } else {
+        w.bar_waiters.push_back(th);
         park(w, th);
     }
-    const int count = th->barrier_result;
-    switch (kind) {
-        case 1: return count;
-        case 2: return th->barrier_all;
-        case 3: return count > 0 ? 1 : 0;
-        default: return 0;
-    }
+    if (kind == 0) return 0;
+    const int count = w.bar_result_count;
+    return kind == 1 ? count : kind == 2 ? w.bar_result_all : (count > 0 ? 1 : 0);
 }
 
 uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int width, const site& where) {
@@ -899,10 +915,16 @@ unsigned lane_id() {
     return w && w->cur ? (w->cur->tid & 31u) : 0;
 }
 
+thread_local SharedLookup tls_shared_last{nullptr, nullptr};
+
 void* shared_alloc(const void* key, size_t size, size_t align) {
     Worker& w = *tls_worker;
-    for (const auto& e : w.shared_tab)
-        if (e.key == key) return e.ptr;
+    for (const auto& e : w.shared_tab) {
+        if (e.key == key) {
+            tls_shared_last = {key, e.ptr};
+            return e.ptr;
+        }
+    }
     RuntimeScope scope;
     if (align < 16) align = 16;
     size_t off = (w.dyn_bytes + w.static_used + align - 1) & ~(align - 1);
@@ -917,6 +939,7 @@ void* shared_alloc(const void* key, size_t size, size_t align) {
     w.static_used = used;
     void* p = w.arena + off;
     w.shared_tab.push_back({key, p});
+    tls_shared_last = {key, p};
     return p;
 }
 

@@ -72,6 +72,12 @@ int block_barrier(int kind, int predicate, const site& where);  // kind: 0 plain
 unsigned active_mask();
 unsigned lane_id();
 void* shared_alloc(const void* key, size_t size, size_t align);
+/// The running block's last `__shared__` lookup (key, address); reset when a block starts.
+struct SharedLookup {
+    const void* key;
+    void* ptr;
+};
+extern thread_local SharedLookup tls_shared_last;
 [[noreturn]] void device_trap(const char* what, const site& where);
 
 template <class T>
@@ -93,6 +99,8 @@ inline T from_bits(uint64_t b) {
 /// Per-block storage of one `__shared__` declaration (emitted by the source rewriter).
 template <class T>
 inline T& shared_var(const void* key, size_t align) {
+    const detail::SharedLookup last = detail::tls_shared_last;  // every thread of a block asks in turn
+    if (__builtin_expect(last.key == key, 1)) return *static_cast<T*>(last.ptr);
     return *static_cast<T*>(detail::shared_alloc(key, sizeof(T), align));
 }
 /// The current block's dynamic shared memory (`extern __shared__`).
