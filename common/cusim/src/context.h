@@ -2,17 +2,16 @@
 //
 // Two implementations with one interface:
 //
-// - Native (x86-64 System V, the default there): a context is a saved stack pointer. switch_context
-//   is an ordinary function that pushes the six callee-saved registers, swaps the stack pointer,
-//   pops the other context's registers and returns into it. Because every suspension is a `call`
-//   balanced by a `ret`, the CPU's return-address predictor stays in step across switches: fibers
-//   of one kernel suspend at the same call sites, so the return into the resumed fiber, and every
-//   return after it, is predicted. The floating-point control words are not saved: every fiber of
-//   a worker runs with the worker thread's modes (kernel code cannot change them).
+// - Native (x86-64 Linux, the default there): cusim/fiber.h's switch, a few instructions inlined
+//   where a thread waits (kernel code, the scheduler), which saves the stack pointer, frame pointer
+//   and a resume address and jumps to the other context's. Each waiting site has its own jump,
+//   which the branch predictor learns, and the return-address stack stays in step. The
+//   floating-point control words are not saved: every fiber of a worker runs with the worker
+//   thread's modes (kernel code cannot change them).
 // - Boost.Context (CUSIM_CONTEXT_BOOST, and every other platform): fcontext's make_fcontext and
-//   jump_fcontext. jump_fcontext leaves through an indirect jump, so the return predictor is off
-//   by one after every switch; on the reduce_smem benchmark a fiber switch costs about twice as
-//   much as the native one (see docs/perf/cusim.md).
+//   jump_fcontext, called by the scheduler only. jump_fcontext leaves through an indirect jump
+//   shared by all switches, so resumed threads mispredict their returns; on the reduce_smem
+//   benchmark it is markedly slower (docs/perf/cusim.md).
 //
 // Both are tested: the cusim suite runs on the default, and tests/cusim also links the fault and
 // synchronization tests against a Boost.Context build of cusim (cusim_fcontext).
@@ -28,42 +27,36 @@
 #include <boost/context/detail/fcontext.hpp>
 #endif
 
+#include "cusim/fiber.h"
+
 namespace cusim::detail {
 
 using ContextEntry = void (*)(void* arg);
 
 #if !defined(CUSIM_CONTEXT_BOOST)
+#define CUSIM_NATIVE_SWITCH 1
 
-/// A suspended execution context: its saved stack pointer.
-struct Context {
-    void* sp = nullptr;
-};
+/// A suspended execution context (see cusim/fiber.h): stack pointer, resume address, frame pointer.
+using Context = FiberContext;
 
-extern "C" void cusim_switch_context(void** save_sp, void* to_sp);
 extern "C" void cusim_context_start();
 
 /// Prepares `c` to run entry(arg) on the stack whose highest usable address is `top`, the first
 /// time it is switched to. `entry` must never return.
 inline void make_context(Context& c, char* top, std::size_t /*size*/, ContextEntry entry, void* arg) {
-    // After switch_context pops the six registers it returns into cusim_context_start with the
-    // stack pointer at `top` rounded down to 16 bytes, as the ABI wants it before a call;
-    // cusim_context_start calls entry(arg) (r13 holds entry, r12 arg).
+    // cusim_context_start finds entry and arg at the stack pointer, which is 16-byte aligned for
+    // its call, as the ABI wants.
     auto** sp = reinterpret_cast<void**>(reinterpret_cast<std::uintptr_t>(top) & ~std::uintptr_t(15));
-    *--sp = reinterpret_cast<void*>(&cusim_context_start);
-    *--sp = nullptr;                               // rbp
-    *--sp = nullptr;                               // rbx
-    *--sp = arg;                                   // r12
-    *--sp = reinterpret_cast<void*>(entry);        // r13
-    *--sp = nullptr;                               // r14
-    *--sp = nullptr;                               // r15
+    *--sp = arg;
+    *--sp = reinterpret_cast<void*>(entry);
     c.sp = sp;
+    c.pc = reinterpret_cast<void*>(&cusim_context_start);
+    c.bp = nullptr;
 }
 
 /// Saves the running context into `from` and resumes `to`; returns when something switches back
 /// to `from`.
-__attribute__((always_inline)) inline void switch_context(Context* from, Context* to) {
-    cusim_switch_context(&from->sp, to->sp);
-}
+__attribute__((always_inline)) inline void switch_context(Context* from, Context* to) { switch_fibers(from, to); }
 
 #else  // Boost.Context fcontext
 

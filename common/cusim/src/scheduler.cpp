@@ -60,7 +60,7 @@ struct ThreadCtx {
     TState state;
     Fiber* fiber;
     const site* wait_site;
-    uint64_t warp_result;
+    uint64_t* result_slot;  // where a warp collective this thread waits at stores its result
     bool at_activemask;  // yielding inside __activemask (counts as waiting)
 };
 
@@ -347,8 +347,10 @@ std::string describe_waiters(Worker& w) {
                    "lane named in a warp intrinsic's mask must reach the same intrinsic.");
 }
 
-// Switch away from the current (waiting) thread to whatever can run next.
-__attribute__((always_inline)) inline void park(Worker& w, ThreadCtx* th) {
+// Switch away from the current (waiting) thread to whatever can run next. With the native switch
+// this only makes the next thread current and returns the handoff, which the caller's inline
+// switch (kernel code) performs; with Boost.Context it switches here and returns no handoff.
+__attribute__((always_inline)) inline Handoff park(Worker& w, ThreadCtx* th) {
     Fiber* self = th->fiber;
     ThreadCtx* next = pick_next(w);
     if (!next) deadlock(w);
@@ -358,7 +360,13 @@ __attribute__((always_inline)) inline void park(Worker& w, ThreadCtx* th) {
         f->thread = next;
         next->fiber = f;
     }
+#if defined(CUSIM_NATIVE_SWITCH)
+    enter(w, next);
+    return {self, next->fiber};
+#else
     resume(w, self, next->fiber);
+    return {nullptr, nullptr};
+#endif
 }
 
 // Releases every thread waiting at the block barrier, in thread order. `self` (the last arriver,
@@ -714,7 +722,7 @@ __attribute__((always_inline)) inline Worker& current_worker(const char* what, c
 
 // ---- Kernel-side entry points -------------------------------------------------------------------
 
-int block_barrier(int kind, int predicate, const site& where) {
+Handoff barrier_arrive(int kind, int predicate, const site& where) {
     Worker& w = current_worker("__syncthreads", where);
     RuntimeScope scope;
     ThreadCtx* th = w.cur;
@@ -728,16 +736,20 @@ int block_barrier(int kind, int predicate, const site& where) {
     th->wait_site = &where;
     if (w.bar_arrived == w.nthreads - w.done) {
         complete_barrier(w, th);
-    } else {
-        w.bar_waiters.push_back(th);
-        park(w, th);
+        return {nullptr, nullptr};
     }
-    if (kind == 0) return 0;
+    w.bar_waiters.push_back(th);
+    return park(w, th);
+}
+
+int barrier_result(int kind) {
+    const Worker& w = *tls_worker;
     const int count = w.bar_result_count;
     return kind == 1 ? count : kind == 2 ? w.bar_result_all : (count > 0 ? 1 : 0);
 }
 
-uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int width, const site& where) {
+Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int width, const site& where,
+                    uint64_t* result) {
     Worker& w = current_worker(op_name(kind), where);
     RuntimeScope scope;
     ThreadCtx* th = w.cur;
@@ -797,6 +809,7 @@ uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg
     }
     op->src[lane] = static_cast<int8_t>(src);
     op->arrived |= 1u << lane;
+    th->result_slot = result;
     th->state = TState::WarpWait;
     th->wait_site = &where;
 
@@ -851,28 +864,26 @@ uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg
                 case WarpOpKind::ShflDown:
                 case WarpOpKind::ShflXor: {
                     unsigned s = static_cast<unsigned>(op->src[l]);
-                    t.warp_result = ((op->mask >> s) & 1u) ? op->val[s] : op->val[l];
+                    *t.result_slot = ((op->mask >> s) & 1u) ? op->val[s] : op->val[l];
                     break;
                 }
                 case WarpOpKind::MatchAny: {
                     unsigned m = 0;
                     for (unsigned k = 0; k < 32; ++k)
                         if ((op->mask >> k) & 1u && op->val[k] == op->val[l]) m |= 1u << k;
-                    t.warp_result = m;
+                    *t.result_slot = m;
                     break;
                 }
-                default: t.warp_result = common; break;
+                default: *t.result_slot = common; break;
             }
             if (&t != th) push_ready(w, &t);
         }
         th->state = TState::Running;
         if (w.analyze) analysis_hooks::warp_sync_complete(th->tid >> 5, op->mask, wp.existing);
-        const uint64_t r = th->warp_result;
         wp.pending.erase(wp.pending.begin() + (op - wp.pending.data()));
-        return r;
+        return {nullptr, nullptr};
     }
-    park(w, th);
-    return th->warp_result;
+    return park(w, th);
 }
 
 // __activemask() is a scheduling point: lanes of the warp that have not run yet get to run until

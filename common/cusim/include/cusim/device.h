@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cusim/fiber.h"
 #include "cusim/runtime_api.h"
 #include "cusim/vector_types.h"
 
@@ -65,10 +66,27 @@ enum class WarpOpKind : uint8_t {
     ReduceAdd, ReduceMinU, ReduceMaxU, ReduceMinS, ReduceMaxS, ReduceAnd, ReduceOr, ReduceXor
 };
 
-// Warp collective: deposits `value` for the calling lane, waits until every lane of `mask` has
-// arrived at an operation of the same kind with the same mask, and returns the lane's result.
-uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int width, const site& where);
-int block_barrier(int kind, int predicate, const site& where);  // kind: 0 plain, 1 count, 2 and, 3 or
+// Warp collective, arrival: deposits `value` for the calling lane. When every lane of `mask` has
+// arrived at an operation of the same kind with the same mask, each lane's result is stored at
+// its `result`. Returns the switch to the next thread when the caller must wait (cusim/fiber.h).
+Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int width, const site& where,
+                    uint64_t* result);
+// Block barrier, arrival (kind: 0 plain, 1 count, 2 and, 3 or); the result of the last completed
+// barrier for kinds 1-3.
+Handoff barrier_arrive(int kind, int predicate, const site& where);
+int barrier_result(int kind);
+
+// Waits at the warp collective and returns the lane's result.
+__attribute__((always_inline)) inline uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value,
+                                                               int arg, int width, const site& where) {
+    uint64_t result;
+    complete_handoff(warp_arrive(kind, mask, value, arg, width, where, &result));
+    return result;
+}
+__attribute__((always_inline)) inline int block_barrier(int kind, int predicate, const site& where) {
+    complete_handoff(barrier_arrive(kind, predicate, where));
+    return kind == 0 ? 0 : barrier_result(kind);
+}
 unsigned active_mask();
 unsigned lane_id();
 void* shared_alloc(const void* key, size_t size, size_t align);
