@@ -1,0 +1,766 @@
+// Checks for lab 05 (SGEMM, C = alpha * A * B + beta * C, row-major).
+//
+// Correctness: every version on shapes that are and are not multiples of the tiles (1 x 1 x 1,
+// 17 x 33 x 65, 129 x 127 x 131, tall and skinny, K = 1, K = 0, M or N = 0), with alpha and
+// beta combinations, leading dimensions larger than the rows (the padding holds NaN in A and B
+// and must stay untouched in C), and beta == 0 with C full of NaN (C must not be read).
+//   - Exact data: integer-valued A, B, C in small ranges, alpha and beta in {-1, 0.5, 1, 2, ...}:
+//     every partial sum is an integer (or half-integer) far below 2^24, exact in float, so every
+//     summation order gives the same float and the comparison is bit for bit.
+//   - Random data, uniform in [-1, 1): |got - ref| <= gamma(K + 2) * (|alpha| sum_k |a_ik b_kj|
+//     + |beta c_ij|), gamma(n) = n u / (1 - n u), u = 2^-24: the error bound of a dot product of
+//     K terms in any order (Higham, Accuracy and Stability of Numerical Algorithms, 3.1) plus the
+//     roundings of the scaling and the final addition. The reference is computed in double.
+//   A and B carry guard zones and must come back unchanged; C carries guard zones and its row
+//   padding (columns N .. ldc-1) must stay untouched.
+// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
+// Performance (sim), cusim analysis metrics on 128 x 128 x 128 (beta = 0, dense):
+//   - sgemm_coalesced: global loads and stores <= 4.00 sectors/request (naive's recorded);
+//   - tiled versions: global bytes read per FLOP <= 0.25 (an untiled version reads 8 bytes per
+//     multiply-add, 4 bytes/FLOP; a T x T tile divides that by T);
+//   - sgemm_1d_blocktile: shared-memory load requests per warp-wide multiply-add <= 1.25
+//     (smem_tiled needs 2: one load of A and one of B per multiply-add);
+//   - sgemm_2d_blocktile, sgemm_vectorized, sgemm: <= 0.50 shared loads per multiply-add.
+//   Vector width is not checked on sim: g++ splits a float4 access into four 4-byte accesses,
+//   which cusim counts as four requests; sgemm_vectorized's gain is measured on a GPU.
+// Performance (cuda): sgemm at 4096^3 >= 0.50 x cuBLAS SGEMM timed in the same run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gemm.h"
+#include "wb/wb.h"
+#include "wb_check.h"
+
+#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
+#include <cusim/analysis.h>
+#define WB_HAVE_CUSIM_ANALYSIS 1
+#endif
+
+#if defined(WB_HAVE_CUDA_BASELINES)
+#include "cublas_sgemm.h"
+#endif
+
+namespace {
+
+using wb::check::cuda_success;
+
+using SgemmFn = cudaError_t (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int);
+
+struct Version {
+  const char* name;
+  SgemmFn run;
+};
+
+const Version kNaive{"sgemm_naive", &sgemm_naive};
+const Version kCoalesced{"sgemm_coalesced", &sgemm_coalesced};
+const Version kSmemTiled{"sgemm_smem_tiled", &sgemm_smem_tiled};
+const Version kBlocktile1D{"sgemm_1d_blocktile", &sgemm_1d_blocktile};
+const Version kBlocktile2D{"sgemm_2d_blocktile", &sgemm_2d_blocktile};
+const Version kVectorized{"sgemm_vectorized", &sgemm_vectorized};
+const Version kFinal{"sgemm", &sgemm};
+const Version* const kAllVersions[] = {&kNaive,       &kCoalesced,  &kSmemTiled, &kBlocktile1D,
+                                       &kBlocktile2D, &kVectorized, &kFinal};
+
+constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
+constexpr double kUnitRoundoff = 0x1.0p-24;
+
+// One call: the shape, the scalars, the padding of each leading dimension, the data.
+struct Case {
+  int M, N, K;
+  float alpha = 1.0f, beta = 0.0f;
+  int pad_a = 0, pad_b = 0, pad_c = 0;  // lda = K + pad_a, ldb = N + pad_b, ldc = N + pad_c
+  bool random = false;
+  std::uint64_t seed = 1;
+  int lda() const { return K + pad_a; }
+  int ldb() const { return N + pad_b; }
+  int ldc() const { return N + pad_c; }
+};
+
+std::string number(double v) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.9g", v);
+  return buffer;
+}
+
+std::string describe_call(const Version& v, const Case& c) {
+  std::ostringstream out;
+  out << v.name << "(M=" << c.M << ", N=" << c.N << ", K=" << c.K << ", alpha=" << number(c.alpha)
+      << ", beta=" << number(c.beta) << ", lda=" << c.lda() << ", ldb=" << c.ldb() << ", ldc=" << c.ldc() << ") ["
+      << (c.random ? "random data in [-1, 1)" : "exact integer data") << ", seed " << c.seed << "]";
+  return out.str();
+}
+
+std::uint32_t bits_of(float v) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+float float_of_bits(std::uint32_t b) {
+  float v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// C elements are 0xFF bytes (a NaN) before a beta == 0 call: never written stays exactly that.
+const float kUnwritten = float_of_bits(0xFFFFFFFFu);
+// Padding between rows (columns past the row length): a NaN, so reading it shows in C.
+const float kPadding = float_of_bits(0x7FC0DEADu);
+
+// The memory around A and B holds NaN, like their row padding: an element read from outside a
+// matrix and used turns the result into NaN (even when multiplied by a zero-padded 0).
+void fill_guards_with(wb::DeviceBuffer<float>& buffer, float value) {
+  const std::vector<float> zone(buffer.guard(), value);
+  WB_CUDA_CHECK(cudaMemcpy(buffer.data() - buffer.guard(), zone.data(), zone.size() * sizeof(float),
+                           cudaMemcpyHostToDevice));
+  WB_CUDA_CHECK(cudaMemcpy(buffer.data() + buffer.size(), zone.data(), zone.size() * sizeof(float),
+                           cudaMemcpyHostToDevice));
+}
+
+bool guards_hold(const wb::DeviceBuffer<float>& buffer, float value) {
+  std::vector<float> zone(buffer.guard());
+  for (const float* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
+    WB_CUDA_CHECK(cudaMemcpy(zone.data(), start, zone.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (float v : zone) {
+      if (bits_of(v) != bits_of(value)) return false;
+    }
+  }
+  return true;
+}
+
+// Host copies of A, B and C with their padding, row-major with the case's leading dimensions.
+struct Data {
+  std::vector<float> A, B, C;
+};
+
+Data make_data(const Case& c) {
+  Data d;
+  wb::Random rng(c.seed * 7919 + 3);
+  auto value = [&](int lo, int hi) {
+    return c.random ? static_cast<float>(rng.next_unit_double() * 2.0 - 1.0) : static_cast<float>(rng.next_int(lo, hi));
+  };
+  auto fill = [&](std::vector<float>& m, int rows, int cols, int ld, int lo, int hi) {
+    m.assign(static_cast<std::size_t>(rows) * ld, kPadding);
+    for (int r = 0; r < rows; ++r) {
+      for (int col = 0; col < cols; ++col) m[static_cast<std::size_t>(r) * ld + col] = value(lo, hi);
+    }
+  };
+  fill(d.A, c.M, c.K, c.lda(), -4, 4);
+  fill(d.B, c.K, c.N, c.ldb(), -4, 4);
+  fill(d.C, c.M, c.N, c.ldc(), -8, 8);
+  if (c.beta == 0.0f) {  // C is output only: NaN, which a kernel reading it would propagate
+    for (int r = 0; r < c.M; ++r) {
+      std::fill_n(d.C.begin() + static_cast<std::ptrdiff_t>(r) * c.ldc(), c.N, kUnwritten);
+    }
+  }
+  return d;
+}
+
+// The exact result in double and, for random data, the error each element may carry.
+struct Reference {
+  std::vector<double> value, allowed;
+};
+
+Reference reference(const Case& c, const Data& d) {
+  Reference ref;
+  const std::size_t n = static_cast<std::size_t>(c.M) * c.N;
+  ref.value.resize(n);
+  ref.allowed.assign(n, 0.0);
+  const double gamma = (c.K + 2) * kUnitRoundoff / (1.0 - (c.K + 2) * kUnitRoundoff);
+  std::vector<double> row(c.N), abs_row(c.N);
+  for (int r = 0; r < c.M; ++r) {
+    std::fill(row.begin(), row.end(), 0.0);
+    std::fill(abs_row.begin(), abs_row.end(), 0.0);
+    for (int k = 0; k < c.K; ++k) {
+      const double a = d.A[static_cast<std::size_t>(r) * c.lda() + k];
+      const float* b = &d.B[static_cast<std::size_t>(k) * c.ldb()];
+      for (int col = 0; col < c.N; ++col) {
+        row[col] += a * b[col];
+        abs_row[col] += std::fabs(a * b[col]);
+      }
+    }
+    for (int col = 0; col < c.N; ++col) {
+      const std::size_t i = static_cast<std::size_t>(r) * c.N + col;
+      const double old = c.beta == 0.0f ? 0.0 : d.C[static_cast<std::size_t>(r) * c.ldc() + col];
+      ref.value[i] = double(c.alpha) * row[col] + double(c.beta) * old;
+      ref.allowed[i] = gamma * (std::fabs(double(c.alpha)) * abs_row[col] + std::fabs(double(c.beta) * old));
+    }
+  }
+  return ref;
+}
+
+bool element_ok(const Case& c, const Reference& ref, std::size_t i, float got) {
+  if (std::isnan(got)) return false;
+  if (!c.random) return got == static_cast<float>(ref.value[i]);  // exact data: bit for bit (+0 == -0)
+  return std::fabs(double(got) - ref.value[i]) <= ref.allowed[i];
+}
+
+// Runs @p v on device copies of @p d and returns C (with padding) in @p c_out.
+testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d, const std::string& call,
+                                  std::vector<float>& c_out) {
+  try {
+    wb::DeviceBuffer<float> A(std::span<const float>(d.A), kGuard);
+    wb::DeviceBuffer<float> B(std::span<const float>(d.B), kGuard);
+    wb::DeviceBuffer<float> C(std::span<const float>(d.C), kGuard);
+    fill_guards_with(A, kPadding);
+    fill_guards_with(B, kPadding);
+    if (auto r = cuda_success(v.run(c.M, c.N, c.K, c.alpha, A.data(), c.lda(), B.data(), c.ldb(), c.beta, C.data(),
+                                    c.ldc()),
+                              call, v.name);
+        !r) {
+      return r;
+    }
+    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    if (const wb::GuardDamage damage = C.check_guards(); !damage.intact()) {
+      return testing::AssertionFailure()
+             << call << " wrote " << damage.modified << " float(s) outside C's " << C.size() << " elements (C["
+             << damage.first_index << "] to C[" << damage.last_index
+             << "]): threads of partial tiles must not store rows >= M or columns >= N.";
+    }
+    for (auto [buffer, name] : {std::pair{&A, "A"}, std::pair{&B, "B"}}) {
+      const std::vector<float> original = buffer == &A ? d.A : d.B;
+      if (!guards_hold(*buffer, kPadding) ||
+          std::memcmp(buffer->download().data(), original.data(), original.size() * sizeof(float)) != 0) {
+        return testing::AssertionFailure() << call << " modified " << name << ", which is an input (const float*).";
+      }
+    }
+    c_out = C.download();
+    return testing::AssertionSuccess();
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
+  }
+}
+
+// Where the wrong elements lie: the rows and columns they span, whether they are all in the
+// partial tiles at the bottom or right edge of C (for some tile size), or everywhere.
+std::string describe_wrong_region(const Case& c, const std::vector<std::pair<int, int>>& wrong_cells,
+                                  std::size_t wrong) {
+  if (wrong == static_cast<std::size_t>(c.M) * c.N) {
+    return "Every element of C is wrong. If your tiles step through K in steps that do not divide K = " +
+           std::to_string(c.K) +
+           ", the last step is partial: the tile elements past column K-1 of A and row K-1 of B must be 0.";
+  }
+  int r_lo = c.M, r_hi = -1, c_lo = c.N, c_hi = -1;
+  for (auto [r, col] : wrong_cells) {
+    r_lo = std::min(r_lo, r), r_hi = std::max(r_hi, r), c_lo = std::min(c_lo, col), c_hi = std::max(c_hi, col);
+  }
+  std::string text = "The wrong elements lie in rows " + std::to_string(r_lo) + ".." + std::to_string(r_hi) +
+                     " and columns " + std::to_string(c_lo) + ".." + std::to_string(c_hi) + " of C.";
+  for (int tile : {4, 8, 16, 32, 64, 128}) {
+    const int full_rows = c.M / tile * tile, full_cols = c.N / tile * tile;
+    if (full_rows == 0 || full_cols == 0 || (full_rows == c.M && full_cols == c.N)) continue;  // no full tile, or no edge
+    bool edge_only = true;
+    for (auto [r, col] : wrong_cells) edge_only = edge_only && (r >= full_rows || col >= full_cols);
+    if (edge_only) {
+      return text + " Every one lies in the partial tiles at the edge of C (rows >= " + std::to_string(full_rows) +
+             " or columns >= " + std::to_string(full_cols) + " for tiles of " + std::to_string(tile) +
+             "): check the bounds tests of the loads (0 outside A and B) and of the stores (rows < M, columns < N) "
+             "in edge tiles, and that the grid rounds the number of tiles up.";
+    }
+  }
+  return text;
+}
+
+// Compares C with the reference and explains the first wrong elements.
+testing::AssertionResult compare_c(const Case& c, const Data& d, const Reference& ref, const std::vector<float>& got,
+                                   const std::string& call, std::size_t& wrong_count, std::size_t& nan_count) {
+  wrong_count = nan_count = 0;
+  std::size_t unwritten = 0, padding_writes = 0;
+  std::vector<std::pair<int, int>> wrong_cells, first;
+  int first_pad_row = -1, first_pad_col = -1;
+  for (int r = 0; r < c.M; ++r) {
+    for (int col = 0; col < c.ldc(); ++col) {
+      const std::size_t k = static_cast<std::size_t>(r) * c.ldc() + col;
+      if (col >= c.N) {
+        if (bits_of(got[k]) != bits_of(d.C[k]) && padding_writes++ == 0) first_pad_row = r, first_pad_col = col;
+        continue;
+      }
+      if (element_ok(c, ref, static_cast<std::size_t>(r) * c.N + col, got[k])) continue;
+      ++wrong_count;
+      const bool untouched = bits_of(got[k]) == bits_of(d.C[k]);
+      unwritten += untouched;
+      nan_count += std::isnan(got[k]) && !untouched;
+      if (wrong_cells.size() < 100000) wrong_cells.emplace_back(r, col);
+      if (first.size() < 5) first.emplace_back(r, col);
+    }
+  }
+  if (padding_writes > 0) {
+    return testing::AssertionFailure() << call << " wrote " << padding_writes
+                                       << " element(s) of C's row padding, first C[" << first_pad_row << " * ldc + "
+                                       << first_pad_col << "] (column " << first_pad_col << " >= N = " << c.N
+                                       << "): only columns 0 .. N-1 of each row belong to C. Test the column of "
+                                          "every store against N, not against ldc.";
+  }
+  if (wrong_count == 0) return testing::AssertionSuccess();
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": " << wrong_count << " of " << static_cast<std::size_t>(c.M) * c.N
+          << " elements of C are wrong";
+  if (unwritten > 0) failure << " (" << unwritten << " never written)";
+  failure << "; first wrong C(row, col):";
+  for (auto [r, col] : first) {
+    const std::size_t i = static_cast<std::size_t>(r) * c.N + col;
+    const float g = got[static_cast<std::size_t>(r) * c.ldc() + col];
+    failure << "\n  C(" << r << ", " << col << "): got "
+            << (bits_of(g) == bits_of(d.C[static_cast<std::size_t>(r) * c.ldc() + col]) && c.beta == 0.0f
+                    ? std::string("nothing (never written)")
+                    : number(g))
+            << ", expected " << number(ref.value[i]);
+    if (c.random) failure << " (allowed error " << number(ref.allowed[i]) << ")";
+    else failure << " exactly";
+  }
+  if (const std::string region = describe_wrong_region(c, wrong_cells, wrong_count); !region.empty()) {
+    failure << "\n" << region;
+  }
+  if (nan_count > 0) {
+    failure << "\nNaN in C: the checker fills the memory around A and B and their row padding (columns past K of "
+               "A, past N of B) with NaN, so an element read from outside a matrix and used shows as NaN, even "
+               "when multiplied by 0. Test every load against the matrix's rows and columns and load 0 outside; "
+               "index row r as r * lda (ldb), not r * K (N).";
+  }
+  return failure;
+}
+
+// One case of one version: status, device errors, writes out of bounds, inputs untouched,
+// C compared with the reference. With beta == 0 and NaN results, the call is repeated with C
+// zero-filled to tell "C was read" from other mistakes.
+testing::AssertionResult check_case(const Version& v, const Case& c) {
+  const std::string call = describe_call(v, c);
+  const Data d = make_data(c);
+  std::vector<float> got;
+  if (auto r = run_once(v, c, d, call, got); !r) return r;
+  const Reference ref = reference(c, d);
+  std::size_t wrong = 0, nans = 0;
+  testing::AssertionResult result = compare_c(c, d, ref, got, call, wrong, nans);
+  if (result || c.beta != 0.0f) return result;
+  Data zeroed = d;
+  for (int r = 0; r < c.M; ++r) std::fill_n(zeroed.C.begin() + static_cast<std::ptrdiff_t>(r) * c.ldc(), c.N, 0.0f);
+  std::vector<float> again;
+  std::size_t wrong_again = 0, nans_again = 0;
+  if (run_once(v, c, zeroed, call, again) &&
+      compare_c(c, zeroed, ref, again, call, wrong_again, nans_again) ) {
+    return testing::AssertionFailure()
+           << call << ": " << wrong << " element(s) of C are wrong (NaN or never written) when C holds NaN before "
+           << "the call, and the same call is correct when C holds zeros: C was read although beta = 0. With beta == 0, C is output only (it may hold "
+              "NaN, and 0 * NaN = NaN): store alpha * acc without reading C.";
+  }
+  return result;
+}
+
+// The cases every version runs: shapes (exact data, alpha = 1, beta = 0, C full of NaN),
+// then alpha/beta combinations, leading dimensions with padding, and random data.
+std::vector<Case> correctness_cases() {
+  std::vector<Case> cases;
+  std::uint64_t seed = 1;
+  for (auto [M, N, K] : std::vector<std::tuple<int, int, int>>{{1, 1, 1},
+                                                              {1, 1, 7},
+                                                              {3, 5, 1},
+                                                              {17, 33, 65},
+                                                              {32, 32, 32},
+                                                              {64, 64, 64},
+                                                              {128, 128, 128},
+                                                              {129, 127, 131},
+                                                              {259, 133, 17},
+                                                              {1000, 3, 7},
+                                                              {3, 1000, 7},
+                                                              {7, 3, 1000},
+                                                              {65, 67, 1},
+                                                              {0, 5, 3},
+                                                              {5, 0, 3}}) {
+    cases.push_back({.M = M, .N = N, .K = K, .seed = seed++});
+  }
+  // alpha and beta: exact data keeps alpha * acc + beta * c exact for these.
+  cases.push_back({.M = 67, .N = 45, .K = 33, .alpha = 2.0f, .beta = -1.0f, .seed = seed++});
+  cases.push_back({.M = 45, .N = 67, .K = 33, .alpha = -1.0f, .beta = 0.5f, .seed = seed++});
+  cases.push_back({.M = 33, .N = 70, .K = 20, .alpha = 0.5f, .beta = 0.0f, .seed = seed++});
+  cases.push_back({.M = 9, .N = 13, .K = 0, .alpha = 1.0f, .beta = 2.0f, .seed = seed++});  // C = 2 C
+  cases.push_back({.M = 9, .N = 13, .K = 0, .alpha = 1.0f, .beta = 0.0f, .seed = seed++});  // C = 0
+  // Leading dimensions larger than the rows: not multiples of 4, then multiples of 4.
+  cases.push_back({.M = 70, .N = 45, .K = 37, .alpha = 1.0f, .beta = 1.0f, .pad_a = 3, .pad_b = 5, .pad_c = 1, .seed = seed++});
+  cases.push_back({.M = 131, .N = 132, .K = 36, .alpha = 1.0f, .beta = 0.0f, .pad_a = 4, .pad_b = 4, .pad_c = 8, .seed = seed++});
+  // Random data within the dot-product error bound.
+  cases.push_back({.M = 129, .N = 127, .K = 131, .alpha = 1.0f, .beta = 0.0f, .random = true, .seed = seed++});
+  cases.push_back({.M = 50, .N = 60, .K = 300, .alpha = 1.5f, .beta = -0.75f, .random = true, .seed = seed++});
+  return cases;
+}
+
+const char* const kCorrectnessThreshold =
+    "exact for 15 shapes (1 x 1 x 1 .. 259 x 133 x 17, tall, wide, K = 1000, K = 1, M or N = 0), 5 alpha/beta "
+    "cases (beta = 0 with NaN in C, K = 0), 2 padded leading dimensions; random data within gamma(K+2) bound";
+
+void check_version(const Version& v) {
+  const std::vector<Case> cases = correctness_cases();
+  std::size_t passed = 0;
+  auto progress = [&] {
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+  };
+  for (const Case& c : cases) {
+    auto result = check_case(v, c);
+    progress();
+    WB_ASSERT(result);
+    ++passed;
+  }
+  progress();
+}
+
+}  // namespace
+
+// ---- Correctness ---------------------------------------------------------------------
+
+TEST(Correctness, Naive) {
+  wb::check::record_threshold(kCorrectnessThreshold);
+  check_version(kNaive);
+}
+
+TEST(Correctness, Coalesced) {
+  wb::check::record_threshold(kCorrectnessThreshold);
+  check_version(kCoalesced);
+}
+
+TEST(Correctness, SmemTiled) {
+  wb::check::record_threshold(kCorrectnessThreshold);
+  check_version(kSmemTiled);
+}
+
+TEST(Correctness, Blocktile1D) {
+  wb::check::record_threshold(kCorrectnessThreshold);
+  check_version(kBlocktile1D);
+}
+
+TEST(Correctness, Blocktile2D) {
+  wb::check::record_threshold(kCorrectnessThreshold);
+  check_version(kBlocktile2D);
+}
+
+TEST(Correctness, Vectorized) {
+  wb::check::record_threshold(kCorrectnessThreshold);
+  check_version(kVectorized);
+}
+
+TEST(Correctness, Final) {
+  wb::check::record_threshold(kCorrectnessThreshold);
+  check_version(kFinal);
+}
+
+// Larger problems for the final version only: several blocks in both directions and many K
+// steps, with partial tiles everywhere.
+TEST(Correctness, FinalLarge) {
+  wb::check::record_threshold("sgemm exact for 515 x 389 x 333 and 256 x 256 x 256; random data 300 x 301 x 517");
+  const std::vector<Case> cases = {{.M = 515, .N = 389, .K = 333, .seed = 900},
+                                   {.M = 256, .N = 256, .K = 256, .alpha = 1.0f, .beta = 1.0f, .seed = 901},
+                                   {.M = 300, .N = 301, .K = 517, .random = true, .seed = 902}};
+  std::size_t passed = 0;
+  for (const Case& c : cases) {
+    auto result = check_case(kFinal, c);
+    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+}
+
+// ---- Analysis (sim) --------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+// Runs every version on a few edge cases and fails on any report of @p tools. A report explains
+// a wrong result (a race usually does), so reports come first in the failure.
+void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
+#if WB_HAVE_CUSIM_ANALYSIS
+  cusim::analysis::reset();
+#endif
+  const std::vector<Case> cases = {{.M = 1, .N = 1, .K = 1, .seed = 50},
+                                   {.M = 17, .N = 33, .K = 65, .alpha = 2.0f, .beta = -1.0f, .seed = 51},
+                                   {.M = 130, .N = 131, .K = 19, .seed = 52},
+                                   {.M = 33, .N = 45, .K = 70, .alpha = 1.0f, .beta = 1.0f, .pad_a = 3, .pad_b = 1, .pad_c = 2, .seed = 53}};
+  testing::AssertionResult results = testing::AssertionSuccess();
+  for (const Version* v : kAllVersions) {
+    for (const Case& c : cases) {
+      if (auto r = check_case(*v, c); !r && results) results = r;
+    }
+  }
+  wb::check::expect_no_analysis_reports(tools, what, results);
+}
+
+}  // namespace
+
+TEST(Analysis, MemcheckClean) {
+  wb::check::record_threshold("0 memcheck/initcheck reports, every version, 4 edge cases");
+  expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
+}
+
+TEST(Analysis, RacecheckClean) {
+  wb::check::record_threshold("0 racecheck/synccheck reports, every version, 4 edge cases");
+  wb::check::record_hint(
+      "Two barriers per K step: __syncthreads() after the tiles are stored in shared memory (before anyone "
+      "reads them) and after the inner product loop (before the next step overwrites them).");
+  expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
+}
+#endif
+
+// ---- Performance -----------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+// Dense, sector-aligned rows (512 bytes), one 128 x 128 tile of the largest versions.
+constexpr Case kMetricCase{.M = 128, .N = 128, .K = 128, .seed = 77};
+constexpr double kMaxSectors = 4.0;
+constexpr double kMaxTiledBytesPerFlop = 0.25;
+constexpr double kMax1DSharedPerFma = 1.25;
+constexpr double kMax2DSharedPerFma = 0.50;
+
+struct Traffic {
+  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0, bytes_read = 0;
+  std::uint64_t shared_load_requests = 0;
+  static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+  double loads() const { return ratio(double(load_sectors), double(load_requests)); }
+  double stores() const { return ratio(double(store_sectors), double(store_requests)); }
+  double fmas(const Case& c) const { return double(c.M) * c.N * c.K; }
+  double bytes_per_flop(const Case& c) const { return ratio(double(bytes_read), 2.0 * fmas(c)); }
+  // Warp-wide shared-memory loads per warp-wide multiply-add (32 multiply-adds).
+  double shared_per_fma(const Case& c) const { return ratio(double(shared_load_requests), fmas(c) / 32.0); }
+};
+
+std::string fixed2(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", v);
+  return buffer;
+}
+
+std::string fixed3(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3f", v);
+  return buffer;
+}
+
+#if WB_HAVE_CUSIM_ANALYSIS
+// Runs @p v on kMetricCase (checking its result) and sums the metrics of every kernel launched.
+testing::AssertionResult measure(const Version& v, Traffic& t) {
+  cusim::analysis::reset();
+  testing::AssertionResult ok = check_case(v, kMetricCase);
+  for (const auto& m : cusim::analysis::metrics()) {
+    t.load_requests += m.global_load_requests;
+    t.load_sectors += m.global_load_sectors;
+    t.store_requests += m.global_store_requests;
+    t.store_sectors += m.global_store_sectors;
+    t.bytes_read += m.global_bytes_read;
+    t.shared_load_requests += m.shared_load_requests;
+  }
+  if (ok && cusim::analysis::available() && t.load_requests == 0) {
+    return testing::AssertionFailure() << v.name << ": no global memory loads were measured; did its kernel run?";
+  }
+  return ok;
+}
+#endif
+
+}  // namespace
+
+// Measures @p version into `var`, or marks the running check NOT MEASURED and returns.
+#if WB_HAVE_CUSIM_ANALYSIS
+#define WB_MEASURE_OR_SKIP(var, version)                                                                  \
+  Traffic var;                                                                                            \
+  WB_ASSERT(measure(version, var));                                                                       \
+  if (!cusim::analysis::available()) {                                                                    \
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
+  }
+#else
+#define WB_MEASURE_OR_SKIP(var, version)                                   \
+  Traffic var;                                                             \
+  WB_ASSERT(check_case(version, kMetricCase));                             \
+  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
+#endif
+
+TEST(Performance, CoalescedAccess) {
+  wb::check::record_threshold("sgemm_coalesced: global loads and stores <= 4.00 sectors/request (128 x 128 x 128)");
+  wb::check::record_hint(
+      "Let threadIdx.x run along the columns of C (c = blockIdx.x * blockDim.x + threadIdx.x): a warp then reads "
+      "one element of A (a broadcast), 32 consecutive elements of a row of B, and writes 32 consecutive elements "
+      "of C.");
+  WB_MEASURE_OR_SKIP(coalesced, kCoalesced);
+  Traffic naive;
+#if WB_HAVE_CUSIM_ANALYSIS
+  const bool naive_ok = measure(kNaive, naive);
+#else
+  const bool naive_ok = false;
+#endif
+  wb::check::record_measured("coalesced: loads " + fixed2(coalesced.loads()) + ", stores " +
+                             fixed2(coalesced.stores()) + " sectors/request (naive: " +
+                             (naive_ok ? fixed2(naive.loads()) + ", " + fixed2(naive.stores()) : std::string("n/a")) +
+                             ")");
+  if (coalesced.loads() > kMaxSectors || coalesced.stores() > kMaxSectors) {
+    ADD_FAILURE() << "sgemm_coalesced(M=N=K=128): its loads touch " << fixed2(coalesced.loads())
+                  << " and its stores " << fixed2(coalesced.stores())
+                  << " global memory sectors per request (at most 4.00 allowed). A warp's 32 consecutive floats "
+                     "are 4 sectors of 32 bytes; 32 sectors means every lane touched its own sector: threadIdx.x "
+                     "runs down a column (along M) instead of along a row. Let threadIdx.x pick the column of C.";
+  }
+}
+
+TEST(Performance, TiledGlobalTraffic) {
+  wb::check::record_threshold("versions 3-6 and sgemm: global bytes read <= 0.25 per FLOP (128 x 128 x 128)");
+  wb::check::record_hint(
+      "Load each tile of A and B from global memory once per block into shared memory, and let every thread "
+      "read its operands from there: a T x T tile turns 8 bytes per multiply-add into 8 / T.");
+  WB_MEASURE_OR_SKIP(coalesced, kCoalesced);
+  std::string text = "coalesced " + fixed3(coalesced.bytes_per_flop(kMetricCase));
+  for (const Version* v : {&kSmemTiled, &kBlocktile1D, &kBlocktile2D, &kVectorized, &kFinal}) {
+    Traffic t;
+#if WB_HAVE_CUSIM_ANALYSIS
+    WB_ASSERT(measure(*v, t));
+#endif
+    const double bpf = t.bytes_per_flop(kMetricCase);
+    text += std::string("; ") + v->name + " " + fixed3(bpf);
+    wb::check::record_measured(text + " bytes/FLOP");
+    if (bpf > kMaxTiledBytesPerFlop) {
+      ADD_FAILURE() << v->name << "(M=N=K=128) read " << t.bytes_read << " bytes of global memory for "
+                    << 2.0 * t.fmas(kMetricCase) << " FLOPs: " << fixed3(bpf)
+                    << " bytes/FLOP (at most 0.25 allowed; without tiling every multiply-add reads 8 bytes: "
+                    << fixed3(coalesced.bytes_per_flop(kMetricCase))
+                    << " bytes/FLOP for sgemm_coalesced). Is every operand read from the shared-memory tiles, and "
+                       "is each tile loaded from global memory once per K step?";
+    }
+  }
+}
+
+TEST(Performance, RegisterBlocking1D) {
+  wb::check::record_threshold("sgemm_1d_blocktile: <= 1.25 shared-memory loads per multiply-add (128 x 128 x 128)");
+  wb::check::record_hint(
+      "Each thread computes TM >= 4 results of one column: per k, load the B element once into a register and "
+      "use it for all TM results (TM + 1 shared loads for TM multiply-adds).");
+  WB_MEASURE_OR_SKIP(blocktile, kBlocktile1D);
+  Traffic tiled;
+#if WB_HAVE_CUSIM_ANALYSIS
+  WB_ASSERT(measure(kSmemTiled, tiled));
+#endif
+  const double per_fma = blocktile.shared_per_fma(kMetricCase);
+  wb::check::record_measured("1d_blocktile " + fixed3(per_fma) + " shared loads per multiply-add (smem_tiled " +
+                             fixed3(tiled.shared_per_fma(kMetricCase)) + ")");
+  if (per_fma > kMax1DSharedPerFma) {
+    ADD_FAILURE() << "sgemm_1d_blocktile(M=N=K=128): " << fixed3(per_fma)
+                  << " shared-memory loads per multiply-add (at most 1.25 allowed; sgemm_smem_tiled needs 2: one of "
+                     "A and one of B). Give each thread TM >= 4 results in a column, and load the B element of "
+                     "each k once, into a register, before the loop over the TM results.";
+  }
+}
+
+TEST(Performance, RegisterBlocking2D) {
+  wb::check::record_threshold("sgemm_2d_blocktile, sgemm_vectorized, sgemm: <= 0.50 shared-memory loads per "
+                              "multiply-add (128 x 128 x 128)");
+  wb::check::record_hint(
+      "Each thread computes a TM x TN block (TM, TN >= 4): per k, load TM values of A and TN of B into register "
+      "arrays, then do the TM x TN multiply-adds from registers.");
+  WB_MEASURE_OR_SKIP(blocktile, kBlocktile2D);
+  std::string text;
+  for (const Version* v : {&kBlocktile2D, &kVectorized, &kFinal}) {
+    Traffic t = blocktile;
+#if WB_HAVE_CUSIM_ANALYSIS
+    if (v != &kBlocktile2D) {
+      t = Traffic{};
+      WB_ASSERT(measure(*v, t));
+    }
+#endif
+    const double per_fma = t.shared_per_fma(kMetricCase);
+    text += (text.empty() ? "" : "; ") + std::string(v->name) + " " + fixed3(per_fma);
+    wb::check::record_measured(text + " shared loads per multiply-add");
+    if (per_fma > kMax2DSharedPerFma) {
+      ADD_FAILURE() << v->name << "(M=N=K=128): " << fixed3(per_fma)
+                    << " shared-memory loads per multiply-add (at most 0.50 allowed; TM + TN loads for TM x TN "
+                       "multiply-adds is 0.25 at 8 x 8). Are the TM values of A and the TN values of B loaded into "
+                       "registers once per k, outside the loops over the TM x TN results?";
+    }
+  }
+}
+
+#else
+// ---- Performance on a GPU: ratio to cuBLAS in the same run ---------------------------------------
+namespace {
+
+std::vector<float> integer_matrix(std::size_t n, std::uint64_t seed) { return wb::random_integer_floats(n, seed, -2, 2); }
+
+}  // namespace
+
+TEST(Performance, RatioToCublas) {
+  constexpr double kMinRatio = 0.50;
+  constexpr int n = 4096;
+  wb::check::record_threshold(">= 0.50 x cuBLAS SGEMM (sgemm, M = N = K = 4096, median of 11 runs)");
+  wb::check::record_hint(
+      "2D register blocking with float4 loads and a transposed A tile (version 6), 128 x 128 block tiles, BK = "
+      "8 or 16, 8 x 8 results per thread; then warp tiling and double buffering. Close other GPU programs.");
+  // Correct first, then fast: a wrong kernel's speed means nothing.
+  WB_ASSERT(check_case(kFinal, {.M = 1000, .N = 1500, .K = 700, .seed = 800}));
+#if !defined(WB_HAVE_CUDA_BASELINES)
+  WB_NOT_MEASURED("this check binary was built without the cuBLAS baseline");
+#else
+  try {
+    // Integer data in [-2, 2]: every sum is an exact float, so results match cuBLAS bit for bit.
+    const std::size_t elements = static_cast<std::size_t>(n) * n;
+    const std::vector<float> a = integer_matrix(elements, 801), b = integer_matrix(elements, 802);
+    wb::DeviceBuffer<float> A{std::span<const float>(a)}, B{std::span<const float>(b)};
+    wb::DeviceBuffer<float> C(elements), C_ref(elements);
+    CublasSgemm cublas;
+    cublas.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C_ref.data(), n);
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> expected = C_ref.download();
+    const wb::TimingOptions options{.warmup = 2, .repetitions = 11};
+    const double flops = 2.0 * n * n * static_cast<double>(n);
+    const wb::Timing baseline = wb::time_median([&] { cublas.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C_ref.data(), n); }, options);
+    const double baseline_tflops = flops / (baseline.median_ms * 1e-3) / 1e12;
+    // Runs once and validates against cuBLAS; "" when correct, else why the version is not timed.
+    auto validate = [&](const Version& v) -> std::string {
+      C.fill_bytes(0xFF);
+      const cudaError_t status = v.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n);
+      const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
+      if (sync != cudaSuccess) {
+        (void)cudaGetLastError();
+        return wb::error_text(sync);
+      }
+      const std::vector<float> got = C.download();
+      for (std::size_t i = 0; i < elements; ++i) {
+        if (got[i] != expected[i]) {
+          return "wrong result at C(" + std::to_string(i / n) + ", " + std::to_string(i % n) + "): got " +
+                 number(got[i]) + ", cuBLAS " + number(expected[i]);
+        }
+      }
+      return "";
+    };
+    if (const std::string why = validate(kFinal); !why.empty()) FAIL() << "sgemm(M=N=K=4096): " << why;
+    const wb::Timing final_time = wb::time_median(
+        [&] { WB_CUDA_CHECK(sgemm(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n)); }, options);
+    const double tflops = flops / (final_time.median_ms * 1e-3) / 1e12;
+    const double ratio = tflops / baseline_tflops;
+    std::ostringstream text;
+    text.precision(2);
+    text << std::fixed << ratio << " x cuBLAS (" << tflops << " vs " << baseline_tflops << " TFLOP/s)";
+    // The ladder, for the record (fewer runs: the first versions take a while at 4096^3).
+    for (const Version* v : {&kNaive, &kCoalesced, &kSmemTiled, &kBlocktile1D, &kBlocktile2D, &kVectorized}) {
+      if (const std::string why = validate(*v); !why.empty()) {
+        text << "; " << v->name << " not timed (" << why << ")";
+        continue;
+      }
+      const wb::Timing t = wb::time_median(
+          [&] { WB_CUDA_CHECK(v->run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n)); },
+          {.warmup = 1, .repetitions = 3});
+      text << "; " << v->name << " " << (flops / (t.median_ms * 1e-3) / 1e12) / baseline_tflops << " x";
+    }
+    wb::check::record_measured(text.str());
+    EXPECT_GE(ratio, kMinRatio) << "sgemm(M=N=K=4096) reached " << text.str() << "; it needs " << kMinRatio
+                                << " x cuBLAS. GEMM is compute-bound once tiled: keep each thread's TM x TN "
+                                   "results in registers, load tiles with float4, and size the tiles so that "
+                                   "enough warps fit on each multiprocessor.";
+  } catch (const std::exception& e) {
+    FAIL() << "a CUDA or cuBLAS call failed while timing sgemm: " << e.what();
+  }
+#endif
+}
+#endif
