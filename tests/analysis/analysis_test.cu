@@ -453,6 +453,8 @@ TEST_F(Analysis, EachAtomicCountsOnce) {
     auto* m = find(cusim::analysis::metrics(), "float_and_cas_atomics");
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(m->atomics, 2u * 4 * 64);
+    EXPECT_EQ(m->global_atomics, 2u * 4 * 64);
+    EXPECT_EQ(m->shared_atomics, 0u);
     float h = 0;
     ASSERT_EQ(cudaMemcpy(&h, sum, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(h, 256.0f);
@@ -465,6 +467,60 @@ TEST_F(Analysis, ToolSelectionDisablesReports) {
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_TRUE(cusim::analysis::reports().empty()) << all_reports();
     EXPECT_FALSE(cusim::analysis::tool_enabled("racecheck"));
+}
+
+// ---- racecheck and atomics on shared memory ------------------------------------------------------
+
+__global__ void shared_atomic_counter(unsigned* out) {
+    __shared__ unsigned count;
+    if (threadIdx.x == 0) count = 0;
+    __syncthreads();
+    atomicAdd(&count, 1u);  // every thread, no barrier between them: atomics do not race
+    __syncthreads();
+    if (threadIdx.x == 0) *out = count;
+}
+
+constexpr int kPlainIncrementLine = __LINE__ + 6;  // the `count += 1` below
+__global__ void shared_atomic_and_plain_increment(unsigned* out) {
+    __shared__ unsigned count;
+    if (threadIdx.x == 0) count = 0;
+    __syncthreads();
+    if (threadIdx.x == 5) {
+        count += 1;  // a plain read-modify-write racing the other threads' atomics
+    } else {
+        atomicAdd(&count, 1u);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) *out = count;
+}
+
+TEST_F(Analysis, RacecheckAcceptsSharedAtomicsFromManyThreads) {
+    unsigned* out;
+    ASSERT_EQ(cudaMalloc(&out, sizeof(unsigned)), cudaSuccess);
+    shared_atomic_counter<<<2, 64>>>(out);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    unsigned got = 0;
+    EXPECT_EQ(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got, 64u);
+    EXPECT_TRUE(of_tool("racecheck").empty()) << all_reports();
+    auto* m = find(cusim::analysis::metrics(), "shared_atomic_counter");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->shared_atomics, 2u * 64);
+    EXPECT_EQ(m->global_atomics, 0u);
+    cudaFree(out);
+}
+
+TEST_F(Analysis, RacecheckReportsPlainAccessRacingSharedAtomics) {
+    unsigned* out;
+    ASSERT_EQ(cudaMalloc(&out, sizeof(unsigned)), cudaSuccess);
+    shared_atomic_and_plain_increment<<<1, 64>>>(out);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto races = of_tool("racecheck");
+    ASSERT_FALSE(races.empty()) << "a plain increment racing atomicAdd on the same shared word must be reported";
+    bool names_plain_line = false;
+    for (const auto& r : races) names_plain_line |= r.message.find("analysis_test.cu:" + std::to_string(kPlainIncrementLine)) != std::string::npos;
+    EXPECT_TRUE(names_plain_line) << all_reports();
+    cudaFree(out);
 }
 
 }  // namespace

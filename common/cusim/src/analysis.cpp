@@ -221,7 +221,7 @@ struct SiteAccum {
     uint64_t req[2][2] = {};    // [space][write]
     uint64_t units[2][2] = {};  // sectors (global) or wavefronts (shared)
     uint64_t bytes[2][2] = {};
-    uint64_t atomics = 0;
+    uint64_t atomics[2] = {};   // [space]
 };
 
 struct PcState {
@@ -241,6 +241,7 @@ struct ShadowWord {  // racecheck: last write and last read of a 4-byte word of 
     uintptr_t w_pc, r_pc;
     uint32_t w_tid, r_tid;
     uint32_t w_wsync, r_wsync;  // warp sync count of the accessing warp at the time
+    bool w_atomic, r_atomic;     // the last write was atomic; every read of the epoch was atomic
 };
 
 struct WorkerState {
@@ -248,6 +249,16 @@ struct WorkerState {
     std::unordered_map<uintptr_t, uint32_t> pc_index;
     uintptr_t last_pc = 0;
     uint32_t last_idx = 0;
+    // Direct-mapped cache of pc_index, valid while the block size stays the same.
+    struct PcSlot {
+        uintptr_t pc;
+        uint32_t idx;
+    };
+    static constexpr size_t kPcSlots = 256;
+    PcSlot pc_cache[kPcSlots] = {};
+    unsigned tools = 0;  // the tool selection, read once per block
+    unsigned cache_nthreads = 0;
+    const Alloc* last_alloc = nullptr;  // the allocation of the last global access
     std::vector<uint32_t> touched;  // pcs touched since the last flush
     unsigned nthreads = 0, nwarps = 0;
     uint64_t block_serial = 0;
@@ -268,6 +279,12 @@ WorkerState& ws() {
 
 PcState& pc_state(WorkerState& s, uintptr_t pc) {
     if (pc == s.last_pc) return s.pcs[s.last_idx];
+    WorkerState::PcSlot& slot = s.pc_cache[(pc ^ (pc >> 8)) & (WorkerState::kPcSlots - 1)];
+    if (slot.pc == pc) {
+        s.last_pc = pc;
+        s.last_idx = slot.idx;
+        return s.pcs[slot.idx];
+    }
     auto it = s.pc_index.find(pc);
     uint32_t idx;
     if (it == s.pc_index.end()) {
@@ -286,6 +303,7 @@ PcState& pc_state(WorkerState& s, uintptr_t pc) {
     }
     s.last_pc = pc;
     s.last_idx = idx;
+    slot = {pc, idx};
     return p;
 }
 
@@ -500,7 +518,9 @@ bool is_host_known(uintptr_t a) {
     return in_ranges(g.static_segments, a);                  // globals, __device__/__constant__ variables
 }
 
-void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t pc) {
+// Atomics do not race with atomics (their order is unspecified, never undefined); an atomic and a
+// plain access to the same word by unordered threads do.
+void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic) {
     const ExecView& v = tls_view;
     const uint64_t epoch = (s.block_serial << 32) | s.barrier_count;
     const uint32_t tid = v.tid;
@@ -518,11 +538,11 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
         const char* hazard = nullptr;
         uintptr_t other_pc = 0;
         const char* other_kind = nullptr;
-        if (w.w_epoch == epoch && !ordered(w.w_tid, w.w_wsync)) {
+        if (w.w_epoch == epoch && !ordered(w.w_tid, w.w_wsync) && !(atomic && w.w_atomic)) {
             hazard = write ? "Write-after-write" : "Read-after-write";
             other_pc = w.w_pc;
             other_kind = "Write";
-        } else if (write && w.r_epoch == epoch && !ordered(w.r_tid, w.r_wsync)) {
+        } else if (write && w.r_epoch == epoch && !ordered(w.r_tid, w.r_wsync) && !(atomic && w.r_atomic)) {
             hazard = "Write-after-read";
             other_pc = w.r_pc;
             other_kind = "Read";
@@ -545,7 +565,11 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
             w.w_pc = pc;
             w.w_tid = tid;
             w.w_wsync = wsync;
-        } else if (w.r_epoch == epoch && w.r_tid != tid && w.r_tid != kManyReaders && !ordered(w.r_tid, w.r_wsync)) {
+            w.w_atomic = atomic;
+            continue;
+        }
+        const bool all_atomic = w.r_epoch == epoch ? (w.r_atomic && atomic) : atomic;
+        if (w.r_epoch == epoch && w.r_tid != tid && w.r_tid != kManyReaders && !ordered(w.r_tid, w.r_wsync)) {
             // A second, unordered reader in the same epoch: a later write by one of them races
             // with the other, so keep the first reader's site and remember there were several
             // (of one warp, which a __syncwarp orders, or of several warps).
@@ -557,6 +581,7 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
             w.r_tid = tid;
             w.r_wsync = wsync;
         }
+        w.r_atomic = all_atomic;
     }
 }
 
@@ -582,11 +607,11 @@ void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t 
     }
 }
 
-void on_access_impl(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic, bool natural) {
+// Checks and counts one access; called with tls_in_hook set, which it clears.
+void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic, bool natural) {
     const ExecView& v = tls_view;
-    if (a >= reinterpret_cast<uintptr_t>(v.stack_lo) && a < reinterpret_cast<uintptr_t>(v.stack_hi)) return;
-    WorkerState& s = ws();
-    const unsigned t = tools();
+    WorkerState& s = *tls_ws;  // created by block_begin
+    const unsigned t = s.tools;
     // A GPU requires natural alignment of 2-, 4-, 8- and 16-byte accesses.
     if (natural && (t & kMemcheck) && (a & (size - 1)) && !is_host_known(a)) {
         memcheck_error(std::string("Misaligned ") + (write ? "write" : "read") + " of size " + std::to_string(size) +
@@ -610,10 +635,14 @@ void on_access_impl(uintptr_t a, size_t size, bool write, uintptr_t pc, bool ato
                                " bytes (dynamic " + std::to_string(v.smem_dyn) + " + static " +
                                std::to_string(*v.smem_static_used) + ")");
         }
-        if (t & kRacecheck) racecheck(s, a, size, write, pc);
+        if (t & kRacecheck) racecheck(s, a, size, write, pc, atomic);
     } else {
         bool redzone = false;
-        const Alloc* al = find_alloc(a, &redzone);
+        const Alloc* al = s.last_alloc;
+        if (!al || a < al->start || a + size > al->end) {
+            al = find_alloc(a, &redzone);
+            if (al && !redzone) s.last_alloc = al;
+        }
         if (al && !redzone && a + size <= al->end) {
             space = kGlobal;
             if (t & kInitcheck) initcheck(al, a, size, write && !atomic, pc);
@@ -656,7 +685,7 @@ void on_access_impl(uintptr_t a, size_t size, bool write, uintptr_t pc, bool ato
     }
     p.acc.bytes[space][write] += size;
     if (atomic) {
-        p.acc.atomics += 1;
+        p.acc.atomics[space] += 1;
         return;
     }
     const unsigned tid = v.tid, warp = tid >> 5, lane = tid & 31u;
@@ -718,12 +747,27 @@ struct ExitHook {
     ExitHook() { std::atexit(at_exit_report); }
 } exit_hook;
 
-inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic = false,
-                      bool natural = false) {
-    if (!tls_view.in_kernel || !tls_view.analyze || tls_in_hook) return;
+[[gnu::noinline]] void on_access_impl(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic,
+                                      bool natural) {
     tls_in_hook = true;
-    on_access_impl(a, size, write, pc, atomic, natural);
+    on_access_checked(a, size, write, pc, atomic, natural);
     tls_in_hook = false;
+}
+
+// The filter inlined into every __tsan_* entry point; only accesses that may need checking
+// leave it (through a tail call, so the entry points need no stack frame).
+__attribute__((always_inline)) inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc,
+                                                     bool atomic = false, bool natural = false) {
+    const ExecView& v = tls_view;
+    if (!v.in_kernel || !v.analyze || tls_in_hook) return;
+    // Most accesses of kernel code are to the thread's own stack, this worker's static TLS
+    // (threadIdx, blockIdx, ...) or the launch's arguments on the host stack: nothing to check or
+    // count, and cheap to tell apart here.
+    if (a >= reinterpret_cast<uintptr_t>(v.stack_lo) && a < reinterpret_cast<uintptr_t>(v.stack_hi)) return;
+    const uintptr_t tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+    if (a + (1u << 20) >= tp && a < tp + 4096) return;
+    if (a >= v.host_stack_lo && a < v.host_stack_hi) return;
+    on_access_impl(a, size, write, pc, atomic, natural);
 }
 
 }  // namespace
@@ -799,6 +843,14 @@ void block_begin() {
     if (s.shadow.size() != v.smem_capacity / 4) s.shadow.assign(v.smem_capacity / 4, ShadowWord{});
     s.touched.clear();
     s.last_pc = 0;
+    if (s.nthreads != s.cache_nthreads) {  // per-thread state of every site must be resized first
+        for (auto& e : s.pc_cache) e = {0, 0};
+        s.cache_nthreads = s.nthreads;
+    }
+    s.tools = tools();
+    s.last_alloc = nullptr;
+    tls_view.host_stack_lo = G().host_stack_lo;
+    tls_view.host_stack_hi = G().host_stack_hi;
 }
 
 void barrier_complete() {
@@ -837,7 +889,9 @@ void block_end() {
             m->shared_store_wavefronts += p.acc.units[kShared][1];
             m->global_bytes_read += p.acc.bytes[kGlobal][0];
             m->global_bytes_written += p.acc.bytes[kGlobal][1];
-            m->atomics += p.acc.atomics;
+            m->atomics += p.acc.atomics[kGlobal] + p.acc.atomics[kShared];
+            m->global_atomics += p.acc.atomics[kGlobal];
+            m->shared_atomics += p.acc.atomics[kShared];
         }
         p.acc = SiteAccum{};
         p.dirty = false;
@@ -936,6 +990,8 @@ std::vector<LineMetrics> line_metrics(const std::string& kernel) {
         l.global_bytes_read += m.global_bytes_read;
         l.global_bytes_written += m.global_bytes_written;
         l.atomics += m.atomics;
+        l.global_atomics += m.global_atomics;
+        l.shared_atomics += m.shared_atomics;
     }
     std::vector<LineMetrics> out;
     for (auto& [k, l] : lines) out.push_back(l);

@@ -48,6 +48,8 @@ struct ExecView {
     const size_t* smem_static_used = nullptr;
     size_t smem_capacity = 0;
     const KernelLaunch* launch = nullptr;
+    uintptr_t host_stack_lo = 0;  // the launching host thread's stack (kernel arguments, closures)
+    uintptr_t host_stack_hi = 0;
 };
 extern thread_local ExecView tls_view;
 

@@ -28,7 +28,9 @@ struct KernelMetrics {
     uint64_t global_load_sectors = 0, global_store_sectors = 0;    ///< 32-byte sectors they touch
     uint64_t shared_load_requests = 0, shared_store_requests = 0;
     uint64_t shared_load_wavefronts = 0, shared_store_wavefronts = 0;  ///< bank-conflict replays included
-    uint64_t global_bytes_read = 0, global_bytes_written = 0, atomics = 0;
+    uint64_t global_bytes_read = 0, global_bytes_written = 0;
+    uint64_t atomics = 0;  ///< atomic operations, global and shared (each CUDA atomic counts once)
+    uint64_t global_atomics = 0, shared_atomics = 0;  ///< the same by memory space
 
     /// (load + store sectors) / (load + store requests); 0 when the kernel made no global access.
     double global_sectors_per_request() const {

@@ -1,0 +1,1038 @@
+// Checks for lab 04 (scan and histogram).
+//
+// Correctness:
+//   - Int scans are compared bit for bit with prefix sums computed on the host in 64-bit
+//     integers. The data are small integers in [-4, 12], so no prefix overflows int32 even
+//     at n = 2^26. A mismatch names the first wrong index, got and expected, how many
+//     elements are wrong, and the likely mistake: an exclusive scan that returns the
+//     inclusive one (or the reverse), the elements before a tile boundary not added, the
+//     last partial tile never written.
+//   - Float scans (random data in [-1, 2)): out[i] must lie within the rounding error bound
+//     of a float sum of i + 1 terms in any order, gamma(i) * sum_{j<=i} |x_j| with
+//     gamma(k) = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical
+//     Algorithms, 4.2), of a compensated double-precision prefix sum.
+//   - Histograms are exact. Inputs: uniform values with about 1% out-of-range values
+//     (num_bins .. 0xffffffff, which must be ignored), all values in one bin (the
+//     adversarial case for atomics), only the edge bins 0 and num_bins - 1.
+//   Outputs, bins and workspaces carry guard zones; outputs start as 0xCD bytes, so an
+//   element never written is told apart from a wrong one, and bins start as 0xCD bytes, so
+//   a histogram that does not clear them first shows.
+// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
+// Performance (sim), with cusim analysis metrics:
+//   - scan_reduce_then_scan: global bytes read <= 2.1 x 4n and written <= 1.1 x 4n (the
+//     input read twice, the output written once); loads and stores <= 4 sectors/request;
+//   - inclusive_scan: global bytes read + written <= 3.1 x 4n;
+//   - histogram_shared: global atomics <= num_blocks * num_bins; loads <= 4 sectors/request;
+//   - histogram: global bytes read <= 1.01 x 4n, global atomics <= n / 16.
+// Performance (cuda), timed in the same run (median of 21 runs, L2 flushed before each):
+//   - inclusive_scan on 2^26 ints: bandwidth (read n + write n) >= 0.60 x device-to-device
+//     copy; and >= 0.80 x CUB DeviceScan::InclusiveSum;
+//   - histogram on 2^26 values (256 bins, uniform and all in one bin): read bandwidth
+//     >= 0.50 x copy; CUB DeviceHistogram::HistogramEven is timed beside it for the record.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "scan_histogram.h"
+#include "wb/wb.h"
+#include "wb_check.h"
+
+#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
+#include <cusim/analysis.h>
+#define WB_HAVE_CUSIM_ANALYSIS 1
+#endif
+
+#if defined(WB_HAVE_CUDA_BASELINES)
+cudaError_t wb_cub_inclusive_sum(const int* d_in, int* d_out, int n, void* d_temp, std::size_t* temp_bytes);
+cudaError_t wb_cub_histogram_even(const unsigned* d_values, int n, unsigned* d_bins, int num_bins, void* d_temp,
+                                  std::size_t* temp_bytes);
+#endif
+
+namespace {
+
+using wb::check::cuda_success;
+
+constexpr unsigned char kUnwrittenByte = 0xCD;
+constexpr std::uint32_t kUnwrittenWord = 0xCDCDCDCDu;
+constexpr double kUnitRoundoff = 0x1.0p-24;
+
+std::string number(double v) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.9g", v);
+  return buffer;
+}
+
+std::string fixed2(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", v);
+  return buffer;
+}
+
+template <class T>
+std::uint32_t bits_of(T v) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+std::string cases_text(std::size_t passed, std::size_t total) {
+  return std::to_string(passed) + "/" + std::to_string(total) + " cases correct";
+}
+
+// ---- inputs --------------------------------------------------------------------------------
+
+std::vector<int> scan_ints(std::size_t n, std::uint64_t seed) {
+  std::vector<int> v(n);
+  wb::Random rng(seed * 7919 + 3);
+  for (int& x : v) x = static_cast<int>(rng.next_int(-4, 12));
+  return v;
+}
+
+std::vector<std::int64_t> inclusive_prefix(const std::vector<int>& in) {
+  std::vector<std::int64_t> out(in.size());
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = sum += in[i];
+  return out;
+}
+
+// ---- running student code --------------------------------------------------------------------
+
+// Guarded device copies of the input, the output (0xCD bytes) and the workspace (0xCD
+// bytes: its contents are undefined on entry). Runs @p launch, checks the status, device
+// errors, writes out of bounds and the input, and downloads the output.
+template <class T>
+testing::AssertionResult run_scan(const std::vector<T>& input, const std::string& call, const char* function,
+                                  bool with_workspace, const std::function<cudaError_t(const T*, T*, void*)>& launch,
+                                  std::vector<T>& output) {
+  try {
+    constexpr std::size_t kGuard = wb::DeviceBuffer<T>::kDefaultGuard;
+    const std::size_t n = input.size();
+    wb::DeviceBuffer<T> in(std::span<const T>(input), kGuard);
+    wb::DeviceBuffer<T> out(n, kGuard);
+    out.fill_bytes(kUnwrittenByte);
+    wb::DeviceBuffer<unsigned char> workspace;
+    if (with_workspace) {
+      workspace = wb::DeviceBuffer<unsigned char>(scan_workspace_bytes(static_cast<int>(n)), 4096);
+      workspace.fill_bytes(kUnwrittenByte);
+    }
+    if (auto r = cuda_success(launch(in.data(), out.data(), with_workspace ? workspace.data() : nullptr), call, function);
+        !r) {
+      return r;
+    }
+    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    if (auto r = wb::check::no_out_of_bounds_writes(out.check_guards(), "d_out", n, call); !r) return r;
+    if (with_workspace) {
+      if (const wb::GuardDamage d = workspace.check_guards(); !d.intact()) {
+        return testing::AssertionFailure()
+               << call << " wrote outside d_workspace[0.." << workspace.size() << ") (byte " << d.first_index << " to "
+               << d.last_index << "): the workspace holds scan_workspace_bytes(n) bytes, enough for tiles of at least "
+               << "32 elements.";
+      }
+    }
+    if (const wb::GuardDamage d = in.check_guards(); !d.intact()) {
+      return testing::AssertionFailure() << call << " wrote into the memory around d_in (index " << d.first_index
+                                         << "), which is an input.";
+    }
+    const std::vector<T> in_after = in.download();
+    if (!in_after.empty() && std::memcmp(in_after.data(), input.data(), n * sizeof(T)) != 0) {
+      return testing::AssertionFailure() << call << " modified d_in, which is an input: keep partial sums in shared "
+                                                    "memory, d_out or the workspace.";
+    }
+    output = out.download();
+    return testing::AssertionSuccess();
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
+  }
+}
+
+// Explains a wrong int scan: the first wrong index, and the pattern behind it.
+testing::AssertionResult int_scan_matches(const std::vector<int>& in, const std::vector<int>& got, bool inclusive,
+                                          const std::string& call, std::uint64_t seed) {
+  const std::size_t n = in.size();
+  const std::vector<std::int64_t> incl = inclusive_prefix(in);
+  auto expected_at = [&](std::size_t i) -> std::int64_t { return inclusive ? incl[i] : incl[i] - in[i]; };
+  std::size_t first = n, wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (got[i] != expected_at(i)) {
+      if (first == n) first = i;
+      ++wrong;
+    }
+  }
+  if (wrong == 0) return testing::AssertionSuccess();
+  const std::size_t i = first;
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << " [ints in [-4, 12], seed " << seed << "]: " << wrong << " of " << n << " elements wrong; the first is out["
+          << i << "]";
+  if (bits_of(got[i]) == kUnwrittenWord) {
+    std::size_t last = i;
+    while (last + 1 < n && bits_of(got[last + 1]) == kUnwrittenWord) ++last;
+    failure << ": out[" << i << ".." << last << "] were never written (still the 0xCD bytes the checker put there).";
+    if (last + 1 == n) {
+      failure << " The elements from index " << i << " to the end were not processed: the last, partial tile was "
+              << "dropped. Round the number of blocks up ((n + tile - 1) / tile) and test every index against n.";
+    } else {
+      failure << " Every element of every tile must be stored.";
+    }
+    return failure;
+  }
+  failure << " = " << got[i] << ", expected " << expected_at(i) << " (in[" << i << "] = " << in[i] << ").";
+  const std::int64_t g = got[i];
+  if (!inclusive && g == incl[i]) {
+    failure << " This looks like an inclusive scan: out[" << i << "] equals in[0] + ... + in[" << i
+            << "]. An exclusive scan leaves in[i] out: out[0] = 0 and out[i] = in[0] + ... + in[i-1] (shift the "
+               "inclusive result right by one, or write the running sum before adding the element).";
+    return failure;
+  }
+  if (inclusive && in[i] != 0 && g == incl[i] - in[i]) {
+    failure << " This looks like an exclusive scan: out[" << i << "] equals in[0] + ... + in[" << i - 1
+            << "] without in[" << i << "]. An inclusive scan includes the element itself: out[i] = in[0] + ... + in[i].";
+    return failure;
+  }
+  // Does got[i] equal the sum of in[k..i] for some tile start k: were earlier tiles not added?
+  const std::int64_t as_inclusive = inclusive ? g : g + in[i];
+  for (std::size_t k = i; k > 0 && i - k < 70000; --k) {
+    if (as_inclusive == incl[i] - incl[k - 1]) {
+      failure << " It equals in[" << k << "] + ... + in[" << i << "] only: the " << k
+              << " elements before index " << k
+              << " were not added. Index " << k << " starts a new tile (block): add the sum of all earlier tiles "
+              << "(the scanned tile sums, or the look-back prefix) to every element of the tile.";
+      return failure;
+    }
+  }
+  if (i > 0) {
+    failure << " out[0.." << i - 1 << "] are right. A value that depends on the run, or elements of one tile "
+            << "that disagree, usually means a missing __syncthreads() between writing and reading shared memory.";
+  }
+  return failure;
+}
+
+// Compensated double prefix sums and prefix sums of |x|, the reference of float scans.
+void float_references(const std::vector<float>& in, std::vector<double>& prefix, std::vector<double>& abs_prefix) {
+  prefix.resize(in.size());
+  abs_prefix.resize(in.size());
+  double sum = 0.0, c = 0.0, abs_sum = 0.0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const double x = in[i], t = sum + x;
+    c += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+    sum = t;
+    abs_sum += std::fabs(x);
+    prefix[i] = sum + c;
+    abs_prefix[i] = abs_sum;
+  }
+}
+
+testing::AssertionResult float_scan_matches(const std::vector<float>& in, const std::vector<float>& got,
+                                            const std::string& call, std::uint64_t seed) {
+  std::vector<double> prefix, abs_prefix;
+  float_references(in, prefix, abs_prefix);
+  std::size_t wrong = 0, first = in.size();
+  double first_allowed = 0.0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const double k = static_cast<double>(i);
+    const double allowed = k * kUnitRoundoff / (1.0 - k * kUnitRoundoff) * abs_prefix[i];
+    const bool ok = !std::isnan(got[i]) && std::fabs(static_cast<double>(got[i]) - prefix[i]) <= allowed;
+    if (!ok) {
+      if (wrong == 0) {
+        first = i;
+        first_allowed = allowed;
+      }
+      ++wrong;
+    }
+  }
+  if (wrong == 0) return testing::AssertionSuccess();
+  const std::size_t i = first;
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << " [random floats in [-1, 2), seed " << seed << "]: " << wrong << " of " << in.size()
+          << " elements wrong; the first is out[" << i << "]";
+  if (bits_of(got[i]) == kUnwrittenWord) {
+    failure << ", never written (still the 0xCD bytes the checker put there): every element must be stored.";
+    return failure;
+  }
+  failure << " = " << number(got[i]) << ", expected " << number(prefix[i]) << " (difference "
+          << number(std::fabs(got[i] - prefix[i])) << ", allowed " << number(first_allowed)
+          << " = gamma(i) * sum |x_j|, the rounding error of a float sum of i + 1 terms in any order).";
+  if (i > 0 && std::fabs(static_cast<double>(got[i]) - (prefix[i] - in[i])) <= first_allowed + 1e-6) {
+    failure << " It equals the exclusive prefix: the element itself was left out.";
+  }
+  return failure;
+}
+
+// ---- the scans --------------------------------------------------------------------------------
+
+enum class ScanKind { kKoggeStone, kBlelloch, kReduceThenScan, kInclusive, kExclusive };
+
+struct ScanVersion {
+  const char* name;
+  ScanKind kind;
+  bool inclusive;
+  bool workspace;
+};
+
+const ScanVersion kKoggeStone{"scan_block_kogge_stone", ScanKind::kKoggeStone, true, false};
+const ScanVersion kBlelloch{"scan_block_blelloch", ScanKind::kBlelloch, false, false};
+const ScanVersion kReduceThenScan{"scan_reduce_then_scan", ScanKind::kReduceThenScan, true, true};
+const ScanVersion kInclusive{"inclusive_scan", ScanKind::kInclusive, true, true};
+const ScanVersion kExclusive{"exclusive_scan", ScanKind::kExclusive, false, true};
+
+cudaError_t call_scan(const ScanVersion& v, const int* in, int* out, int n, void* ws) {
+  switch (v.kind) {
+    case ScanKind::kKoggeStone: return scan_block_kogge_stone(in, out, n);
+    case ScanKind::kBlelloch: return scan_block_blelloch(in, out, n);
+    case ScanKind::kReduceThenScan: return scan_reduce_then_scan(in, out, n, ws);
+    case ScanKind::kInclusive: return inclusive_scan(in, out, n, ws);
+    case ScanKind::kExclusive: return exclusive_scan(in, out, n, ws);
+  }
+  return cudaErrorInvalidValue;
+}
+
+testing::AssertionResult check_int_scan(const ScanVersion& v, std::size_t n, std::uint64_t seed) {
+  const std::vector<int> input = scan_ints(n, seed);
+  const std::string call = std::string(v.name) + "(n=" + std::to_string(n) + ")";
+  std::vector<int> got;
+  if (auto r = run_scan<int>(input, call, v.name, v.workspace,
+                             [&](const int* in, int* out, void* ws) { return call_scan(v, in, out, static_cast<int>(n), ws); },
+                             got);
+      !r) {
+    return r;
+  }
+  return int_scan_matches(input, got, v.inclusive, call, seed);
+}
+
+testing::AssertionResult check_float_scan(std::size_t n, std::uint64_t seed) {
+  const std::vector<float> input = wb::random_floats(n, seed, -1.0f, 2.0f);
+  const std::string call = "inclusive_scan(float, n=" + std::to_string(n) + ")";
+  std::vector<float> got;
+  if (auto r = run_scan<float>(input, call, "inclusive_scan", true,
+                               [&](const float* in, float* out, void* ws) {
+                                 return inclusive_scan(in, out, static_cast<int>(n), ws);
+                               },
+                               got);
+      !r) {
+    return r;
+  }
+  return float_scan_matches(input, got, call, seed);
+}
+
+void check_scan_sizes(const ScanVersion& v, const std::vector<std::size_t>& sizes, std::uint64_t seed) {
+  std::size_t passed = 0;
+  for (std::size_t n : sizes) {
+    auto result = check_int_scan(v, n, seed++);
+    wb::check::record_measured(cases_text(passed, sizes.size()));
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(cases_text(passed, sizes.size()));
+}
+
+// ---- the histograms ---------------------------------------------------------------------------
+
+struct HistogramInput {
+  std::vector<unsigned> values;
+  int num_bins = 0;
+  std::string kind;
+  std::size_t out_of_range = 0;
+};
+
+HistogramInput uniform_values(std::size_t n, int num_bins, std::uint64_t seed) {
+  HistogramInput h{std::vector<unsigned>(n), num_bins, "uniform, ~1% out of range", 0};
+  wb::Random rng(seed * 104729 + 5);
+  for (unsigned& v : h.values) {
+    const std::uint64_t r = rng.next_u64();
+    if (r % 100 == 0) {
+      v = (r >> 32) % 2 ? 0xffffffffu : static_cast<unsigned>(num_bins) + static_cast<unsigned>((r >> 40) % 1000);
+      ++h.out_of_range;
+    } else {
+      v = static_cast<unsigned>((r >> 8) % static_cast<std::uint64_t>(num_bins));
+    }
+  }
+  return h;
+}
+
+HistogramInput one_bin_values(std::size_t n, int num_bins, unsigned bin) {
+  return HistogramInput{std::vector<unsigned>(n, bin), num_bins, "all values in bin " + std::to_string(bin), 0};
+}
+
+HistogramInput edge_values(std::size_t n, int num_bins, std::uint64_t seed) {
+  HistogramInput h{std::vector<unsigned>(n), num_bins, "only bins 0 and num_bins-1", 0};
+  wb::Random rng(seed * 31337 + 7);
+  for (unsigned& v : h.values) v = rng.next_u64() % 2 ? 0u : static_cast<unsigned>(num_bins - 1);
+  return h;
+}
+
+std::string histogram_call(const char* function, const HistogramInput& h, const std::string& extra = "") {
+  return std::string(function) + "(n=" + std::to_string(h.values.size()) + ", num_bins=" + std::to_string(h.num_bins) +
+         extra + ") [" + h.kind + "]";
+}
+
+testing::AssertionResult run_histogram(const HistogramInput& h, const std::string& call, const char* function,
+                                       const std::function<cudaError_t(const unsigned*, unsigned*)>& launch) {
+  const std::size_t n = h.values.size();
+  const std::size_t bins = static_cast<std::size_t>(h.num_bins);
+  std::vector<unsigned> got;
+  try {
+    constexpr std::size_t kGuard = wb::DeviceBuffer<unsigned>::kDefaultGuard;
+    wb::DeviceBuffer<unsigned> values(std::span<const unsigned>(h.values), kGuard);
+    wb::DeviceBuffer<unsigned> d_bins(bins, kGuard);
+    d_bins.fill_bytes(kUnwrittenByte);
+    if (auto r = cuda_success(launch(values.data(), d_bins.data()), call, function); !r) return r;
+    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    if (const wb::GuardDamage d = d_bins.check_guards(); !d.intact()) {
+      testing::AssertionResult failure = testing::AssertionFailure();
+      failure << call << " wrote outside d_bins[0.." << bins << ") (index " << d.first_index << " to " << d.last_index
+              << ").";
+      if (d.past_end > 0) {
+        failure << " Values >= num_bins must be ignored: test v < num_bins before counting v (the input has values "
+                << "up to 0xffffffff).";
+      }
+      return failure;
+    }
+    if (const wb::GuardDamage d = values.check_guards(); !d.intact()) {
+      return testing::AssertionFailure() << call << " wrote into the memory around d_values, which is an input.";
+    }
+    const std::vector<unsigned> after = values.download();
+    if (!after.empty() && std::memcmp(after.data(), h.values.data(), n * sizeof(unsigned)) != 0) {
+      return testing::AssertionFailure() << call << " modified d_values, which is an input.";
+    }
+    got = d_bins.download();
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
+  }
+  std::vector<std::uint64_t> expected(bins, 0);
+  for (unsigned v : h.values) {
+    if (v < bins) ++expected[v];
+  }
+  std::size_t first = bins, wrong = 0;
+  std::uint64_t total_got = 0, total_expected = 0;
+  bool never_cleared = false;
+  for (std::size_t b = 0; b < bins; ++b) {
+    total_got += got[b];
+    total_expected += expected[b];
+    if (got[b] != expected[b]) {
+      if (first == bins) first = b;
+      ++wrong;
+      never_cleared |= static_cast<std::uint32_t>(got[b] - expected[b]) == kUnwrittenWord;
+    }
+  }
+  if (wrong == 0) return testing::AssertionSuccess();
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": " << wrong << " of " << bins << " bins wrong; the first is bins[" << first << "] = " << got[first]
+          << ", expected " << expected[first] << ".";
+  if (never_cleared || got[first] == kUnwrittenWord) {
+    failure << " d_bins was not set to zero before counting: it still held the 0xCD bytes the checker put there. "
+               "Clear it first (cudaMemsetAsync(d_bins, 0, num_bins * sizeof(unsigned))).";
+  } else if (total_got < total_expected) {
+    failure << " In all, " << total_got << " values were counted instead of " << total_expected
+            << ": counts were lost. Increments of one bin by several threads at the same time must be atomic "
+               "(atomicAdd), in shared memory as in global memory; with all values in one bin, every thread "
+               "increments the same counter.";
+  } else if (total_got > total_expected && total_got - total_expected == h.out_of_range) {
+    failure << " The " << h.out_of_range << " values >= num_bins were counted: they must be ignored.";
+  } else if (total_got > total_expected) {
+    failure << " In all, " << total_got << " values were counted instead of " << total_expected
+            << ": some values were counted twice (overlapping ranges of two threads or blocks, or a private "
+               "histogram merged twice).";
+  } else {
+    failure << " The total is right but values landed in the wrong bins: bin b counts the values equal to b.";
+  }
+  return failure;
+}
+
+testing::AssertionResult check_histogram_global(const HistogramInput& h) {
+  const std::string call = histogram_call("histogram_global_atomics", h);
+  return run_histogram(h, call, "histogram_global_atomics", [&](const unsigned* v, unsigned* b) {
+    return histogram_global_atomics(v, static_cast<int>(h.values.size()), b, h.num_bins);
+  });
+}
+
+testing::AssertionResult check_histogram_shared(const HistogramInput& h, int num_blocks, int block_size) {
+  const std::string call = histogram_call("histogram_shared", h,
+                                          ", num_blocks=" + std::to_string(num_blocks) +
+                                              ", block_size=" + std::to_string(block_size));
+  return run_histogram(h, call, "histogram_shared", [&](const unsigned* v, unsigned* b) {
+    return histogram_shared(v, static_cast<int>(h.values.size()), b, h.num_bins, num_blocks, block_size);
+  });
+}
+
+testing::AssertionResult check_histogram_final(const HistogramInput& h) {
+  const std::string call = histogram_call("histogram", h);
+  return run_histogram(h, call, "histogram", [&](const unsigned* v, unsigned* b) {
+    return histogram(v, static_cast<int>(h.values.size()), b, h.num_bins);
+  });
+}
+
+// Every kind of input for the histogram checks: uniform, one bin (the first, the last, and
+// one in the middle), the edge bins, for several numbers of bins.
+std::vector<HistogramInput> histogram_inputs(const std::vector<std::size_t>& sizes, std::uint64_t seed) {
+  std::vector<HistogramInput> inputs;
+  for (int num_bins : {1, 7, 256, kMaxHistogramBins}) {
+    for (std::size_t n : sizes) inputs.push_back(uniform_values(n, num_bins, seed++));
+    const std::size_t n = sizes.back();
+    inputs.push_back(one_bin_values(n, num_bins, static_cast<unsigned>(num_bins - 1)));
+    inputs.push_back(edge_values(n, num_bins, seed++));
+  }
+  inputs.push_back(one_bin_values(sizes.back(), 256, 0));
+  inputs.push_back(one_bin_values(sizes.back(), 256, 100));
+  inputs.push_back(uniform_values(0, 256, seed++));
+  return inputs;
+}
+
+}  // namespace
+
+// ---- Correctness ---------------------------------------------------------------------
+
+TEST(Correctness, KoggeStoneBlock) {
+  wb::check::record_threshold("exact inclusive scans, n = 0 .. 1024 (around 32, 64, 256, 1024)");
+  check_scan_sizes(kKoggeStone, {0, 1, 2, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 511, 1000, 1023, 1024}, 10);
+}
+
+TEST(Correctness, BlellochBlock) {
+  wb::check::record_threshold("exact exclusive scans, n = 0 .. 2048 (around 32, 64, 256, 1024, 2048)");
+  check_scan_sizes(kBlelloch,
+                   {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1000, 1023, 1024, 1025, 1500, 2047, 2048}, 100);
+}
+
+TEST(Correctness, ReduceThenScan) {
+  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7 (partial tiles, two levels of tile sums)");
+  check_scan_sizes(kReduceThenScan,
+                   {0, 1, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4097, 65537, 100003,
+                    (1 << 20) + 7},
+                   200);
+}
+
+TEST(Correctness, InclusiveScan) {
+  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7");
+  check_scan_sizes(kInclusive,
+                   {0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 3839, 3840, 3841, 4096, 4097, 65537, 100003,
+                    (1 << 20) + 7},
+                   300);
+}
+
+TEST(Correctness, ExclusiveScan) {
+  wb::check::record_threshold("exact exclusive scans (out[0] = 0), n = 0 .. 2^20+7");
+  check_scan_sizes(kExclusive,
+                   {0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 3839, 3840, 3841, 4097, 65537, 100003,
+                    (1 << 20) + 7},
+                   400);
+}
+
+TEST(Correctness, FloatScan) {
+  wb::check::record_threshold("inclusive float scans within gamma(i) * sum|x_j| per element, n = 0 .. 2^20+7");
+  const std::vector<std::size_t> sizes = {0, 1, 2, 33, 1025, 3841, 65537, (1 << 20) + 7};
+  std::size_t passed = 0;
+  std::uint64_t seed = 500;
+  for (std::size_t n : sizes) {
+    auto result = check_float_scan(n, seed++);
+    wb::check::record_measured(cases_text(passed, sizes.size()));
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(cases_text(passed, sizes.size()));
+}
+
+// The largest sizes: 2^22 + 3 on the sim backend; 2^26 - 1 and 2^26 on a GPU.
+TEST(Correctness, ScanLarge) {
+#if defined(CUSIM)
+  const std::vector<std::size_t> sizes = {(std::size_t(1) << 22) + 3};
+  wb::check::record_threshold("exact inclusive_scan and exclusive_scan, n = 2^22+3 (2^26-1 and 2^26 on a GPU)");
+#else
+  const std::vector<std::size_t> sizes = {(std::size_t(1) << 26) - 1, std::size_t(1) << 26};
+  wb::check::record_threshold("exact inclusive_scan and exclusive_scan, n = 2^26-1 and 2^26");
+#endif
+  std::size_t passed = 0;
+  const std::size_t total = 2 * sizes.size();
+  std::uint64_t seed = 600;
+  for (std::size_t n : sizes) {
+    for (const ScanVersion* v : {&kInclusive, &kExclusive}) {
+      auto result = check_int_scan(*v, n, seed++);
+      wb::check::record_measured(cases_text(passed, total));
+      WB_ASSERT(result);
+      ++passed;
+    }
+  }
+  wb::check::record_measured(cases_text(passed, total));
+}
+
+TEST(Correctness, HistogramGlobalAtomics) {
+  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins; n = 0 .. 100003");
+  const std::vector<HistogramInput> inputs = histogram_inputs({1, 33, 1000, 100003}, 700);
+  std::size_t passed = 0;
+  for (const HistogramInput& h : inputs) {
+    auto result = check_histogram_global(h);
+    wb::check::record_measured(cases_text(passed, inputs.size()));
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(cases_text(passed, inputs.size()));
+}
+
+TEST(Correctness, HistogramShared) {
+  wb::check::record_threshold("exact counts for grids 1 x 32 .. 40 x 1024; 1, 7, 256, 4096 bins; uniform, one bin, "
+                              "edge bins; n = 0 .. 2^18+7");
+  struct Case {
+    HistogramInput input;
+    int num_blocks, block_size;
+  };
+  std::vector<Case> cases;
+  const std::vector<HistogramInput> inputs = histogram_inputs({1, 33, 1000, 4097}, 800);
+  for (const auto& [num_blocks, block_size] : {std::pair{1, 32}, std::pair{3, 96}, std::pair{16, 256}, std::pair{40, 1024}}) {
+    for (const HistogramInput& h : inputs) cases.push_back({h, num_blocks, block_size});
+  }
+  for (const auto& [num_blocks, block_size] : {std::pair{1, 32}, std::pair{16, 256}}) {
+    for (const HistogramInput& h : {uniform_values((1 << 18) + 7, 256, 850), one_bin_values((1 << 18) + 7, 256, 255),
+                                    uniform_values((1 << 18) + 7, kMaxHistogramBins, 851)}) {
+      cases.push_back({h, num_blocks, block_size});
+    }
+  }
+  std::size_t passed = 0;
+  for (const Case& c : cases) {
+    auto result = check_histogram_shared(c.input, c.num_blocks, c.block_size);
+    wb::check::record_measured(cases_text(passed, cases.size()));
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(cases_text(passed, cases.size()));
+}
+
+TEST(Correctness, Histogram) {
+  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins; n = 0 .. 2^22+3");
+  std::vector<HistogramInput> inputs = histogram_inputs({1, 2, 3, 5, 33, 1000, 65539}, 900);
+  inputs.push_back(uniform_values((1 << 22) + 3, 256, 950));
+  inputs.push_back(one_bin_values((1 << 22) + 3, 256, 200));
+  std::size_t passed = 0;
+  for (const HistogramInput& h : inputs) {
+    auto result = check_histogram_final(h);
+    wb::check::record_measured(cases_text(passed, inputs.size()));
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured(cases_text(passed, inputs.size()));
+}
+
+// ---- Analysis (sim) --------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+
+// Runs every function on a few sizes and fails on any report of @p tools. A report explains
+// a wrong result (a race usually does), so reports come first in the failure.
+void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
+#if WB_HAVE_CUSIM_ANALYSIS
+  cusim::analysis::reset();
+#endif
+  testing::AssertionResult results = testing::AssertionSuccess();
+  auto keep_first = [&](testing::AssertionResult r) {
+    if (!r && results) results = r;
+  };
+  std::uint64_t seed = 1000;
+  for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1000)}) {
+    keep_first(check_int_scan(kKoggeStone, n, seed++));
+    keep_first(check_int_scan(kBlelloch, n, seed++));
+  }
+  keep_first(check_int_scan(kBlelloch, 2048, seed++));
+  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(5000), std::size_t(100003)}) {
+    keep_first(check_int_scan(kReduceThenScan, n, seed++));
+    keep_first(check_int_scan(kInclusive, n, seed++));
+    keep_first(check_int_scan(kExclusive, n, seed++));
+    keep_first(check_float_scan(n, seed++));
+  }
+  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(40000)}) {
+    for (int num_bins : {7, 256}) {
+      for (const HistogramInput& h : {uniform_values(n, num_bins, seed++), one_bin_values(n, num_bins, 3)}) {
+        keep_first(check_histogram_global(h));
+        keep_first(check_histogram_shared(h, 3, 96));
+        keep_first(check_histogram_final(h));
+      }
+    }
+  }
+  wb::check::expect_no_analysis_reports(tools, what, results);
+}
+
+}  // namespace
+
+TEST(Analysis, MemcheckClean) {
+  wb::check::record_threshold("0 memcheck/initcheck reports, every function, small and partial-tile sizes");
+  expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
+}
+
+TEST(Analysis, RacecheckClean) {
+  wb::check::record_threshold("0 racecheck/synccheck reports, every function, small and partial-tile sizes");
+  wb::check::record_hint(
+      "A scan step reads values that other threads overwrite in the same step: __syncthreads() between the reads "
+      "and the writes of every step, and after filling shared memory. Shared-memory histogram bins are shared "
+      "by the whole block: increment them with atomicAdd.");
+  expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
+}
+#endif
+
+// ---- Performance -----------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+struct Traffic {
+  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0;
+  std::uint64_t bytes_read = 0, bytes_written = 0, global_atomics = 0;
+  static double ratio(std::uint64_t a, std::uint64_t b) { return b ? double(a) / double(b) : 0.0; }
+  double loads() const { return ratio(load_sectors, load_requests); }
+  double stores() const { return ratio(store_sectors, store_requests); }
+};
+
+#if WB_HAVE_CUSIM_ANALYSIS
+// Runs @p run (which checks its own result) and sums the metrics of every kernel it launched.
+testing::AssertionResult measure(const std::function<testing::AssertionResult()>& run, Traffic& t) {
+  cusim::analysis::reset();
+  testing::AssertionResult ok = run();
+  for (const auto& m : cusim::analysis::metrics()) {
+    t.load_requests += m.global_load_requests;
+    t.load_sectors += m.global_load_sectors;
+    t.store_requests += m.global_store_requests;
+    t.store_sectors += m.global_store_sectors;
+    t.bytes_read += m.global_bytes_read;
+    t.bytes_written += m.global_bytes_written;
+    t.global_atomics += m.global_atomics;
+  }
+  if (ok && cusim::analysis::available() && t.load_requests == 0) {
+    return testing::AssertionFailure() << "no global memory loads were measured; did the kernel run?";
+  }
+  return ok;
+}
+#define WB_REQUIRE_ANALYSIS()                                                                              \
+  if (!cusim::analysis::available()) {                                                                     \
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
+  }
+#endif
+
+constexpr std::size_t kMetricScanSize = (1 << 18) + 3;
+
+}  // namespace
+
+#if WB_HAVE_CUSIM_ANALYSIS
+#define WB_SIM_METRICS_BEGIN()
+#else
+#define WB_SIM_METRICS_BEGIN() WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
+#endif
+
+TEST(Performance, ReduceThenScanTraffic) {
+  wb::check::record_threshold("scan_reduce_then_scan: bytes read <= 2.1 x 4n, written <= 1.1 x 4n; loads and stores "
+                              "<= 4.00 sectors/request (n = 2^18+3)");
+  wb::check::record_hint(
+      "Phase 1 reads the input once to reduce each tile; phase 3 reads it again and writes the output once. "
+      "Load and store with consecutive threads on consecutive elements (in[base + j * blockDim.x + t]), staging "
+      "the tile in shared memory when a thread scans several consecutive elements.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  Traffic t;
+  WB_ASSERT(measure([&] { return check_int_scan(kReduceThenScan, kMetricScanSize, 1100); }, t));
+  WB_REQUIRE_ANALYSIS();
+  const double bytes = 4.0 * kMetricScanSize;
+  const double read = double(t.bytes_read) / bytes, written = double(t.bytes_written) / bytes;
+  wb::check::record_measured(fixed2(read) + " x 4n read, " + fixed2(written) + " x 4n written; loads " +
+                             fixed2(t.loads()) + ", stores " + fixed2(t.stores()) + " sectors/request");
+  if (read > 2.1 || written > 1.1) {
+    ADD_FAILURE() << "scan_reduce_then_scan(n=" << kMetricScanSize << ") read " << fixed2(read) << " x 4n and wrote "
+                  << fixed2(written) << " x 4n bytes (at most 2.1 and 1.1 allowed). Reduce-then-scan reads every "
+                  << "element twice (once to reduce its tile, once to scan it) and writes it once; "
+                  << (read > 2.1 ? "reading more means passes over the whole array (a scan that adds element i - d "
+                                   "in global memory reads it log2(n) times)."
+                                 : "writing more means the output is written and then corrected (scan-then-add): "
+                                   "reduce the tiles first instead.");
+  }
+  if (t.loads() > 4.0 || t.stores() > 4.0) {
+    ADD_FAILURE() << "scan_reduce_then_scan(n=" << kMetricScanSize << "): loads touch " << fixed2(t.loads())
+                  << " and stores " << fixed2(t.stores())
+                  << " global memory sectors per request (at most 4.00 allowed). A warp reading 32 consecutive "
+                     "ints touches 4 sectors of 32 bytes; a thread reading in[t * items + j] makes a warp's lanes "
+                     "items * 4 bytes apart. Load the tile with in[base + j * blockDim.x + t] into shared memory, "
+                     "then let each thread scan its consecutive elements from there.";
+  }
+#endif
+}
+
+TEST(Performance, ScanTraffic) {
+  wb::check::record_threshold("inclusive_scan: global bytes read + written <= 3.1 x 4n (n = 2^18+3)");
+  wb::check::record_hint(
+      "Touch every element a bounded number of times: reduce-then-scan moves 3 x 4n bytes, a single pass with "
+      "decoupled look-back 2 x 4n; a scan with a pass over global memory per step moves O(n log n).");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  Traffic t;
+  WB_ASSERT(measure([&] { return check_int_scan(kInclusive, kMetricScanSize, 1101); }, t));
+  WB_REQUIRE_ANALYSIS();
+  const double moved = double(t.bytes_read + t.bytes_written) / (4.0 * kMetricScanSize);
+  wb::check::record_measured(fixed2(moved) + " x 4n bytes moved (" + fixed2(double(t.bytes_read) / (4.0 * kMetricScanSize)) +
+                             " read, " + fixed2(double(t.bytes_written) / (4.0 * kMetricScanSize)) + " written)");
+  if (moved > 3.1) {
+    ADD_FAILURE() << "inclusive_scan(n=" << kMetricScanSize << ") read and wrote " << fixed2(moved)
+                  << " x 4n bytes of global memory (at most 3.1 allowed). A scan has to read n elements and write n; "
+                     "reduce-then-scan adds one more read (3 x 4n), a single pass with decoupled look-back none "
+                     "(2 x 4n). On a GPU the check asks for 0.60 x the copy bandwidth, which needs at most about 3 x "
+                     "4n bytes.";
+  }
+#endif
+}
+
+TEST(Performance, HistogramPrivatized) {
+  wb::check::record_threshold("histogram_shared: global atomics <= num_blocks x num_bins (16 x 256 threads, 256 bins, "
+                              "n = 2^18+5, uniform and one bin); loads <= 4.00 sectors/request");
+  wb::check::record_hint(
+      "Count into a __shared__ histogram with shared-memory atomicAdd, then after a __syncthreads() add each "
+      "nonzero shared bin to d_bins with one global atomicAdd per bin and block.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  constexpr int kBlocks = 16, kBlockSize = 256, kBins = 256;
+  constexpr std::size_t n = (1 << 18) + 5;
+  std::string text;
+  for (const HistogramInput& h : {uniform_values(n, kBins, 1200), one_bin_values(n, kBins, 255)}) {
+    Traffic t;
+    WB_ASSERT(measure([&] { return check_histogram_shared(h, kBlocks, kBlockSize); }, t));
+    WB_REQUIRE_ANALYSIS();
+    const std::uint64_t limit = std::uint64_t(kBlocks) * kBins;
+    text += (text.empty() ? "" : "; ") + h.kind + ": " + std::to_string(t.global_atomics) + " global atomics (limit " +
+            std::to_string(limit) + "), loads " + fixed2(t.loads()) + " sectors/request";
+    wb::check::record_measured(text);
+    if (t.global_atomics > limit) {
+      ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": "
+                    << t.global_atomics << " atomic operations on global memory (at most num_blocks x num_bins = "
+                    << limit << "). Every element still goes to d_bins: count into a __shared__ histogram of the "
+                    << "block first, then merge it with one global atomicAdd per bin.";
+    }
+    if (t.loads() > 4.0) {
+      ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": its loads touch "
+                    << fixed2(t.loads())
+                    << " global memory sectors per request (at most 4.00 allowed). In a grid-stride loop, let "
+                       "consecutive threads read consecutive values: i = blockIdx.x * blockDim.x + threadIdx.x, "
+                       "i += blockDim.x * gridDim.x (a contiguous chunk per thread spreads a warp's loads).";
+    }
+  }
+#endif
+}
+
+TEST(Performance, HistogramTraffic) {
+  wb::check::record_threshold("histogram: global bytes read <= 1.01 x 4n, global atomics <= n / 16 (256 bins, "
+                              "n = 2^20+7, uniform)");
+  wb::check::record_hint("Read every value once, and count in shared memory (version 5) with a grid of a few blocks "
+                         "per multiprocessor, so that each block merges its bins once for many values.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  constexpr std::size_t n = (1 << 20) + 7;
+  const HistogramInput h = uniform_values(n, 256, 1300);
+  Traffic t;
+  WB_ASSERT(measure([&] { return check_histogram_final(h); }, t));
+  WB_REQUIRE_ANALYSIS();
+  const double read = double(t.bytes_read) / (4.0 * n);
+  wb::check::record_measured(fixed2(read) + " x 4n read, " + std::to_string(t.global_atomics) +
+                             " global atomics (limit " + std::to_string(n / 16) + ")");
+  if (read > 1.01) {
+    ADD_FAILURE() << histogram_call("histogram", h) << " read " << fixed2(read)
+                  << " x 4n bytes of global memory (at most 1.01 allowed): some values were read more than once.";
+  }
+  if (t.global_atomics > n / 16) {
+    ADD_FAILURE() << histogram_call("histogram", h) << ": " << t.global_atomics
+                  << " atomic operations on global memory (at most n / 16 = " << n / 16
+                  << "). Count in shared memory first, and give each block many values (a grid of a few blocks per "
+                     "multiprocessor and a grid-stride loop): each block merges num_bins counters once.";
+  }
+#endif
+}
+#else
+namespace {
+
+// Validates @p run once against @p check; "" when correct, else why it is not timed.
+std::string validate(const std::function<cudaError_t()>& run, const std::function<bool()>& check) {
+  const cudaError_t status = run();
+  const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
+  if (sync != cudaSuccess) {
+    (void)cudaGetLastError();
+    return wb::error_text(sync);
+  }
+  return check() ? "" : "wrong result";
+}
+
+}  // namespace
+
+TEST(Performance, ScanBandwidthVsDeviceCopy) {
+  constexpr double kMinRatio = 0.60;
+  wb::check::record_threshold(">= 0.60 x device-to-device copy bandwidth (inclusive_scan, 2^26 ints, read n + "
+                              "write n)");
+  wb::check::record_hint(
+      "A single pass with decoupled look-back reads and writes every element once; load tiles with coalesced "
+      "(striped) loads, give every thread a dozen or more elements, and let the look-back run in one warp.");
+  constexpr int n = 1 << 26;
+  WB_ASSERT(check_int_scan(kInclusive, n, 1400));
+  try {
+    const std::vector<int> input = scan_ints(n, 1401);
+    const std::vector<std::int64_t> expected = inclusive_prefix(input);
+    wb::DeviceBuffer<int> in{std::span<const int>(input)};
+    wb::DeviceBuffer<int> out(n);
+    wb::DeviceBuffer<unsigned char> workspace(scan_workspace_bytes(n));
+    auto output_right = [&] {
+      const std::vector<int> got = out.download();
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        if (got[i] != expected[i]) return false;
+      }
+      return true;
+    };
+    const double bytes = 8.0 * n;  // read n ints, write n ints
+    const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * static_cast<std::size_t>(n));
+    const std::function<cudaError_t()> scan = [&] { return inclusive_scan(in.data(), out.data(), n, workspace.data()); };
+    if (const std::string why = validate(scan, output_right); !why.empty()) {
+      FAIL() << "inclusive_scan(n=" << n << ") on the timing data: " << why;
+    }
+    const wb::Bandwidth b = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(scan()); });
+    const double ratio = b.gb_per_s / copy.gb_per_s;
+    std::ostringstream text;
+    text.precision(2);
+    text << std::fixed << ratio << " x copy (" << b.gb_per_s << " GB/s vs " << copy.gb_per_s << " GB/s)";
+    const std::function<cudaError_t()> rts = [&] {
+      return scan_reduce_then_scan(in.data(), out.data(), n, workspace.data());
+    };
+    if (const std::string why = validate(rts, output_right); why.empty()) {
+      text << "; scan_reduce_then_scan "
+           << wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(rts()); }).gb_per_s / copy.gb_per_s << " x";
+    } else {
+      text << "; scan_reduce_then_scan not timed (" << why << ")";
+    }
+#if defined(WB_HAVE_CUDA_BASELINES)
+    std::size_t temp_bytes = 0;
+    WB_CUDA_CHECK(wb_cub_inclusive_sum(in.data(), out.data(), n, nullptr, &temp_bytes));
+    wb::DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+    const std::function<cudaError_t()> cub = [&] {
+      std::size_t bytes_needed = temp_bytes;
+      return wb_cub_inclusive_sum(in.data(), out.data(), n, temp.data(), &bytes_needed);
+    };
+    if (const std::string why = validate(cub, output_right); why.empty()) {
+      const double cub_gbps = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(cub()); }).gb_per_s;
+      text << "; CUB InclusiveSum " << cub_gbps / copy.gb_per_s << " x copy (inclusive_scan = " << b.gb_per_s / cub_gbps
+           << " x CUB)";
+    } else {
+      text << "; CUB not timed (" << why << ")";
+    }
+#endif
+    wb::check::record_measured(text.str());
+    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text.str() << "; it needs " << kMinRatio
+                                << " x the copy bandwidth. A scan reads and writes every element once, like a copy; "
+                                   "reduce-then-scan reads the input twice, which caps it near 0.67 x.";
+  } catch (const wb::CudaError& e) {
+    FAIL() << "a CUDA call failed while timing inclusive_scan: " << e.what();
+  }
+}
+
+TEST(Performance, ScanVsCub) {
+  constexpr double kMinRatio = 0.80;
+  wb::check::record_threshold(">= 0.80 x CUB DeviceScan::InclusiveSum (2^26 ints, same run)");
+  wb::check::record_hint(
+      "CUB uses a single pass with decoupled look-back. Tune the tile (threads x items per thread), keep the "
+      "look-back in one warp reading 32 predecessors' status words at a time, and back off with __nanosleep "
+      "while predecessors are not ready.");
+#if !defined(WB_HAVE_CUDA_BASELINES)
+  WB_NOT_MEASURED("this build has no CUB baseline (cub_baselines.cu is compiled on the cuda backend only)");
+#else
+  constexpr int n = 1 << 26;
+  WB_ASSERT(check_int_scan(kInclusive, n, 1500));
+  try {
+    const std::vector<int> input = scan_ints(n, 1501);
+    const std::vector<std::int64_t> expected = inclusive_prefix(input);
+    wb::DeviceBuffer<int> in{std::span<const int>(input)};
+    wb::DeviceBuffer<int> out(n);
+    wb::DeviceBuffer<unsigned char> workspace(scan_workspace_bytes(n));
+    auto output_right = [&] {
+      const std::vector<int> got = out.download();
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        if (got[i] != expected[i]) return false;
+      }
+      return true;
+    };
+    std::size_t temp_bytes = 0;
+    WB_CUDA_CHECK(wb_cub_inclusive_sum(in.data(), out.data(), n, nullptr, &temp_bytes));
+    wb::DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+    const std::function<cudaError_t()> cub = [&] {
+      std::size_t bytes_needed = temp_bytes;
+      return wb_cub_inclusive_sum(in.data(), out.data(), n, temp.data(), &bytes_needed);
+    };
+    const std::function<cudaError_t()> scan = [&] { return inclusive_scan(in.data(), out.data(), n, workspace.data()); };
+    if (const std::string why = validate(scan, output_right); !why.empty()) {
+      FAIL() << "inclusive_scan(n=" << n << ") on the timing data: " << why;
+    }
+    if (const std::string why = validate(cub, output_right); !why.empty()) {
+      FAIL() << "the CUB baseline failed on the timing data: " << why;
+    }
+    const double bytes = 8.0 * n;
+    // Side by side: each measurement alternates with the other's, so clock drift hits both.
+    const double scan_gbps = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(scan()); }).gb_per_s;
+    const double cub_gbps = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(cub()); }).gb_per_s;
+    const double ratio = scan_gbps / cub_gbps;
+    std::ostringstream text;
+    text.precision(2);
+    text << std::fixed << ratio << " x CUB (" << scan_gbps << " GB/s vs " << cub_gbps << " GB/s)";
+    wb::check::record_measured(text.str());
+    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text.str() << "; it needs " << kMinRatio
+                                << " x CUB's DeviceScan::InclusiveSum, timed in the same run.";
+  } catch (const wb::CudaError& e) {
+    FAIL() << "a CUDA call failed while timing inclusive_scan against CUB: " << e.what();
+  }
+#endif
+}
+
+TEST(Performance, HistogramBandwidthVsDeviceCopy) {
+  constexpr double kMinRatio = 0.50;
+  wb::check::record_threshold(">= 0.50 x device-to-device copy bandwidth (histogram, 2^26 values, 256 bins, uniform "
+                              "and all in one bin)");
+  wb::check::record_hint(
+      "Privatize in shared memory, size the grid to a few blocks per multiprocessor, load 16 bytes per thread at "
+      "a time, and count runs of equal values in registers so that one bin does not serialize a warp's atomics.");
+  constexpr int n = 1 << 26;
+  constexpr int kBins = 256;
+  const std::vector<HistogramInput> inputs = {uniform_values(n, kBins, 1600), one_bin_values(n, kBins, 17)};
+  for (const HistogramInput& h : inputs) WB_ASSERT(check_histogram_final(h));
+  try {
+    const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * static_cast<std::size_t>(n));
+    std::ostringstream text;
+    text.precision(2);
+    text << std::fixed;
+    double worst = 1e30;
+    std::string worst_kind;
+    for (const HistogramInput& h : inputs) {
+      wb::DeviceBuffer<unsigned> values{std::span<const unsigned>(h.values)};
+      wb::DeviceBuffer<unsigned> bins(kBins);
+      const double bytes = 4.0 * n;  // every value read once
+      const double gbps =
+          wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(histogram(values.data(), n, bins.data(), kBins)); }).gb_per_s;
+      const double ratio = gbps / copy.gb_per_s;
+      if (ratio < worst) {
+        worst = ratio;
+        worst_kind = h.kind;
+      }
+      text << (text.tellp() > 0 ? "; " : "") << h.kind << ": " << ratio << " x copy (" << gbps << " GB/s)";
+#if defined(WB_HAVE_CUDA_BASELINES)
+      std::size_t temp_bytes = 0;
+      WB_CUDA_CHECK(wb_cub_histogram_even(values.data(), n, bins.data(), kBins, nullptr, &temp_bytes));
+      wb::DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+      const double cub_gbps = wb::measure_bandwidth(bytes, [&] {
+                                std::size_t bytes_needed = temp_bytes;
+                                WB_CUDA_CHECK(wb_cub_histogram_even(values.data(), n, bins.data(), kBins, temp.data(),
+                                                                    &bytes_needed));
+                              }).gb_per_s;
+      text << ", CUB HistogramEven " << cub_gbps / copy.gb_per_s << " x";
+#endif
+    }
+    text << "; copy " << copy.gb_per_s << " GB/s";
+    wb::check::record_measured(text.str());
+    EXPECT_GE(worst, kMinRatio) << "histogram reached " << text.str() << "; it needs " << kMinRatio
+                                << " x the copy bandwidth on every input (slowest: " << worst_kind
+                                << "). A histogram reads every value once; counting in shared memory keeps it close "
+                                   "to the speed of reading.";
+  } catch (const wb::CudaError& e) {
+    FAIL() << "a CUDA call failed while timing histogram: " << e.what();
+  }
+}
+#endif
