@@ -510,13 +510,9 @@ bool in_ranges(const std::vector<std::pair<uintptr_t, uintptr_t>>& r, uintptr_t 
     return false;
 }
 
-bool is_host_known(uintptr_t a) {
-    Global& g = G();
-    if (a >= g.host_stack_lo && a < g.host_stack_hi) return true;  // launch arguments and closures
-    const uintptr_t tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
-    if (a + (1u << 20) >= tp && a < tp + 4096) return true;  // this worker's static TLS (threadIdx, ...)
-    return in_ranges(g.static_segments, a);                  // globals, __device__/__constant__ variables
-}
+// Host memory a kernel may touch besides what on_access filters out first (its stack, the worker's
+// static TLS, the launch arguments on the host stack): globals, __device__/__constant__ variables.
+bool is_host_known(uintptr_t a) { return in_ranges(G().static_segments, a); }
 
 // Atomics do not race with atomics (their order is unspecified, never undefined); an atomic and a
 // plain access to the same word by unordered threads do.
@@ -607,7 +603,7 @@ void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t 
     }
 }
 
-// Checks and counts one access; called with tls_in_hook set, which it clears.
+// Checks and counts one access that on_access did not filter out; runs with tls_in_hook set.
 void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic, bool natural) {
     const ExecView& v = tls_view;
     WorkerState& s = *tls_ws;  // created by block_begin

@@ -1,8 +1,9 @@
-// cusim's execution engine: every CUDA thread of a block is a fiber (Boost.Context fcontext),
-// blocks run in parallel on worker threads, barriers and warp collectives park fibers.
+// cusim's execution engine: every CUDA thread of a block is a fiber, blocks run in parallel on
+// worker threads, barriers and warp collectives park fibers.
 //
-// Fibers switch through context.h: a native x86-64 switch (return-address prediction stays in step)
-// or Boost.Context fcontext elsewhere.
+// Fibers switch through context.h: the inline switch of cusim/fiber.h on x86-64 Linux (the waiting
+// site in kernel code performs the handoff that barrier_arrive/warp_arrive return), Boost.Context
+// fcontext elsewhere.
 //
 // Invariants:
 // - A block never leaves its worker thread; all of a block's state lives in that Worker.
@@ -126,7 +127,7 @@ struct Worker {
     int bar_result_all = 0;
     // Threads released by the last completed barrier, resumed in this order before the ready queue.
     std::vector<ThreadCtx*> released;
-    size_t rel_pos = 0, rel_count = 0;
+    size_t rel_pos = 0;
     // Ready queue (ring buffer; a thread is queued at most once).
     std::vector<ThreadCtx*> ready;
     size_t rq_head = 0, rq_count = 0, rq_mask = 0;  // capacity is a power of two
@@ -203,8 +204,6 @@ struct Worker {
 
 thread_local Worker* tls_worker = nullptr;
 
-__attribute__((always_inline)) inline void switch_to(Ctx* from, Ctx* to) { switch_context(from, to); }
-
 inline void enter(Worker& w, ThreadCtx* th) {
     w.cur = th;
     w.cur_fiber = th->fiber;
@@ -223,7 +222,7 @@ inline void enter(Worker& w, ThreadCtx* th) {
 // Resume `to` (which runs `to->thread`) from the context `from`.
 __attribute__((always_inline)) inline void resume(Worker& w, Ctx* from, Fiber* to) {
     enter(w, to->thread);
-    switch_to(from, to);
+    switch_context(from, to);
 }
 
 inline void push_ready(Worker& w, ThreadCtx* th) {
@@ -235,7 +234,7 @@ inline void push_ready(Worker& w, ThreadCtx* th) {
 // Next thread to run: a thread released by the last barrier, else one released by a warp collective
 // (ready queue), else the next thread not yet started.
 __attribute__((always_inline)) inline ThreadCtx* pick_next(Worker& w) {
-    if (w.rel_pos < w.rel_count) return w.released[w.rel_pos++];
+    if (w.rel_pos < w.released.size()) return w.released[w.rel_pos++];
     if (w.rq_count) {
         ThreadCtx* th = w.ready[w.rq_head];
         w.rq_head = (w.rq_head + 1) & w.rq_mask;
@@ -335,7 +334,7 @@ std::string describe_waiters(Worker& w) {
     Ctx* self = w.cur_fiber;
     w.cur_fiber = nullptr;
     w.cur = nullptr;
-    switch_to(self, &w.main);
+    switch_context(self, &w.main);
     std::abort();  // a faulted block's fibers are never resumed
 }
 
@@ -369,7 +368,7 @@ __attribute__((always_inline)) inline Handoff park(Worker& w, ThreadCtx* th) {
 #endif
 }
 
-// Releases every thread waiting at the block barrier, in thread order. `self` (the last arriver,
+// Releases every thread waiting at the block barrier, in arrival order. `self` (the last arriver,
 // or nullptr when the barrier completes because a thread exited) keeps running.
 void complete_barrier(Worker& w, ThreadCtx* self) {
     if (w.bar_divergent) {
@@ -390,7 +389,6 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
     w.released.swap(w.bar_waiters);
     w.bar_waiters.clear();
     w.rel_pos = 0;
-    w.rel_count = n;
     if (self) self->state = TState::Running;
     if (w.analyze) analysis_hooks::barrier_complete();
     w.bar_arrived = 0;
@@ -452,7 +450,7 @@ void fiber_entry(void*) {
         } else {  // block finished
             w.cur_fiber = nullptr;
             w.cur = nullptr;
-            switch_to(self, &w.main);
+            switch_context(self, &w.main);
         }
         // Resumed from the pool: a new thread has been assigned to this fiber.
     }
@@ -570,7 +568,8 @@ void run_block(Worker& w, uint64_t b) {
     w.bar_site = nullptr;
     w.bar_divergent = false;
     w.bar_waiters.clear();
-    w.rel_pos = w.rel_count = 0;
+    w.released.clear();
+    w.rel_pos = 0;
     w.rq_head = w.rq_count = 0;
     w.static_used = 0;
     w.shared_tab.clear();
