@@ -58,6 +58,8 @@ endif()
 # libtsan is never linked (never add -fsanitize=thread to link options).
 set(CUSIM_ANALYSIS_COMPILE_OPTIONS
     -fsanitize=thread --param tsan-instrument-func-entry-exit=0 -gdwarf-4 -Wno-tsan)
+option(WB_SPLIT_CHECKS
+  "sim backend: run each lab's code in a worker process apart from its checks (the judge)" ON)
 option(WB_SIM_ANALYSIS
   "sim backend: instrument lab kernels for cusim analysis (memcheck, racecheck, metrics)" ON)
 
@@ -201,6 +203,42 @@ function(wb_add_check_binary target)
       target_compile_options(${objects} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
       target_link_libraries(${objects} PRIVATE CUDA::cudart)
     endif()
+  endif()
+  # On sim, a lab with checker/labs/<lab>/interface.cpp is split in two processes: the check
+  # binary (the judge: checks, inputs, references, comparison, no lab code) and
+  # <target>_worker (the lab's code and a server for the judge's requests), so nothing the
+  # lab's code does can reach the verdict (checker/support/remote, docs/concepts/checking.md).
+  set(interface "${WB_ROOT}/checker/labs/${A_LAB}/interface.cpp")
+  if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS AND EXISTS "${interface}")
+    set(remote "${WB_ROOT}/checker/support/remote")
+    # The interface compiles twice per lab: as the worker's registrations and the judge's proxies.
+    foreach(side IN ITEMS worker judge)
+      set(lib wb_remote_${ident}_${side})
+      if(NOT TARGET ${lib})
+        add_library(${lib} OBJECT "${interface}")
+        string(TOUPPER "${side}" SIDE)
+        target_compile_definitions(${lib} PRIVATE WB_REMOTE_${SIDE}=1)
+        target_include_directories(${lib} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS} "${remote}"
+                                   "${WB_ROOT}/common/cusim/include")
+        target_compile_features(${lib} PRIVATE cxx_std_20)
+      endif()
+    endforeach()
+    add_executable(${target}_worker "${remote}/worker.cpp" "${remote}/channel.cpp"
+                   $<TARGET_OBJECTS:wb_remote_${ident}_worker>)
+    target_include_directories(${target}_worker PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS} "${remote}")
+    target_link_libraries(${target}_worker PRIVATE wb)
+    wb_cuda_sources(${target}_worker ${A_LAB_SOURCES})
+
+    add_executable(${target} $<TARGET_OBJECTS:${objects}> $<TARGET_OBJECTS:wb_remote_${ident}_judge>
+                   "${WB_ROOT}/checker/support/wb_check.cpp"
+                   "${remote}/judge.cpp" "${remote}/channel.cpp" "${remote}/sandbox.cpp")
+    target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
+                               "${WB_ROOT}/checker/support" "${remote}")
+    target_compile_definitions(${target} PRIVATE
+      "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
+    target_link_libraries(${target} PRIVATE wb_judge GTest::gtest GTest::gtest_main Threads::Threads)
+    add_dependencies(${target} ${target}_worker)
+    return()
   endif()
   add_executable(${target})
   target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS})

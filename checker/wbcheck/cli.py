@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, deps, labs, report, runner
+from . import build, deps, labs, report, runner, sandbox
 from .project import ROOT, bin_dir, build_dir, gpu_visible, relative, resolve_backend, state_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -54,6 +54,8 @@ def cmd_check(args) -> int:
     absent = {lab.id for lab in selected if lab.target(args.solutions) not in defined}
     targets = [lab.target(args.solutions) for lab in selected if lab.id not in absent]
     broken: dict[str, str] = {}
+    if targets and build.targets_matching(backend, r"wb_sandbox_probe"):
+        targets.append("wb_sandbox_probe")
     if targets:
         print(f"Building {', '.join(targets)} ({backend}) ...", flush=True)
         result = build.build(backend, targets, _jobs(args), args.verbose)
@@ -67,7 +69,10 @@ def cmd_check(args) -> int:
 
     start = time.monotonic()
     table = report.Table(verbose=args.verbose)
-    print(f"\nChecking {variant}/ on the {backend} backend\n", flush=True)
+    sandbox.protect_runner()
+    sandbox.configure(ROOT, build_dir(backend), [args.results, args.junit])
+    print(f"\nChecking {variant}/ on the {backend} backend", flush=True)
+    print(sandbox.header_line(sandbox.probe(bin_dir(backend) / "wb_sandbox_probe")) + "\n", flush=True)
     results: list[runner.CheckResult] = []
     for lab in selected:
         if lab.id in absent:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from . import sandbox as _sandbox
 from .labs import Lab
 
 PASSED, FAILED, NOT_MEASURED = "passed", "failed", "not_measured"
@@ -76,9 +77,14 @@ class Invocation:
 Launcher = Callable[[Lab, Path, list, Path], list]
 
 
+JSON_FD = "{json_fd}"   # in an argv: replaced by the write end of the runner's report pipe
+
+
 def direct_launcher(lab: Lab, binary: Path, gtest_args: list, workdir: Path) -> list:
+    # The report comes through a pipe only the runner reads (never a file the lab's code could
+    # write); it is stored in workdir/result.json once the process has ended.
     json_path = workdir / "result.json"
-    return [Invocation(argv=[str(binary), *gtest_args, f"--gtest_output=json:{json_path}"],
+    return [Invocation(argv=[str(binary), *gtest_args, f"--gtest_output=json:/dev/fd/{JSON_FD}"],
                        json_path=json_path)]
 
 
@@ -155,16 +161,52 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def run_process(argv: list[str], timeout_s: float, env: dict | None = None, cwd: Path | None = None) -> ProcessOutcome:
+class _ReportReader(threading.Thread):
+    """Drains the report pipe, up to MAX_REPORT_BYTES (a report is a few KiB)."""
+    MAX_REPORT_BYTES = 16 * 1024 * 1024
+
+    def __init__(self, fd: int):
+        super().__init__(daemon=True)
+        self.fd = fd
+        self.data = bytearray()
+
+    def run(self):
+        with os.fdopen(self.fd, "rb", buffering=0) as f:
+            while True:
+                chunk = f.read(65536)
+                if not chunk:
+                    break
+                if len(self.data) < self.MAX_REPORT_BYTES:
+                    self.data += chunk[:self.MAX_REPORT_BYTES - len(self.data)]
+
+
+def run_process(argv: list[str], timeout_s: float, env: dict | None = None, cwd: Path | None = None,
+                report_path: Path | None = None) -> ProcessOutcome:
     """Runs @p argv in its own session; kills its whole process group on time-out (and
-    after it exits, so no stray child survives). Never raises for the child's failures."""
+    after it exits, so no stray child survives). Never raises for the child's failures.
+    With @p report_path, "{json_fd}" in argv becomes the write end of a pipe, and what the
+    process wrote to it (and nothing else) is stored at @p report_path afterwards."""
     start = time.monotonic()
+    report_reader = None
+    pass_fds = ()
+    if report_path is not None:
+        rfd, wfd = os.pipe()
+        argv = [a.replace(JSON_FD, str(wfd)) for a in argv]
+        pass_fds = (wfd,)
+        report_reader = _ReportReader(rfd)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True, env=env, cwd=cwd)
+                                stderr=subprocess.PIPE, start_new_session=True, env=env, cwd=cwd,
+                                pass_fds=pass_fds)
     except OSError as e:
+        if report_reader is not None:
+            os.close(pass_fds[0])
+            os.close(report_reader.fd)
         return ProcessOutcome(returncode=127, timed_out=False, stdout="",
                               stderr=f"cannot start {argv[0]}: {e}", duration_s=0.0)
+    if report_reader is not None:
+        os.close(pass_fds[0])
+        report_reader.start()
     readers = [_TailReader(proc.stdout), _TailReader(proc.stderr)]
     for r in readers:
         r.start()
@@ -176,10 +218,19 @@ def run_process(argv: list[str], timeout_s: float, env: dict | None = None, cwd:
     finally:
         _kill_group(proc.pid)
         proc.wait()
+    _sandbox.sweep()
     for r in readers:
         r.join(timeout=5)
     for stream in (proc.stdout, proc.stderr):
         stream.close()
+    if report_reader is not None:
+        report_reader.join(timeout=5)
+        try:
+            report_path.unlink()
+        except FileNotFoundError:
+            pass
+        if report_reader.data:
+            report_path.write_bytes(bytes(report_reader.data))
     return ProcessOutcome(returncode=proc.returncode, timed_out=timed_out, stdout=readers[0].text(),
                           stderr=readers[1].text(), duration_s=time.monotonic() - start)
 
@@ -343,7 +394,8 @@ def run_lab_checks(lab: Lab, binary: Path, checks: list[str] | None = None, time
             gtest_args = [f"--gtest_filter={check}", "--gtest_color=no"]
             for inv in launcher(lab, binary, gtest_args, workdir):
                 env = dict(os.environ, **inv.env) if inv.env else None
-                outcome = run_process(inv.argv, limit, env=env)
+                piped = any(JSON_FD in a for a in inv.argv)
+                outcome = run_process(inv.argv, limit, env=env, report_path=inv.json_path if piped else None)
                 result = interpret(lab, check, outcome, inv.json_path, limit)
                 if inv.after:
                     inv.after(result, outcome)

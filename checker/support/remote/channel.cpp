@@ -1,0 +1,62 @@
+#include <cerrno>
+#include <unistd.h>
+
+#include "wb_remote.h"
+
+namespace wb::remote {
+namespace {
+
+bool write_all(int fd, const void* data, std::size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// 1: complete, 0: end of stream before the first byte, -1: broken in the middle.
+int read_all(int fd, void* data, std::size_t n) {
+  char* p = static_cast<char*>(data);
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::read(fd, p + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return got == 0 ? 0 : -1;
+    got += static_cast<std::size_t>(r);
+  }
+  return 1;
+}
+
+}  // namespace
+
+void send_message(int fd, std::uint32_t tag, const Writer& payload) {
+  char header[12];
+  const std::uint64_t len = payload.bytes().size();
+  std::memcpy(header, &tag, 4);
+  std::memcpy(header + 4, &len, 8);
+  if (!write_all(fd, header, sizeof header) || !write_all(fd, payload.bytes().data(), len)) {
+    throw ChannelError("the other process closed the channel");
+  }
+}
+
+bool receive_message(int fd, std::uint32_t& tag, std::vector<char>& payload) {
+  char header[12];
+  const int h = read_all(fd, header, sizeof header);
+  if (h == 0) return false;
+  if (h < 0) throw ChannelError("the channel broke in the middle of a message");
+  std::uint64_t len = 0;
+  std::memcpy(&tag, header, 4);
+  std::memcpy(&len, header + 4, 8);
+  if (len > kMaxPayload) throw ChannelError("malformed message: length " + std::to_string(len));
+  payload.resize(len);
+  if (len > 0 && read_all(fd, payload.data(), len) != 1) {
+    throw ChannelError("the channel broke in the middle of a message");
+  }
+  return true;
+}
+
+}  // namespace wb::remote

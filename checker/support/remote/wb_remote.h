@@ -1,0 +1,131 @@
+/// @file
+/// @brief The channel between a check (the judge, trusted) and the student's code (the worker).
+///
+/// A lab's checks never run in the same process as the student's code. The check binary (the
+/// judge) holds the test plan, the inputs, the reference results and the comparison; it starts
+/// a worker process that contains only the student's sources and a small server, and every CUDA
+/// runtime call and every call of the lab's interface (saxpy(), transpose_naive(), ...) that the
+/// checks make is executed there, as a request over a socket. Device pointers are opaque
+/// numbers to the judge. Whatever the student's code does in its own process (exit early, write
+/// files, patch memory, redefine symbols), the verdict is computed where it never ran.
+///
+/// Messages: a 4-byte tag (an Op for requests, 0 for replies), an 8-byte payload length, the
+/// payload. Payloads are built with Writer and read with Reader; a Reader that runs past its
+/// end throws, so a malformed reply from a hostile worker is an error, never a wild read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace wb::remote {
+
+enum class Op : std::uint32_t {
+  Call = 1,            ///< a lab interface function: name, arguments
+  Malloc,
+  Free,
+  MemcpyToDevice,      ///< device pointer, bytes
+  MemcpyToHost,        ///< device pointer, count -> bytes
+  MemcpyDeviceToDevice,
+  Memset,
+  Synchronize,
+  GetLastError,
+  PeekAtLastError,
+  GetDevice,
+  DeviceGetAttribute,
+  GetDeviceProperties,
+  StreamCreate,
+  StreamDestroy,
+  StreamSynchronize,
+  EventCreate,
+  EventDestroy,
+  EventRecord,
+  EventSynchronize,
+  EventElapsedTime,
+  ErrorString,
+  ErrorName,
+  AnalysisAvailable,
+  AnalysisReset,
+  AnalysisMetrics,
+  AnalysisReports,
+  Shutdown,
+};
+
+/// The largest payload either side accepts (a hostile length must not exhaust the judge).
+constexpr std::uint64_t kMaxPayload = std::uint64_t(8) << 30;
+
+/// Raised when the channel breaks or a message is malformed.
+class ChannelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Writer {
+ public:
+  template <class T>
+  Writer& put(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    return put_bytes(&value, sizeof(T));
+  }
+  Writer& put_bytes(const void* data, std::size_t n) {
+    const auto* p = static_cast<const char*>(data);
+    buf_.insert(buf_.end(), p, p + n);
+    return *this;
+  }
+  Writer& put_string(const std::string& s) {
+    put<std::uint64_t>(s.size());
+    return put_bytes(s.data(), s.size());
+  }
+  const std::vector<char>& bytes() const { return buf_; }
+
+ private:
+  std::vector<char> buf_;
+};
+
+class Reader {
+ public:
+  Reader() = default;
+  explicit Reader(std::vector<char> payload) : buf_(std::move(payload)) {}
+  template <class T>
+  T get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T value;
+    std::memcpy(&value, take(sizeof(T)), sizeof(T));
+    return value;
+  }
+  const char* take(std::size_t n) {
+    if (n > buf_.size() - pos_) throw ChannelError("malformed message: it ends early");
+    const char* p = buf_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  std::string get_string() {
+    const auto n = get<std::uint64_t>();
+    const char* p = take(n);
+    return std::string(p, n);
+  }
+  std::size_t remaining() const { return buf_.size() - pos_; }
+
+ private:
+  std::vector<char> buf_;
+  std::size_t pos_ = 0;
+};
+
+/// Sends one message; throws ChannelError when the peer is gone.
+void send_message(int fd, std::uint32_t tag, const Writer& payload);
+/// Receives one message; false at end of stream (the peer closed or died). Throws
+/// ChannelError on a malformed header.
+bool receive_message(int fd, std::uint32_t& tag, std::vector<char>& payload);
+
+/// Pointers cross the channel as numbers.
+inline std::uint64_t to_wire(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+template <class P>
+P from_wire(std::uint64_t v) {
+  return reinterpret_cast<P>(static_cast<std::uintptr_t>(v));
+}
+
+}  // namespace wb::remote

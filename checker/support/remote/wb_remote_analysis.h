@@ -1,0 +1,48 @@
+/// @file
+/// @brief cusim analysis results on the wire (sim backend): metrics and reports, field by field.
+#pragma once
+
+#include <cusim/analysis.h>
+
+#include "wb_remote.h"
+
+namespace wb::remote {
+
+inline void put_metrics(Writer& w, const cusim::analysis::KernelMetrics& m) {
+  w.put_string(m.kernel);
+  for (std::uint64_t v : {m.launches, m.global_load_requests, m.global_store_requests, m.global_load_sectors,
+                          m.global_store_sectors, m.shared_load_requests, m.shared_store_requests,
+                          m.shared_load_wavefronts, m.shared_store_wavefronts, m.global_bytes_read,
+                          m.global_bytes_written, m.atomics, m.global_atomics, m.shared_atomics}) {
+    w.put(v);
+  }
+}
+
+inline cusim::analysis::KernelMetrics get_metrics(Reader& r) {
+  cusim::analysis::KernelMetrics m;
+  m.kernel = r.get_string();
+  for (std::uint64_t* v : {&m.launches, &m.global_load_requests, &m.global_store_requests, &m.global_load_sectors,
+                           &m.global_store_sectors, &m.shared_load_requests, &m.shared_store_requests,
+                           &m.shared_load_wavefronts, &m.shared_store_wavefronts, &m.global_bytes_read,
+                           &m.global_bytes_written, &m.atomics, &m.global_atomics, &m.shared_atomics}) {
+    *v = r.get<std::uint64_t>();
+  }
+  return m;
+}
+
+inline void put_report(Writer& w, const cusim::analysis::Report& rep) {
+  w.put_string(rep.tool).put_string(rep.kind).put_string(rep.file).put(rep.line).put_string(rep.message).put(rep.count);
+}
+
+inline cusim::analysis::Report get_report(Reader& r) {
+  cusim::analysis::Report rep;
+  rep.tool = r.get_string();
+  rep.kind = r.get_string();
+  rep.file = r.get_string();
+  rep.line = r.get<int>();
+  rep.message = r.get_string();
+  rep.count = r.get<std::uint64_t>();
+  return rep;
+}
+
+}  // namespace wb::remote

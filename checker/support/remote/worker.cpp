@@ -1,0 +1,214 @@
+// The worker: the process that holds the student's code. It serves the judge's requests (CUDA
+// runtime calls and the lab's interface functions) on the channel fd until the judge closes it.
+// Nothing here is trusted: the judge treats every reply as data to check, never as a verdict.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <string>
+
+#if defined(CUSIM)
+#include "wb_remote_analysis.h"
+#endif
+#include "wb_remote.h"
+#include "wb_remote_interface.h"
+
+namespace wb::remote {
+namespace {
+
+std::map<std::string, Handler>& registry() {
+  static std::map<std::string, Handler> functions;
+  return functions;
+}
+
+void serve_one(Op op, Reader& in, Writer& out) {
+  switch (op) {
+    case Op::Call: {
+      const std::string name = in.get_string();
+      auto it = registry().find(name);
+      if (it == registry().end()) throw ChannelError("the worker has no function " + name);
+      it->second(in, out);
+      return;
+    }
+    case Op::Malloc: {
+      void* p = nullptr;
+      const cudaError_t e = cudaMalloc(&p, in.get<std::uint64_t>());
+      out.put(e).put<std::uint64_t>(to_wire(p));
+      return;
+    }
+    case Op::Free:
+      out.put(cudaFree(from_wire<void*>(in.get<std::uint64_t>())));
+      return;
+    case Op::MemcpyToDevice: {
+      void* dst = from_wire<void*>(in.get<std::uint64_t>());
+      const auto n = in.get<std::uint64_t>();
+      out.put(cudaMemcpy(dst, in.take(n), n, cudaMemcpyHostToDevice));
+      return;
+    }
+    case Op::MemcpyToHost: {
+      const void* src = from_wire<const void*>(in.get<std::uint64_t>());
+      const auto n = in.get<std::uint64_t>();
+      std::vector<char> data(n);
+      const cudaError_t e = cudaMemcpy(data.data(), src, n, cudaMemcpyDeviceToHost);
+      out.put(e).put_bytes(data.data(), n);
+      return;
+    }
+    case Op::MemcpyDeviceToDevice: {
+      void* dst = from_wire<void*>(in.get<std::uint64_t>());
+      const void* src = from_wire<const void*>(in.get<std::uint64_t>());
+      const auto n = in.get<std::uint64_t>();
+      const auto stream = from_wire<cudaStream_t>(in.get<std::uint64_t>());
+      out.put(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream));
+      return;
+    }
+    case Op::Memset: {
+      void* p = from_wire<void*>(in.get<std::uint64_t>());
+      const int value = in.get<int>();
+      const auto n = in.get<std::uint64_t>();
+      const auto stream = from_wire<cudaStream_t>(in.get<std::uint64_t>());
+      out.put(cudaMemsetAsync(p, value, n, stream));
+      return;
+    }
+    case Op::Synchronize:
+      out.put(cudaDeviceSynchronize());
+      return;
+    case Op::GetLastError:
+      out.put(cudaGetLastError());
+      return;
+    case Op::PeekAtLastError:
+      out.put(cudaPeekAtLastError());
+      return;
+    case Op::GetDevice: {
+      int device = 0;
+      const cudaError_t e = cudaGetDevice(&device);
+      out.put(e).put(device);
+      return;
+    }
+    case Op::DeviceGetAttribute: {
+      const auto attr = in.get<cudaDeviceAttr>();
+      const int device = in.get<int>();
+      int value = 0;
+      const cudaError_t e = cudaDeviceGetAttribute(&value, attr, device);
+      out.put(e).put(value);
+      return;
+    }
+    case Op::GetDeviceProperties: {
+      cudaDeviceProp prop{};
+      const cudaError_t e = cudaGetDeviceProperties(&prop, in.get<int>());
+      out.put(e).put(prop);
+      return;
+    }
+    case Op::StreamCreate: {
+      cudaStream_t s = nullptr;
+      const cudaError_t e = cudaStreamCreate(&s);
+      out.put(e).put<std::uint64_t>(to_wire(s));
+      return;
+    }
+    case Op::StreamDestroy:
+      out.put(cudaStreamDestroy(from_wire<cudaStream_t>(in.get<std::uint64_t>())));
+      return;
+    case Op::StreamSynchronize:
+      out.put(cudaStreamSynchronize(from_wire<cudaStream_t>(in.get<std::uint64_t>())));
+      return;
+    case Op::EventCreate: {
+      cudaEvent_t ev = nullptr;
+      const cudaError_t e = cudaEventCreate(&ev);
+      out.put(e).put<std::uint64_t>(to_wire(ev));
+      return;
+    }
+    case Op::EventDestroy:
+      out.put(cudaEventDestroy(from_wire<cudaEvent_t>(in.get<std::uint64_t>())));
+      return;
+    case Op::EventRecord: {
+      const auto ev = from_wire<cudaEvent_t>(in.get<std::uint64_t>());
+      out.put(cudaEventRecord(ev, from_wire<cudaStream_t>(in.get<std::uint64_t>())));
+      return;
+    }
+    case Op::EventSynchronize:
+      out.put(cudaEventSynchronize(from_wire<cudaEvent_t>(in.get<std::uint64_t>())));
+      return;
+    case Op::EventElapsedTime: {
+      const auto a = from_wire<cudaEvent_t>(in.get<std::uint64_t>());
+      const auto b = from_wire<cudaEvent_t>(in.get<std::uint64_t>());
+      float ms = 0;
+      const cudaError_t e = cudaEventElapsedTime(&ms, a, b);
+      out.put(e).put(ms);
+      return;
+    }
+    case Op::ErrorString:
+      out.put_string(cudaGetErrorString(in.get<cudaError_t>()));
+      return;
+    case Op::ErrorName:
+      out.put_string(cudaGetErrorName(in.get<cudaError_t>()));
+      return;
+#if defined(CUSIM)
+    case Op::AnalysisAvailable:
+      out.put<std::uint8_t>(cusim::analysis::available() ? 1 : 0);
+      return;
+    case Op::AnalysisReset:
+      cusim::analysis::reset();
+      return;
+    case Op::AnalysisMetrics: {
+      const auto all = cusim::analysis::metrics();
+      out.put<std::uint64_t>(all.size());
+      for (const auto& m : all) put_metrics(out, m);
+      return;
+    }
+    case Op::AnalysisReports: {
+      const auto all = cusim::analysis::reports();
+      out.put<std::uint64_t>(all.size());
+      for (const auto& r : all) put_report(out, r);
+      return;
+    }
+#endif
+    default:
+      throw ChannelError("unknown request " + std::to_string(static_cast<unsigned>(op)));
+  }
+}
+
+}  // namespace
+
+void register_function(const std::string& name, Handler handler) { registry()[name] = std::move(handler); }
+
+}  // namespace wb::remote
+
+int main(int argc, char** argv) {
+  using namespace wb::remote;
+  int fd = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--wb-channel-fd=", 16) == 0) fd = std::atoi(argv[i] + 16);
+  }
+  if (fd < 0) {
+    std::fprintf(stderr,
+                 "%s holds a lab's code for its check binary and is started by it; run the check binary "
+                 "(or ./workbook check) instead.\n",
+                 argv[0]);
+    return 2;
+  }
+  std::uint32_t tag = 0;
+  std::vector<char> payload;
+  while (receive_message(fd, tag, payload)) {
+    const Op op = static_cast<Op>(tag);
+    if (op == Op::Shutdown) break;
+    Reader in(std::move(payload));
+    Writer out;
+    std::uint32_t status = 0;
+    try {
+      serve_one(op, in, out);
+    } catch (const std::exception& e) {
+      out = Writer();
+      out.put_string(std::string("an exception escaped the lab's code: ") + e.what());
+      status = 1;
+    } catch (...) {
+      out = Writer();
+      out.put_string("an exception of unknown type escaped the lab's code");
+      status = 1;
+    }
+    send_message(fd, status, out);
+    payload.clear();
+  }
+  return 0;
+}
