@@ -223,20 +223,18 @@ function(wb_add_check_binary target)
         target_compile_features(${lib} PRIVATE cxx_std_20)
       endif()
     endforeach()
-    add_executable(${target}_worker "${remote}/worker.cpp" "${remote}/channel.cpp"
-                   $<TARGET_OBJECTS:wb_remote_${ident}_worker>)
+    add_executable(${target}_worker $<TARGET_OBJECTS:wb_remote_${ident}_worker>)
     target_include_directories(${target}_worker PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS} "${remote}")
-    target_link_libraries(${target}_worker PRIVATE wb)
+    target_link_libraries(${target}_worker PRIVATE wb_remote_worker wb)
     wb_cuda_sources(${target}_worker ${A_LAB_SOURCES})
 
     add_executable(${target} $<TARGET_OBJECTS:${objects}> $<TARGET_OBJECTS:wb_remote_${ident}_judge>
-                   "${WB_ROOT}/checker/support/wb_check.cpp"
-                   "${remote}/judge.cpp" "${remote}/channel.cpp" "${remote}/sandbox.cpp")
+                   "${WB_ROOT}/checker/support/wb_check.cpp")
     target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
                                "${WB_ROOT}/checker/support" "${remote}")
     target_compile_definitions(${target} PRIVATE
       "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
-    target_link_libraries(${target} PRIVATE wb_judge GTest::gtest GTest::gtest_main Threads::Threads)
+    target_link_libraries(${target} PRIVATE wb_remote_judge wb_judge GTest::gtest GTest::gtest_main Threads::Threads)
     add_dependencies(${target} ${target}_worker)
     return()
   endif()
