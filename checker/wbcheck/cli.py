@@ -72,7 +72,15 @@ def cmd_check(args) -> int:
     sandbox.protect_runner()
     sandbox.configure(ROOT, build_dir(backend), [args.results, args.junit])
     print(f"\nChecking {variant}/ on the {backend} backend", flush=True)
-    print(sandbox.header_line(sandbox.probe(bin_dir(backend) / "wb_sandbox_probe")) + "\n", flush=True)
+    print(sandbox.header_line(sandbox.probe(bin_dir(backend) / "wb_sandbox_probe")), flush=True)
+    built = [lab for lab in selected if lab.id not in absent and lab.id not in broken]
+    in_process = [lab.id.split("-")[0] for lab in built
+                  if not sandbox.is_split(bin_dir(backend) / lab.target(args.solutions))]
+    if in_process:
+        print(f"Not sandboxed: the checks of lab(s) {', '.join(in_process)} run in the lab's own process on this "
+              "backend, where a determined submission could forge its verdict (docs/concepts/checking.md).",
+              flush=True)
+    print(flush=True)
     results: list[runner.CheckResult] = []
     for lab in selected:
         if lab.id in absent:

@@ -31,6 +31,7 @@ from .labs import Lab
 PASSED, FAILED, NOT_MEASURED = "passed", "failed", "not_measured"
 STDERR_LINES = 15          # stderr lines quoted in a failed check's output
 KEEP_BYTES = 64 * 1024     # per stream: the tail kept in memory (output can be endless)
+MAX_OUTPUT_BYTES = 8 * 1024 * 1024   # a check that prints more is stopped (a print in a loop)
 
 
 @dataclass
@@ -123,6 +124,7 @@ class ProcessOutcome:
     stdout: str
     stderr: str
     duration_s: float
+    output_exceeded: bool = False   # stopped for printing more than MAX_OUTPUT_BYTES
 
 
 class _TailReader(threading.Thread):
@@ -134,12 +136,14 @@ class _TailReader(threading.Thread):
         self.head = bytearray()
         self.tail = bytearray()
         self.dropped = 0
+        self.total = 0
 
     def run(self):
         while True:
             chunk = self.stream.read(65536)
             if not chunk:
                 break
+            self.total += len(chunk)
             if len(self.head) < KEEP_BYTES:
                 take = KEEP_BYTES - len(self.head)
                 self.head += chunk[:take]
@@ -211,10 +215,20 @@ def run_process(argv: list[str], timeout_s: float, env: dict | None = None, cwd:
     for r in readers:
         r.start()
     timed_out = False
+    output_exceeded = False
+    deadline = time.monotonic() + timeout_s
     try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        while True:
+            try:
+                proc.wait(timeout=min(0.25, max(0.0, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                if sum(r.total for r in readers) > MAX_OUTPUT_BYTES:
+                    output_exceeded = True
+                    break
+                if time.monotonic() >= deadline:
+                    timed_out = True
+                    break
     finally:
         _kill_group(proc.pid)
         proc.wait()
@@ -232,7 +246,8 @@ def run_process(argv: list[str], timeout_s: float, env: dict | None = None, cwd:
         if report_reader.data:
             report_path.write_bytes(bytes(report_reader.data))
     return ProcessOutcome(returncode=proc.returncode, timed_out=timed_out, stdout=readers[0].text(),
-                          stderr=readers[1].text(), duration_s=time.monotonic() - start)
+                          stderr=readers[1].text(), duration_s=time.monotonic() - start,
+                          output_exceeded=output_exceeded)
 
 
 # ---- listing and interpreting --------------------------------------------------------------
@@ -337,6 +352,12 @@ def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, ti
         result.hint = str(record.get("hint", "")) or result.hint
     stderr = tail_lines(outcome.stderr)
 
+    if outcome.output_exceeded:
+        result.message = (f"the check printed more than {MAX_OUTPUT_BYTES // (1024 * 1024)} MiB of output and was "
+                          "stopped. Is there a printf in a loop, or in a kernel run by every thread? Remove "
+                          "debugging output before checking.")
+        result.stderr_tail = stderr
+        return result
     if outcome.timed_out:
         result.message = (f"time limit of {timeout_s:g} s exceeded — a hang or deadlock? The check was stopped. "
                           "Look for a loop whose index never reaches its bound, a __syncthreads() or "

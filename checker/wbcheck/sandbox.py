@@ -49,6 +49,7 @@ def configure(root: Path, backend_build: Path, extra_hidden: list) -> None:
         if p not in seen and p != Path("/") and p != root.resolve():
             seen.append(p)
     os.environ["WB_SANDBOX_HIDE"] = ":".join(str(p) for p in seen)
+    os.environ["WB_SANDBOX_READONLY"] = str(root.resolve())
 
 
 def probe(binary: Path) -> dict:
@@ -76,6 +77,11 @@ def header_line(info: dict) -> str:
     if info.get("error"):
         line += f"; the probe failed: {info['error']}"
     return line
+
+
+def is_split(binary: Path) -> bool:
+    """True when @p binary is a judge whose lab code runs in its worker (binary_worker)."""
+    return Path(str(binary) + "_worker").is_file()
 
 
 def _children() -> list:

@@ -104,6 +104,12 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
     struct stat st {};
     if (stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) hidden.push_back(p);
   }
+  std::vector<std::string> readonly;
+  for (const auto& p : enabled ? split_paths(env_or("WB_SANDBOX_READONLY", "")) : std::vector<std::string>{}) {
+    struct stat st {};
+    if (stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) readonly.push_back(p);
+  }
+  const std::string tmp_options = "size=" + std::to_string(env_number("WB_SANDBOX_TMP_MB", 256)) + "m,mode=1777";
   const rlim_t memory = env_number("WB_SANDBOX_MEMORY_MB", 8192) << 20;
   const rlim_t file_size = env_number("WB_SANDBOX_FILE_MB", 64) << 20;
   const rlim_t processes = tasks_of(run_uid) + env_number("WB_SANDBOX_PROCESSES", 256);
@@ -179,6 +185,20 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
       protections |= kNoNetwork;
       if (getpid() == 1) protections |= kPidNamespace;
       if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0) {
+        bool ro = !readonly.empty();
+        for (const auto& p : readonly) {
+          ro = mount(p.c_str(), p.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0 &&
+               mount(nullptr, p.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) == 0 &&
+               ro;
+        }
+        if (ro) protections |= kReadOnlyTree;
+        bool tmp = true;
+        for (const char* p : {"/tmp", "/var/tmp", "/dev/shm"}) {
+          struct stat st {};
+          if (stat(p, &st) != 0) continue;
+          tmp = mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, tmp_options.c_str()) == 0 && tmp;
+        }
+        if (tmp) protections |= kPrivateTmp;
         bool all = !hidden.empty();
         for (const auto& p : hidden) {
           all = mount("tmpfs", p.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") == 0 && all;
@@ -247,9 +267,11 @@ std::string describe_protections(unsigned p) {
   add(kPidNamespace, "own PID namespace");
   add(kLimits, "resource limits");
   add(kNoNewPrivileges, "no new privileges");
+  add(kPrivateTmp, "private size-limited /tmp");
+  add(kReadOnlyTree, "read-only source tree");
   return out;
 }
 
-std::string missing_protections(unsigned p) { return describe_protections(~p & 0x3fu); }
+std::string missing_protections(unsigned p) { return describe_protections(~p & kAllProtections); }
 
 }  // namespace wb::remote

@@ -5,7 +5,8 @@
 /// - user: as root, the worker runs as an unprivileged user (WB_SANDBOX_USER, default nobody);
 /// - namespaces: network (no interface but a down loopback: no network), mount (the paths in
 ///   WB_SANDBOX_HIDE, e.g. solutions/, the build tree and the results' folders, are covered by
-///   empty read-only tmpfs), PID (the worker is PID 1 of its own namespace: every process it
+///   empty read-only tmpfs; the paths in WB_SANDBOX_READONLY, e.g. the repository, are read-only;
+///   /tmp, /var/tmp and /dev/shm are private tmpfs of WB_SANDBOX_TMP_MB, default 256), PID (the worker is PID 1 of its own namespace: every process it
 ///   starts dies with it, and it sees no other process) and IPC; as root directly, otherwise
 ///   inside an unprivileged user namespace when the kernel allows one;
 /// - limits: data size (WB_SANDBOX_MEMORY_MB, default 8192), file size (WB_SANDBOX_FILE_MB,
@@ -30,7 +31,10 @@ enum Protection : unsigned {
   kPidNamespace = 1u << 3,
   kLimits = 1u << 4,
   kNoNewPrivileges = 1u << 5,
+  kPrivateTmp = 1u << 6,
+  kReadOnlyTree = 1u << 7,
 };
+constexpr unsigned kAllProtections = 0xffu;
 
 struct Spawned {
   pid_t pid = -1;            ///< the process to wait for (it exits as the worker does)
