@@ -313,7 +313,9 @@ def clean_failure(text: str) -> str:
         lines = lines[1:]
     msg = "\n".join(lines).strip()
     exc = re.match(r'C\+\+ exception with description "(.*)" thrown in the test body\.?$', msg, re.S)
-    if exc:
+    if exc and exc.group(1).startswith("the process running the lab's code"):
+        msg = exc.group(1)  # the judge lost its worker: the text says how (checker/support/remote)
+    elif exc:
         msg = f"the check stopped on an exception: {exc.group(1)}"
     return msg
 

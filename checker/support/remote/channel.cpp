@@ -35,15 +35,16 @@ int read_all(int fd, void* data, std::size_t n) {
 
 void send_message(int fd, std::uint32_t tag, const Writer& payload) {
   char header[12];
-  const std::uint64_t len = payload.bytes().size();
+  const std::uint64_t len = payload.bytes().size() + payload.bulk_size();
   std::memcpy(header, &tag, 4);
   std::memcpy(header + 4, &len, 8);
-  if (!write_all(fd, header, sizeof header) || !write_all(fd, payload.bytes().data(), len)) {
+  if (!write_all(fd, header, sizeof header) || !write_all(fd, payload.bytes().data(), payload.bytes().size()) ||
+      !write_all(fd, payload.bulk(), payload.bulk_size())) {
     throw ChannelError("the other process closed the channel");
   }
 }
 
-bool receive_message(int fd, std::uint32_t& tag, std::vector<char>& payload) {
+bool receive_message(int fd, std::uint32_t& tag, Payload& payload) {
   char header[12];
   const int h = read_all(fd, header, sizeof header);
   if (h == 0) return false;
@@ -52,8 +53,9 @@ bool receive_message(int fd, std::uint32_t& tag, std::vector<char>& payload) {
   std::memcpy(&tag, header, 4);
   std::memcpy(&len, header + 4, 8);
   if (len > kMaxPayload) throw ChannelError("malformed message: length " + std::to_string(len));
-  payload.resize(len);
-  if (len > 0 && read_all(fd, payload.data(), len) != 1) {
+  payload.data.reset(new char[len > 0 ? len : 1]);
+  payload.size = len;
+  if (len > 0 && read_all(fd, payload.data.get(), len) != 1) {
     throw ChannelError("the channel broke in the middle of a message");
   }
   return true;

@@ -74,7 +74,7 @@ class Worker {
     start();
     if (!gone_.empty()) throw WorkerError(gone_);
     std::uint32_t status = 0;
-    std::vector<char> reply;
+    Payload reply;
     try {
       send_message(fd_, static_cast<std::uint32_t>(op), payload);
       if (receive_message(fd_, status, reply)) {
@@ -291,7 +291,7 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind, 
       return cudaSuccess;
     case cudaMemcpyHostToDevice: {
       Writer w;
-      w.put<std::uint64_t>(to_wire(dst)).put<std::uint64_t>(count).put_bytes(src, count);
+      w.put<std::uint64_t>(to_wire(dst)).put<std::uint64_t>(count).put_bulk(src, count);
       return status_only(Op::MemcpyToDevice, w, "cudaMemcpy (host to device)");
     }
     case cudaMemcpyDeviceToHost: {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -80,16 +81,33 @@ class Writer {
     put<std::uint64_t>(s.size());
     return put_bytes(s.data(), s.size());
   }
+  /// Bytes sent after everything else without being copied here (large transfers); the
+  /// memory must stay valid until the message is sent. At most one per message, last.
+  Writer& put_bulk(const void* data, std::size_t n) {
+    bulk_ = static_cast<const char*>(data);
+    bulk_size_ = n;
+    return *this;
+  }
   const std::vector<char>& bytes() const { return buf_; }
+  const char* bulk() const { return bulk_; }
+  std::size_t bulk_size() const { return bulk_size_; }
 
  private:
   std::vector<char> buf_;
+  const char* bulk_ = nullptr;
+  std::size_t bulk_size_ = 0;
+};
+
+/// A received payload (not zero-filled: it is overwritten by the read).
+struct Payload {
+  std::unique_ptr<char[]> data;
+  std::size_t size = 0;
 };
 
 class Reader {
  public:
   Reader() = default;
-  explicit Reader(std::vector<char> payload) : buf_(std::move(payload)) {}
+  explicit Reader(Payload payload) : buf_(std::move(payload)) {}
   template <class T>
   T get() {
     static_assert(std::is_trivially_copyable_v<T>);
@@ -98,8 +116,8 @@ class Reader {
     return value;
   }
   const char* take(std::size_t n) {
-    if (n > buf_.size() - pos_) throw ChannelError("malformed message: it ends early");
-    const char* p = buf_.data() + pos_;
+    if (n > buf_.size - pos_) throw ChannelError("malformed message: it ends early");
+    const char* p = buf_.data.get() + pos_;
     pos_ += n;
     return p;
   }
@@ -108,10 +126,10 @@ class Reader {
     const char* p = take(n);
     return std::string(p, n);
   }
-  std::size_t remaining() const { return buf_.size() - pos_; }
+  std::size_t remaining() const { return buf_.size - pos_; }
 
  private:
-  std::vector<char> buf_;
+  Payload buf_;
   std::size_t pos_ = 0;
 };
 
@@ -119,7 +137,7 @@ class Reader {
 void send_message(int fd, std::uint32_t tag, const Writer& payload);
 /// Receives one message; false at end of stream (the peer closed or died). Throws
 /// ChannelError on a malformed header.
-bool receive_message(int fd, std::uint32_t& tag, std::vector<char>& payload);
+bool receive_message(int fd, std::uint32_t& tag, Payload& payload);
 
 /// Pointers cross the channel as numbers.
 inline std::uint64_t to_wire(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }

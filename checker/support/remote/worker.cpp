@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <memory>
 #include <string>
 
 #if defined(CUSIM)
@@ -51,9 +52,10 @@ void serve_one(Op op, Reader& in, Writer& out) {
     case Op::MemcpyToHost: {
       const void* src = from_wire<const void*>(in.get<std::uint64_t>());
       const auto n = in.get<std::uint64_t>();
-      std::vector<char> data(n);
-      const cudaError_t e = cudaMemcpy(data.data(), src, n, cudaMemcpyDeviceToHost);
-      out.put(e).put_bytes(data.data(), n);
+      static std::unique_ptr<char[]> staging;  // lives until the reply is sent
+      staging.reset(new char[n > 0 ? n : 1]);
+      const cudaError_t e = cudaMemcpy(staging.get(), src, n, cudaMemcpyDeviceToHost);
+      out.put(e).put_bulk(staging.get(), n);
       return;
     }
     case Op::MemcpyDeviceToDevice: {
@@ -189,7 +191,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::uint32_t tag = 0;
-  std::vector<char> payload;
+  Payload payload;
   while (receive_message(fd, tag, payload)) {
     const Op op = static_cast<Op>(tag);
     if (op == Op::Shutdown) break;
@@ -208,7 +210,6 @@ int main(int argc, char** argv) {
       status = 1;
     }
     send_message(fd, status, out);
-    payload.clear();
   }
   return 0;
 }
