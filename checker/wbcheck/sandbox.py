@@ -41,7 +41,8 @@ def protect_runner() -> None:
 
 def configure(root: Path, backend_build: Path, extra_hidden: list) -> None:
     """Environment for the judges: the paths their workers must not see."""
-    hidden = [root / "solutions", backend_build.parent]
+    # .git holds every committed solution in its history.
+    hidden = [root / "solutions", root / ".git", backend_build.parent]
     hidden += [Path(p).resolve().parent for p in extra_hidden if p]
     seen = []
     for p in hidden:
