@@ -44,7 +44,7 @@ void send_message(int fd, std::uint32_t tag, const Writer& payload) {
   }
 }
 
-bool receive_message(int fd, std::uint32_t& tag, Payload& payload) {
+bool receive_message(int fd, std::uint32_t& tag, Payload& payload, std::uint64_t max_size) {
   char header[12];
   const int h = read_all(fd, header, sizeof header);
   if (h == 0) return false;
@@ -52,7 +52,7 @@ bool receive_message(int fd, std::uint32_t& tag, Payload& payload) {
   std::uint64_t len = 0;
   std::memcpy(&tag, header, 4);
   std::memcpy(&len, header + 4, 8);
-  if (len > kMaxPayload) throw ChannelError("malformed message: length " + std::to_string(len));
+  if (len > max_size) throw ChannelError("malformed message: length " + std::to_string(len));
   payload.data.reset(new char[len > 0 ? len : 1]);
   payload.size = len;
   if (len > 0 && read_all(fd, payload.data.get(), len) != 1) {

@@ -37,6 +37,9 @@ class WorkerError : public std::runtime_error {
 
 namespace {
 
+/// The largest reply the judge accepts, but for copies to the host (their size is known).
+constexpr std::uint64_t kMaxReply = std::uint64_t(64) << 20;
+
 std::string describe_status(int status) {
   if (WIFEXITED(status)) {
     return "it exited with status " + std::to_string(WEXITSTATUS(status)) +
@@ -69,7 +72,7 @@ class Worker {
     return worker;
   }
 
-  Reader request(Op op, const Writer& payload, const char* what) {
+  Reader request(Op op, const Writer& payload, const char* what, std::uint64_t max_reply = kMaxReply) {
     std::lock_guard<std::mutex> lock(mutex_);
     start();
     if (!gone_.empty()) throw WorkerError(gone_);
@@ -77,7 +80,7 @@ class Worker {
     Payload reply;
     try {
       send_message(fd_, static_cast<std::uint32_t>(op), payload);
-      if (receive_message(fd_, status, reply)) {
+      if (receive_message(fd_, status, reply, max_reply)) {
         Reader r(std::move(reply));
         if (status == 0) return r;
         const std::string message = r.get_string();
@@ -99,6 +102,8 @@ class Worker {
     // The worker may run as this user: it must not be able to read this process's memory or
     // descriptors (ptrace, /proc/PID/fd, /proc/PID/mem).
     prctl(PR_SET_DUMPABLE, 0);
+    // A worker that dies mid-message must not kill the judge: writes then fail with EPIPE.
+    signal(SIGPIPE, SIG_IGN);
     char self[PATH_MAX] = {};
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     const std::string exe = (n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string("check")) + "_worker";
@@ -170,7 +175,19 @@ class Worker {
   std::string gone_;
 };
 
-Reader request(Op op, const Writer& w, const char* what) { return Worker::get().request(op, w, what); }
+Reader request(Op op, const Writer& w, const char* what, std::uint64_t max_reply = kMaxReply) {
+  return Worker::get().request(op, w, what, max_reply);
+}
+
+// Releases after the worker is gone (a DeviceBuffer's destructor after a failed check) do
+// nothing, quietly: a destructor must not throw, and the failure was already reported.
+cudaError_t release(Op op, const Writer& w, const char* what) {
+  try {
+    return request(op, w, what).get<cudaError_t>();
+  } catch (const WorkerError&) {
+    return cudaErrorUnknown;
+  }
+}
 
 Writer args() { return Writer(); }
 
@@ -274,7 +291,7 @@ cudaError_t cudaFree(void* ptr) {
   Writer w;
   w.put<std::uint64_t>(to_wire(ptr));
   device_ranges().erase(to_wire(ptr));
-  return status_only(Op::Free, w, "cudaFree");
+  return release(Op::Free, w, "cudaFree");
 }
 
 namespace {
@@ -297,7 +314,7 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind, 
     case cudaMemcpyDeviceToHost: {
       Writer w;
       w.put<std::uint64_t>(to_wire(src)).put<std::uint64_t>(count);
-      Reader r = request(Op::MemcpyToHost, w, "cudaMemcpy (device to host)");
+      Reader r = request(Op::MemcpyToHost, w, "cudaMemcpy (device to host)", count + 64);
       const auto e = r.get<cudaError_t>();
       if (count) std::memcpy(dst, r.take(count), count);
       return e;
@@ -341,7 +358,7 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   Writer w;
   w.put<std::uint64_t>(to_wire(stream));
-  return status_only(Op::StreamDestroy, w, "cudaStreamDestroy");
+  return release(Op::StreamDestroy, w, "cudaStreamDestroy");
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
@@ -360,7 +377,7 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) {
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   Writer w;
   w.put<std::uint64_t>(to_wire(event));
-  return status_only(Op::EventDestroy, w, "cudaEventDestroy");
+  return release(Op::EventDestroy, w, "cudaEventDestroy");
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {

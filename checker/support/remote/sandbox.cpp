@@ -109,6 +109,8 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
     struct stat st {};
     if (stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) readonly.push_back(p);
   }
+  std::string cwd;
+  if (char buf[4096]; getcwd(buf, sizeof buf)) cwd = buf;
   const std::string tmp_options = "size=" + std::to_string(env_number("WB_SANDBOX_TMP_MB", 256)) + "m,mode=1777";
   const rlim_t memory = env_number("WB_SANDBOX_MEMORY_MB", 8192) << 20;
   const rlim_t file_size = env_number("WB_SANDBOX_FILE_MB", 64) << 20;
@@ -151,6 +153,8 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
   if (outer == 0) {
     // The outer child: enters the namespaces, then waits for the worker and exits as it did.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The judge is non-dumpable; a non-dumpable process cannot write its own uid_map.
+    prctl(PR_SET_DUMPABLE, 1);
     close(status_pipe[0]);
     bool namespaces = false;
     if (enabled) {
@@ -191,9 +195,12 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
                mount(nullptr, p.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) == 0 &&
                ro;
         }
+        // The rest of the host file system read-only too (best effort: the root mount only).
+        mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr);
         if (ro) protections |= kReadOnlyTree;
         bool tmp = true;
-        for (const char* p : {"/tmp", "/var/tmp", "/dev/shm"}) {
+        // /run holds world-writable /run/lock and the Unix sockets of the machine's services.
+        for (const char* p : {"/tmp", "/var/tmp", "/dev/shm", "/run", "/var/lock", "/var/crash"}) {
           struct stat st {};
           if (stat(p, &st) != 0) continue;
           tmp = mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, tmp_options.c_str()) == 0 && tmp;
@@ -204,6 +211,9 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
           all = mount("tmpfs", p.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") == 0 && all;
         }
         if (all) protections |= kHiddenPaths;
+        // The working directory was resolved before the mounts: re-enter it through them, so
+        // relative paths see the hidden and read-only views too.
+        if (!cwd.empty() && chdir(cwd.c_str()) != 0 && chdir("/") != 0) _exit(126);
         if (getpid() == 1) mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
       }
     }

@@ -1,6 +1,7 @@
 // Prints which sandbox protections hold on this machine, as the judges will apply them (same
 // environment): `wb_sandbox_probe` -> {"held": "...", "missing": "..."}. The runner shows it
 // in the header of the check table.
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--child") == 0) return 0;
+  prctl(PR_SET_DUMPABLE, 0);  // as the judge is, so the probe meets what the judges meet
   char self[PATH_MAX] = {};
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return 2;

@@ -137,7 +137,7 @@ class Reader {
 void send_message(int fd, std::uint32_t tag, const Writer& payload);
 /// Receives one message; false at end of stream (the peer closed or died). Throws
 /// ChannelError on a malformed header.
-bool receive_message(int fd, std::uint32_t& tag, Payload& payload);
+bool receive_message(int fd, std::uint32_t& tag, Payload& payload, std::uint64_t max_size = kMaxPayload);
 
 /// Pointers cross the channel as numbers.
 inline std::uint64_t to_wire(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }

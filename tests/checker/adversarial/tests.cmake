@@ -1,0 +1,52 @@
+# Adversarial submissions of lab 01 (sim backend), included by tests/checker/CMakeLists.txt: each
+# <attack>.cu in this folder is hostile lab code, linked with lab 01's checks like a learner's
+# saxpy.cu, and checker.adversarial.<test> runs it through the runner as `./workbook check` does
+# and asserts that the attack is contained (test_adversarial.py says what each one must show).
+if(WB_BACKEND STREQUAL "sim")
+  set(_wb_adversarial_dir "${CMAKE_CURRENT_LIST_DIR}")
+  set(_wb_adversarial_allow "")
+  if(NOT WB_SIM_ANALYSIS)
+    set(_wb_adversarial_allow --allow-not-measured)
+  endif()
+
+  # _wb_adversarial(<test> [ATTACK <file name without .cu>] [SERIAL])
+  # The binary checker_adversarial_<attack> is built once per attack; several tests may run it.
+  function(_wb_adversarial test)
+    cmake_parse_arguments(PARSE_ARGV 1 A "SERIAL" "ATTACK" "")
+    if(NOT A_ATTACK)
+      set(A_ATTACK ${test})
+    endif()
+    set(target checker_adversarial_${A_ATTACK})
+    if(NOT TARGET ${target})
+      wb_add_check_binary(${target} LAB 01-saxpy CHECKS "${WB_ROOT}/checker/labs/01-saxpy/check_saxpy.cpp"
+                          LAB_SOURCES "${_wb_adversarial_dir}/${A_ATTACK}.cu")
+    endif()
+    add_test(NAME checker.adversarial.${test}
+             COMMAND ${Python3_EXECUTABLE} "${_wb_adversarial_dir}/test_adversarial.py"
+                     $<TARGET_FILE:${target}> ${test} ${_wb_adversarial_allow})
+    set_tests_properties(checker.adversarial.${test} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
+    if(A_SERIAL)
+      # Counts processes and free disk space before and after: nothing else may run meanwhile.
+      set_tests_properties(checker.adversarial.${test} PROPERTIES RUN_SERIAL TRUE)
+    endif()
+  endfunction()
+
+  _wb_adversarial(forged_report)
+  _wb_adversarial(exit_mid_check)
+  _wb_adversarial(atexit_rewrites_report)
+  _wb_adversarial(writes_results)
+  _wb_adversarial(reads_solutions)
+  _wb_adversarial(reads_solutions_from_cwd ATTACK reads_solutions)
+  _wb_adversarial(reads_git_history)
+  _wb_adversarial(redefines_comparator)
+  _wb_adversarial(static_ctor_changes_inputs)
+  _wb_adversarial(fork_bomb SERIAL)
+  _wb_adversarial(disk_fill SERIAL)
+  _wb_adversarial(disk_fill_anywhere ATTACK disk_fill SERIAL)
+  _wb_adversarial(endless_print)
+  _wb_adversarial(network_connect)
+  _wb_adversarial(unix_socket_connect ATTACK network_connect)
+  _wb_adversarial(destructor_sleeps SERIAL)
+  _wb_adversarial(signal_handlers)
+  _wb_adversarial(writes_source_tree)
+endif()
