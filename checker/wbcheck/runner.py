@@ -82,8 +82,8 @@ JSON_FD = "{json_fd}"   # in an argv: replaced by the write end of the runner's 
 
 
 def direct_launcher(lab: Lab, binary: Path, gtest_args: list, workdir: Path) -> list:
-    # The report comes through a pipe only the runner reads (never a file the lab's code could
-    # write); it is stored in workdir/result.json once the process has ended.
+    # The report comes through a pipe only the runner reads, never a file the lab's code could
+    # write; json_path only names the request (run_process keeps the report in memory).
     json_path = workdir / "result.json"
     return [Invocation(argv=[str(binary), *gtest_args, f"--gtest_output=json:/dev/fd/{JSON_FD}"],
                        json_path=json_path)]
@@ -125,6 +125,7 @@ class ProcessOutcome:
     stderr: str
     duration_s: float
     output_exceeded: bool = False   # stopped for printing more than MAX_OUTPUT_BYTES
+    report: bytes | None = None     # what came through the report pipe (None: no pipe was used)
 
 
 class _TailReader(threading.Thread):
@@ -185,15 +186,15 @@ class _ReportReader(threading.Thread):
 
 
 def run_process(argv: list[str], timeout_s: float, env: dict | None = None, cwd: Path | None = None,
-                report_path: Path | None = None) -> ProcessOutcome:
+                report_pipe: bool = False) -> ProcessOutcome:
     """Runs @p argv in its own session; kills its whole process group on time-out (and
     after it exits, so no stray child survives). Never raises for the child's failures.
-    With @p report_path, "{json_fd}" in argv becomes the write end of a pipe, and what the
-    process wrote to it (and nothing else) is stored at @p report_path afterwards."""
+    With @p report_pipe, "{json_fd}" in argv becomes the write end of a pipe, and what the
+    process wrote to it (and nothing else) is the outcome's report; no file is involved."""
     start = time.monotonic()
     report_reader = None
     pass_fds = ()
-    if report_path is not None:
+    if report_pipe:
         rfd, wfd = os.pipe()
         argv = [a.replace(JSON_FD, str(wfd)) for a in argv]
         pass_fds = (wfd,)
@@ -237,17 +238,13 @@ def run_process(argv: list[str], timeout_s: float, env: dict | None = None, cwd:
         r.join(timeout=5)
     for stream in (proc.stdout, proc.stderr):
         stream.close()
+    report = None
     if report_reader is not None:
         report_reader.join(timeout=5)
-        try:
-            report_path.unlink()
-        except FileNotFoundError:
-            pass
-        if report_reader.data:
-            report_path.write_bytes(bytes(report_reader.data))
+        report = bytes(report_reader.data)
     return ProcessOutcome(returncode=proc.returncode, timed_out=timed_out, stdout=readers[0].text(),
                           stderr=readers[1].text(), duration_s=time.monotonic() - start,
-                          output_exceeded=output_exceeded)
+                          output_exceeded=output_exceeded, report=report)
 
 
 # ---- listing and interpreting --------------------------------------------------------------
@@ -342,10 +339,12 @@ def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, ti
     result = CheckResult(lab=lab.id, name=check, status=FAILED, weight=spec.weight, hint=spec.hint,
                          duration_s=outcome.duration_s)
     record = None
-    if json_path.is_file():
+    if outcome.report is not None or json_path.is_file():
         try:
             suite, name = check.split(".", 1)
-            record = _find_test(json.loads(json_path.read_text(errors="replace")), suite, name)
+            text = (outcome.report.decode(errors="replace") if outcome.report is not None
+                    else json_path.read_text(errors="replace"))  # piped reports never touch a file
+            record = _find_test(json.loads(text), suite, name) if text else None
         except (json.JSONDecodeError, OSError, ValueError):
             record = None
     if record:
@@ -418,7 +417,7 @@ def run_lab_checks(lab: Lab, binary: Path, checks: list[str] | None = None, time
             for inv in launcher(lab, binary, gtest_args, workdir):
                 env = dict(os.environ, **inv.env) if inv.env else None
                 piped = any(JSON_FD in a for a in inv.argv)
-                outcome = run_process(inv.argv, limit, env=env, report_path=inv.json_path if piped else None)
+                outcome = run_process(inv.argv, limit, env=env, report_pipe=piped)
                 result = interpret(lab, check, outcome, inv.json_path, limit)
                 if inv.after:
                     inv.after(result, outcome)
