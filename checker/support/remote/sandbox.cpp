@@ -189,6 +189,10 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
       protections |= kNoNetwork;
       if (getpid() == 1) protections |= kPidNamespace;
       if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0) {
+        // A detached copy of the mount of the worker's own executable, taken before anything
+        // covers it: it is put back at its path below (cusim's reports read its debug info).
+        const int exe_tree = static_cast<int>(syscall(SYS_open_tree, AT_FDCWD, exe.c_str(),
+                                                      1u /* OPEN_TREE_CLONE */ | O_CLOEXEC));
         bool ro = !readonly.empty();
         for (const auto& p : readonly) {
           ro = mount(p.c_str(), p.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0 &&
@@ -208,7 +212,20 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
         if (tmp) protections |= kPrivateTmp;
         bool all = !hidden.empty();
         for (const auto& p : hidden) {
-          all = mount("tmpfs", p.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") == 0 && all;
+          all = mount("tmpfs", p.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0555") == 0 && all;
+        }
+        // The worker's own executable stays readable at its path (it may lie under a hidden
+        // build tree or a private /tmp): cusim's reports read its debug information.
+        for (std::size_t slash = exe.find('/', 1); slash != std::string::npos; slash = exe.find('/', slash + 1)) {
+          mkdir(exe.substr(0, slash).c_str(), 0755);
+        }
+        if (const int f = open(exe.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0755); f >= 0) close(f);
+        if (exe_tree >= 0) {
+          syscall(SYS_move_mount, exe_tree, "", AT_FDCWD, exe.c_str(), 4u /* MOVE_MOUNT_F_EMPTY_PATH */);
+        }
+        for (const auto& p : hidden) {
+          all = mount(nullptr, p.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                      "size=64k,mode=0555") == 0 && all;
         }
         if (all) protections |= kHiddenPaths;
         // The working directory was resolved before the mounts: re-enter it through them, so
