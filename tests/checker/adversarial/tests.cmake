@@ -24,7 +24,9 @@ if(WB_BACKEND STREQUAL "sim")
     add_test(NAME checker.adversarial.${test}
              COMMAND ${Python3_EXECUTABLE} "${_wb_adversarial_dir}/test_adversarial.py"
                      $<TARGET_FILE:${target}> ${test} ${_wb_adversarial_allow})
-    set_tests_properties(checker.adversarial.${test} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
+    # Tests of one binary never overlap: each looks for processes of its binary left behind.
+    set_tests_properties(checker.adversarial.${test} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
+                         RESOURCE_LOCK ${target})
     if(A_SERIAL)
       # Counts processes and free disk space before and after: nothing else may run meanwhile.
       set_tests_properties(checker.adversarial.${test} PROPERTIES RUN_SERIAL TRUE)
