@@ -140,9 +140,7 @@ class Worker {
       if (r < 0) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
+    end_worker();
     return "it closed the channel to the checker (the lab's code closed or broke file descriptor 3)";
   }
 
@@ -162,10 +160,20 @@ class Worker {
       for (int i = 0; i < 50 && waitpid(pid_, &status, WNOHANG) == 0; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
+      end_worker();
     }
+  }
+
+  // SIGTERM makes the outer child kill the worker (sandbox.cpp); SIGKILL if it does not end.
+  void end_worker() {
+    int status = 0;
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 100 && waitpid(pid_, &status, WNOHANG) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
   }
 
   std::mutex mutex_;

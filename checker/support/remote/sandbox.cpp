@@ -80,6 +80,8 @@ std::vector<std::string> split_paths(const std::string& list) {
   return out;
 }
 
+volatile pid_t outer_child_worker = 0;  // the outer child's worker, for its SIGTERM handler
+
 }  // namespace
 
 Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& args, int channel_fd) {
@@ -166,9 +168,18 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
                      write_file("/proc/self/gid_map", gid_map);
       }
     }
+    // SIGTERM to this process (the judge's way to end the worker) kills the worker: it may be
+    // PID 1 of its namespace, which its parent's death alone does not end.
+    sigset_t term, previous;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, &previous);
     const pid_t worker = fork();
     if (worker < 0) _exit(126);
     if (worker > 0) {
+      outer_child_worker = worker;
+      signal(SIGTERM, [](int) { kill(outer_child_worker, SIGKILL); });
+      sigprocmask(SIG_SETMASK, &previous, nullptr);
       // Hold none of the judge's descriptors (its report pipe among them) while waiting.
       syscall(SYS_close_range, 3u, ~0u, 0u);
       int status = 0;
@@ -183,7 +194,8 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
       _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
     }
     // The worker.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    signal(SIGTERM, SIG_DFL);
     unsigned protections = 0;
     if (namespaces) {
       protections |= kNoNetwork;
@@ -246,6 +258,8 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
       }
       if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) protections |= kNoNewPrivileges;
     }
+    // After the change of user, which clears it: the worker dies with the outer child.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     // fd 3 is the channel, 1 and 2 the judge's stderr; every other descriptor closes at exec.
     const int status_fd = fcntl(status_pipe[1], F_DUPFD_CLOEXEC, 64);
     const int program_fd = fcntl(exe_fd, F_DUPFD_CLOEXEC, 64);

@@ -13,6 +13,15 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
+
+// The reference solution (solutions/01-saxpy/saxpy.cu) linked into the attacks that need a
+// correct SAXPY, its functions renamed (tests.cmake, REFERENCE): such an attack fails only for
+// what it attacks, and follows the solution when that changes.
+cudaError_t reference_saxpy(int n, float a, const float* d_x, float* d_y);
+cudaError_t reference_saxpy_grid_stride(int n, float a, const float* d_x, float* d_y, int num_blocks, int block_size);
+cudaError_t reference_saxpy_host(int n, float a, const float* h_x, float* h_y);
+
 namespace adv {
 
 // checker/labs/01-saxpy/lab.json, sim backend.
