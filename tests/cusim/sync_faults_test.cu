@@ -103,20 +103,21 @@ TEST_F(SyncFaults, DeadlockInOneBlockOfMany) {
     EXPECT_TRUE(report_contains(report, {"one_block_deadlocks", "block (5,0,0)", FILE_LINE("block5-shuffle")}));
 }
 
-// Lane 31 returns before the shuffle that names it.
-__global__ void shuffle_with_exited_lane(int* out) {
+// Lane 31 returns before the shuffle that names it, and lane 30 reads lane 31's value. Lanes that
+// exited do not take part (CUDA's rule), but there is no value to read from one: an error.
+__global__ void shuffle_reading_an_exited_lane(int* out) {
     if (threadIdx.x == 31) return;
-    out[threadIdx.x] = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x), 0);  // @exited-shuffle
+    out[threadIdx.x] = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x), (threadIdx.x + 1) % 32);  // @exited-shuffle
 }
 
-TEST_F(SyncFaults, ShuffleNamingAnExitedLane) {
+TEST_F(SyncFaults, ShuffleReadingAnExitedLane) {
     DeviceBuffer<int> out(32);
     ASSERT_CUDA_OK(out.status());
-    const LaunchResult r = run("shuffle naming an exited lane", [&] { shuffle_with_exited_lane<<<1, 32>>>(out.get()); });
+    const LaunchResult r = run("shuffle reading an exited lane", [&] { shuffle_reading_an_exited_lane<<<1, 32>>>(out.get()); });
     EXPECT_CUDA(cudaErrorLaunchFailure, r.sync);
     SKIP_IF_REPORTS_SILENCED();
-    EXPECT_TRUE(report_contains(report, {"shuffle_with_exited_lane", "exited", "lane 31", FILE_LINE("exited-shuffle"),
-                                         "0xffffffff"}));
+    EXPECT_TRUE(report_contains(report, {"shuffle_reading_an_exited_lane", "lane 30", "reads lane 31", "exited",
+                                         FILE_LINE("exited-shuffle"), "0xffffffff"}));
 }
 
 // Lane 0 calls a shuffle whose mask leaves out lane 0 itself.

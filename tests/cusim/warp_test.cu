@@ -280,3 +280,35 @@ TEST(Warp, DisjointMasksInDivergentBranches) {
     for (int l = 16; l < 31; ++l) EXPECT_EQ(h[l], (l + 1) * 10) << "lane " << l;
     EXPECT_EQ(h[31], 310);  // no lane 32: keeps its own value
 }
+
+// CUDA's rule for *_sync intrinsics and __syncwarp: every thread named in the mask that has NOT
+// exited must take part. Lanes 16..31 return first; the full-mask shuffle (reading an active lane)
+// and the full-mask __syncwarp then complete with lanes 0..15 alone, as they do on a GPU.
+__global__ void full_mask_after_half_warp_returned(int* out, int* order) {
+    __shared__ int stage[32];
+    const int lane = threadIdx.x % 32;
+    if (lane >= 16) return;
+    const int v = __shfl_sync(kFull, lane * 10, (lane + 1) % 16);
+    stage[lane] = v;
+    __syncwarp(kFull);
+    out[threadIdx.x] = stage[15 - lane];
+    order[threadIdx.x] = __ballot_sync(kFull, 1);  // the exited lanes contribute nothing
+}
+
+TEST(Warp, FullMaskIntrinsicsAfterLanesExited) {
+    DeviceBuffer<int> d(64), ballot(64);
+    ASSERT_CUDA_OK(d.status());
+    ASSERT_CUDA_OK(ballot.status());
+    full_mask_after_half_warp_returned<<<1, 64>>>(d.get(), ballot.get());
+    auto r = launch_result();
+    ASSERT_CUDA_OK(r.launch);
+    ASSERT_CUDA_OK(r.sync);
+    const auto h = download_ok(d);
+    const auto b = download_ok(ballot);
+    for (int t = 0; t < 64; ++t) {
+        if (t % 32 >= 16) continue;
+        const int reader = 15 - t % 32;  // stage[15 - lane] holds lane (15 - lane)'s shuffle result
+        EXPECT_EQ(h[t], ((reader + 1) % 16) * 10) << "thread " << t;
+        EXPECT_EQ(static_cast<unsigned>(b[t]), 0x0000ffffu) << "thread " << t;
+    }
+}

@@ -397,17 +397,102 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
     w.bar_divergent = false;
 }
 
-[[gnu::noinline, gnu::cold]] void exit_with_pending_warp_ops(Worker& w, ThreadCtx* th, Warp& wp, unsigned lane) {
-    for (const WarpOp& op : wp.pending) {
-        if (op.mask & (1u << lane)) {
-            fail_block(w, cudaErrorLaunchFailure,
-                       "Warp synchronization error in " + block_prefix(w) + ": thread " + coords(th->idx) +
-                           " (lane " + std::to_string(lane) + ") exited while lanes of its warp wait for it at " +
-                           op_name(op.kind) + " with mask " + hex(op.mask) + " (" + where_str(op.where) +
-                           ")\n=========     Hint: a lane named in the mask must execute the same intrinsic; "
-                           "compute the mask from the lanes that really take part (e.g. __ballot_sync) or keep "
-                           "exited threads out of it.");
+// A shuffle lane reads a lane that its mask names but that has exited: no value exists there.
+[[noreturn, gnu::noinline, gnu::cold]] void read_from_exited_lane(Worker& w, const WarpOp& op, unsigned lane,
+                                                                 unsigned src) {
+    fail_block(w, cudaErrorLaunchFailure,
+               "Warp synchronization error in " + block_prefix(w) + ": lane " + std::to_string(lane) + " at " +
+                   op_name(op.kind) + " with mask " + hex(op.mask) + " (" + where_str(op.where) + ") reads lane " +
+                   std::to_string(src) + ", which has exited\n=========     Hint: a shuffle may read only lanes "
+                   "that execute it; keep the source lane in the kernel until the shuffle, or read another lane.");
+}
+
+// Completes the warp operation `op` once every lane of its mask that has not exited has arrived
+// (CUDA: the non-exited threads named in the mask take part). `self`, the last arriver, keeps
+// running (nullptr when the operation completes because a lane exited); the others are released.
+void complete_warp_op(Worker& w, Warp& wp, WarpOp& op, ThreadCtx* self) {
+    const WarpOpKind kind = op.kind;
+    const unsigned live = op.mask & ~wp.exited;
+    const unsigned warp_base = static_cast<unsigned>(&wp - w.warps.data()) * 32u;
+    uint64_t common = 0;
+    if (kind == WarpOpKind::Ballot || kind == WarpOpKind::Any || kind == WarpOpKind::All) {
+        unsigned bits = 0;
+        for (unsigned l = 0; l < 32; ++l)
+            if ((live >> l) & 1u && op.val[l]) bits |= 1u << l;
+        common = kind == WarpOpKind::Ballot ? bits : kind == WarpOpKind::Any ? (bits != 0) : (bits == live);
+    } else if (kind >= WarpOpKind::ReduceAdd) {
+        bool first = true;
+        for (unsigned l = 0; l < 32; ++l) {
+            if (!((live >> l) & 1u)) continue;
+            const uint32_t u = static_cast<uint32_t>(op.val[l]);
+            const int32_t i = static_cast<int32_t>(u);
+            uint32_t c = static_cast<uint32_t>(common);
+            switch (kind) {
+                case WarpOpKind::ReduceAdd: c = first ? u : c + u; break;
+                case WarpOpKind::ReduceMinU: c = first ? u : std::min(c, u); break;
+                case WarpOpKind::ReduceMaxU: c = first ? u : std::max(c, u); break;
+                case WarpOpKind::ReduceMinS: c = static_cast<uint32_t>(first ? i : std::min(static_cast<int32_t>(c), i)); break;
+                case WarpOpKind::ReduceMaxS: c = static_cast<uint32_t>(first ? i : std::max(static_cast<int32_t>(c), i)); break;
+                case WarpOpKind::ReduceAnd: c = first ? u : (c & u); break;
+                case WarpOpKind::ReduceOr: c = first ? u : (c | u); break;
+                case WarpOpKind::ReduceXor: c = first ? u : (c ^ u); break;
+                default: break;
+            }
+            common = c;
+            first = false;
         }
+        if (kind == WarpOpKind::ReduceMinS || kind == WarpOpKind::ReduceMaxS || kind == WarpOpKind::ReduceAdd)
+            common = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(common))));
+    } else if (kind == WarpOpKind::MatchAll) {
+        bool same = true;
+        uint64_t v0 = 0;
+        bool seen = false;
+        for (unsigned l = 0; l < 32; ++l) {
+            if (!((live >> l) & 1u)) continue;
+            if (!seen) v0 = op.val[l], seen = true;
+            else if (op.val[l] != v0) same = false;
+        }
+        common = same ? live : 0;
+    }
+    for (unsigned l = 0; l < 32; ++l) {
+        if (!((live >> l) & 1u)) continue;
+        ThreadCtx& t = w.threads[warp_base + l];
+        switch (kind) {
+            case WarpOpKind::ShflIdx:
+            case WarpOpKind::ShflUp:
+            case WarpOpKind::ShflDown:
+            case WarpOpKind::ShflXor: {
+                unsigned s = static_cast<unsigned>(op.src[l]);
+                if (__builtin_expect((op.mask & wp.exited) >> s & 1u, 0)) read_from_exited_lane(w, op, l, s);
+                *t.result_slot = ((live >> s) & 1u) ? op.val[s] : op.val[l];
+                break;
+            }
+            case WarpOpKind::MatchAny: {
+                unsigned m = 0;
+                for (unsigned k = 0; k < 32; ++k)
+                    if ((live >> k) & 1u && op.val[k] == op.val[l]) m |= 1u << k;
+                *t.result_slot = m;
+                break;
+            }
+            default: *t.result_slot = common; break;
+        }
+        if (&t != self) push_ready(w, &t);
+    }
+    if (self) self->state = TState::Running;
+    if (w.analyze) analysis_hooks::warp_sync_complete(warp_base >> 5, live, wp.existing);
+    wp.pending.erase(wp.pending.begin() + (&op - wp.pending.data()));
+}
+
+// Lane `lane` exited: operations that named it no longer wait for it, and those whose other lanes
+// have all arrived complete now.
+[[gnu::noinline, gnu::cold]] void exit_with_pending_warp_ops(Worker& w, Warp& wp, unsigned lane) {
+    for (size_t i = 0; i < wp.pending.size();) {
+        WarpOp& op = wp.pending[i];
+        if ((op.mask >> lane) & 1u && op.arrived == (op.mask & ~wp.exited)) {
+            complete_warp_op(w, wp, op, nullptr);  // erases op
+            continue;
+        }
+        ++i;
     }
 }
 
@@ -415,7 +500,7 @@ __attribute__((always_inline)) inline void check_exit_against_warp_ops(Worker& w
     const unsigned lane = th->tid & 31u;
     Warp& wp = w.warps[th->tid >> 5];
     wp.exited |= 1u << lane;
-    if (__builtin_expect(!wp.pending.empty(), 0)) exit_with_pending_warp_ops(w, th, wp, lane);
+    if (__builtin_expect(!wp.pending.empty(), 0)) exit_with_pending_warp_ops(w, wp, lane);
 }
 
 __attribute__((always_inline)) inline void thread_exit(Worker& w, ThreadCtx* th) {
@@ -767,9 +852,8 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
         fail("the mask names lanes " + hex(mask & ~wp.existing) + " that do not exist (blockDim has " +
                  std::to_string(w.nthreads) + " threads)",
              "build the mask from the lanes that exist, e.g. __ballot_sync(__activemask(), 1)");
-    if (mask & wp.exited)
-        fail("the mask names lanes " + hex(mask & wp.exited) + " that have already exited",
-             "exited threads cannot take part; compute the mask before threads return (e.g. __ballot_sync)");
+    // Lanes of the mask that have exited do not take part (CUDA's rule for *_sync intrinsics and
+    // __syncwarp: every non-exited thread named in the mask must execute it).
 
     WarpOp* op = nullptr;
     for (WarpOp& p : wp.pending) {
@@ -812,74 +896,8 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
     th->state = TState::WarpWait;
     th->wait_site = &where;
 
-    if (op->arrived == op->mask) {
-        const unsigned warp_base = th->tid & ~31u;
-        uint64_t common = 0;
-        if (kind == WarpOpKind::Ballot || kind == WarpOpKind::Any || kind == WarpOpKind::All) {
-            unsigned bits = 0;
-            for (unsigned l = 0; l < 32; ++l)
-                if ((op->mask >> l) & 1u && op->val[l]) bits |= 1u << l;
-            common = kind == WarpOpKind::Ballot ? bits : kind == WarpOpKind::Any ? (bits != 0) : (bits == op->mask);
-        } else if (kind >= WarpOpKind::ReduceAdd) {
-            bool first = true;
-            for (unsigned l = 0; l < 32; ++l) {
-                if (!((op->mask >> l) & 1u)) continue;
-                const uint32_t u = static_cast<uint32_t>(op->val[l]);
-                const int32_t i = static_cast<int32_t>(u);
-                uint32_t c = static_cast<uint32_t>(common);
-                switch (kind) {
-                    case WarpOpKind::ReduceAdd: c = first ? u : c + u; break;
-                    case WarpOpKind::ReduceMinU: c = first ? u : std::min(c, u); break;
-                    case WarpOpKind::ReduceMaxU: c = first ? u : std::max(c, u); break;
-                    case WarpOpKind::ReduceMinS: c = static_cast<uint32_t>(first ? i : std::min(static_cast<int32_t>(c), i)); break;
-                    case WarpOpKind::ReduceMaxS: c = static_cast<uint32_t>(first ? i : std::max(static_cast<int32_t>(c), i)); break;
-                    case WarpOpKind::ReduceAnd: c = first ? u : (c & u); break;
-                    case WarpOpKind::ReduceOr: c = first ? u : (c | u); break;
-                    case WarpOpKind::ReduceXor: c = first ? u : (c ^ u); break;
-                    default: break;
-                }
-                common = c;
-                first = false;
-            }
-            if (kind == WarpOpKind::ReduceMinS || kind == WarpOpKind::ReduceMaxS || kind == WarpOpKind::ReduceAdd)
-                common = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(common))));
-        } else if (kind == WarpOpKind::MatchAll) {
-            bool same = true;
-            uint64_t v0 = 0;
-            bool seen = false;
-            for (unsigned l = 0; l < 32; ++l) {
-                if (!((op->mask >> l) & 1u)) continue;
-                if (!seen) v0 = op->val[l], seen = true;
-                else if (op->val[l] != v0) same = false;
-            }
-            common = same ? op->mask : 0;
-        }
-        for (unsigned l = 0; l < 32; ++l) {
-            if (!((op->mask >> l) & 1u)) continue;
-            ThreadCtx& t = w.threads[warp_base + l];
-            switch (kind) {
-                case WarpOpKind::ShflIdx:
-                case WarpOpKind::ShflUp:
-                case WarpOpKind::ShflDown:
-                case WarpOpKind::ShflXor: {
-                    unsigned s = static_cast<unsigned>(op->src[l]);
-                    *t.result_slot = ((op->mask >> s) & 1u) ? op->val[s] : op->val[l];
-                    break;
-                }
-                case WarpOpKind::MatchAny: {
-                    unsigned m = 0;
-                    for (unsigned k = 0; k < 32; ++k)
-                        if ((op->mask >> k) & 1u && op->val[k] == op->val[l]) m |= 1u << k;
-                    *t.result_slot = m;
-                    break;
-                }
-                default: *t.result_slot = common; break;
-            }
-            if (&t != th) push_ready(w, &t);
-        }
-        th->state = TState::Running;
-        if (w.analyze) analysis_hooks::warp_sync_complete(th->tid >> 5, op->mask, wp.existing);
-        wp.pending.erase(wp.pending.begin() + (op - wp.pending.data()));
+    if (op->arrived == (op->mask & ~wp.exited)) {
+        complete_warp_op(w, wp, *op, th);
         return {nullptr, nullptr};
     }
     return park(w, th);
