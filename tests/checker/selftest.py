@@ -11,6 +11,9 @@ outcome. Used by ctest (tests/checker/CMakeLists.txt).
       every check fails, and each failure message matches REGEX.
   selftest.py --lab 01-saxpy --binary BIN --expect-fail CHECK REGEX [--expect-fail ...]
       each named check fails with a message (or stderr) matching REGEX.
+      With --source FILE, {{line:TEXT}} in a REGEX stands for the numbers of the lines of
+      FILE that contain TEXT (a known-wrong version built from a delta: its reports name
+      lines that move when the solution changes).
 Exit status 0 when the expectation holds.
 """
 
@@ -53,6 +56,19 @@ def validate_gradescope(data: dict) -> None:
         fail(f"results.json: score {data['score']} is not the sum of the tests' scores {total}")
 
 
+def expand_lines(regex: str, source) -> str:
+    """Replaces each {{line:TEXT}} in regex by the line numbers of source containing TEXT."""
+    def numbers(m):
+        if source is None:
+            fail(f"{m.group(0)} in a regex needs --source")
+        text = m.group(1)
+        found = [str(k) for k, line in enumerate(source.read_text().splitlines(), 1) if text in line]
+        if not found:
+            fail(f"no line of {source} contains {text!r} (named by {m.group(0)} in a regex)")
+        return "(?:" + "|".join(found) + ")"
+    return re.sub(r"\{\{line:(.*?)\}\}", numbers, regex)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lab", required=True)
@@ -63,6 +79,7 @@ def main() -> int:
     ap.add_argument("--allow-not-measured", action="store_true")
     ap.add_argument("--expect-all-fail", metavar="REGEX")
     ap.add_argument("--expect-fail", nargs=2, action="append", metavar=("CHECK", "REGEX"), default=[])
+    ap.add_argument("--source", type=Path, help="the lab source the {{line:TEXT}} of a REGEX refer to")
     ap.add_argument("--results", type=Path)
     ap.add_argument("--junit", type=Path)
     args = ap.parse_args()
@@ -108,6 +125,7 @@ def main() -> int:
                 fail(f"{r.name} failed, but its message does not match /{args.expect_all_fail}/:\n{r.message}")
 
     for check, regex in args.expect_fail:
+        regex = expand_lines(regex, args.source)
         r = by_name.get(check)
         if r is None:
             fail(f"check {check} did not run (present: {sorted(by_name)})")

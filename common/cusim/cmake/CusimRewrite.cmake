@@ -62,7 +62,8 @@ function(cusim_target_cuda_sources target)
   set(include_dirs "")
   foreach(file IN LISTS files)
     get_filename_component(abs "${file}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-    if(NOT EXISTS "${abs}")
+    get_source_file_property(generated "${abs}" GENERATED)
+    if(NOT EXISTS "${abs}" AND NOT generated)  # a generated source appears at build time
       message(FATAL_ERROR "cusim_target_cuda_sources(${target}): '${file}' does not exist "
                           "(looked for ${abs}).")
     endif()

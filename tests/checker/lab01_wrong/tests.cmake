@@ -1,0 +1,27 @@
+# Checker self-tests of lab 01 (SAXPY), included by tests/checker/CMakeLists.txt: the solution
+# passes, the skeleton fails with "not implemented yet", and each known-wrong version
+# (<name>.diff: the solution with one mistake) is rejected by the named check with a message
+# that names its mistake.
+wb_lab_selftests(01-saxpy
+  CHECKS "${WB_ROOT}/checker/labs/01-saxpy/check_saxpy.cpp"
+  SKELETON "not implemented yet: saxpy(_grid_stride|_host)? in labs/01-saxpy/saxpy.cu"
+  SOLUTION_ARGS --results "${CMAKE_CURRENT_BINARY_DIR}/lab01_solution_results.json"
+                --junit "${CMAKE_CURRENT_BINARY_DIR}/lab01_solution_junit.xml")
+
+wb_known_wrong_test(01-saxpy missing_bounds_check
+  --expect-fail Correctness.SaxpySmallSizes "past the end were written.*bounds check .if \\(i < n\\). missing")
+wb_known_wrong_test(01-saxpy off_by_one_bound
+  --expect-fail Correctness.SaxpySmallSizes "y\\[[0-9]+\\] was written, one past the end. An off-by-one bound")
+wb_known_wrong_test(01-saxpy grid_too_small
+  --expect-fail Correctness.SaxpyLargeSizes "were never written.*grid is too small for n")
+wb_known_wrong_test(01-saxpy unchecked_launch_error
+  --expect-fail Correctness.GridStrideRejectsInvalidConfigurations
+                "returned cudaSuccess, but the launch failed.*launch error was not checked")
+if(WB_BACKEND STREQUAL "sim")
+  # The results are correct; only cusim's access metrics can see the uncoalesced index.
+  wb_known_wrong_test(01-saxpy strided_uncoalesced SIM_ANALYSIS
+    --expect-fail Performance.CoalescedAccess "sectors per request \\(at most 4 allowed\\).*scattered addresses")
+else()
+  wb_known_wrong_test(01-saxpy strided_uncoalesced
+    --expect-fail Performance.BandwidthVsDeviceCopy "needs 0.85 x the copy bandwidth")
+endif()
