@@ -3,7 +3,7 @@
 
 launcher     checker/mpi_launch.py fails a crashing or hanging rank's check with the rank
              named, runs the remaining checks, and leaves no process behind.
-known_wrong  each known-wrong lab 10 implementation is rejected with its specific message.
+known_wrong  each known-wrong version of labs 09-11 is rejected with its specific message.
 skeleton     an untouched lab skeleton fails with "not implemented yet".
 """
 
@@ -108,8 +108,20 @@ def test_per_rank_output(ml, binary, ranks=4):
         expect(tests == 1, f"n={ranks}: rank 0's JSON holds the one check that ran", f"tests: {tests}")
 
 
-# name -> (ranks, filter, expected status, substrings of the message)
+# name -> (ranks, filter, expected status (None: anything but passed), substrings of the message)
 KNOWN_WRONG = {
+    # lab 09
+    "pingpong_returns_round_trip": (2, "Correctness.PingPongMovesTheBytesBackAndForth", "failed",
+                                    ["the communicator timed the same round trips", "not the whole round trip"]),
+    "fit_plain_least_squares": (1, "Correctness.FitAlphaBetaRecoversAKnownLine", "failed",
+                                ["largest messages do not decide alpha"]),
+    "fit_accepts_one_size": (1, "Correctness.FitAlphaBetaRejectsAnUndeterminedLine", "failed",
+                             ["the line is undetermined"]),
+    "naive_root_skips_last_rank": (3, "Correctness.NaiveAllreduceFloatSum", "failed",
+                                   ["counts 2 of 3 contributions", "some rank's contribution never reached it"]),
+    "predicted_one_way_only": (1, "Correctness.PredictedNaiveTimeFollowsTheModel", "failed",
+                               ["expected 2(n-1)(alpha + bytes beta)"]),
+    # lab 10
     "wrong_chunk_offsets": (3, "Correctness.RingAllreduceFloatSum", "failed",
                             ["chunk offsets or sizes do not handle the remainder", "count % n"]),
     "send_send_deadlock": (3, "Correctness.RingAllreduceFloatSum", "timeout",
@@ -119,6 +131,14 @@ KNOWN_WRONG = {
     "reduction_twice": (3, "Correctness.RingAllreduceFloatSum", "failed",
                         ["counted more than once", "reduction applied twice"]),
     "tags_mixed_pipelined": (2, "Correctness.PipelinedFloatSum", None, ["tag"]),
+    # lab 11
+    "tree_parent_out_of_range": (3, "Correctness.BinaryTreeLayout", "failed",
+                                 ["binary_tree(n=2, rank=1) returned {parent 2,"]),
+    "second_tree_is_first": (4, "Correctness.DoubleTreeBalancesTheLoad", "failed",
+                             ["Is the second half running over binary_tree again?"]),
+    "tree_one_segment": (4, "Correctness.TreeIsPipelined", "failed", ["is the buffer cut into segments?"]),
+    "selector_inverted": (1, "Correctness.AlgorithmSelectorFollowsTheModel", "failed",
+                          ["picked the slower algorithm"]),
 }
 
 

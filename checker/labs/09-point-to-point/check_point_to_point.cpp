@@ -2,6 +2,7 @@
 // `./workbook check 09`; every rank runs every check and all ranks agree on the verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -38,6 +39,38 @@ void sweep(DataType type, RedOp op) {
   record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
 }
 
+// The communicator's own clock on rank 0's round trips in the same run: from the post of
+// the i-th send to rank 1 to the completion of the i-th receive from it. A learner's one-way
+// time covers the same interval (plus two clock reads), halved: its ratio to this one is
+// 1.0-1.1 for a correct pingpong and 2 or more for a round trip (or a sum) returned as is.
+// Empty when the reported time agrees (within 0.6x..1.6x), else what is wrong.
+std::string one_way_time_mismatch(const std::vector<comm::MessageTime>& times, double reported, std::size_t bytes,
+                                  int iters) {
+  std::vector<double> sends, recvs_done;
+  for (const comm::MessageTime& m : times) {
+    if (m.peer != 1) continue;
+    (m.recv ? recvs_done : sends).push_back(m.recv ? m.completed : m.posted);
+  }
+  std::vector<double> halves;
+  for (std::size_t i = 0; i < sends.size() && i < recvs_done.size(); ++i)
+    halves.push_back((recvs_done[i] - sends[i]) / 2);
+  if (halves.size() != static_cast<std::size_t>(iters)) return "";  // the message counts are checked elsewhere
+  std::sort(halves.begin(), halves.end());
+  const double measured = halves[halves.size() / 2];
+  if (!(measured > 0)) return "";
+  const double ratio = reported / measured;
+  if (ratio >= 0.6 && ratio <= 1.6) return "";
+  std::ostringstream s;
+  s << "pingpong(" << bytes << " bytes, " << iters << " round trips) returned " << reported
+    << " s on rank 0, but the communicator timed the same round trips at a median of " << 2 * measured
+    << " s, so the one-way time is " << measured << " s (" << ratio << "x of it). ";
+  if (ratio > 1.6)
+    s << "Return half of a round trip (the median over round trips), not the whole round trip or a sum.";
+  else
+    s << "Time from before the send to after the receive that completes the round trip, and halve that.";
+  return s.str();
+}
+
 }  // namespace
 
 TEST(Correctness, PingPongMovesTheBytesBackAndForth) {
@@ -52,8 +85,10 @@ TEST(Correctness, PingPongMovesTheBytesBackAndForth) {
     if (r == 0) comm::copy(buf.data(), buf.space(), pattern.data(), comm::MemorySpace::host, bytes);
     else comm::fill_bytes(buf.data(), buf.space(), 0, bytes);
     w.reset_stats();
+    w.record_message_times(true);
     double t = -1;
     std::string ni = run_lab_code([&] { t = lab09::pingpong(w, buf.data(), bytes, iters); });
+    w.record_message_times(false);
     if (!ni.empty()) FAIL() << ni;
     comm::copy(host.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
     const comm::Stats st = w.stats();
@@ -71,6 +106,8 @@ TEST(Correctness, PingPongMovesTheBytesBackAndForth) {
             << " does not hold rank 0's data after the round trips: rank 1 must send back what it received";
     else if (r == 0 && n >= 2 && !(t > 0))
       local << "pingpong returned " << t << " s on rank 0; expected the (positive) one-way time";
+    else if (r == 0 && n >= 2)
+      local << one_way_time_mismatch(w.message_times(), t, bytes, iters);
     else if ((r != 0 || n == 1) && t != 0)
       local << "pingpong returned " << t << " on rank " << r << "; only rank 0 with a partner returns a time";
     if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());

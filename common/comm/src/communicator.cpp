@@ -19,6 +19,7 @@ Request& Request::operator=(Request&& o) noexcept {
     peer_ = o.peer_;
     tag_ = o.tag_;
     bytes_ = o.bytes_;
+    time_index_ = o.time_index_;
   }
   return *this;
 }
@@ -36,20 +37,41 @@ void Communicator::check_p2p(const char* what, const void* buf, std::size_t byte
   if (bytes > 0 && buf == nullptr) COMM_THROW(std::string(what) + ": null buffer with " + std::to_string(bytes) + " bytes");
 }
 
+std::size_t Communicator::note_posted(bool recv, int peer, std::size_t bytes) {
+  if (!record_times_) return static_cast<std::size_t>(-1);
+  MessageTime m;
+  m.recv = recv;
+  m.peer = peer;
+  m.bytes = bytes;
+  m.posted = wtime();
+  times_.push_back(m);
+  return times_.size() - 1;
+}
+
+void Communicator::note_completed(std::size_t index) {
+  // A request posted before reset_stats() may carry an index of the new list: stamp only
+  // entries not yet completed.
+  if (index < times_.size() && times_[index].completed == 0) times_[index].completed = wtime();
+}
+
 void Communicator::send(const void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("send", buf, bytes, peer, tag);
+  const std::size_t t = note_posted(false, peer, bytes);
   status::set_blocked(status::Op::send, peer, tag, bytes);
   do_send(buf, bytes, peer, tag);
   status::set_running();
+  note_completed(t);
   stats_.sends++;
   stats_.bytes_sent += bytes;
 }
 
 void Communicator::recv(void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("recv", buf, bytes, peer, tag);
+  const std::size_t t = note_posted(true, peer, bytes);
   status::set_blocked(status::Op::recv, peer, tag, bytes);
   do_recv(buf, bytes, peer, tag);
   status::set_running();
+  note_completed(t);
   stats_.recvs++;
   stats_.bytes_received += bytes;
 }
@@ -57,6 +79,7 @@ void Communicator::recv(void* buf, std::size_t bytes, int peer, int tag) {
 Request Communicator::isend(const void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("isend", buf, bytes, peer, tag);
   Request r;
+  r.time_index_ = note_posted(false, peer, bytes);
   r.impl_ = do_isend(buf, bytes, peer, tag);
   r.owner_ = this;
   r.is_recv_ = false;
@@ -72,6 +95,7 @@ Request Communicator::isend(const void* buf, std::size_t bytes, int peer, int ta
 Request Communicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("irecv", buf, bytes, peer, tag);
   Request r;
+  r.time_index_ = note_posted(true, peer, bytes);
   r.impl_ = do_irecv(buf, bytes, peer, tag);
   r.owner_ = this;
   r.is_recv_ = true;
@@ -85,6 +109,7 @@ Request Communicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
 }
 
 void Communicator::finish(Request& r) {
+  note_completed(r.time_index_);
   if (r.is_recv_)
     stats_.pending_recvs--;
   else
@@ -177,6 +202,7 @@ void Communicator::reset_stats() {
   fresh.max_pending_recvs = stats_.pending_recvs;
   fresh.max_pending_sends = stats_.pending_sends;
   stats_ = fresh;
+  times_.clear();
 }
 
 }  // namespace comm

@@ -43,6 +43,16 @@ struct Stats {
   std::uint64_t reduced_elements = 0;
 };
 
+/// The communicator's own clock on one point-to-point message (record_message_times): checks
+/// compare what a learner's code reports (a one-way time, a bandwidth) with it.
+struct MessageTime {
+  bool recv = false;     ///< a recv/irecv (else a send/isend)
+  int peer = -1;
+  std::size_t bytes = 0;
+  double posted = 0;     ///< wtime() when send/recv/isend/irecv was called
+  double completed = 0;  ///< wtime() when send/recv returned or the request's wait completed
+};
+
 namespace detail {
 struct RequestImpl {
   virtual ~RequestImpl() = default;
@@ -67,6 +77,7 @@ class Request {
   int peer_ = -1;
   int tag_ = -1;
   std::size_t bytes_ = 0;
+  std::size_t time_index_ = static_cast<std::size_t>(-1);  ///< its entry in message_times()
 };
 
 class Communicator {
@@ -107,7 +118,13 @@ class Communicator {
   virtual double wtime() const = 0;
 
   const Stats& stats() const { return stats_; }
+  /// Also clears message_times().
   void reset_stats();
+  /// Records a MessageTime for every point-to-point message from now on (off by default:
+  /// collectives of many small messages should not pay for it).
+  void record_message_times(bool on) { record_times_ = on; }
+  /// The messages since the last reset_stats(), in the order they were posted.
+  const std::vector<MessageTime>& message_times() const { return times_; }
 
   static constexpr int max_tag = 32767;
 
@@ -131,11 +148,15 @@ class Communicator {
   void check_p2p(const char* what, const void* buf, std::size_t bytes, int peer, int tag) const;
   void finish(Request& r);
   void abandoned(Request& r) noexcept;
+  std::size_t note_posted(bool recv, int peer, std::size_t bytes);
+  void note_completed(std::size_t index);
 
   int rank_;
   int size_;
   MemorySpace space_;
   Stats stats_;
+  bool record_times_ = false;
+  std::vector<MessageTime> times_;
   Buffer scratch_[4];
 };
 
