@@ -75,6 +75,8 @@ DEPENDENCIES = {d.key: d for d in (
     Dependency("boost_context", "Boost.Context (fibers for the sim backend)",
                lambda: _header("boost/context/fiber.hpp") and _library("boost_context"),
                ("libboost-context-dev",)),
+    Dependency("openblas", "OpenBLAS (cuBLAS on the sim backend)",
+               lambda: _library("openblas"), ("libopenblas-dev",)),
     Dependency("mpi", "Open MPI (mpirun and the MPI C++ compiler wrappers)",
                lambda: bool(shutil.which("mpirun") and (shutil.which("mpicxx") or shutil.which("mpic++"))),
                ("openmpi-bin", "libopenmpi-dev")),
@@ -95,7 +97,7 @@ def required(command: str, backend: str | None, needs_mpi: bool = False) -> list
         return ["doxygen"]
     keys = ["compiler", "cmake", "ninja", "gtest"]
     if backend == "sim":
-        keys.append("boost_context")
+        keys += ["boost_context", "openblas"]
     if backend == "cuda":
         keys.append("nvcc")
     if needs_mpi or (command == "test" and (ROOT / "common" / "comm" / "CMakeLists.txt").is_file()):

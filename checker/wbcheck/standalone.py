@@ -55,7 +55,9 @@ def compile_program(sources: list[Path], analysis: bool, verbose: bool = False) 
             raise StandaloneError(f"{src} does not compile:\n{proc.stderr.rstrip()}")
         objects.append(str(obj))
     exe = out / sources[0].stem
-    cmd = [cfg["cxx"], *objects, *cfg["libraries"], "-o", str(exe)]
+    # cuBLAS on the CPU (cusim_cublas and OpenBLAS), linked only when the program calls it.
+    cublas = ["-Wl,--as-needed", *cfg["cublas_libraries"], "-Wl,--no-as-needed"] if cfg.get("cublas_libraries") else []
+    cmd = [cfg["cxx"], *objects, *cublas, *cfg["libraries"], "-o", str(exe)]
     if verbose:
         print("+ " + " ".join(cmd), flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
@@ -82,7 +84,8 @@ def run(mode: str, files_and_args: list[str], tool: str | None, jobs: int | None
     """mode: run (plain), sanitize (analysis tools, exit 1 on errors) or profile (metrics)."""
     sources, args = _split(files_and_args)
     build.configure("sim", verbose=verbose)
-    result = build.build("sim", ["cusim"], jobs, verbose)
+    result = build.build("sim", ["cusim", *(["cusim_cublas"] if _config().get("cublas_libraries") else [])],
+                         jobs, verbose)
     if not result.ok:
         build.print_failure(result)
         return 2
