@@ -274,4 +274,25 @@ function(wb_add_lab lab)
                         INCLUDE_DIRS ${A_INCLUDE_DIRS} CUDA_BASELINES ${A_CUDA_BASELINES}
                         CUDA_LIBS ${A_CUDA_LIBS})
   endforeach()
+  # check_<NN>_<name>_mutant: the checks with <build>/mutant/<NN-name>/<files>, which
+  # `./workbook mutate` overwrites with one mutant of the solution at a time (on sim; not part
+  # of the default build). It starts as a copy of the solution.
+  if("solutions" IN_LIST variants AND WB_BACKEND STREQUAL "sim")
+    set(lab_sources "")
+    foreach(file IN LISTS A_SOURCES)
+      set(slot "${CMAKE_BINARY_DIR}/mutant/${lab}/${file}")
+      if(NOT EXISTS "${slot}")
+        configure_file("${WB_ROOT}/solutions/${lab}/${file}" "${slot}" COPYONLY)
+      endif()
+      list(APPEND lab_sources "${slot}")
+    endforeach()
+    set(target check_${ident}_mutant)
+    wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
+                        SOURCE_LABEL "a mutant of solutions/${lab}" INCLUDE_DIRS ${A_INCLUDE_DIRS})
+    foreach(t IN ITEMS ${target} ${target}_worker)
+      if(TARGET ${t})
+        set_target_properties(${t} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+      endif()
+    endforeach()
+  endif()
 endfunction()

@@ -31,6 +31,19 @@ def _prepare(command: str, backend: str, args, needs_mpi: bool = False) -> None:
     build.configure(backend, verbose=args.verbose)
 
 
+# ---- mutate ----------------------------------------------------------------------------------
+
+def cmd_mutate(args) -> int:
+    from . import mutate
+    _prepare("check", "sim", args)
+    try:
+        for lab in labs.select_labs(args.labs):
+            mutate.mutate_lab(lab, args.max, args.seed, _jobs(args), args.verbose)
+    except mutate.MutateError as e:
+        raise UsageError(str(e)) from None
+    return EXIT_OK
+
+
 # ---- check -----------------------------------------------------------------------------------
 
 def cmd_check(args) -> int:
@@ -308,6 +321,16 @@ def parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", parents=[common, jobs, backend], help="build and run benchmarks")
     b.add_argument("names", nargs="*", metavar="NAME", help="benchmark bench_NAME; default: all")
     b.set_defaults(func=cmd_bench)
+
+    m = sub.add_parser("mutate", parents=[common, jobs],
+                       help="mutation score of a lab's checks: mutants of its solution, killed or not (sim)",
+                       description="Generate mutants of a lab's reference solution (universalmutator), build "
+                                   "and check each on the sim backend, and report killed / survived / "
+                                   "equivalent / not compiled with the surviving diffs. Slow: not part of CI.")
+    m.add_argument("labs", nargs="+", metavar="LAB", help="lab number (01) or name (saxpy)")
+    m.add_argument("--max", type=int, default=100, metavar="N", help="check at most N sampled mutants (default 100)")
+    m.add_argument("--seed", type=int, default=1, metavar="S", help="the sample's random seed (default 1)")
+    m.set_defaults(func=cmd_mutate)
 
     for name, text in (("run", "build FILE.cu (a CUDA program with its own main) through cusim and run it on the CPU"),
                        ("sanitize", "run FILE.cu under cusim analysis, like compute-sanitizer; exit status 1 on errors"),

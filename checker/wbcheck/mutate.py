@@ -1,0 +1,177 @@
+"""`./workbook mutate LAB`: how many small mistakes in a reference solution the lab's checks catch.
+
+Mutants come from universalmutator (PyPI; rules for C, C++ and CUDA by regular expressions:
+operators swapped, constants changed, statements deleted, conditions negated, ...). Each
+sampled mutant of the solution replaces it in the sim build's check_<lab>_mutant target
+(declared by wb_add_lab, built only here); the lab's checks then run on it as they run on a
+learner's submission. A mutant is
+
+  killed        some check fails, crashes or times out on it;
+  survived      every check passes: either the checks miss a mistake (strengthen them) or
+                the mutant computes the same thing (record it as equivalent, with why, in
+                checker/labs/<lab>/equivalent_mutants.json);
+  equivalent    it survived and matches a recorded equivalent mutant;
+  not compiled  the build rejects it (no verdict needed: the compiler caught it).
+
+The score is killed / (killed + survived). Reports go to build/mutate/<lab>/: report.json and
+one .diff per survivor.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import build, labs, runner
+from .project import ROOT, bin_dir, build_dir, relative
+
+BACKEND = "sim"
+
+
+class MutateError(Exception):
+    """A problem that stops the run, said without a traceback."""
+
+
+_RUN = "import sys; from universalmutator.genmutants import main; sys.argv[0] = 'mutate'; main()"
+
+
+def _mutator() -> list[str]:
+    """The command that runs universalmutator's `mutate`, installing it into build/mutate/venv
+    when this Python does not have it."""
+    probe = subprocess.run([sys.executable, "-c", "import universalmutator"], capture_output=True)
+    if probe.returncode == 0:
+        return [sys.executable, "-c", _RUN]
+    venv = ROOT / "build" / "mutate" / "venv"
+    py = venv / "bin" / "python"
+    if not py.exists():
+        print("Installing universalmutator (PyPI) into build/mutate/venv ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    probe = subprocess.run([str(py), "-c", "import universalmutator"], capture_output=True)
+    if probe.returncode != 0:
+        pip = subprocess.run([str(py), "-m", "pip", "install", "-q", "universalmutator"], capture_output=True,
+                             text=True)
+        if pip.returncode != 0:
+            raise MutateError("could not install universalmutator from PyPI into build/mutate/venv:\n"
+                              f"{pip.stdout}{pip.stderr}\nInstall it yourself (pip install universalmutator) "
+                              "and run again.")
+    return [str(py), "-c", _RUN]
+
+
+def generate(source: Path, out_dir: Path) -> list[Path]:
+    """All mutants universalmutator makes of @p source, as files in @p out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.glob("*.mutant.*"):
+        old.unlink()
+    with tempfile.TemporaryDirectory(prefix="wb-mutate-") as tmp:
+        work = Path(tmp) / source.name
+        shutil.copy(source, work)
+        cmd = [*_mutator(), work.name, "cpp", "--noCheck", "--mutantDir", str(out_dir)]
+        res = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise MutateError(f"universalmutator failed on {relative(source)}:\n{res.stdout}{res.stderr}")
+    return sorted(out_dir.glob(f"{source.stem}.mutant.*{source.suffix}"),
+                  key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0]))
+
+
+def changed_lines(original: str, mutant: str) -> tuple[str, str, int]:
+    """(original line, mutated line, 1-based line number) of a one-line mutant."""
+    a, b = original.splitlines(), mutant.splitlines()
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return x.strip(), y.strip(), i + 1
+    n = min(len(a), len(b))
+    return (a[n].strip() if n < len(a) else ""), (b[n].strip() if n < len(b) else ""), n + 1
+
+
+def load_equivalents(lab: labs.Lab) -> list[dict]:
+    path = lab.directory / "equivalent_mutants.json"
+    if not path.is_file():
+        return []
+    data = json.loads(path.read_text())
+    for e in data:
+        if not {"original", "mutant", "why"} <= set(e):
+            raise MutateError(f"{relative(path)}: every entry needs 'original', 'mutant' and 'why': {e}")
+    return data
+
+
+def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, verbose: bool) -> int:
+    if lab.launch.get("kind", "direct") != "direct":
+        raise MutateError(f"lab {lab.id} runs under mpirun; `workbook mutate` handles single-process labs so far")
+    solution_dir = lab.source_dir(True)
+    if len(lab.sources) != 1 or not solution_dir.is_dir():
+        raise MutateError(f"lab {lab.id}: needs solutions/{lab.id} with exactly one source file")
+    solution = solution_dir / lab.sources[0]
+    build.configure(BACKEND, verbose=verbose)
+    target = lab.target(True).replace("_solution", "_mutant")
+    if target not in build.targets_matching(BACKEND, r"check_\w+_mutant"):
+        raise MutateError(f"the sim build has no target {target} (declared by wb_add_lab when solutions/ exists)")
+    slot = build_dir(BACKEND) / "mutant" / lab.id / lab.sources[0]
+    out = ROOT / "build" / "mutate" / lab.id
+    mutants = generate(solution, out / "mutants")
+    rng = random.Random(seed)
+    sample = sorted(rng.sample(mutants, min(max_mutants, len(mutants))),
+                    key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0]))
+    print(f"{lab.id}: {len(mutants)} mutants of {relative(solution)}; checking {len(sample)} (seed {seed})", flush=True)
+
+    original = solution.read_text()
+    equivalents = load_equivalents(lab)
+    binary = bin_dir(BACKEND) / target
+    records = []
+    survivors_dir = out / "survivors"
+    shutil.rmtree(survivors_dir, ignore_errors=True)
+    survivors_dir.mkdir(parents=True)
+    start = time.monotonic()
+    try:
+        for n, path in enumerate(sample, 1):
+            text = path.read_text()
+            old, new, line = changed_lines(original, text)
+            rec = {"mutant": path.name, "line": line, "original": old, "mutated": new}
+            slot.parent.mkdir(parents=True, exist_ok=True)
+            slot.write_text(text)
+            built = build.build(BACKEND, [target], jobs=jobs)
+            if not built.ok:
+                rec["verdict"] = "not compiled"
+            else:
+                results = runner.run_lab_checks(lab, binary)
+                failed = [r for r in results if r.status not in (runner.PASSED, runner.NOT_MEASURED)]
+                if failed:
+                    rec["verdict"] = "killed"
+                    rec["by"] = failed[0].name
+                else:
+                    match = next((e for e in equivalents if e["original"] == old and e["mutant"] == new), None)
+                    rec["verdict"] = "equivalent" if match else "survived"
+                    if match:
+                        rec["why"] = match["why"]
+                    diff = "".join(difflib.unified_diff(original.splitlines(True), text.splitlines(True),
+                                                        f"solutions/{lab.id}/{lab.sources[0]}", path.name))
+                    (survivors_dir / (path.stem + ".diff")).write_text(diff)
+            records.append(rec)
+            shown = f"{rec['verdict']:<12} {path.name}  line {line}: {new[:90]}"
+            if rec.get("by"):
+                shown += f"  <- {rec['by']}"
+            print(f"[{n}/{len(sample)}] {shown}", flush=True)
+    finally:
+        slot.write_text(original)  # the target builds the solution again
+
+    counts = {v: sum(r["verdict"] == v for r in records) for v in ("killed", "survived", "equivalent", "not compiled")}
+    judged = counts["killed"] + counts["survived"]
+    score = counts["killed"] / judged if judged else 1.0
+    summary = {"lab": lab.id, "solution": f"solutions/{lab.id}/{lab.sources[0]}", "generated": len(mutants),
+               "sampled": len(sample), "seed": seed, "date": time.strftime("%Y-%m-%d"), **counts,
+               "score": round(score, 4), "seconds": round(time.monotonic() - start, 1), "mutants": records}
+    (out / "report.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"\n{lab.id}: {counts['killed']} killed, {counts['survived']} survived, {counts['equivalent']} equivalent "
+          f"(recorded), {counts['not compiled']} not compiled of {len(sample)} sampled mutants; "
+          f"score {100 * score:.1f}% of non-equivalent mutants killed")
+    if counts["survived"]:
+        print(f"Survivors (strengthen a check, or record why each is equivalent in "
+              f"{relative(lab.directory / 'equivalent_mutants.json')}): {relative(survivors_dir)}/")
+    print(f"Report: {relative(out / 'report.json')}")
+    return 0
