@@ -12,8 +12,11 @@ BACKENDS = ("sim", "cuda")
 
 
 def build_dir(backend: str) -> Path:
-    """build/sim or build/cuda: one build directory per backend (CMake presets)."""
-    return ROOT / "build" / backend
+    """build/sim or build/cuda: one build directory per backend (CMake presets). WB_BUILD_DIR_SIM
+    or WB_BUILD_DIR_CUDA names another, already configured one (the project's own tests run
+    `./workbook run` against the build directory they belong to)."""
+    override = os.environ.get("WB_BUILD_DIR_" + backend.upper())
+    return Path(override).resolve() if override else ROOT / "build" / backend
 
 
 def bin_dir(backend: str) -> Path:

@@ -47,7 +47,8 @@ def compile_program(sources: list[Path], analysis: bool, verbose: bool = False) 
                 raise StandaloneError(proc.stderr.strip() or f"the cusim rewriter failed on {src}")
         obj = out / (src.name + ".o")
         cmd = [cfg["cxx"], *cfg["compile_flags"], *(cfg["analysis_flags"] if analysis else []),
-               "-I", cfg["include"], "-I", str(src.parent), "-c", str(compiled), "-o", str(obj)]
+               "-I", cfg["include"], *(["-I", cfg["refused_include"]] if cfg.get("refused_include") else []),
+               "-I", str(src.parent), "-c", str(compiled), "-o", str(obj)]
         if verbose:
             print("+ " + " ".join(cmd), flush=True)
         proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")

@@ -6,7 +6,7 @@
 
 // These tests exercise cusim's implementations from host code; CUDA declares the functions
 // device-only, so with nvcc the file compiles to an empty test binary.
-#if !defined(__CUDACC__)
+#if defined(CUSIM)  // cusim only (nvcc and cusim both define __CUDACC__)
 
 #include "cusim/device_functions.h"
 #include "cusim/vector_types.h"
@@ -681,4 +681,4 @@ TEST(MathConstants, ValuesAndSpecials) {
 
 }  // namespace
 
-#endif  // !defined(__CUDACC__)
+#endif  // defined(CUSIM)

@@ -9,8 +9,9 @@
 #    (files outside it: relative to the current source directory, '..' mapped to '__').
 #  * a header (.cuh, .h, .hpp, ...) -> the same tree, under its own name, so that
 #    `#include "kernels.cuh"` from a rewritten .cu finds the rewritten header first (the
-#    including file's directory is searched first).  List headers that contain launches or
-#    __shared__; other headers need not be listed.
+#    including file's directory is searched first).  Headers next to the including file are
+#    followed and rewritten by the rewriter itself (see cusim_rewrite.py); list only headers
+#    with launches or __shared__ that are found through include directories.
 #  * The directory of every listed file is added to the target's include path, so
 #    `#include "lab.h"` next to the .cu resolves although the compiled file lives in the
 #    build tree.  The generated file starts with #line, so diagnostics and __FILE__ name
@@ -21,7 +22,7 @@
 # link to cusim::cusim; the generated sources are always private to the target (INTERFACE
 # for an INTERFACE library).  Rewriting re-runs when the file or the rewriter changes;
 # header edits recompile the generated .cpp through the compiler's normal dependency
-# scanning (the rewrite itself does not depend on included headers).
+# scanning, and the rewrite re-runs when a header it followed changes (a depfile).
 include_guard(GLOBAL)
 
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
@@ -83,10 +84,20 @@ function(cusim_target_cuda_sources target)
     get_property(have_rule DIRECTORY PROPERTY CUSIM_REWRITE_OUTPUTS)
     if(NOT out IN_LIST have_rule)
       set_property(DIRECTORY APPEND PROPERTY CUSIM_REWRITE_OUTPUTS "${out}")
+      # The rewriter also rewrites the program's own headers that the file includes (into
+      # ${out}.headers) and lists every file it read in a depfile, so editing one re-runs it.
+      set(depfile_args "")
+      if(CMAKE_GENERATOR MATCHES "Ninja|Makefiles")
+        set(depfile_args DEPFILE "${out}.d")
+        set(depfile_cmd --depfile "${out}.d")
+      else()
+        set(depfile_cmd "")
+      endif()
       add_custom_command(
         OUTPUT "${out}"
-        COMMAND "${python}" "${script}" "${abs}" "${out}"
+        COMMAND "${python}" "${script}" "${abs}" "${out}" ${depfile_cmd}
         DEPENDS "${abs}" "${script}"
+        ${depfile_args}
         COMMENT "cusim: rewriting ${rel}"
         VERBATIM)
       target_sources(${target} ${source_visibility} "${out}")

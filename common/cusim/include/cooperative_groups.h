@@ -1,19 +1,60 @@
-// cusim's cooperative_groups.h: thread_block and statically or dynamically sized tiles of a warp,
-// with the collectives labs use (sync, shfl*, ballot, any, all, thread_rank, size).
+// cusim's cooperative_groups.h: thread_group, thread_block, tiles of a warp (static
+// thread_block_tile<N> and dynamic tiled_partition), coalesced_threads(), and the grid group of a
+// cooperative launch, with the collectives CUDA gives them (sync, shfl*, ballot, any, all, ...).
+// cg::reduce and the scans are in <cooperative_groups/reduce.h> and <cooperative_groups/scan.h>.
 #pragma once
 #include "cuda_runtime.h"
 
 namespace cooperative_groups {
 
-class thread_block {
+namespace detail {
+inline unsigned block_linear_rank() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+inline unsigned block_size() { return blockDim.x * blockDim.y * blockDim.z; }
+inline unsigned lane() { return block_linear_rank() % 32u; }
+[[noreturn]] inline void grid_sync_unsupported(const cusim::site& where) {
+    cusim::detail::device_trap(
+        "grid.sync() across several blocks (cusim runs the blocks of a grid one after another on each "
+        "worker, so a grid-wide barrier cannot complete; see docs/cusim.md)",
+        where);
+}
+}  // namespace detail
+
+/// Any group of threads: what thread_block, tiles, coalesced groups and the grid convert to.
+class thread_group {
 public:
+    void sync(const cusim::site& where = cusim::site::current()) const {
+        switch (kind_) {
+            case kind::block: __syncthreads(where); break;
+            case kind::warp: __syncwarp(mask_, where); break;
+            case kind::grid:
+                if (gridDim.x * gridDim.y * gridDim.z != 1) detail::grid_sync_unsupported(where);
+                __syncthreads(where);
+                break;
+        }
+    }
+    unsigned long long thread_rank() const { return rank_; }
+    unsigned long long size() const { return size_; }
+    unsigned long long num_threads() const { return size_; }
+    /// The lanes of the warp in this group (tiles and coalesced groups), as __activemask() bits.
+    unsigned get_mask() const { return mask_; }
+
+protected:
+    enum class kind : unsigned char { block, warp, grid };
+    thread_group(kind k, unsigned long long size, unsigned long long rank, unsigned mask)
+        : kind_(k), size_(size), rank_(rank), mask_(mask) {}
+    kind kind_;
+    unsigned long long size_;
+    unsigned long long rank_;
+    unsigned mask_;
+};
+
+class thread_block : public thread_group {
+public:
+    thread_block() : thread_group(kind::block, detail::block_size(), detail::block_linear_rank(), 0) {}
     void sync(const cusim::site& where = cusim::site::current()) const { __syncthreads(where); }
     static void barrier_wait() { __syncthreads(); }
-    unsigned long long thread_rank() const {
-        return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    }
-    unsigned long long size() const { return static_cast<unsigned long long>(blockDim.x) * blockDim.y * blockDim.z; }
-    unsigned long long num_threads() const { return size(); }
     dim3 group_index() const { return dim3(blockIdx); }
     dim3 thread_index() const { return dim3(threadIdx); }
     dim3 group_dim() const { return blockDim; }
@@ -22,49 +63,36 @@ public:
 
 inline thread_block this_thread_block() { return thread_block(); }
 
-namespace detail {
-inline unsigned block_linear_rank() {
-    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-}  // namespace detail
-
-/// A tile of `size_` consecutive threads inside one warp (size a power of two, at most 32).
-class thread_block_tile_base {
+/// The threads of a warp-level group (a tile or coalesced group) with its collectives. Ranks are
+/// the positions of the group's lanes in `mask`, lowest lane first.
+class warp_group_base : public thread_group {
 public:
-    explicit thread_block_tile_base(unsigned size) : size_(size) {
-        const unsigned lane = detail::block_linear_rank() % 32u;
-        const unsigned first = lane & ~(size - 1u);
-        mask_ = (size == 32u) ? 0xffffffffu : (((1u << size) - 1u) << first);
-        rank_ = lane - first;
-        meta_rank_ = detail::block_linear_rank() / size;
-    }
-    void sync(const cusim::site& where = cusim::site::current()) const { __syncwarp(mask_, where); }
-    unsigned long long thread_rank() const { return rank_; }
-    unsigned long long size() const { return size_; }
-    unsigned long long num_threads() const { return size_; }
-    unsigned long long meta_group_rank() const { return meta_rank_; }
-    unsigned long long meta_group_size() const { return (thread_block().size() + size_ - 1) / size_; }
-
     template <class T>
-    T shfl(T var, int src_rank, const cusim::site& where = cusim::site::current()) const {
-        return __shfl_sync(mask_, var, src_rank, static_cast<int>(size_), where);
+    T shfl(T var, unsigned src_rank, const cusim::site& where = cusim::site::current()) const {
+        return __shfl_sync(mask_, var, lane_of(static_cast<unsigned>(src_rank % size_)), 32, where);
     }
     template <class T>
     T shfl_down(T var, unsigned delta, const cusim::site& where = cusim::site::current()) const {
-        return __shfl_down_sync(mask_, var, delta, static_cast<int>(size_), where);
+        const unsigned long long src = rank_ + delta;
+        return __shfl_sync(mask_, var, src < size_ ? lane_of(static_cast<unsigned>(src)) : my_lane(), 32, where);
     }
     template <class T>
     T shfl_up(T var, unsigned delta, const cusim::site& where = cusim::site::current()) const {
-        return __shfl_up_sync(mask_, var, delta, static_cast<int>(size_), where);
+        return __shfl_sync(mask_, var, rank_ >= delta ? lane_of(static_cast<unsigned>(rank_ - delta)) : my_lane(), 32,
+                           where);
     }
     template <class T>
     T shfl_xor(T var, unsigned lane_mask, const cusim::site& where = cusim::site::current()) const {
-        return __shfl_xor_sync(mask_, var, static_cast<int>(lane_mask), static_cast<int>(size_), where);
+        const unsigned long long src = rank_ ^ lane_mask;
+        return __shfl_sync(mask_, var, src < size_ ? lane_of(static_cast<unsigned>(src)) : my_lane(), 32, where);
     }
+    /// Bits by rank in the group, as in CUDA.
     unsigned ballot(int predicate, const cusim::site& where = cusim::site::current()) const {
-        // Bits are relative to the tile, as in CUDA.
-        const unsigned lane0 = detail::block_linear_rank() % 32u - rank_;
-        return __ballot_sync(mask_, predicate, where) >> lane0;
+        const unsigned lanes = __ballot_sync(mask_, predicate, where);
+        unsigned bits = 0, r = 0;
+        for (unsigned l = 0; l < 32; ++l)
+            if ((mask_ >> l) & 1u) bits |= ((lanes >> l) & 1u) << r++;
+        return bits;
     }
     int any(int predicate, const cusim::site& where = cusim::site::current()) const {
         return __any_sync(mask_, predicate, where);
@@ -72,12 +100,49 @@ public:
     int all(int predicate, const cusim::site& where = cusim::site::current()) const {
         return __all_sync(mask_, predicate, where);
     }
+    template <class T>
+    unsigned match_any(T value, const cusim::site& where = cusim::site::current()) const {
+        return compact(__match_any_sync(mask_, value, where));
+    }
+    template <class T>
+    unsigned match_all(T value, int& pred, const cusim::site& where = cusim::site::current()) const {
+        return compact(__match_all_sync(mask_, value, &pred, where));
+    }
+    unsigned long long meta_group_rank() const { return meta_rank_; }
+    unsigned long long meta_group_size() const { return meta_size_; }
+
+protected:
+    warp_group_base(unsigned long long size, unsigned long long rank, unsigned mask, unsigned meta_rank,
+                    unsigned meta_size)
+        : thread_group(kind::warp, size, rank, mask), meta_rank_(meta_rank), meta_size_(meta_size) {}
+    unsigned my_lane() const { return detail::lane(); }
+    unsigned lane_of(unsigned rank) const {
+        unsigned m = mask_;
+        for (unsigned r = 0; r < rank; ++r) m &= m - 1;
+        return static_cast<unsigned>(__builtin_ctz(m));
+    }
+    unsigned compact(unsigned lanes) const {
+        unsigned bits = 0, r = 0;
+        for (unsigned l = 0; l < 32; ++l)
+            if ((mask_ >> l) & 1u) bits |= ((lanes >> l) & 1u) << r++;
+        return bits;
+    }
+    unsigned meta_rank_;
+    unsigned meta_size_;
+};
+
+/// A tile of `size` consecutive threads of the block inside one warp (size a power of two <= 32).
+class thread_block_tile_base : public warp_group_base {
+public:
+    explicit thread_block_tile_base(unsigned size)
+        : warp_group_base(size, detail::lane() % size, tile_mask(size),
+                          detail::block_linear_rank() / size, (detail::block_size() + size - 1) / size) {}
 
 private:
-    unsigned size_;
-    unsigned mask_;
-    unsigned rank_;
-    unsigned meta_rank_;
+    static unsigned tile_mask(unsigned size) {
+        const unsigned first = detail::lane() & ~(size - 1u);
+        return size == 32u ? 0xffffffffu : (((1u << size) - 1u) << first);
+    }
 };
 
 template <unsigned Size, class Parent = void>
@@ -92,17 +157,7 @@ public:
     thread_block_tile(const thread_block_tile<Size, P>& other) : thread_block_tile_base(other) {}
     static constexpr unsigned long long num_threads() { return Size; }
     static constexpr unsigned long long size() { return Size; }
-};
-
-/// The dynamically sized tile of `tiled_partition(block, n)`: as in CUDA, only sync, thread_rank
-/// and size (collectives need the statically sized thread_block_tile<N>).
-class thread_group : private thread_block_tile_base {
-public:
-    explicit thread_group(unsigned size) : thread_block_tile_base(size) {}
-    using thread_block_tile_base::num_threads;
-    using thread_block_tile_base::size;
-    using thread_block_tile_base::sync;
-    using thread_block_tile_base::thread_rank;
+    void sync(const cusim::site& where = cusim::site::current()) const { __syncwarp(mask_, where); }
 };
 
 template <unsigned Size, class ParentT>
@@ -110,7 +165,43 @@ thread_block_tile<Size, ParentT> tiled_partition(const ParentT&) {
     return thread_block_tile<Size, ParentT>();
 }
 
-inline thread_group tiled_partition(const thread_block&, unsigned size) { return thread_group(size); }
+/// `tiled_partition(parent, n)`: as in CUDA a thread_group (sync, thread_rank, size); tiles of a
+/// tile are tiles of the block, since tiles are aligned to their size.
+inline thread_group tiled_partition(const thread_group&, unsigned size) { return thread_block_tile_base(size); }
+
+/// The lanes of the warp that reach this call together (cusim: every lane of the warp that can
+/// run gets there or to a wait first; the group is those at this same call).
+class coalesced_group : public warp_group_base {
+public:
+    explicit coalesced_group(unsigned mask)
+        : warp_group_base(__builtin_popcount(mask), __builtin_popcount(mask & ((1u << detail::lane()) - 1u)), mask, 0, 1) {}
+    void sync(const cusim::site& where = cusim::site::current()) const { __syncwarp(mask_, where); }
+};
+
+inline coalesced_group coalesced_threads(const cusim::site& where = cusim::site::current()) {
+    return coalesced_group(cusim::detail::coalesced_mask(where));
+}
+
+/// The grid of a launch. sync() is a grid-wide barrier on a GPU (cudaLaunchCooperativeKernel);
+/// cusim supports it for a grid of one block only (docs/cusim.md).
+class grid_group : public thread_group {
+public:
+    grid_group()
+        : thread_group(kind::grid,
+                       static_cast<unsigned long long>(detail::block_size()) * gridDim.x * gridDim.y * gridDim.z,
+                       static_cast<unsigned long long>(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)) *
+                               detail::block_size() +
+                           detail::block_linear_rank(),
+                       0) {}
+    bool is_valid() const { return true; }
+    unsigned long long num_blocks() const { return static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z; }
+    unsigned long long block_rank() const { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
+    dim3 group_dim() const { return gridDim; }
+    dim3 block_index() const { return dim3(blockIdx); }
+    dim3 dim_blocks() const { return gridDim; }
+};
+
+inline grid_group this_grid() { return grid_group(); }
 
 template <class Group>
 void sync(const Group& g, const cusim::site& where = cusim::site::current()) {

@@ -351,6 +351,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
         case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
         case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = static_cast<int>(p.sharedMemPerMultiprocessor); break;
         case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(p.sharedMemPerBlockOptin); break;
+        case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
+        case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
         default: return api_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute", "attribute not supported by cusim");
     }
     return ok();

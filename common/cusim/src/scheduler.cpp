@@ -63,6 +63,9 @@ struct ThreadCtx {
     const site* wait_site;
     uint64_t* result_slot;  // where a warp collective this thread waits at stores its result
     bool at_activemask;  // yielding inside __activemask (counts as waiting)
+    bool group_ready;    // coalesced_threads(): group_mask holds this lane's group
+    const site* group_site;  // where the lane called coalesced_threads() (nullptr: __activemask)
+    unsigned group_mask;
 };
 
 struct WarpOp {
@@ -641,6 +644,8 @@ void run_block(Worker& w, uint64_t b) {
         t.fiber = nullptr;
         t.wait_site = nullptr;
         t.at_activemask = false;
+        t.group_ready = false;
+        t.group_site = nullptr;
     }
     for (Warp& wp : w.warps) {
         wp.exited = 0;
@@ -905,7 +910,10 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
 
 // __activemask() is a scheduling point: lanes of the warp that have not run yet get to run until
 // they wait somewhere or exit, so lanes that return early are not reported active.
-unsigned active_mask() {
+// Lanes of the warp that have not run yet get to run until they wait somewhere or exit (`th`
+// yields to them). With a site (coalesced_threads()), the lanes then parked at that same site
+// form the group: the first lane to see the warp settle assigns the mask to all of them.
+unsigned settle_warp(const site* where) {
     Worker* w = tls_worker;
     if (!w || !w->cur) return 0;
     RuntimeScope scope;
@@ -913,7 +921,10 @@ unsigned active_mask() {
     const unsigned warp_base = th->tid & ~31u;
     const Warp& wp = w->warps[th->tid >> 5];
     th->at_activemask = true;
+    th->group_site = where;
+    th->group_ready = false;
     for (;;) {
+        if (th->group_ready) break;
         bool pending = false;
         for (unsigned l = 0; l < 32 && !pending; ++l) {
             if (!((wp.existing >> l) & 1u) || warp_base + l == th->tid) continue;
@@ -935,8 +946,29 @@ unsigned active_mask() {
         resume(*w, th->fiber, next->fiber);
     }
     th->at_activemask = false;
-    return wp.existing & ~wp.exited;
+    if (!where) return wp.existing & ~wp.exited;
+    if (!th->group_ready) {
+        unsigned mask = 0;
+        for (unsigned l = 0; l < 32; ++l) {
+            const ThreadCtx& o = w->threads[warp_base + l];
+            if (((wp.existing >> l) & 1u) && (&o == th || (o.at_activemask && o.group_site &&
+                                                           same_site(o.group_site, where))))
+                mask |= 1u << l;
+        }
+        for (unsigned l = 0; l < 32; ++l) {
+            if (!((mask >> l) & 1u)) continue;
+            ThreadCtx& o = w->threads[warp_base + l];
+            o.group_mask = mask;
+            o.group_ready = true;
+        }
+    }
+    th->group_ready = false;
+    th->group_site = nullptr;
+    return th->group_mask;
 }
+
+unsigned active_mask() { return settle_warp(nullptr); }
+unsigned coalesced_mask(const site& where) { return settle_warp(&where); }
 
 unsigned lane_id() {
     Worker* w = tls_worker;

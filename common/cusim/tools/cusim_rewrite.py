@@ -1,7 +1,15 @@
 #!/usr/bin/env python3
 """Rewrite a CUDA .cu file into C++ that g++ compiles against the cusim runtime.
 
-Usage: cusim_rewrite.py INPUT.cu OUTPUT.cpp     (OUTPUT "-" writes to stdout)
+Usage: cusim_rewrite.py INPUT.cu OUTPUT.cpp [--depfile FILE]   (OUTPUT "-" writes to stdout)
+
+As nvcc does, a .cu file gets <cuda_runtime.h> and nvcc's macros in front (the output's first
+line includes cusim/nvcc_prelude.h, before the #line). The program's own headers come along:
+a quoted #include that names a file next to the including file is followed, and a header with
+__shared__ or a launch is rewritten to OUTPUT.headers/<name>_<hash>.<ext> and included from
+there by absolute path (its own #line names the original). --depfile writes every file read,
+so a build re-runs the rewrite when one of them changes. An unconditional #include of a CUDA
+header that cusim refuses (common/cusim/refused_headers.txt) is an error naming the header.
 
 The tool tokenizes the source (comments, string/char/raw-string literals and
 preprocessor lines are opaque tokens, so nothing inside them is ever touched)
@@ -33,8 +41,10 @@ function declared in this file (explicit template arguments included), else null
 
 Limitations (each fails loudly at compile time rather than silently):
   * Text inside preprocessor directives is never rewritten: a launch or __shared__
-    inside a macro body stays CUDA syntax.  Headers are rewritten only if listed in
-    cusim_target_cuda_sources().
+    inside a macro body stays CUDA syntax (cusim defines __shared__ as static thread_local,
+    per-worker storage, for what the rewriter does not see; extern __shared__ needs the
+    rewriter).  Headers found through -I directories rather than next to the including
+    file are rewritten only if listed in cusim_target_cuda_sources().
   * Launch configuration arguments are counted at commas outside (), [] and {}: a
     template-id with a top-level comma in a configuration argument must be parenthesized.
   * A function-scope __shared__ becomes a reference initialised at its declaration, so
@@ -49,6 +59,7 @@ import bisect
 import os
 import re
 import sys
+import zlib
 
 # ----------------------------------------------------------------------------------------
 # Tokenizer
@@ -212,14 +223,14 @@ def join_tokens(toks):
 
 
 class Rewriter:
-    def __init__(self, text, path):
+    def __init__(self, text, path, id_base=0):
         self.text = text
         self.path = path
         self.toks, self.pp_spans = tokenize(text)
         self._pp_starts = [s for s, _ in self.pp_spans]
         self.edits = []  # (start, end, replacement)
         self.errors = []  # (line, message)
-        self.counter = 0
+        self.counter = id_base  # distinct per file, so names of a header and its includer differ
         self._match = self._compute_matches()
         self.kernels = self._scan_kernels()
 
@@ -1048,11 +1059,156 @@ def rewrite(text, path):
     return out, sorted(r.errors)
 
 
+# ----------------------------------------------------------------------------------------
+# Included files: refused CUDA headers, and the program's own headers
+# ----------------------------------------------------------------------------------------
+
+_INCLUDE = re.compile(r'#\s*include\s*(?:"([^"\n]+)"|<([^>\n]+)>)')
+_COND = re.compile(r"#\s*(if|ifdef|ifndef|endif|define)\b\s*(\w*)")
+
+# What nvcc includes in front of every .cu file (cusim/nvcc_prelude.h: <cuda_runtime.h> and the
+# compiler's macros). Placed before #line 1, so every line of the file keeps its number.
+PRELUDE = "#include <cusim/nvcc_prelude.h>\n"
+
+
+def _refused_headers():
+    """CUDA header names cusim refuses (common/cusim/refused_headers.txt less what
+    common/cusim/include implements); empty when the list is not beside this tool."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    try:
+        import cusim_refused_headers
+        return cusim_refused_headers.refused()
+    except (ImportError, OSError):
+        return set()
+    finally:
+        sys.path.pop(0)
+
+
+def _include_directives(text, pp_spans):
+    """(start, end, name, quoted, unconditional) for each #include with a literal name.
+    `unconditional`: outside every #if block, a whole-file include guard not counting."""
+    result = []
+    depth = 0
+    guard = None  # depth-1 block of a leading #ifndef X / #define X include guard
+    first = True
+    for k, (start, end) in enumerate(pp_spans):
+        d = text[start:end]
+        c = _COND.match(d)
+        if c:
+            kw = c.group(1)
+            if kw in ("if", "ifdef", "ifndef"):
+                depth += 1
+                if first and kw == "ifndef" and k + 1 < len(pp_spans):
+                    n = _COND.match(text[pp_spans[k + 1][0]:pp_spans[k + 1][1]])
+                    if n and n.group(1) == "define" and n.group(2) == c.group(2):
+                        guard = 1
+            elif kw == "endif":
+                depth = max(0, depth - 1)
+        first = False
+        m = _INCLUDE.match(d)
+        if m:
+            quoted = m.group(1) is not None
+            result.append((start, end, m.group(1) if quoted else m.group(2), quoted,
+                           depth - (1 if guard and depth >= 1 else 0) == 0))
+    return result
+
+
+class Program:
+    """Rewrites a .cu file and the program's own headers it includes (quoted includes found next
+    to the including file), recursively: a header with __shared__ or a launch is rewritten into
+    `header_dir` and included from there by absolute path; other headers stay where they are.
+    Unconditional #include of a CUDA header cusim refuses is an error naming it."""
+
+    def __init__(self, header_dir):
+        self.header_dir = header_dir
+        self.refused = _refused_headers()
+        self.done = {}  # absolute path -> path of its rewritten copy, or None
+        self.errors = []  # (path, line, message)
+        self.read = []  # every file read (for the depfile)
+        self.outputs = {}  # copy path -> text
+
+    def _line(self, text, offset):
+        return text.count("\n", 0, offset) + 1
+
+    def rewrite_file(self, path, text, is_copy):
+        """Rewritten text of `path`. In a copy (which lives elsewhere) every local quoted include
+        becomes absolute; in the main file only those of rewritten headers change. Returns
+        (text, changed)."""
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        r = Rewriter(text, path, id_base=100000 * len(self.done))
+        base = os.path.dirname(path)
+        changed = False
+        for start, end, name, quoted, unconditional in _include_directives(text, r.pp_spans):
+            local = os.path.normpath(os.path.join(base, name)) if quoted else None
+            if local is not None and os.path.isfile(local):
+                target = self.header(local)
+                if target is not None:
+                    changed = True
+                if target is None and not is_copy:
+                    continue
+                target = target or local
+                r._edit(start, end, '#include "%s"' % target.replace("\\", "/")
+                        + "\n" * text.count("\n", start, end))
+            elif name in self.refused and unconditional:
+                self.errors.append((path, self._line(text, start),
+                                    "cusim: <%s> is not supported on the sim backend (see docs/cusim.md)"
+                                    % name))
+        n_include_edits = len(r.edits)
+        out = r.run()
+        for line, msg in r.errors:
+            self.errors.append((path, line, msg))
+        return out, changed or len(r.edits) > n_include_edits
+
+    def header(self, path):
+        """Path of the rewritten copy of header `path`, or None when it needs no rewriting."""
+        path = os.path.abspath(path)
+        if path in self.done:
+            return self.done[path]
+        self.done[path] = None  # an include cycle sees the original
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+                text = f.read()
+        except OSError:
+            return None
+        self.read.append(path)
+        out, changed = self.rewrite_file(path, text, is_copy=True)
+        if not changed:
+            return None
+        stem, ext = os.path.splitext(os.path.basename(path))
+        digest = "%08x" % (zlib.crc32(path.encode("utf-8", "surrogateescape")) & 0xffffffff)
+        copy = os.path.join(self.header_dir, "%s_%s%s" % (stem, digest, ext))
+        self.outputs[copy] = out
+        self.done[path] = copy
+        return copy
+
+
+def _write(path, text, keep_unchanged=False):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    if keep_unchanged:
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+                if f.read() == text:
+                    return  # unchanged: keep the timestamp, nothing recompiles
+        except OSError:
+            pass
+    tmp = path + ".tmp%d" % os.getpid()
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] in ("-h", "--help"):
-        sys.stderr.write("usage: cusim_rewrite.py INPUT.cu OUTPUT.cpp   (OUTPUT '-' = stdout)\n")
+    args = argv[1:]
+    depfile = None
+    if len(args) == 4 and args[2] == "--depfile":
+        depfile = args[3]
+        args = args[:2]
+    if len(args) != 2 or args[0] in ("-h", "--help"):
+        sys.stderr.write("usage: cusim_rewrite.py INPUT.cu OUTPUT.cpp [--depfile FILE]   (OUTPUT '-' = stdout)\n")
         return 2
-    src, dst = argv[1], argv[2]
+    src, dst = args
     path = os.path.abspath(src)
     try:
         with open(src, encoding="utf-8", errors="surrogateescape", newline="") as f:
@@ -1060,23 +1216,32 @@ def main(argv):
     except OSError as e:
         sys.stderr.write("%s: error: cannot read the CUDA source: %s\n" % (path, e.strerror))
         return 1
-    out, errors = rewrite(text, path)
-    if errors:
-        for line, msg in errors:
-            sys.stderr.write("%s:%d: error: %s\n" % (path, line, msg))
+    header_dir = (os.path.abspath(dst) + ".headers") if dst != "-" else os.path.join(
+        os.path.dirname(path), ".cusim_headers")
+    prog = Program(header_dir)
+    out, _changed = prog.rewrite_file(path, text, is_copy=False)
+    if path.endswith(".cu"):
+        out = PRELUDE + out
+    if prog.errors:
+        for epath, line, msg in sorted(prog.errors):
+            sys.stderr.write("%s:%d: error: %s\n" % (epath, line, msg))
         if dst != "-" and os.path.exists(dst):
             os.remove(dst)  # never leave a stale translation behind a failed rewrite
         return 1
+    for copy, copy_text in prog.outputs.items():
+        _write(copy, copy_text, keep_unchanged=True)
+    if depfile:
+        deps = [path] + prog.read
+        _write(depfile, "%s: %s\n" % (_dep_escape(os.path.abspath(dst)), " ".join(_dep_escape(d) for d in deps)))
     if dst == "-":
         sys.stdout.write(out)
         return 0
-    d = os.path.dirname(os.path.abspath(dst))
-    os.makedirs(d, exist_ok=True)
-    tmp = dst + ".tmp%d" % os.getpid()
-    with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
-        f.write(out)
-    os.replace(tmp, dst)
+    _write(dst, out)
     return 0
+
+
+def _dep_escape(p):
+    return p.replace("\\", "/").replace(" ", "\\ ").replace("$", "$$")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,11 @@ constexpr int warpSize = 32;
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
+// The source rewriter turns every __shared__ it sees into per-block storage known to the analysis
+// tools. What it does not see (a macro body, a header found through -I that was not listed)
+// becomes per-worker storage: a block never leaves its worker thread, so this is per block too,
+// only without the analysis. extern __shared__ always needs the rewriter.
+#define __shared__ static thread_local
 #ifndef __CUDACC_RTC__
 #define CUSIM 1
 #endif
@@ -88,6 +93,9 @@ __attribute__((always_inline)) inline int block_barrier(int kind, int predicate,
     return kind == 0 ? 0 : barrier_result(kind);
 }
 unsigned active_mask();
+// cooperative_groups::coalesced_threads(): the lanes of the warp that reach the call at `where`
+// together (after every lane that can run has run up to a wait or its exit).
+unsigned coalesced_mask(const site& where);
 unsigned lane_id();
 void* shared_alloc(const void* key, size_t size, size_t align);
 /// The running block's last `__shared__` lookup (key, address); reset when a block starts.
