@@ -559,8 +559,50 @@ class CommandLineTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             with open(dst) as f:
                 text = f.read()
-            self.assertTrue(text.startswith('#line 1 "%s"\n' % os.path.abspath(src)), text)
+            # nvcc's implicit <cuda_runtime.h> and macros come first, before the #line.
+            self.assertTrue(text.startswith('#include <cusim/nvcc_prelude.h>\n#line 1 "%s"\n'
+                                            % os.path.abspath(src)), text)
             self.assertIn('::cusim::launch(::cusim::launch_config(1, 1), "%s", 1, "k"' % src, text)
+
+    def test_own_headers_with_shared_are_rewritten_and_included_from_the_copy(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "inc"))
+            with open(os.path.join(tmp, "inc", "smem.cuh"), "w") as f:
+                f.write('#pragma once\n#include "plain.h"\n'
+                        "template <class T> struct SharedMemory {\n"
+                        "  operator T*() { extern __shared__ int s_[]; return (T*)s_; }\n};\n")
+            with open(os.path.join(tmp, "inc", "plain.h"), "w") as f:
+                f.write("#define PLAIN 1\n")
+            src = os.path.join(tmp, "k.cu")
+            dst = os.path.join(tmp, "gen", "k.cu.cpp")
+            with open(src, "w") as f:
+                f.write('#include "inc/plain.h"\n#include "inc/smem.cuh"\nint x;\n')
+            dep = os.path.join(tmp, "gen", "k.d")
+            r = self.run_tool(src, dst, "--depfile", dep)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(dst) as f:
+                lines = f.read().split("\n")
+            self.assertEqual(lines[2], '#include "inc/plain.h"', "a header without CUDA syntax stays")
+            self.assertTrue(lines[3].startswith('#include "%s.headers/smem_' % dst), lines[3])
+            copy = lines[3].split('"')[1]
+            with open(copy) as f:
+                text = f.read()
+            self.assertTrue(text.startswith('#line 1 "%s"\n' % os.path.join(tmp, "inc", "smem.cuh")), text)
+            self.assertIn("::cusim::dynamic_shared()", text)
+            self.assertIn('#include "%s"' % os.path.join(tmp, "inc", "plain.h"), text,
+                          "the copy lives elsewhere: its own includes become absolute")
+            with open(dep) as f:
+                self.assertIn(os.path.join(tmp, "inc", "smem.cuh"), f.read())
+
+    def test_refused_cuda_header_is_one_error_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "r.cu")
+            with open(src, "w") as f:
+                f.write("#include <cstdio>\n#include <curand.h>\n#ifdef X\n#include <cufft.h>\n#endif\n")
+            r = self.run_tool(src, os.path.join(tmp, "r.cpp"))
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(r.stderr, "%s:2: error: cusim: <curand.h> is not supported on the sim backend "
+                             "(see docs/cusim.md)\n" % src, "only the unconditional include is named")
 
     def test_errors_name_file_and_line(self):
         with tempfile.TemporaryDirectory() as tmp:
