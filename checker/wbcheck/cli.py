@@ -38,7 +38,7 @@ def cmd_mutate(args) -> int:
     _prepare("check", "sim", args)
     try:
         for lab in labs.select_labs(args.labs):
-            mutate.mutate_lab(lab, args.max, args.seed, _jobs(args), args.verbose)
+            mutate.mutate_lab(lab, args.max, args.seed, _jobs(args), args.verbose, args.timeout)
     except mutate.MutateError as e:
         raise UsageError(str(e)) from None
     return EXIT_OK
@@ -330,6 +330,8 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("labs", nargs="+", metavar="LAB", help="lab number (01) or name (saxpy)")
     m.add_argument("--max", type=int, default=100, metavar="N", help="check at most N sampled mutants (default 100)")
     m.add_argument("--seed", type=int, default=1, metavar="S", help="the sample's random seed (default 1)")
+    m.add_argument("--timeout", type=float, default=30.0, metavar="S",
+                   help="time limit of each check on a mutant, at most the lab's own (default 30 s)")
     m.set_defaults(func=cmd_mutate)
 
     for name, text in (("run", "build FILE.cu (a CUDA program with its own main) through cusim and run it on the CPU"),

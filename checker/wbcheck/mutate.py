@@ -13,7 +13,8 @@ learner's submission. A mutant is
   equivalent    it survived and matches a recorded equivalent mutant;
   not compiled  the build rejects it (no verdict needed: the compiler caught it).
 
-The score is killed / (killed + survived). Reports go to build/mutate/<lab>/: report.json and
+Each check runs with at most --timeout seconds (default 30; a mutant that loops forever is
+killed by the time limit). The score is killed / (killed + survived). Reports go to build/mutate/<lab>/: report.json and
 one .diff per survivor.
 """
 
@@ -101,7 +102,8 @@ def load_equivalents(lab: labs.Lab) -> list[dict]:
     return data
 
 
-def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, verbose: bool) -> int:
+def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, verbose: bool,
+               timeout_s: float = 30.0) -> int:
     if lab.launch.get("kind", "direct") != "direct":
         raise MutateError(f"lab {lab.id} runs under mpirun; `workbook mutate` handles single-process labs so far")
     solution_dir = lab.source_dir(True)
@@ -139,11 +141,18 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
             if not built.ok:
                 rec["verdict"] = "not compiled"
             else:
-                results = runner.run_lab_checks(lab, binary)
-                failed = [r for r in results if r.status not in (runner.PASSED, runner.NOT_MEASURED)]
+                # One check at a time, stopping at the first that fails: a mutant is killed
+                # once, and one that loops forever costs one time limit, not one per check.
+                failed = None
+                for check in runner.list_checks(binary):
+                    limit = min(lab.timeout_for(check), timeout_s)
+                    result = runner.run_lab_checks(lab, binary, checks=[check], timeout_s=limit)[0]
+                    if result.status not in (runner.PASSED, runner.NOT_MEASURED):
+                        failed = result
+                        break
                 if failed:
                     rec["verdict"] = "killed"
-                    rec["by"] = failed[0].name
+                    rec["by"] = failed.name
                 else:
                     match = next((e for e in equivalents if e["original"] == old and e["mutant"] == new), None)
                     rec["verdict"] = "equivalent" if match else "survived"
