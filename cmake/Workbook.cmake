@@ -55,9 +55,11 @@ endif()
 # ---- sim analysis instrumentation ------------------------------------------------------
 # Kernel translation units are instrumented through GCC's ThreadSanitizer entry points;
 # cusim defines the __tsan_* functions itself, so the flags are compile options only and
-# libtsan is never linked (never add -fsanitize=thread to link options).
+# libtsan is never linked (never add -fsanitize=thread to link options). -fno-code-hoisting:
+# GCC otherwise hoists a load that two branches share above the branch and still instruments
+# the branch's own load, so the access is seen twice (and counted twice in the metrics).
 set(CUSIM_ANALYSIS_COMPILE_OPTIONS
-    -fsanitize=thread --param tsan-instrument-func-entry-exit=0 -gdwarf-4 -Wno-tsan)
+    -fsanitize=thread --param tsan-instrument-func-entry-exit=0 -fno-code-hoisting -gdwarf-4 -Wno-tsan)
 option(WB_SPLIT_CHECKS
   "sim backend: run each lab's code in a worker process apart from its checks (the judge)" ON)
 option(WB_SIM_ANALYSIS

@@ -17,6 +17,7 @@
 #    build tree.  The generated file starts with #line, so diagnostics and __FILE__ name
 #    the original .cu and line.
 #  * The target links cusim::cusim.
+#  * Generated sources compile with -fno-strict-aliasing, as CUDA code expects.
 #
 # The visibility keyword (default PRIVATE) applies to the include directories and to the
 # link to cusim::cusim; the generated sources are always private to the target (INTERFACE
@@ -101,6 +102,10 @@ function(cusim_target_cuda_sources target)
         COMMENT "cusim: rewriting ${rel}"
         VERBATIM)
       target_sources(${target} ${source_visibility} "${out}")
+      # CUDA code reads one type through a pointer to another all the time (a uint4 as
+      # __nv_bfloat162 pairs, floats as float4): nvcc compiles that as written, so the host
+      # compiler must not drop such accesses under its strict-aliasing rule.
+      set_source_files_properties("${out}" PROPERTIES COMPILE_OPTIONS "-fno-strict-aliasing")
     endif()
     if(NOT ext STREQUAL ".cu")
       set_source_files_properties("${out}" PROPERTIES HEADER_FILE_ONLY ON)

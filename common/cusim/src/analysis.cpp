@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -244,8 +245,23 @@ struct ShadowWord {  // racecheck: last write and last read of a 4-byte word of 
     bool w_atomic, r_atomic;     // the last write was atomic; every read of the epoch was atomic
 };
 
+// A thread's last counted access, which the next one may extend into one vector access: the GPU
+// moves a float4 (or a uint4, float2, ...) with one 8- or 16-byte instruction, while the host
+// compiler splits it into its 4-byte fields, each at its own pc.
+struct VectorRun {
+    uint64_t gen = 0;      // WorkerState::flush_gen when it was recorded (older: stale)
+    uintptr_t pc = 0;
+    uint32_t idx = 0;      // PcState of the run's first access
+    uint32_t k = 0;        // its occurrence (group) there
+    uintptr_t start = 0;
+    uint32_t len = 0, elem = 0;
+    uint8_t write = 0, space = 0;
+};
+
 struct WorkerState {
     std::vector<PcState> pcs;
+    std::vector<VectorRun> runs;  // per thread of the block
+    uint64_t flush_gen = 1;       // incremented whenever sampled groups are discarded
     std::unordered_map<uintptr_t, uint32_t> pc_index;
     uintptr_t last_pc = 0;
     uint32_t last_idx = 0;
@@ -370,6 +386,7 @@ void flush_warp(WorkerState& s, PcState& p, unsigned warp) {
         }
     gs.clear();
     p.max_occ[warp] = 0;
+    ++s.flush_gen;
     const unsigned lo = warp * 32, hi = std::min(s.nthreads, lo + 32);
     for (unsigned t = lo; t < hi; ++t) p.occ[t] = 0;
 }
@@ -674,6 +691,26 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
         }
     }
     // Metrics.
+    const unsigned tid = v.tid, warp = tid >> 5, lane = tid & 31u;
+    if (!atomic && tid < s.runs.size()) {
+        // The next field of the same vector: the thread's previous access, from another
+        // instruction, ended where this one starts, with the same element size, and the run stays
+        // a naturally aligned vector of at most 16 bytes. It widens that request instead of
+        // adding one.
+        VectorRun& run = s.runs[tid];
+        const uint64_t len = uint64_t(run.len) + size;
+        if (run.gen == s.flush_gen && run.pc != pc && run.write == write && run.space == space &&
+            a == run.start + run.len && size == run.elem && len <= 16 &&
+            (run.start & (std::bit_ceil(len) - 1)) == 0) {
+            PcState& first = s.pcs[run.idx];
+            first.acc.bytes[space][write] += size;
+            run.len = static_cast<uint32_t>(len);
+            run.pc = pc;
+            if (run.k < K && run.k < first.groups[warp].size())
+                first.groups[warp][run.k].size[lane] = static_cast<uint8_t>(len);
+            return;
+        }
+    }
     PcState& p = pc_state(s, pc);
     if (!p.dirty) {
         p.dirty = true;
@@ -684,8 +721,11 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
         p.acc.atomics[space] += 1;
         return;
     }
-    const unsigned tid = v.tid, warp = tid >> 5, lane = tid & 31u;
     const uint32_t k = p.occ[tid]++;
+    if (tid < s.runs.size()) {
+        s.runs[tid] = VectorRun{s.flush_gen, pc, s.last_idx, k, a, static_cast<uint32_t>(size),
+                                static_cast<uint32_t>(size), static_cast<uint8_t>(write), static_cast<uint8_t>(space)};
+    }
     if (k + 1 > p.max_occ[warp]) p.max_occ[warp] = k + 1;
     if (k < K) {
         std::vector<Group>& gs = p.groups[warp];
@@ -836,6 +876,8 @@ void block_begin() {
     s.block_serial = g_block_serial.fetch_add(1, std::memory_order_relaxed);
     s.barrier_count = 0;
     s.warp_sync.assign(s.nwarps, 0);
+    s.runs.assign(s.nthreads, VectorRun{});
+    ++s.flush_gen;
     if (s.shadow.size() != v.smem_capacity / 4) s.shadow.assign(v.smem_capacity / 4, ShadowWord{});
     s.touched.clear();
     s.last_pc = 0;
@@ -1035,9 +1077,11 @@ std::string profile_text() {
         for (const LineMetrics& l : line_metrics(m.kernel)) {
             std::string where = (l.file.empty() ? std::string("?") : l.file) + ":" + std::to_string(l.line);
             if (l.global_load_requests || l.global_store_requests) {
-                std::snprintf(buf, sizeof buf, "    %-60s global  %8llu req  %6.2f sectors/req\n", where.c_str(),
+                std::snprintf(buf, sizeof buf, "    %-60s global  %8llu req  %6.2f sectors/req  %llu B read, %llu B written\n",
+                              where.c_str(),
                               static_cast<unsigned long long>(l.global_load_requests + l.global_store_requests),
-                              l.global_sectors_per_request());
+                              l.global_sectors_per_request(), static_cast<unsigned long long>(l.global_bytes_read),
+                              static_cast<unsigned long long>(l.global_bytes_written));
                 os << buf;
             }
             if (l.shared_load_requests || l.shared_store_requests) {

@@ -1,0 +1,1357 @@
+// Checks for lab 06 (softmax, layer normalization and RMSNorm, forward and backward).
+//
+// Correctness: every output is compared with a double-precision reference computed on the host
+// from the same float inputs, element by element, with an allowance derived from the computation:
+//   T(C) = (16 + 4 sqrt(C)) u, u = 2^-24, the relative rounding a C-term float sum gets in any
+//   reasonable order (a tree: about log2(C) u; one thread adding C terms in a row: about
+//   sqrt(C) u typically), with margin for the elementwise operations around it.
+//   - softmax: |y - y_ref| <= (T(C) + 3 |x - max| u) y_ref + 2^-126 (exp of a rounded argument,
+//     and __expf's error growing with |x - max|);
+//   - softmax backward: |dx - ref| <= y (T(C) sum|y dy| + 8 u |dy - s|);
+//   - layer norm: |y - ref| <= |gamma| rstd T(C) (mean|x| + |x - mean|) + 2 u (|y| + |beta|): the
+//     mean's absolute error is T(C) mean|x|, which rows of mean 1e3 and std 1 magnify 1000 times,
+//     and no more; mean and rstd must match within T(C) mean|x| and 2 T(C) rstd;
+//   - backward passes: dx from the sums of g = dy gamma and g xhat (the same rule), dgamma and
+//     dbeta within (T(R) + 4 u) sum_r |term|;
+//   - bf16 outputs: one more rounding to bf16, 2^-8 |ref|.
+//   Rows are adversarial by kind: uniform logits, a few logits multiplied by 20 among small ones,
+//   rows offset by 1e4, fully masked rows (all -inf: the result is all zeros), causally masked rows;
+//   for the norms, rows of mean 1e3 and standard deviation 1 (the one-pass variance E[x^2] - E[x]^2
+//   cancels every digit there), constant rows (variance 0) and C = 1. Shapes cover C = 1, C not a
+//   multiple of 4 or 32, 1600 and 32768, R = 0. Inputs are surrounded by NaN (reading outside a row
+//   range shows), outputs start as 0xFF bytes (a value never written shows) and carry guard zones.
+// Reproducibility: the backward passes run three times on the same inputs: bitwise equal results.
+// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing; the backward
+//   passes of layer norm and RMSNorm use no atomics (the result must not depend on block order).
+// Performance (sim), with cusim analysis metrics (traffic as requested by the kernels):
+//   - softmax_block: global loads and stores <= 4.00 sectors/request (softmax_naive's recorded);
+//   - softmax_online: global bytes read <= 2.05 x 4RC (the input twice at most);
+//   - softmax_forward, layernorm_forward, rmsnorm_forward: x read once for C <= 8192 (bytes read
+//     <= 1.05 x 4RC, plus 4RC for each of gamma and beta, which a row reads once), and, where rows
+//     are 16-byte aligned, every 32-byte sector fetched or written carries >= 90% requested bytes
+//     (for 4-byte accesses that is <= 4.4 sectors/request; 16-byte accesses take 16 sectors per
+//     request at 100%).
+// Performance (cuda): bytes read and written per second as a ratio to a device-to-device copy timed
+//   in the same run: softmax_forward >= 0.85x at 4096 x 4096 and 32768 x 1024; layernorm_forward
+//   >= 0.85x at 32768 x 768 and 16384 x 4096; softmax_backward and layernorm_backward >= 0.70x.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "softmax_layernorm.h"
+#include "wb/wb.h"
+#include "wb_check.h"
+
+#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
+#include <cusim/analysis.h>
+#define WB_HAVE_CUSIM_ANALYSIS 1
+#endif
+
+namespace {
+
+using wb::check::cuda_success;
+
+constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
+constexpr double kU = 0x1.0p-24;
+constexpr float kEps = 1e-5f;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+double sum_tolerance(std::size_t terms) { return (16.0 + 4.0 * std::sqrt(static_cast<double>(terms))) * kU; }
+
+std::string number(double v) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.7g", v);
+  return buffer;
+}
+
+std::string fixed2(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", v);
+  return buffer;
+}
+
+bool never_written(float v) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits == 0xFFFFFFFFu;
+}
+
+// ---- inputs ------------------------------------------------------------------------------------------
+
+enum class RowKind { Uniform, Spiky, Offset, Masked, Causal, Cancellation, Constant, Wide };
+
+const char* describe(RowKind kind) {
+  switch (kind) {
+    case RowKind::Uniform: return "uniform in [-8, 8)";
+    case RowKind::Spiky: return "a few values x 20 among values in [-1, 1)";
+    case RowKind::Offset: return "offset by 1e4 (logits near 10000)";
+    case RowKind::Masked: return "fully masked: every element -inf";
+    case RowKind::Causal: return "causally masked: -inf after a column";
+    case RowKind::Cancellation: return "mean 1e3, standard deviation 1";
+    case RowKind::Constant: return "constant row (variance 0)";
+    case RowKind::Wide: return "uniform in [-100, 100)";
+  }
+  return "";
+}
+
+const std::vector<RowKind> kSoftmaxKinds = {RowKind::Uniform, RowKind::Spiky, RowKind::Offset, RowKind::Masked,
+                                            RowKind::Causal};
+const std::vector<RowKind> kNormKinds = {RowKind::Uniform, RowKind::Cancellation, RowKind::Constant, RowKind::Wide};
+
+struct Matrix {
+  int rows = 0, cols = 0;
+  std::vector<float> v;
+  std::vector<RowKind> kinds;  // per row
+  std::uint64_t seed = 0;
+  std::size_t size() const { return v.size(); }
+  std::string shape() const { return "rows=" + std::to_string(rows) + ", cols=" + std::to_string(cols); }
+};
+
+void fill_row(float* row, int cols, RowKind kind, wb::Random& rng) {
+  auto uniform = [&](float lo, float hi) { return lo + (hi - lo) * static_cast<float>(rng.next_unit_double()); };
+  switch (kind) {
+    case RowKind::Uniform:
+      for (int c = 0; c < cols; ++c) row[c] = uniform(-8.0f, 8.0f);
+      break;
+    case RowKind::Spiky:
+      for (int c = 0; c < cols; ++c) row[c] = uniform(-1.0f, 1.0f);
+      for (int k = 0; k < 3; ++k) row[rng.next_int(0, cols - 1)] *= 20.0f;
+      row[rng.next_int(0, cols - 1)] = 8.0f * 20.0f;  // exp(160) overflows float
+      break;
+    case RowKind::Offset:
+      for (int c = 0; c < cols; ++c) row[c] = 1e4f + uniform(-4.0f, 4.0f);
+      break;
+    case RowKind::Masked:
+      for (int c = 0; c < cols; ++c) row[c] = -kInf;
+      break;
+    case RowKind::Causal: {
+      const int last = static_cast<int>(rng.next_int(0, cols - 1));
+      for (int c = 0; c < cols; ++c) row[c] = c <= last ? uniform(-8.0f, 8.0f) : -kInf;
+      break;
+    }
+    case RowKind::Cancellation: {
+      // Mean 1000, standard deviation about 1 (a sum of uniforms), then exactly centred so the
+      // reference statistics are simple.
+      for (int c = 0; c < cols; ++c) row[c] = 1000.0f + 1.7320508f * uniform(-1.0f, 1.0f);
+      break;
+    }
+    case RowKind::Constant:
+      for (int c = 0; c < cols; ++c) row[c] = 3.25f;
+      break;
+    case RowKind::Wide:
+      for (int c = 0; c < cols; ++c) row[c] = uniform(-100.0f, 100.0f);
+      break;
+  }
+}
+
+// A rows x cols matrix whose row r has kind kinds[(r + first_kind) % kinds.size()].
+Matrix make_matrix(int rows, int cols, const std::vector<RowKind>& kinds, std::size_t first_kind, std::uint64_t seed) {
+  Matrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.seed = seed;
+  m.v.resize(static_cast<std::size_t>(rows) * cols);
+  wb::Random rng(seed * 7919 + 17);
+  for (int r = 0; r < rows; ++r) {
+    const RowKind kind = kinds[(r + first_kind) % kinds.size()];
+    m.kinds.push_back(kind);
+    fill_row(m.v.data() + static_cast<std::size_t>(r) * cols, cols, kind, rng);
+  }
+  return m;
+}
+
+std::vector<float> uniform_vector(std::size_t n, std::uint64_t seed, float lo, float hi) {
+  return wb::random_floats(n, seed, lo, hi);
+}
+
+// ---- bf16 on the host (round to nearest even, as __float2bfloat16) ---------------------------------------
+
+std::uint16_t to_bf16(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if (std::isnan(f)) return 0x7FC0;
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+
+float from_bf16(std::uint16_t h) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// ---- device buffers ------------------------------------------------------------------------------------
+
+// An input on the device, surrounded by NaN (a read outside it poisons the result), checked for
+// modification afterwards.
+template <class T>
+struct Input {
+  std::vector<T> host;
+  wb::DeviceBuffer<T> dev;
+  const char* name;
+  Input(std::vector<T> values, const char* array_name, T poison) : host(std::move(values)), name(array_name) {
+    dev = wb::DeviceBuffer<T>(host.size(), kGuard);
+    dev.upload(std::span<const T>(host));
+    const std::vector<T> zone(dev.guard(), poison);
+    WB_CUDA_CHECK(cudaMemcpy(dev.data() - dev.guard(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
+    WB_CUDA_CHECK(cudaMemcpy(dev.data() + dev.size(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  testing::AssertionResult unchanged(const std::string& call) const {
+    const std::vector<T> after = dev.download();
+    if (!after.empty() && std::memcmp(after.data(), host.data(), after.size() * sizeof(T)) != 0) {
+      return testing::AssertionFailure() << call << " modified " << name << ", which is an input.";
+    }
+    return testing::AssertionSuccess();
+  }
+};
+
+// An output on the device: guard zones, and 0xFF bytes (a NaN) in every element at first.
+template <class T>
+struct Output {
+  wb::DeviceBuffer<T> dev;
+  const char* name;
+  Output(std::size_t n, const char* array_name) : dev(n, kGuard), name(array_name) { dev.fill_bytes(0xFF); }
+  testing::AssertionResult in_bounds(const std::string& call) const {
+    return wb::check::no_out_of_bounds_writes(dev.check_guards(), name, dev.size(), call);
+  }
+};
+
+// After a call into the lab: its status, the device, the output guards and the inputs.
+testing::AssertionResult after_call(cudaError_t status, const std::string& call, const char* function,
+                                    const std::vector<std::function<testing::AssertionResult()>>& checks) {
+  if (auto r = cuda_success(status, call, function); !r) return r;
+  if (auto r = wb::check::device_clean_after(call); !r) return r;
+  for (const auto& check : checks) {
+    if (auto r = check(); !r) return r;
+  }
+  return testing::AssertionSuccess();
+}
+
+// ---- comparing ---------------------------------------------------------------------------------------------
+
+struct Expected {
+  std::vector<double> value;
+  std::vector<double> allowed;
+};
+
+// Element-wise comparison of a rows x cols output; @p why(index) explains a mismatch.
+testing::AssertionResult compare_matrix(const std::string& call, const char* array, const Expected& e,
+                                        const std::vector<float>& got, int cols,
+                                        const std::function<std::string(std::size_t)>& why) {
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double x = got[i], want = e.value[i];
+    const bool ok = std::isfinite(want) ? std::isfinite(x) && std::fabs(x - want) <= e.allowed[i] : x == want;
+    if (!ok && bad++ == 0) first = i;
+  }
+  if (bad == 0) return testing::AssertionSuccess();
+  const std::size_t r = first / static_cast<std::size_t>(cols), c = first % static_cast<std::size_t>(cols);
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": " << bad << " of " << got.size() << " elements of " << array << " are wrong; the first is "
+          << array << "[" << r << " * cols + " << c << "] (row " << r << ", column " << c << "): got ";
+  if (never_written(got[first])) {
+    failure << "nothing (never written: still the 0xFF bytes the checker put there)";
+  } else {
+    failure << number(got[first]);
+  }
+  failure << ", expected " << number(e.value[first]);
+  if (std::isfinite(e.value[first])) failure << " (allowed difference " << number(e.allowed[first]) << ")";
+  failure << ".";
+  if (const std::string text = why(first); !text.empty()) failure << " " << text;
+  return failure;
+}
+
+// The versions expected to use 16-byte loads (the final ones and the backward passes): every
+// function but the first versions of the ladder.
+bool vectorized(const std::string& function) {
+  return function != "softmax_naive" && function != "softmax_block" && function != "softmax_online" &&
+         function != "layernorm_two_pass";
+}
+
+std::string row_note(const Matrix& m, std::size_t index, const std::string& function) {
+  const std::size_t r = index / static_cast<std::size_t>(m.cols);
+  std::string note = std::string("Row ") + std::to_string(r) + " is " + describe(m.kinds[r]) + ".";
+  if (m.cols % 4 != 0 && vectorized(function)) {
+    note += " cols = " + std::to_string(m.cols) +
+            " is not a multiple of 4: rows are not all 16-byte aligned. With 16-byte loads, load the elements before "
+            "the row's first 16-byte boundary and after its last full float4 one by one (a float4 that covers the "
+            "row's end reads past it).";
+  }
+  return note;
+}
+
+// ---- softmax -----------------------------------------------------------------------------------------------
+
+struct SoftmaxRef {
+  Expected y;
+  std::vector<double> row_max;
+};
+
+SoftmaxRef softmax_reference(const Matrix& m, double extra_rel = 0.0) {
+  SoftmaxRef ref;
+  ref.y.value.resize(m.size());
+  ref.y.allowed.resize(m.size());
+  const double tol = sum_tolerance(m.cols);
+  for (int r = 0; r < m.rows; ++r) {
+    const float* x = m.v.data() + static_cast<std::size_t>(r) * m.cols;
+    double mx = -INFINITY;
+    for (int c = 0; c < m.cols; ++c) mx = std::max(mx, static_cast<double>(x[c]));
+    ref.row_max.push_back(mx);
+    double s = 0.0;
+    if (mx != -INFINITY) {
+      for (int c = 0; c < m.cols; ++c) s += std::exp(static_cast<double>(x[c]) - mx);
+    }
+    for (int c = 0; c < m.cols; ++c) {
+      const std::size_t i = static_cast<std::size_t>(r) * m.cols + c;
+      const double y = mx == -INFINITY ? 0.0 : std::exp(static_cast<double>(x[c]) - mx) / s;
+      ref.y.value[i] = y;
+      const double spread = std::isfinite(x[c]) ? std::fabs(x[c] - mx) : 0.0;
+      ref.y.allowed[i] = (tol + 3.0 * spread * kU + extra_rel) * y + 0x1.0p-126;
+    }
+  }
+  return ref;
+}
+
+std::string softmax_diagnosis(const Matrix& m, std::size_t index, float got, const std::string& function) {
+  const std::size_t r = index / static_cast<std::size_t>(m.cols);
+  std::string text = row_note(m, index, function);
+  if (m.kinds[r] == RowKind::Masked && std::isnan(got) && !never_written(got)) {
+    text += " A fully masked row has maximum -inf and exp(-inf - (-inf)) = exp(NaN): when the row's maximum is "
+            "-INFINITY, write zeros.";
+  } else if ((std::isnan(got) || std::isinf(got)) && !never_written(got) &&
+             (m.kinds[r] == RowKind::Offset || m.kinds[r] == RowKind::Spiky)) {
+    text += " exp() overflows float above 88.7: subtract the row's maximum before exp (max subtraction), so the "
+            "largest exponent is exp(0) = 1.";
+  } else if (std::isnan(got) && !never_written(got)) {
+    text += " NaN: the checker surrounds x with NaN, so elements outside the matrix (or outside the row) may have "
+            "been read.";
+  }
+  return text;
+}
+
+using SoftmaxFn = cudaError_t (*)(const float*, float*, int, int);
+
+testing::AssertionResult check_softmax(SoftmaxFn fn, const char* function, const Matrix& m) {
+  const std::string call = std::string(function) + "(" + m.shape() + ") [seed " + std::to_string(m.seed) + "]";
+  try {
+    Input<float> x(m.v, "x", kNaN);
+    Output<float> y(m.size(), "y");
+    if (auto r = after_call(fn(x.dev.data(), y.dev.data(), m.rows, m.cols), call, function,
+                            {[&] { return y.in_bounds(call); }, [&] { return x.unchanged(call); }});
+        !r) {
+      return r;
+    }
+    const std::vector<float> got = y.dev.download();
+    return compare_matrix(call, "y", softmax_reference(m).y, got, m.cols,
+                          [&](std::size_t i) { return softmax_diagnosis(m, i, got[i], function); });
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+struct Shape {
+  int rows, cols;
+};
+
+// Sizes: C = 1, around 4 and 32, 100, 1024, 1025, 1600, 4096, 8192 (the largest cached row), 8193
+// and 32768 (which do not fit in registers or shared memory), many rows of 3; R = 0.
+const std::vector<Shape> kShapes = {{0, 5},    {1, 1},    {7, 1},    {5, 7},     {10, 32},   {6, 33},
+                                    {5, 100},  {4, 1024}, {3, 1025}, {3, 1600},  {2, 4096},  {2, 8192},
+                                    {2, 8193}, {1, 32768}, {300, 3},  {20, 768}};
+const std::vector<Shape> kSmallShapes = {{1, 1}, {5, 7}, {10, 32}, {6, 33}, {5, 100}, {3, 1025}, {2, 4096}};
+
+void record_progress(std::size_t passed, std::size_t total) {
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+}
+
+void check_softmax_version(SoftmaxFn fn, const char* function) {
+  std::size_t passed = 0;
+  std::uint64_t seed = 1;
+  for (std::size_t s = 0; s < kShapes.size(); ++s) {
+    const Matrix m = make_matrix(kShapes[s].rows, kShapes[s].cols, kSoftmaxKinds, s, seed++);
+    auto result = check_softmax(fn, function, m);
+    record_progress(passed, kShapes.size());
+    WB_ASSERT(result);
+    ++passed;
+  }
+  record_progress(passed, kShapes.size());
+}
+
+const char* const kSoftmaxThreshold =
+    "|y - y_ref| <= (T(C) + 3|x - max| u) y_ref, T(C) = (16 + 4 sqrt(C)) u; 16 shapes, R = 0 .. 300, C = 1 .. "
+    "32768; uniform, spiky (x 20), offset 1e4, fully and causally masked rows";
+
+// ---- layer norm and RMSNorm -----------------------------------------------------------------------------------
+
+struct NormRef {
+  Expected y, mean, rstd;
+};
+
+// Reference forward (double): layer norm when centered, else RMSNorm (rstd = rrms, mean = 0).
+NormRef norm_reference(const Matrix& m, const std::vector<float>& gamma, const std::vector<float>& beta, bool centered,
+                       double extra_rel = 0.0) {
+  NormRef ref;
+  ref.y.value.resize(m.size());
+  ref.y.allowed.resize(m.size());
+  const double tol = sum_tolerance(m.cols);
+  for (int r = 0; r < m.rows; ++r) {
+    const float* x = m.v.data() + static_cast<std::size_t>(r) * m.cols;
+    double mean = 0.0, abs_mean = 0.0;
+    for (int c = 0; c < m.cols; ++c) {
+      mean += x[c];
+      abs_mean += std::fabs(x[c]);
+    }
+    mean /= m.cols;
+    abs_mean /= m.cols;
+    if (!centered) mean = 0.0;
+    double var = 0.0;
+    for (int c = 0; c < m.cols; ++c) var += (x[c] - mean) * (x[c] - mean);
+    var /= m.cols;
+    const double rstd = 1.0 / std::sqrt(var + static_cast<double>(kEps));
+    ref.mean.value.push_back(mean);
+    ref.mean.allowed.push_back(tol * abs_mean);
+    ref.rstd.value.push_back(rstd);
+    ref.rstd.allowed.push_back(2.0 * tol * rstd);
+    for (int c = 0; c < m.cols; ++c) {
+      const std::size_t i = static_cast<std::size_t>(r) * m.cols + c;
+      const double b = centered ? beta[c] : 0.0;
+      const double y = (x[c] - mean) * rstd * gamma[c] + b;
+      ref.y.value[i] = y;
+      const double centering = centered ? abs_mean : 0.0;
+      ref.y.allowed[i] = std::fabs(gamma[c]) * rstd * tol * (centering + std::fabs(x[c] - mean)) +
+                         (2.0 * kU + extra_rel) * (std::fabs(y) + std::fabs(b)) + 1e-30;
+    }
+  }
+  return ref;
+}
+
+std::string norm_diagnosis(const Matrix& m, std::size_t index, float got, const std::string& function) {
+  const std::size_t r = index / static_cast<std::size_t>(m.cols);
+  std::string text = row_note(m, index, function);
+  if (std::isnan(got) && !never_written(got)) {
+    text += " NaN: a negative variance (rounding in E[x^2] - E[x]^2) or elements read outside x (the checker "
+            "surrounds it with NaN).";
+  }
+  if (m.kinds[r] == RowKind::Cancellation) {
+    text += " On this row the variance is 1 and the mean 1000: E[x^2] - E[x]^2 subtracts two numbers near 1e6 whose "
+            "rounding errors are larger than the variance (catastrophic cancellation). Compute the mean first, then "
+            "the mean of (x - mean)^2, or use Welford's algorithm.";
+  }
+  return text;
+}
+
+// Compares the per-row statistics (mean, rstd) first: a wrong statistic explains a wrong y.
+testing::AssertionResult compare_stats(const std::string& call, const char* array, const Expected& e,
+                                       const std::vector<float>& got, const Matrix& m) {
+  for (std::size_t r = 0; r < got.size(); ++r) {
+    const double g = got[r];
+    if (std::isfinite(g) && std::fabs(g - e.value[r]) <= e.allowed[r]) continue;
+    testing::AssertionResult failure = testing::AssertionFailure();
+    failure << call << ": " << array << "[" << r << "] = "
+            << (never_written(got[r]) ? std::string("nothing (never written)") : number(g)) << ", expected "
+            << number(e.value[r]) << " (allowed difference " << number(e.allowed[r]) << "). Row " << r << " is "
+            << describe(m.kinds[r]) << ".";
+    if (m.kinds[r] == RowKind::Cancellation) {
+      failure << " Relative error " << number(std::fabs(g - e.value[r]) / std::fabs(e.value[r]))
+              << ": on this row the variance is 1 and the mean 1000, and E[x^2] - E[x]^2 subtracts two numbers near "
+                 "1e6 whose rounding errors exceed the variance (catastrophic cancellation). Compute the mean "
+                 "first, then the mean of (x - mean)^2 (two passes, over a cached row), or use Welford's algorithm.";
+    } else if (m.kinds[r] == RowKind::Constant) {
+      failure << " A constant row has variance 0: rstd = 1 / sqrt(0 + eps), with eps inside the square root.";
+    } else if (std::string(array) == "rstd" && std::isfinite(g) && std::fabs(g - e.value[r]) > 1e-3 * e.value[r]) {
+      failure << " The variance is the biased one (divide by cols, not cols - 1), and eps goes inside the square "
+                 "root: rstd = 1 / sqrt(var + eps).";
+    }
+    return failure;
+  }
+  return testing::AssertionSuccess();
+}
+
+using LayerNormFn = cudaError_t (*)(const float*, const float*, const float*, float*, float*, float*, int, int, float);
+
+struct NormParams {
+  std::vector<float> gamma, beta;
+};
+
+NormParams norm_params(int cols, std::uint64_t seed) {
+  return {uniform_vector(cols, seed * 3 + 1, 0.5f, 1.5f), uniform_vector(cols, seed * 3 + 2, -0.5f, 0.5f)};
+}
+
+testing::AssertionResult check_layernorm(LayerNormFn fn, const char* function, const Matrix& m) {
+  const std::string call = std::string(function) + "(" + m.shape() + ", eps=1e-5) [seed " + std::to_string(m.seed) + "]";
+  try {
+    const NormParams p = norm_params(m.cols, m.seed);
+    Input<float> x(m.v, "x", kNaN), gamma(p.gamma, "gamma", kNaN), beta(p.beta, "beta", kNaN);
+    Output<float> y(m.size(), "y"), mean(m.rows, "mean"), rstd(m.rows, "rstd");
+    const cudaError_t status = fn(x.dev.data(), gamma.dev.data(), beta.dev.data(), y.dev.data(), mean.dev.data(),
+                                  rstd.dev.data(), m.rows, m.cols, kEps);
+    if (auto r = after_call(status, call, function,
+                            {[&] { return y.in_bounds(call); }, [&] { return mean.in_bounds(call); },
+                             [&] { return rstd.in_bounds(call); }, [&] { return x.unchanged(call); },
+                             [&] { return gamma.unchanged(call); }, [&] { return beta.unchanged(call); }});
+        !r) {
+      return r;
+    }
+    const NormRef ref = norm_reference(m, p.gamma, p.beta, true);
+    if (auto r = compare_stats(call, "mean", ref.mean, mean.dev.download(), m); !r) return r;
+    if (auto r = compare_stats(call, "rstd", ref.rstd, rstd.dev.download(), m); !r) return r;
+    const std::vector<float> got = y.dev.download();
+    return compare_matrix(call, "y", ref.y, got, m.cols,
+                          [&](std::size_t i) { return norm_diagnosis(m, i, got[i], function); });
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+testing::AssertionResult check_rmsnorm(const Matrix& m) {
+  const char* function = "rmsnorm_forward";
+  const std::string call = std::string(function) + "(" + m.shape() + ", eps=1e-5) [seed " + std::to_string(m.seed) + "]";
+  try {
+    const NormParams p = norm_params(m.cols, m.seed);
+    Input<float> x(m.v, "x", kNaN), gamma(p.gamma, "gamma", kNaN);
+    Output<float> y(m.size(), "y"), rrms(m.rows, "rrms");
+    const cudaError_t status = rmsnorm_forward(x.dev.data(), gamma.dev.data(), y.dev.data(), rrms.dev.data(), m.rows,
+                                               m.cols, kEps);
+    if (auto r = after_call(status, call, function,
+                            {[&] { return y.in_bounds(call); }, [&] { return rrms.in_bounds(call); },
+                             [&] { return x.unchanged(call); }, [&] { return gamma.unchanged(call); }});
+        !r) {
+      return r;
+    }
+    const NormRef ref = norm_reference(m, p.gamma, p.beta, false);
+    if (auto r = compare_stats(call, "rrms", ref.rstd, rrms.dev.download(), m); !r) return r;
+    const std::vector<float> got = y.dev.download();
+    return compare_matrix(call, "y", ref.y, got, m.cols, [&](std::size_t i) { return row_note(m, i, function); });
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+const char* const kNormThreshold =
+    "|y - y_ref| <= |gamma| rstd T(C) (mean|x| + |x - mean|) + 2u|y|, T(C) = (16 + 4 sqrt(C)) u; mean, rstd within "
+    "T(C) mean|x|, 2 T(C) rstd; 16 shapes, C = 1 .. 32768; rows of mean 1e3 and std 1, constant rows";
+
+// ---- backward passes ----------------------------------------------------------------------------------------
+
+struct BackwardCase {
+  Matrix x;            // the forward's input (norms) or output y (softmax)
+  std::vector<float> dy;
+};
+
+// Softmax backward inputs: y = softmax of a matrix (rounded to float), dy uniform in [-1, 1).
+BackwardCase softmax_backward_case(int rows, int cols, std::size_t first_kind, std::uint64_t seed) {
+  BackwardCase b;
+  const Matrix logits = make_matrix(rows, cols, kSoftmaxKinds, first_kind, seed);
+  const SoftmaxRef ref = softmax_reference(logits);
+  b.x = logits;
+  for (std::size_t i = 0; i < b.x.v.size(); ++i) b.x.v[i] = static_cast<float>(ref.y.value[i]);
+  b.dy = uniform_vector(b.x.size(), seed * 5 + 3, -1.0f, 1.0f);
+  return b;
+}
+
+Expected softmax_backward_reference(const BackwardCase& b) {
+  const Matrix& y = b.x;
+  Expected e;
+  e.value.resize(y.size());
+  e.allowed.resize(y.size());
+  const double tol = sum_tolerance(y.cols);
+  for (int r = 0; r < y.rows; ++r) {
+    const std::size_t o = static_cast<std::size_t>(r) * y.cols;
+    double s = 0.0, s_abs = 0.0;
+    for (int c = 0; c < y.cols; ++c) {
+      s += static_cast<double>(y.v[o + c]) * b.dy[o + c];
+      s_abs += std::fabs(static_cast<double>(y.v[o + c]) * b.dy[o + c]);
+    }
+    for (int c = 0; c < y.cols; ++c) {
+      const double yy = y.v[o + c], d = b.dy[o + c];
+      e.value[o + c] = yy * (d - s);
+      e.allowed[o + c] = std::fabs(yy) * (tol * s_abs + 8.0 * kU * (std::fabs(d) + std::fabs(s))) + 1e-30;
+    }
+  }
+  return e;
+}
+
+testing::AssertionResult run_softmax_backward(const BackwardCase& b, std::vector<float>& dx, const std::string& call) {
+  Input<float> y(b.x.v, "y", kNaN), dy(b.dy, "dy", kNaN);
+  Output<float> out(b.x.size(), "dx");
+  const cudaError_t status = softmax_backward(y.dev.data(), dy.dev.data(), out.dev.data(), b.x.rows, b.x.cols);
+  if (auto r = after_call(status, call, "softmax_backward",
+                          {[&] { return out.in_bounds(call); }, [&] { return y.unchanged(call); },
+                           [&] { return dy.unchanged(call); }});
+      !r) {
+    return r;
+  }
+  dx = out.dev.download();
+  return testing::AssertionSuccess();
+}
+
+testing::AssertionResult check_softmax_backward(const BackwardCase& b) {
+  const std::string call = "softmax_backward(" + b.x.shape() + ") [seed " + std::to_string(b.x.seed) + "]";
+  try {
+    std::vector<float> dx;
+    if (auto r = run_softmax_backward(b, dx, call); !r) return r;
+    return compare_matrix(call, "dx", softmax_backward_reference(b), dx, b.x.cols, [&](std::size_t i) {
+      return row_note(b.x, i, "softmax_backward") + " (y of this row is the softmax of such logits.)";
+    });
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+// Norm backward: x from the norm kinds, the forward's statistics (reference, rounded to float),
+// gamma, dy uniform in [-1, 1).
+struct NormBackwardCase {
+  BackwardCase b;
+  std::vector<float> gamma, mean, rstd;
+  bool centered = true;
+};
+
+NormBackwardCase norm_backward_case(int rows, int cols, bool centered, std::size_t first_kind, std::uint64_t seed) {
+  NormBackwardCase n;
+  n.centered = centered;
+  n.b.x = make_matrix(rows, cols, kNormKinds, first_kind, seed);
+  n.b.dy = uniform_vector(n.b.x.size(), seed * 5 + 3, -1.0f, 1.0f);
+  const NormParams p = norm_params(cols, seed);
+  n.gamma = p.gamma;
+  const NormRef ref = norm_reference(n.b.x, p.gamma, p.beta, centered);
+  for (int r = 0; r < rows; ++r) {
+    n.mean.push_back(static_cast<float>(ref.mean.value[r]));
+    n.rstd.push_back(static_cast<float>(ref.rstd.value[r]));
+  }
+  return n;
+}
+
+struct NormGrads {
+  Expected dx, dgamma, dbeta;
+};
+
+NormGrads norm_backward_reference(const NormBackwardCase& n) {
+  const Matrix& x = n.b.x;
+  NormGrads g;
+  g.dx.value.resize(x.size());
+  g.dx.allowed.resize(x.size());
+  const double tol_c = sum_tolerance(x.cols), tol_r = sum_tolerance(static_cast<std::size_t>(x.rows));
+  std::vector<double> dgamma(x.cols), dgamma_abs(x.cols), dbeta(x.cols), dbeta_abs(x.cols);
+  for (int r = 0; r < x.rows; ++r) {
+    const std::size_t o = static_cast<std::size_t>(r) * x.cols;
+    const double mu = n.centered ? n.mean[r] : 0.0, rs = n.rstd[r];
+    double sg = 0.0, sgx = 0.0, sg_abs = 0.0, sgx_abs = 0.0;
+    for (int c = 0; c < x.cols; ++c) {
+      const double xh = (x.v[o + c] - mu) * rs, gg = static_cast<double>(n.b.dy[o + c]) * n.gamma[c];
+      sg += gg;
+      sgx += gg * xh;
+      sg_abs += std::fabs(gg);
+      sgx_abs += std::fabs(gg * xh);
+      dgamma[c] += n.b.dy[o + c] * xh;
+      dgamma_abs[c] += std::fabs(n.b.dy[o + c] * xh);
+      dbeta[c] += n.b.dy[o + c];
+      dbeta_abs[c] += std::fabs(n.b.dy[o + c]);
+    }
+    const double a = n.centered ? sg / x.cols : 0.0, bb = sgx / x.cols;
+    const double a_abs = n.centered ? sg_abs / x.cols : 0.0, b_abs = sgx_abs / x.cols;
+    for (int c = 0; c < x.cols; ++c) {
+      const double xh = (x.v[o + c] - mu) * rs, gg = static_cast<double>(n.b.dy[o + c]) * n.gamma[c];
+      g.dx.value[o + c] = rs * (gg - a - xh * bb);
+      g.dx.allowed[o + c] = rs * (tol_c * (a_abs + std::fabs(xh) * b_abs) +
+                                  8.0 * kU * (std::fabs(gg) + std::fabs(a) + std::fabs(xh * bb))) +
+                            1e-30;
+    }
+  }
+  for (int c = 0; c < x.cols; ++c) {
+    g.dgamma.value.push_back(dgamma[c]);
+    g.dgamma.allowed.push_back((tol_r + 8.0 * kU) * dgamma_abs[c] + 1e-30);
+    g.dbeta.value.push_back(dbeta[c]);
+    g.dbeta.allowed.push_back((tol_r + 4.0 * kU) * dbeta_abs[c] + 1e-30);
+  }
+  return g;
+}
+
+struct NormGradsGot {
+  std::vector<float> dx, dgamma, dbeta;
+};
+
+testing::AssertionResult run_norm_backward(const NormBackwardCase& n, NormGradsGot& got, const std::string& call) {
+  const Matrix& m = n.b.x;
+  const char* function = n.centered ? "layernorm_backward" : "rmsnorm_backward";
+  Input<float> dy(n.b.dy, "dy", kNaN), x(m.v, "x", kNaN), gamma(n.gamma, "gamma", kNaN),
+      mean(n.mean, "mean", kNaN), rstd(n.rstd, n.centered ? "rstd" : "rrms", kNaN);
+  Output<float> dx(m.size(), "dx"), dgamma(m.cols, "dgamma"), dbeta(m.cols, "dbeta");
+  wb::DeviceBuffer<float> workspace(norm_backward_workspace_floats(m.cols), kGuard);
+  const cudaError_t status =
+      n.centered ? layernorm_backward(dy.dev.data(), x.dev.data(), gamma.dev.data(), mean.dev.data(), rstd.dev.data(),
+                                      dx.dev.data(), dgamma.dev.data(), dbeta.dev.data(), m.rows, m.cols,
+                                      workspace.data())
+                 : rmsnorm_backward(dy.dev.data(), x.dev.data(), gamma.dev.data(), rstd.dev.data(), dx.dev.data(),
+                                    dgamma.dev.data(), m.rows, m.cols, workspace.data());
+  std::vector<std::function<testing::AssertionResult()>> checks = {
+      [&] { return dx.in_bounds(call); },    [&] { return dgamma.in_bounds(call); },
+      [&] { return dy.unchanged(call); },    [&] { return x.unchanged(call); },
+      [&] { return gamma.unchanged(call); }, [&] { return rstd.unchanged(call); },
+      [&] {
+        return wb::check::no_out_of_bounds_writes(workspace.check_guards(), "workspace", workspace.size(), call);
+      }};
+  if (n.centered) {
+    checks.push_back([&] { return dbeta.in_bounds(call); });
+    checks.push_back([&] { return mean.unchanged(call); });
+  }
+  if (auto r = after_call(status, call, function, checks); !r) return r;
+  got.dx = dx.dev.download();
+  got.dgamma = dgamma.dev.download();
+  if (n.centered) got.dbeta = dbeta.dev.download();
+  return testing::AssertionSuccess();
+}
+
+testing::AssertionResult check_norm_backward(const NormBackwardCase& n) {
+  const Matrix& m = n.b.x;
+  const std::string call = std::string(n.centered ? "layernorm_backward" : "rmsnorm_backward") + "(" + m.shape() +
+                           ") [seed " + std::to_string(m.seed) + "]";
+  try {
+    NormGradsGot got;
+    if (auto r = run_norm_backward(n, got, call); !r) return r;
+    const NormGrads ref = norm_backward_reference(n);
+    auto column_note = [&](std::size_t) {
+      return std::string("dgamma and dbeta sum over all ") + std::to_string(m.rows) +
+             " rows: every row must contribute once (rows of several blocks, all partial sums added).";
+    };
+    if (auto r = compare_matrix(call, "dgamma", ref.dgamma, got.dgamma, m.cols, column_note); !r) return r;
+    if (n.centered) {
+      if (auto r = compare_matrix(call, "dbeta", ref.dbeta, got.dbeta, m.cols, column_note); !r) return r;
+    }
+    return compare_matrix(call, "dx", ref.dx, got.dx, m.cols, [&](std::size_t i) { return row_note(m, i, "backward"); });
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+// Backward shapes: C = 1 to 8193, R = 0 to 1000 (more rows than kNormPartialRows blocks).
+const std::vector<Shape> kBackwardShapes = {{0, 8},     {1, 1},   {9, 1},   {5, 7},    {10, 32},   {6, 33},
+                                            {3, 1025},  {3, 1600}, {2, 4096}, {2, 8193}, {1000, 12}, {600, 36},
+                                            {20, 768}};
+
+const char* const kBackwardThreshold =
+    "dx within the rounding of its row sums (T(C) = (16 + 4 sqrt(C)) u), dgamma and dbeta within T(R) sum_r |term|; "
+    "13 shapes, R = 0 .. 1000, C = 1 .. 8193";
+
+// ---- bf16 ----------------------------------------------------------------------------------------------------
+
+Matrix rounded_to_bf16(Matrix m) {
+  for (float& v : m.v) v = from_bf16(to_bf16(v));
+  return m;
+}
+
+std::vector<std::uint16_t> bf16_vector(const std::vector<float>& v) {
+  std::vector<std::uint16_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = to_bf16(v[i]);
+  return out;
+}
+
+// bf16 outputs as floats; an element never written (0xFFFF) becomes the float 0xFFFFFFFF, which
+// compare_matrix() reports as never written.
+std::vector<float> float_vector(const std::vector<std::uint16_t>& v) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == 0xFFFF) {
+      const std::uint32_t bits = 0xFFFFFFFFu;
+      std::memcpy(&out[i], &bits, sizeof(float));
+    } else {
+      out[i] = from_bf16(v[i]);
+    }
+  }
+  return out;
+}
+
+const auto* bf16(const std::uint16_t* p) { return reinterpret_cast<const __nv_bfloat16*>(p); }
+auto* bf16(std::uint16_t* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
+
+constexpr double kBf16Rounding = 0x1.0p-8;
+
+testing::AssertionResult check_softmax_bf16(const Matrix& m32) {
+  const Matrix m = rounded_to_bf16(m32);
+  const std::string call = "softmax_forward_bf16(" + m.shape() + ") [seed " + std::to_string(m.seed) + "]";
+  try {
+    Input<std::uint16_t> x(bf16_vector(m.v), "x", 0x7FC0);
+    Output<std::uint16_t> y(m.size(), "y");
+    if (auto r = after_call(softmax_forward_bf16(bf16(x.dev.data()), bf16(y.dev.data()), m.rows, m.cols), call,
+                            "softmax_forward_bf16",
+                            {[&] { return y.in_bounds(call); }, [&] { return x.unchanged(call); }});
+        !r) {
+      return r;
+    }
+    const std::vector<float> got = float_vector(y.dev.download());
+    return compare_matrix(call, "y", softmax_reference(m, kBf16Rounding).y, got, m.cols,
+                          [&](std::size_t i) { return softmax_diagnosis(m, i, got[i], "softmax_forward_bf16"); });
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+testing::AssertionResult check_layernorm_bf16(const Matrix& m32) {
+  const Matrix m = rounded_to_bf16(m32);
+  const std::string call = "layernorm_forward_bf16(" + m.shape() + ", eps=1e-5) [seed " + std::to_string(m.seed) + "]";
+  try {
+    NormParams p = norm_params(m.cols, m.seed);
+    for (float& v : p.gamma) v = from_bf16(to_bf16(v));
+    for (float& v : p.beta) v = from_bf16(to_bf16(v));
+    Input<std::uint16_t> x(bf16_vector(m.v), "x", 0x7FC0), gamma(bf16_vector(p.gamma), "gamma", 0x7FC0),
+        beta(bf16_vector(p.beta), "beta", 0x7FC0);
+    Output<std::uint16_t> y(m.size(), "y");
+    Output<float> mean(m.rows, "mean"), rstd(m.rows, "rstd");
+    const cudaError_t status =
+        layernorm_forward_bf16(bf16(x.dev.data()), bf16(gamma.dev.data()), bf16(beta.dev.data()), bf16(y.dev.data()),
+                               mean.dev.data(), rstd.dev.data(), m.rows, m.cols, kEps);
+    if (auto r = after_call(status, call, "layernorm_forward_bf16",
+                            {[&] { return y.in_bounds(call); }, [&] { return mean.in_bounds(call); },
+                             [&] { return rstd.in_bounds(call); }, [&] { return x.unchanged(call); }});
+        !r) {
+      return r;
+    }
+    const NormRef ref = norm_reference(m, p.gamma, p.beta, true, kBf16Rounding);
+    if (auto r = compare_stats(call, "mean", ref.mean, mean.dev.download(), m); !r) return r;
+    if (auto r = compare_stats(call, "rstd", ref.rstd, rstd.dev.download(), m); !r) return r;
+    const std::vector<float> got = float_vector(y.dev.download());
+    return compare_matrix(call, "y", ref.y, got, m.cols,
+                          [&](std::size_t i) { return norm_diagnosis(m, i, got[i], "layernorm_forward_bf16"); });
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+}  // namespace
+
+// ---- Correctness -------------------------------------------------------------------------------------------
+
+TEST(Correctness, SoftmaxNaive) {
+  wb::check::record_threshold(kSoftmaxThreshold);
+  check_softmax_version(&softmax_naive, "softmax_naive");
+}
+
+TEST(Correctness, SoftmaxBlock) {
+  wb::check::record_threshold(kSoftmaxThreshold);
+  check_softmax_version(&softmax_block, "softmax_block");
+}
+
+TEST(Correctness, SoftmaxOnline) {
+  wb::check::record_threshold(kSoftmaxThreshold);
+  check_softmax_version(&softmax_online, "softmax_online");
+}
+
+TEST(Correctness, SoftmaxForward) {
+  wb::check::record_threshold(kSoftmaxThreshold);
+  check_softmax_version(&softmax_forward, "softmax_forward");
+}
+
+TEST(Correctness, SoftmaxBackward) {
+  wb::check::record_threshold(kBackwardThreshold);
+  std::size_t passed = 0;
+  std::uint64_t seed = 100;
+  for (std::size_t s = 0; s < kBackwardShapes.size(); ++s) {
+    auto result = check_softmax_backward(
+        softmax_backward_case(kBackwardShapes[s].rows, kBackwardShapes[s].cols, s, seed++));
+    record_progress(passed, kBackwardShapes.size());
+    WB_ASSERT(result);
+    ++passed;
+  }
+  record_progress(passed, kBackwardShapes.size());
+}
+
+namespace {
+
+void check_norm_version(const std::function<testing::AssertionResult(const Matrix&)>& check) {
+  std::size_t passed = 0;
+  std::uint64_t seed = 200;
+  for (std::size_t s = 0; s < kShapes.size(); ++s) {
+    const Matrix m = make_matrix(kShapes[s].rows, kShapes[s].cols, kNormKinds, s, seed++);
+    auto result = check(m);
+    record_progress(passed, kShapes.size());
+    WB_ASSERT(result);
+    ++passed;
+  }
+  record_progress(passed, kShapes.size());
+}
+
+void check_norm_backward_version(bool centered) {
+  std::size_t passed = 0;
+  std::uint64_t seed = 300;
+  for (std::size_t s = 0; s < kBackwardShapes.size(); ++s) {
+    auto result = check_norm_backward(
+        norm_backward_case(kBackwardShapes[s].rows, kBackwardShapes[s].cols, centered, s, seed++));
+    record_progress(passed, kBackwardShapes.size());
+    WB_ASSERT(result);
+    ++passed;
+  }
+  record_progress(passed, kBackwardShapes.size());
+}
+
+}  // namespace
+
+TEST(Correctness, LayerNormTwoPass) {
+  wb::check::record_threshold(kNormThreshold);
+  check_norm_version([](const Matrix& m) { return check_layernorm(&layernorm_two_pass, "layernorm_two_pass", m); });
+}
+
+TEST(Correctness, LayerNormForward) {
+  wb::check::record_threshold(kNormThreshold);
+  check_norm_version([](const Matrix& m) { return check_layernorm(&layernorm_forward, "layernorm_forward", m); });
+}
+
+TEST(Correctness, LayerNormBackward) {
+  wb::check::record_threshold(kBackwardThreshold);
+  check_norm_backward_version(true);
+}
+
+TEST(Correctness, RMSNormForward) {
+  wb::check::record_threshold(kNormThreshold);
+  check_norm_version(&check_rmsnorm);
+}
+
+TEST(Correctness, RMSNormBackward) {
+  wb::check::record_threshold(kBackwardThreshold);
+  check_norm_backward_version(false);
+}
+
+TEST(Correctness, Bf16Forward) {
+  wb::check::record_threshold("softmax_forward_bf16 and layernorm_forward_bf16: the fp32 rules plus 2^-8 |y| for "
+                              "the bf16 output; 7 shapes each, C = 1 .. 4096");
+  std::size_t passed = 0;
+  const std::size_t total = 2 * kSmallShapes.size();
+  std::uint64_t seed = 400;
+  for (std::size_t s = 0; s < kSmallShapes.size(); ++s) {
+    for (bool softmax : {true, false}) {
+      const Matrix m = make_matrix(kSmallShapes[s].rows, kSmallShapes[s].cols, softmax ? kSoftmaxKinds : kNormKinds,
+                                   s, seed++);
+      auto result = softmax ? check_softmax_bf16(m) : check_layernorm_bf16(m);
+      record_progress(passed, total);
+      WB_ASSERT(result);
+      ++passed;
+    }
+  }
+  record_progress(passed, total);
+}
+
+TEST(Correctness, BackwardReproducible) {
+  wb::check::record_threshold("softmax_backward, layernorm_backward, rmsnorm_backward: three runs bitwise equal "
+                              "(1000 x 100 and 300 x 1000)");
+  wb::check::record_hint(
+      "Floating-point addition is not associative: with atomicAdd the order in which blocks add their parts changes "
+      "from run to run, and so does the rounding. Store each block's partial sums in the workspace and add them in a "
+      "second kernel in a fixed order.");
+  std::size_t passed = 0;
+  const std::size_t total = 6;
+  std::uint64_t seed = 500;
+  for (Shape shape : {Shape{1000, 100}, Shape{300, 1000}}) {
+    // softmax
+    {
+      const BackwardCase b = softmax_backward_case(shape.rows, shape.cols, 0, seed++);
+      const std::string call = "softmax_backward(" + b.x.shape() + ")";
+      std::vector<float> first, again;
+      WB_ASSERT(run_softmax_backward(b, first, call));
+      for (int run = 2; run <= 3; ++run) {
+        WB_ASSERT(run_softmax_backward(b, again, call));
+        if (std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) != 0) {
+          FAIL() << call << ": run " << run << " gave a different dx from run 1 on the same inputs.";
+        }
+      }
+      record_progress(++passed, total);
+    }
+    for (bool centered : {true, false}) {
+      const NormBackwardCase n = norm_backward_case(shape.rows, shape.cols, centered, 0, seed++);
+      const std::string call =
+          std::string(centered ? "layernorm_backward" : "rmsnorm_backward") + "(" + n.b.x.shape() + ")";
+      NormGradsGot first, again;
+      WB_ASSERT(run_norm_backward(n, first, call));
+      for (int run = 2; run <= 3; ++run) {
+        WB_ASSERT(run_norm_backward(n, again, call));
+        for (auto [a, b, name] : {std::tuple{&first.dx, &again.dx, "dx"}, std::tuple{&first.dgamma, &again.dgamma, "dgamma"},
+                                  std::tuple{&first.dbeta, &again.dbeta, "dbeta"}}) {
+          if (a->size() == b->size() && std::memcmp(a->data(), b->data(), a->size() * sizeof(float)) == 0) continue;
+          std::size_t i = 0;
+          while (i < a->size() && std::memcmp(&(*a)[i], &(*b)[i], sizeof(float)) == 0) ++i;
+          FAIL() << call << ": run " << run << " gave a different " << name << " from run 1 on the same inputs ("
+                 << name << "[" << i << "]: " << number((*b)[i]) << " vs " << number((*a)[i])
+                 << "). The order of floating-point additions must not depend on timing: no atomicAdd for the sums "
+                    "over rows; per-block partial sums added in a fixed order.";
+        }
+      }
+      record_progress(++passed, total);
+    }
+  }
+}
+
+// ---- Analysis (sim) ---------------------------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+// Runs every function on small shapes and fails on any report of @p tools.
+void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
+#if WB_HAVE_CUSIM_ANALYSIS
+  cusim::analysis::reset();
+#endif
+  testing::AssertionResult results = testing::AssertionSuccess();
+  auto keep_first = [&](testing::AssertionResult r) {
+    if (!r && results) results = r;
+  };
+  std::uint64_t seed = 600;
+  for (Shape s : {Shape{3, 1}, Shape{5, 33}, Shape{4, 100}, Shape{3, 1025}, Shape{2, 8193}}) {
+    const Matrix logits = make_matrix(s.rows, s.cols, kSoftmaxKinds, 0, seed++);
+    keep_first(check_softmax(&softmax_naive, "softmax_naive", logits));
+    keep_first(check_softmax(&softmax_block, "softmax_block", logits));
+    keep_first(check_softmax(&softmax_online, "softmax_online", logits));
+    keep_first(check_softmax(&softmax_forward, "softmax_forward", logits));
+    keep_first(check_softmax_bf16(logits));
+    keep_first(check_softmax_backward(softmax_backward_case(s.rows, s.cols, 0, seed++)));
+    const Matrix x = make_matrix(s.rows, s.cols, kNormKinds, 0, seed++);
+    keep_first(check_layernorm(&layernorm_two_pass, "layernorm_two_pass", x));
+    keep_first(check_layernorm(&layernorm_forward, "layernorm_forward", x));
+    keep_first(check_layernorm_bf16(x));
+    keep_first(check_rmsnorm(x));
+    keep_first(check_norm_backward(norm_backward_case(s.rows, s.cols, true, 0, seed++)));
+    keep_first(check_norm_backward(norm_backward_case(s.rows, s.cols, false, 0, seed++)));
+  }
+  wb::check::expect_no_analysis_reports(tools, what, results);
+}
+
+}  // namespace
+
+TEST(Analysis, MemcheckClean) {
+  wb::check::record_threshold("0 memcheck/initcheck reports, every function, C = 1, 33, 100, 1025, 8193");
+  expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
+}
+
+TEST(Analysis, RacecheckClean) {
+  wb::check::record_threshold("0 racecheck/synccheck reports, every function, C = 1, 33, 100, 1025, 8193");
+  wb::check::record_hint(
+      "A block reduction writes one value per warp to shared memory and reads them back: __syncthreads() between "
+      "the write and the read, and another before the shared array is written again (the next reduction).");
+  expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
+}
+
+TEST(Analysis, BackwardNoAtomics) {
+  wb::check::record_threshold("layernorm_backward, rmsnorm_backward: 0 atomic operations (1000 x 100)");
+  wb::check::record_hint(
+      "Let each block store its partial dgamma (and dbeta) rows in the workspace, and a second kernel add those rows "
+      "in order: the same sums every run, with no atomics.");
+#if WB_HAVE_CUSIM_ANALYSIS
+  std::string text;
+  for (bool centered : {true, false}) {
+    cusim::analysis::reset();
+    WB_ASSERT(check_norm_backward(norm_backward_case(1000, 100, centered, 0, 700)));
+    if (!cusim::analysis::available()) {
+      WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)");
+    }
+    std::uint64_t atomics = 0;
+    for (const auto& m : cusim::analysis::metrics()) atomics += m.atomics;
+    const char* function = centered ? "layernorm_backward" : "rmsnorm_backward";
+    text += (text.empty() ? "" : "; ") + std::string(function) + ": " + std::to_string(atomics) + " atomics";
+    wb::check::record_measured(text);
+    if (atomics != 0) {
+      FAIL() << function << "(rows=1000, cols=100): " << atomics
+             << " atomic operations. Float atomics add in whatever order the blocks arrive, so the rounding, and the "
+                "result's last bits, change from run to run on a GPU. Store per-block partial sums in the workspace "
+                "and add them in a second kernel in a fixed order.";
+    }
+  }
+#else
+  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
+#endif
+}
+#endif
+
+// ---- Performance ---------------------------------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+struct Traffic {
+  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0;
+  std::uint64_t bytes_read = 0, bytes_written = 0;
+  static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+  double loads() const { return ratio(double(load_sectors), double(load_requests)); }
+  double stores() const { return ratio(double(store_sectors), double(store_requests)); }
+  // Fraction of the bytes of the sectors moved that were requested.
+  double load_efficiency() const { return ratio(double(bytes_read), 32.0 * double(load_sectors)); }
+  double store_efficiency() const { return ratio(double(bytes_written), 32.0 * double(store_sectors)); }
+};
+
+#if WB_HAVE_CUSIM_ANALYSIS
+testing::AssertionResult measure(const std::function<testing::AssertionResult()>& run, Traffic& t) {
+  cusim::analysis::reset();
+  testing::AssertionResult ok = run();
+  for (const auto& m : cusim::analysis::metrics()) {
+    t.load_requests += m.global_load_requests;
+    t.load_sectors += m.global_load_sectors;
+    t.store_requests += m.global_store_requests;
+    t.store_sectors += m.global_store_sectors;
+    t.bytes_read += m.global_bytes_read;
+    t.bytes_written += m.global_bytes_written;
+  }
+  if (ok && cusim::analysis::available() && t.load_requests == 0) {
+    return testing::AssertionFailure() << "no global memory loads were measured; did the kernel run?";
+  }
+  return ok;
+}
+#define WB_REQUIRE_ANALYSIS()                                                                              \
+  if (!cusim::analysis::available()) {                                                                     \
+    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
+  }
+#endif
+
+constexpr double kMinSectorEfficiency = 0.90;
+
+// Metric shapes: rows of 2048 (aligned) and 1001 (not a multiple of 4: a head and a tail).
+const std::vector<Shape> kMetricShapes = {{32, 2048}, {16, 1001}};
+
+}  // namespace
+
+#if WB_HAVE_CUSIM_ANALYSIS
+#define WB_SIM_METRICS_BEGIN()
+#else
+#define WB_SIM_METRICS_BEGIN() WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
+#endif
+
+TEST(Performance, BlockSoftmaxCoalesced) {
+  wb::check::record_threshold("softmax_block: global loads and stores <= 4.00 sectors/request (32 x 2048)");
+  wb::check::record_hint(
+      "Let consecutive threads of a block take consecutive columns of the row (c = threadIdx.x; c < cols; c += "
+      "blockDim.x): a warp then reads 128 consecutive bytes, 4 sectors.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  const Matrix m = make_matrix(32, 2048, {RowKind::Uniform}, 0, 800);
+  Traffic naive, block;
+  WB_ASSERT(measure([&] { return check_softmax(&softmax_naive, "softmax_naive", m); }, naive));
+  WB_ASSERT(measure([&] { return check_softmax(&softmax_block, "softmax_block", m); }, block));
+  WB_REQUIRE_ANALYSIS();
+  wb::check::record_measured("loads " + fixed2(block.loads()) + ", stores " + fixed2(block.stores()) +
+                             " sectors/request (softmax_naive: " + fixed2(naive.loads()) + ", " +
+                             fixed2(naive.stores()) + ")");
+  if (block.loads() > 4.0 || block.stores() > 4.0) {
+    FAIL() << "softmax_block: " << fixed2(block.loads()) << " sectors per load request and " << fixed2(block.stores())
+           << " per store request (at most 4.00 allowed). A warp's 32 consecutive floats are 4 sectors of 32 bytes; "
+              "more means the lanes of a warp access elements far apart (one row per thread, or columns "
+              "c = threadIdx.x * k + j). Stride the loop over the row by blockDim.x.";
+  }
+#endif
+}
+
+TEST(Performance, OnlineSoftmaxReadsTwice) {
+  wb::check::record_threshold("softmax_online: global bytes read <= 2.05 x 4RC (32 x 2048, 16 x 1001)");
+  wb::check::record_hint(
+      "Keep a running maximum m and a running sum s; for a new value v > m, s = s * exp(m - v) + 1 and m = v, else "
+      "s += exp(v - m). Combine two (m, s) pairs the same way. Then one more pass writes y.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  std::string text;
+  for (Shape s : kMetricShapes) {
+    const Matrix m = make_matrix(s.rows, s.cols, kSoftmaxKinds, 0, 801);
+    Traffic block, online;
+    WB_ASSERT(measure([&] { return check_softmax(&softmax_block, "softmax_block", m); }, block));
+    WB_ASSERT(measure([&] { return check_softmax(&softmax_online, "softmax_online", m); }, online));
+    WB_REQUIRE_ANALYSIS();
+    const double bytes = 4.0 * static_cast<double>(m.size());
+    const double reads = online.bytes_read / bytes;
+    text += (text.empty() ? "" : "; ") + std::to_string(s.rows) + " x " + std::to_string(s.cols) + ": " +
+            fixed2(reads) + " x 4RC (softmax_block " + fixed2(block.bytes_read / bytes) + ")";
+    wb::check::record_measured(text);
+    if (reads > 2.05) {
+      FAIL() << "softmax_online(rows=" << s.rows << ", cols=" << s.cols << ") read " << fixed2(reads)
+             << " x the input's bytes (at most 2.05): the maximum and the sum must come from one pass over x, then "
+                "one more pass writes y.";
+    }
+  }
+#endif
+}
+
+namespace {
+
+#if defined(WB_HAVE_CUSIM_ANALYSIS)
+// One final forward on the metric shapes: bytes read <= 1.05 x 4RC + params x 4RC; sector
+// efficiency of loads and stores >= 90% where cols % 4 == 0.
+void expect_read_once(const char* function, int params,
+                      const std::function<testing::AssertionResult(const Matrix&)>& run,
+                      const std::vector<RowKind>& kinds, std::string& text) {
+  for (Shape s : kMetricShapes) {
+    const Matrix m = make_matrix(s.rows, s.cols, kinds, 0, 802);
+    Traffic t;
+    WB_ASSERT(measure([&] { return run(m); }, t));
+    WB_REQUIRE_ANALYSIS();
+    const double bytes = 4.0 * static_cast<double>(m.size());
+    const double reads = t.bytes_read / bytes;
+    const double limit = 1.05 + params;
+    text += (text.empty() ? "" : "; ") + std::string(function) + " " + std::to_string(s.rows) + " x " +
+            std::to_string(s.cols) + ": " + fixed2(reads) + " x 4RC read, sectors " +
+            fixed2(100.0 * t.load_efficiency()) + "% / " + fixed2(100.0 * t.store_efficiency()) + "% used";
+    wb::check::record_measured(text);
+    if (reads > limit) {
+      FAIL() << function << "(rows=" << s.rows << ", cols=" << s.cols << ") read " << fixed2(reads)
+             << " x 4RC bytes (at most " << fixed2(limit)
+             << (params ? ": x once, and each parameter vector once per row" : ": x once")
+             << "). Keep the row in shared memory (or registers) after the first read and compute everything "
+                "from there.";
+    }
+    // Sector use is required where rows are 16-byte aligned; in rows that are not, the
+    // parameters (gamma, beta) have another alignment than x and may be read one float at a time.
+    if (s.cols % 4 != 0) continue;
+    for (auto [name, efficiency] : {std::pair{"loads", t.load_efficiency()}, std::pair{"stores", t.store_efficiency()}}) {
+      if (efficiency < kMinSectorEfficiency) {
+        FAIL() << function << "(rows=" << s.rows << ", cols=" << s.cols << "): its " << name << " use only "
+               << fixed2(100.0 * efficiency) << "% of the bytes of the 32-byte sectors they touch (at least "
+               << fixed2(100.0 * kMinSectorEfficiency)
+               << "%). Consecutive threads must access consecutive 16-byte chunks (float4) or consecutive floats.";
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+TEST(Performance, SoftmaxReadsOnce) {
+  wb::check::record_threshold("softmax_forward: bytes read <= 1.05 x 4RC (32 x 2048, 16 x 1001); >= 90% of every "
+                              "sector used, loads and stores (32 x 2048)");
+  wb::check::record_hint(
+      "Load the row once, 16 bytes at a time, into shared memory (cols floats) while keeping an online (max, sum); "
+      "after the block's reduction, write y from shared memory.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  std::string text;
+  expect_read_once("softmax_forward", 0,
+                   [](const Matrix& m) { return check_softmax(&softmax_forward, "softmax_forward", m); }, kSoftmaxKinds,
+                   text);
+#endif
+}
+
+TEST(Performance, LayerNormReadsOnce) {
+  wb::check::record_threshold("layernorm_forward: bytes read <= 3.05 x 4RC (x once, gamma and beta once per row); "
+                              "rmsnorm_forward <= 2.05 x 4RC (32 x 2048, 16 x 1001); >= 90% of every sector used (32 x 2048)");
+  wb::check::record_hint(
+      "Load the row once into shared memory; compute the mean, then the variance of (x - mean), from there (or use "
+      "Welford's algorithm while loading); then write y.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  std::string text;
+  expect_read_once("layernorm_forward", 2,
+                   [](const Matrix& m) { return check_layernorm(&layernorm_forward, "layernorm_forward", m); },
+                   kNormKinds, text);
+  expect_read_once("rmsnorm_forward", 1, &check_rmsnorm, kNormKinds, text);
+#endif
+}
+#else
+namespace {
+
+// Bandwidth of @p run (bytes moved per call) as a ratio to a device-to-device copy of the same
+// traffic, timed in the same run. Appends "name RxC: ratio" to @p text; returns the ratio.
+double bandwidth_ratio(const std::string& name, double bytes_moved, const std::function<void()>& run, std::string& text) {
+  const wb::Bandwidth copy = wb::device_copy_bandwidth(static_cast<std::size_t>(bytes_moved / 2));
+  const wb::Bandwidth b = wb::measure_bandwidth(bytes_moved, run);
+  const double ratio = b.gb_per_s / copy.gb_per_s;
+  char buffer[160];
+  std::snprintf(buffer, sizeof buffer, "%s%s %.2f x copy (%.0f vs %.0f GB/s)", text.empty() ? "" : "; ", name.c_str(),
+                ratio, b.gb_per_s, copy.gb_per_s);
+  text += buffer;
+  wb::check::record_measured(text);
+  return ratio;
+}
+
+std::string shape_name(int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+}  // namespace
+
+TEST(Performance, SoftmaxBandwidth) {
+  constexpr double kMin = 0.85;
+  wb::check::record_threshold(">= 0.85 x device copy bandwidth: softmax_forward at 4096 x 4096 and 32768 x 1024");
+  // Correct first: a wrong kernel's speed means nothing.
+  WB_ASSERT(check_softmax(&softmax_forward, "softmax_forward", make_matrix(64, 4096, kSoftmaxKinds, 0, 900)));
+  std::string text;
+  try {
+    for (Shape s : {Shape{4096, 4096}, Shape{32768, 1024}}) {
+      const std::size_t n = static_cast<std::size_t>(s.rows) * s.cols;
+      wb::DeviceBuffer<float> x(std::span<const float>(wb::random_floats(n, 901, -8.0f, 8.0f))), y(n);
+      const double ratio = bandwidth_ratio("softmax_forward " + shape_name(s.rows, s.cols), 8.0 * n, [&] {
+        WB_CUDA_CHECK(softmax_forward(x.data(), y.data(), s.rows, s.cols));
+      }, text);
+      EXPECT_GE(ratio, kMin) << "softmax_forward(" << shape_name(s.rows, s.cols) << ") reached " << ratio
+                             << " x the copy bandwidth; it needs " << kMin
+                             << ". Read each row once with 16-byte loads, keep it on chip, and write y once.";
+    }
+  } catch (const wb::CudaError& e) {
+    FAIL() << "a CUDA call failed while timing softmax_forward: " << e.what();
+  }
+}
+
+TEST(Performance, LayerNormBandwidth) {
+  constexpr double kMin = 0.85;
+  wb::check::record_threshold(">= 0.85 x device copy bandwidth: layernorm_forward at 32768 x 768 and 16384 x 4096");
+  WB_ASSERT(check_layernorm(&layernorm_forward, "layernorm_forward", make_matrix(64, 4096, kNormKinds, 0, 910)));
+  std::string text;
+  try {
+    for (Shape s : {Shape{32768, 768}, Shape{16384, 4096}}) {
+      const std::size_t n = static_cast<std::size_t>(s.rows) * s.cols;
+      wb::DeviceBuffer<float> x(std::span<const float>(wb::random_floats(n, 911))), y(n);
+      wb::DeviceBuffer<float> gamma(std::span<const float>(wb::random_floats(s.cols, 912))),
+          beta(std::span<const float>(wb::random_floats(s.cols, 913))), mean(s.rows), rstd(s.rows);
+      const double bytes = 8.0 * n + 8.0 * s.cols + 8.0 * s.rows;
+      const double ratio = bandwidth_ratio("layernorm_forward " + shape_name(s.rows, s.cols), bytes, [&] {
+        WB_CUDA_CHECK(layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), s.rows,
+                                        s.cols, kEps));
+      }, text);
+      EXPECT_GE(ratio, kMin) << "layernorm_forward(" << shape_name(s.rows, s.cols) << ") reached " << ratio
+                             << " x the copy bandwidth; it needs " << kMin
+                             << ". Read each row once with 16-byte loads, keep it on chip for the statistics, and "
+                                "write y once.";
+    }
+  } catch (const wb::CudaError& e) {
+    FAIL() << "a CUDA call failed while timing layernorm_forward: " << e.what();
+  }
+}
+
+TEST(Performance, BackwardBandwidth) {
+  constexpr double kMin = 0.70;
+  wb::check::record_threshold(">= 0.70 x device copy bandwidth: softmax_backward at 4096 x 4096, layernorm_backward "
+                              "at 16384 x 4096");
+  WB_ASSERT(check_softmax_backward(softmax_backward_case(64, 4096, 0, 920)));
+  WB_ASSERT(check_norm_backward(norm_backward_case(600, 4096, true, 0, 921)));
+  std::string text;
+  try {
+    {
+      constexpr int rows = 4096, cols = 4096;
+      const std::size_t n = static_cast<std::size_t>(rows) * cols;
+      wb::DeviceBuffer<float> y(std::span<const float>(wb::random_floats(n, 922, 0.0f, 1.0f / cols))),
+          dy(std::span<const float>(wb::random_floats(n, 923))), dx(n);
+      const double ratio = bandwidth_ratio("softmax_backward " + shape_name(rows, cols), 12.0 * n, [&] {
+        WB_CUDA_CHECK(softmax_backward(y.data(), dy.data(), dx.data(), rows, cols));
+      }, text);
+      EXPECT_GE(ratio, kMin) << "softmax_backward reached " << ratio << " x the copy bandwidth; it needs " << kMin << ".";
+    }
+    {
+      constexpr int rows = 16384, cols = 4096;
+      const std::size_t n = static_cast<std::size_t>(rows) * cols;
+      wb::DeviceBuffer<float> x(std::span<const float>(wb::random_floats(n, 924))),
+          dy(std::span<const float>(wb::random_floats(n, 925))), dx(n);
+      wb::DeviceBuffer<float> gamma(std::span<const float>(wb::random_floats(cols, 926))),
+          mean(std::span<const float>(wb::random_floats(rows, 927))),
+          rstd(std::span<const float>(wb::random_floats(rows, 928, 0.5f, 2.0f))), dgamma(cols), dbeta(cols),
+          workspace(norm_backward_workspace_floats(cols));
+      const double ratio = bandwidth_ratio("layernorm_backward " + shape_name(rows, cols), 12.0 * n, [&] {
+        WB_CUDA_CHECK(layernorm_backward(dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(),
+                                         dgamma.data(), dbeta.data(), rows, cols, workspace.data()));
+      }, text);
+      EXPECT_GE(ratio, kMin) << "layernorm_backward reached " << ratio << " x the copy bandwidth; it needs " << kMin
+                             << ". Read x and dy once per row, keep the parameter-gradient partial sums in registers "
+                                "across the rows of a block, and add the blocks' partial rows in a second, small kernel.";
+    }
+  } catch (const wb::CudaError& e) {
+    FAIL() << "a CUDA call failed while timing the backward passes: " << e.what();
+  }
+}
+#endif

@@ -1,0 +1,42 @@
+# Checker self-tests of lab 06 (softmax, layer norm, RMSNorm), included by tests/checker/CMakeLists.txt:
+# the solution passes, the skeleton fails with "not implemented yet", and each known-wrong version
+# (<name>.diff: the solution with one mistake) is rejected by the named check with a message that
+# names its mistake.
+wb_lab_selftests(06-softmax-layernorm
+  CHECKS "${WB_ROOT}/checker/labs/06-softmax-layernorm/check_softmax_layernorm.cpp"
+  SKELETON "not implemented yet: (softmax_naive|softmax_block|softmax_online|softmax_forward|softmax_backward|layernorm_two_pass|layernorm_forward|layernorm_backward|rmsnorm_forward|rmsnorm_backward|softmax_forward_bf16|layernorm_forward_bf16) in labs/06-softmax-layernorm/softmax_layernorm.cu")
+
+wb_known_wrong_test(06-softmax-layernorm no_max_subtraction
+  --expect-fail Correctness.SoftmaxBlock "Row [0-9]+ is (offset by 1e4|a few values x 20).*subtract the row's maximum before exp \\(max subtraction\\)")
+wb_known_wrong_test(06-softmax-layernorm single_pass_variance
+  --expect-fail Correctness.LayerNormTwoPass "rstd\\[[0-9]+\\] = .*Row [0-9]+ is mean 1e3, standard deviation 1\\..*catastrophic cancellation")
+wb_known_wrong_test(06-softmax-layernorm float4_past_row
+  --expect-fail Correctness.SoftmaxForward "softmax_forward\\(rows=[0-9]+, cols=[0-9]+\\).*(cols = [0-9]+ is not a multiple of 4|wrote .* y)")
+wb_known_wrong_test(06-softmax-layernorm masked_row_nan
+  --expect-fail Correctness.SoftmaxOnline "Row [0-9]+ is fully masked: every element -inf\\. A fully masked row .*write zeros")
+wb_known_wrong_test(06-softmax-layernorm naive_skips_last_row
+  --expect-fail Correctness.SoftmaxNaive "softmax_naive\\(rows=[0-9]+, cols=[0-9]+\\).*got nothing \\(never written")
+wb_known_wrong_test(06-softmax-layernorm backward_sign
+  --expect-fail Correctness.SoftmaxBackward "softmax_backward\\(rows=[0-9]+, cols=[0-9]+\\).*elements of dx are wrong")
+wb_known_wrong_test(06-softmax-layernorm layernorm_backward_no_mean_term
+  --expect-fail Correctness.LayerNormBackward "layernorm_backward\\(rows=[0-9]+, cols=[0-9]+\\).*elements of dx are wrong")
+wb_known_wrong_test(06-softmax-layernorm rmsnorm_unbiased
+  --expect-fail Correctness.RMSNormForward "rmsnorm_forward\\(rows=[0-9]+, cols=[0-9]+, eps=1e-5\\).*rrms\\[[0-9]+\\] = ")
+wb_known_wrong_test(06-softmax-layernorm rmsnorm_backward_partial_rows
+  --expect-fail Correctness.RMSNormBackward "elements of dgamma are wrong.*every row must contribute once")
+wb_known_wrong_test(06-softmax-layernorm bf16_truncates
+  --expect-fail Correctness.Bf16Forward "(softmax|layernorm)_forward_bf16\\(rows=[0-9]+, cols=[0-9]+.*elements of y are wrong")
+if(WB_BACKEND STREQUAL "sim")
+  # The report names the write of partial[] and its read, at their lines in this file.
+  wb_known_wrong_test(06-softmax-layernorm missing_barrier SIM_ANALYSIS
+    --expect-fail Analysis.RacecheckClean
+                  "racecheck/synccheck report\\(s\\).*missing_barrier.cu:({{line:if (lane == 0) partial[warp] = v;}}|{{line:return warp_reduce(lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : identity, op);}})")
+  wb_known_wrong_test(06-softmax-layernorm atomic_backward SIM_ANALYSIS
+    --expect-fail Analysis.BackwardNoAtomics "layernorm_backward\\(rows=1000, cols=100\\): [0-9]+ atomic operations")
+  wb_known_wrong_test(06-softmax-layernorm online_three_reads SIM_ANALYSIS
+    --expect-fail Performance.OnlineSoftmaxReadsTwice "softmax_online\\(rows=32, cols=2048\\) read (2\\.[5-9][0-9]|3\\.[0-9]+) x the input's bytes")
+  wb_known_wrong_test(06-softmax-layernorm uncached_rows SIM_ANALYSIS
+    --expect-fail Performance.SoftmaxReadsOnce "softmax_forward\\(rows=32, cols=2048\\) read 2\\.00 x 4RC bytes \\(at most 1\\.05")
+  wb_known_wrong_test(06-softmax-layernorm strided_block_softmax SIM_ANALYSIS
+    --expect-fail Performance.BlockSoftmaxCoalesced "softmax_block: [0-9.]+ sectors per load request")
+endif()
