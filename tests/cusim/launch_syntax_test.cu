@@ -422,6 +422,57 @@ TEST(LaunchSyntax, ZeroArgumentKernelWritesDeviceVariable) {
     EXPECT_EQ(got, 1234);
 }
 
+// NVIDIA's samples pass the kernel as (void *)kernel and its arguments as an array of pointers.
+TEST(LaunchSyntax, RuntimeApiLaunchThroughVoidPointer) {
+    DeviceBuffer<int> d(64);
+    ASSERT_CUDA_OK(d.status());
+    int* ptr = d.get();
+    int value = 21;
+    void* args[] = {&ptr, &value};
+    ASSERT_CUDA_OK(cudaLaunchKernel((void*)fill_value, dim3(2), dim3(32), args, 0, 0));
+    for (int v : download_ok(d)) EXPECT_EQ(v, 21);
+    value = 22;
+    ASSERT_CUDA_OK(cudaLaunchCooperativeKernel((const void*)&fill_value, dim3(1), dim3(64), args, 0, NULL));
+    for (int v : download_ok(d)) EXPECT_EQ(v, 22);
+    // A template specialization, cast with reinterpret_cast, launched in a stream.
+    int factor = 3;
+    void* scale_args[] = {&ptr, &factor};
+    cudaStream_t s;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    ASSERT_CUDA_OK(cudaLaunchKernel(reinterpret_cast<const void*>(scale<int>), dim3(1), dim3(64), scale_args, 0, s));
+    ASSERT_CUDA_OK(cudaStreamSynchronize(s));
+    EXPECT_CUDA_OK(cudaStreamDestroy(s));
+    for (int v : download_ok(d)) EXPECT_EQ(v, 66);
+    // The pointer kept in a variable; a kernel in a namespace.
+    void* fn = (void*)outer::inner::which;
+    void* which_args[] = {&ptr};
+    ASSERT_CUDA_OK(cudaLaunchKernel(fn, dim3(1), dim3(1), which_args));
+    EXPECT_EQ(download_ok(d)[0], 2);
+}
+
+// The rewriter takes every (void*)NAME with a kernel's name for a kernel; a variable that shadows
+// the kernel must still cast as written.
+TEST(LaunchSyntax, VoidCastOfAVariableNamedLikeAKernel) {
+    int x = 0;
+    const int* fill_value = &x;
+    EXPECT_EQ((void*)fill_value, static_cast<void*>(&x));
+}
+
+static void not_a_kernel(int*) {}
+
+TEST(LaunchSyntax, RuntimeApiLaunchOfAPointerThatIsNoKernel) {
+    int* ptr = nullptr;
+    void* args[] = {&ptr};
+    cusim_test::StderrCapture quiet;
+    EXPECT_CUDA(cudaErrorInvalidDeviceFunction,
+                cudaLaunchKernel(reinterpret_cast<const void*>(&not_a_kernel), dim3(1), dim3(1), args));
+    EXPECT_CUDA(cudaErrorInvalidDeviceFunction, cudaGetLastError());
+    EXPECT_CUDA_OK(cudaGetLastError());  // not sticky
+#ifdef CUSIM
+    EXPECT_NE(quiet.take().find("is not a kernel cusim has seen cast to void*"), std::string::npos);
+#endif
+}
+
 TEST(LaunchSyntax, LaunchThroughFunctionPointerAndLambda) {
     DeviceBuffer<int> d(32);
     ASSERT_CUDA_OK(d.status());

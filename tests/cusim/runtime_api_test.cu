@@ -178,6 +178,76 @@ TEST(RuntimeMemory, HostBufferAtAddressOfFreedDeviceMemory) {
 
 // ---- streams --------------------------------------------------------------------------------
 
+TEST(RuntimeMemory, PitchedAllocationsAndTwoDimensionalCopies) {
+    constexpr int width = 37, height = 5;  // floats per row, rows
+    const size_t row_bytes = width * sizeof(float);
+    float* d = nullptr;
+    size_t pitch = 0;
+    ASSERT_CUDA_OK(cudaMallocPitch(&d, &pitch, row_bytes, height));
+    ASSERT_GE(pitch, row_bytes);
+    std::vector<float> h(width * height), back(width * height, -1.0f);
+    std::iota(h.begin(), h.end(), 1.0f);
+    // Rows padded with 0x7f bytes: the padding must never reach the host copy.
+    ASSERT_CUDA_OK(cudaMemset2D(d, pitch, 0x7f, pitch, height));
+    ASSERT_CUDA_OK(cudaMemcpy2D(d, pitch, h.data(), row_bytes, row_bytes, height, cudaMemcpyHostToDevice));
+    cudaStream_t s;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    ASSERT_CUDA_OK(cudaMemcpy2DAsync(back.data(), row_bytes, d, pitch, row_bytes, height, cudaMemcpyDeviceToHost, s));
+    ASSERT_CUDA_OK(cudaStreamSynchronize(s));
+    EXPECT_EQ(back, h);
+    // cudaMemset2D touches width bytes of each row only.
+    ASSERT_CUDA_OK(cudaMemset2D(d, pitch, 0, 2 * sizeof(float), height));
+    ASSERT_CUDA_OK(cudaMemcpy2D(back.data(), row_bytes, d, pitch, row_bytes, height, cudaMemcpyDeviceToHost));
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x) ASSERT_EQ(back[y * width + x], x < 2 ? 0.0f : h[y * width + x]);
+    EXPECT_CUDA_OK(cudaStreamDestroy(s));
+    EXPECT_CUDA_OK(cudaFree(d));
+#ifdef CUSIM
+    cusim_test::StderrCapture quiet;
+    int host = 0;
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaMemset2D(&host, 4, 0, 4, 1));  // not device memory
+    EXPECT_CUDA(cudaErrorInvalidPitchValue, cudaMemset2D(d, 4, 0, 8, 1));  // width > pitch
+#endif
+}
+
+__device__ int symbol_array[8];
+__device__ unsigned int symbol_counter;
+__global__ void count_into_symbol() { atomicAdd(&symbol_counter, 1u); }
+
+TEST(RuntimeMemory, DeviceSymbolsAddressSizeAndAsyncCopies) {
+    size_t size = 0;
+    ASSERT_CUDA_OK(cudaGetSymbolSize(&size, symbol_array));
+    EXPECT_EQ(size, sizeof(int) * 8);
+    void* addr = nullptr;
+    ASSERT_CUDA_OK(cudaGetSymbolAddress(&addr, symbol_counter));
+    ASSERT_NE(addr, nullptr);
+    // The address is device memory for memsets and copies, and a kernel sees the same variable.
+    ASSERT_CUDA_OK(cudaMemset(addr, 0, sizeof(unsigned int)));
+    count_into_symbol<<<3, 32>>>();
+    ASSERT_CUDA_OK(cudaGetLastError());
+    unsigned int count = 0;
+    ASSERT_CUDA_OK(cudaMemcpy(&count, addr, sizeof count, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(count, 96u);
+
+    cudaStream_t s;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    const int values[3] = {5, 6, 7};
+    ASSERT_CUDA_OK(cudaMemcpyToSymbolAsync(symbol_array, values, sizeof values, 2 * sizeof(int),
+                                           cudaMemcpyHostToDevice, s));
+    int back[4] = {0, 0, 0, 0};
+    ASSERT_CUDA_OK(cudaMemcpyFromSymbolAsync(back, symbol_array, sizeof back, sizeof(int), cudaMemcpyDeviceToHost, s));
+    ASSERT_CUDA_OK(cudaStreamSynchronize(s));
+    EXPECT_EQ(back[1], 5);
+    EXPECT_EQ(back[3], 7);
+    EXPECT_CUDA_OK(cudaStreamDestroy(s));
+#ifdef CUSIM
+    cusim_test::StderrCapture quiet;
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGetSymbolAddress(nullptr, symbol_counter));
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGetSymbolSize(nullptr, symbol_counter));
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaMemcpyToSymbolAsync(symbol_array, values, sizeof values, 6 * sizeof(int)));
+#endif
+}
+
 TEST(RuntimeStreams, WorkRunsInStreamOrder) {
     constexpr int n = 10000;
     cudaStream_t s1, s2;
@@ -225,6 +295,63 @@ TEST(RuntimeStreams, DefaultStreamHandles) {
     const auto h = download_ok(d);
     ASSERT_EQ(h.size(), 64u);
     for (int i = 0; i < 64; ++i) EXPECT_EQ(h[i], 4 * i + 3);
+}
+
+TEST(RuntimeStreams, PrioritiesAndFlags) {
+    int least = 1, greatest = 1;
+    ASSERT_CUDA_OK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    EXPECT_LE(greatest, least);
+    cudaStream_t hi, lo, clamped;
+    ASSERT_CUDA_OK(cudaStreamCreateWithPriority(&hi, cudaStreamNonBlocking, greatest));
+    ASSERT_CUDA_OK(cudaStreamCreateWithPriority(&lo, cudaStreamDefault, least));
+    ASSERT_CUDA_OK(cudaStreamCreateWithPriority(&clamped, cudaStreamDefault, greatest - 100));
+    int p = 1;
+    unsigned int flags = 99;
+    ASSERT_CUDA_OK(cudaStreamGetPriority(hi, &p));
+    EXPECT_EQ(p, greatest);
+    ASSERT_CUDA_OK(cudaStreamGetPriority(lo, &p));
+    EXPECT_EQ(p, least);
+    ASSERT_CUDA_OK(cudaStreamGetPriority(clamped, &p));
+    EXPECT_EQ(p, greatest);  // outside the range: clamped
+    ASSERT_CUDA_OK(cudaStreamGetFlags(hi, &flags));
+    EXPECT_EQ(flags, unsigned(cudaStreamNonBlocking));
+    ASSERT_CUDA_OK(cudaStreamGetFlags(lo, &flags));
+    EXPECT_EQ(flags, unsigned(cudaStreamDefault));
+    for (cudaStream_t s : {hi, lo, clamped}) EXPECT_CUDA_OK(cudaStreamDestroy(s));
+}
+
+struct HostLog {
+    const int* host;
+    std::vector<int> seen;
+};
+
+TEST(RuntimeStreams, HostFunctionsAndCallbacksRunInStreamOrder) {
+    constexpr int n = 64;
+    DeviceBuffer<int> d(n);
+    ASSERT_CUDA_OK(d.status());
+    int* pinned = nullptr;
+    ASSERT_CUDA_OK(cudaMallocHost(&pinned, n * sizeof(int)));
+    HostLog log{pinned, {}};
+    cudaStream_t s;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    // Each host function sees the copy before it complete; the callback comes last, with cudaSuccess.
+    iota<<<1, n, 0, s>>>(d.get(), n);
+    for (int round = 0; round < 2; ++round) {
+        times_two_plus_one<<<1, n, 0, s>>>(d.get(), n);
+        ASSERT_CUDA_OK(cudaMemcpyAsync(pinned, d.get(), n * sizeof(int), cudaMemcpyDeviceToHost, s));
+        ASSERT_CUDA_OK(cudaLaunchHostFunc(
+            s, [](void* p) { auto* l = static_cast<HostLog*>(p); l->seen.push_back(l->host[n - 1]); }, &log));
+    }
+    ASSERT_CUDA_OK(cudaStreamAddCallback(
+        s,
+        [](cudaStream_t, cudaError_t status, void* p) {
+            static_cast<HostLog*>(p)->seen.push_back(status == cudaSuccess ? -1 : -2);
+        },
+        &log, 0));
+    ASSERT_CUDA_OK(cudaStreamSynchronize(s));
+    EXPECT_EQ(log.seen, (std::vector<int>{2 * (n - 1) + 1, 4 * (n - 1) + 3, -1}));
+    EXPECT_CUDA_OK(cudaStreamDestroy(s));
+    EXPECT_CUDA_OK(cudaFreeHost(pinned));
 }
 
 TEST(RuntimeStreams, DestroyedStreamIsAnInvalidHandle) {

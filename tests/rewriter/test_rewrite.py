@@ -516,6 +516,51 @@ class NoinlineTest(unittest.TestCase):
 
 
 # ----------------------------------------------------------------------------------------
+class VoidKernelCastTest(unittest.TestCase):
+    """(void*)kernel, as NVIDIA's samples pass kernels to cudaLaunchCooperativeKernel, becomes
+    ::cusim::kernel_pointer(kernel, "kernel"): the same pointer, with the parameter types kept."""
+    K = ("__global__ void k(int* p, int n);\ntemplate <class T> __global__ void t(T* p);\n"
+         "namespace ns { __global__ void q(); }\n")
+
+    def body(self, src):
+        return rw(self.K + src)[len(self.K):]
+
+    def test_c_style_casts(self):
+        self.assertEqual(self.body("f((void*)k, (void *) k, ( const void * )&k);"),
+                         'f(::cusim::kernel_pointer(k, "k"), ::cusim::kernel_pointer(k, "k"), '
+                         '::cusim::kernel_pointer(&k, "k"));')
+
+    def test_template_and_qualified_kernels(self):
+        self.assertEqual(self.body("a = (void*)t<float>; b = (void*)::ns::q;"),
+                         'a = ::cusim::kernel_pointer(t<float>, "t<float>"); '
+                         'b = ::cusim::kernel_pointer(::ns::q, "::ns::q");')
+
+    def test_reinterpret_cast(self):
+        self.assertEqual(self.body("g(reinterpret_cast<const void*>(&k));"),
+                         'g(::cusim::kernel_pointer(&k, "k"));')
+
+    def test_cast_over_two_lines_keeps_the_line_count(self):
+        self.assertEqual(self.body("x = (void*)\n  k;\n"), 'x = ::cusim::kernel_pointer(k, "k")\n;\n')
+
+    def test_other_casts_are_untouched(self):
+        src = ("a = (void*)p; b = (void**)&k; c = (void*)k(1, 2); d = (int*)k; "
+               "e = reinterpret_cast<void*>(k + 1); f = (char*)t<int>; g = sizeof(void*);\n")
+        self.assertEqual(self.body(src), src)
+
+    def test_kernels_of_included_headers_are_known(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "kernels.cuh"), "w") as f:
+                f.write("#pragma once\n__global__ void from_header(int* p) { *p = 1; }\n")
+            src = os.path.join(tmp, "main.cu")
+            with open(src, "w") as f:
+                f.write('#include "kernels.cuh"\nvoid* p = (void*)from_header;\n')
+            r = subprocess.run([sys.executable, TOOL, src, "-"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn('void* p = ::cusim::kernel_pointer(from_header, "from_header");', r.stdout)
+            self.assertIn('#include "kernels.cuh"', r.stdout, "a header without CUDA syntax stays")
+
+
+# ----------------------------------------------------------------------------------------
 class LineMappingTest(unittest.TestCase):
     def test_every_line_keeps_its_number(self):
         with open(os.path.join(CASES, "behaviour.cu")) as f:

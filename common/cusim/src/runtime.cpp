@@ -47,6 +47,12 @@ struct State {
     std::set<Stream*> streams;
     std::set<Event*> events;
     std::unordered_map<const void*, int> max_dyn_smem;
+    // __device__/__constant__ variables whose address the program took with cudaGetSymbolAddress:
+    // device memory for copies and memsets, by start address -> size.
+    std::map<uintptr_t, size_t> symbols;
+    // Kernels the program cast to void* (cusim::kernel_pointer): how to launch them through
+    // argument pointers, and their names for reports.
+    std::unordered_map<const void*, std::pair<PointerLaunch, const char*>> pointer_launches;
     std::atomic<int> sticky{cudaSuccess};
     size_t device_bytes = 0;
     size_t stack_limit = 1024;
@@ -195,8 +201,26 @@ cudaError_t memcpy_symbol(void* dst, const void* src, size_t count, const char* 
     return cudaSuccess;
 }
 
+cudaError_t symbol_query(const char* api, const char* problem) {
+    CUSIM_API_PROLOGUE();
+    if (problem) return api_error(cudaErrorInvalidValue, api, problem);
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+
+cudaError_t symbol_address(const void* symbol, size_t size) {
+    CUSIM_API_PROLOGUE();
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    size_t& known = s.symbols[reinterpret_cast<uintptr_t>(symbol)];
+    known = std::max(known, size);
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+
 struct Stream {
     unsigned flags;
+    int priority = 0;
 };
 struct Event {
     unsigned flags;
@@ -510,6 +534,11 @@ enum class Space { Host, Device, Pinned, Invalid };
 Space classify(State& s, const void* p, size_t n) {
     if (const Allocation* a = find_alloc(s, p, n)) return a->device ? Space::Device : Space::Pinned;
     const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+    auto sym = s.symbols.upper_bound(addr);
+    if (sym != s.symbols.begin()) {
+        --sym;
+        if (addr + n >= addr && addr + n <= sym->first + sym->second) return Space::Device;
+    }
     if (in_any_alloc(s, p)) return Space::Invalid;
     auto f = s.freed.upper_bound(addr);
     if (f != s.freed.begin()) {
@@ -585,19 +614,45 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
     return cudaSuccess;
 }
 
-cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                         cudaMemcpyKind kind) {
-    CUSIM_API_PROLOGUE();
+namespace {
+cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                      cudaMemcpyKind kind, const char* api) {
     if (width > dpitch || width > spitch)
-        return api_error(cudaErrorInvalidPitchValue, "cudaMemcpy2D", "width is larger than a pitch");
+        return api_error(cudaErrorInvalidPitchValue, api, "width is larger than a pitch");
     if (height == 0 || width == 0) return ok();
     const size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
-    if (cudaError_t e = check_copy(dst, src, std::min(dspan, sspan), kind, "cudaMemcpy2D")) return e;
+    if (cudaError_t e = check_copy(dst, src, std::min(dspan, sspan), kind, api)) return e;
     for (size_t r = 0; r < height; ++r) {
         std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
         if (analysis_hooks::instrumented) analysis_hooks::on_host_write(static_cast<char*>(dst) + r * dpitch, width);
     }
     tls_site_file = nullptr;
+    return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind kind) {
+    CUSIM_API_PROLOGUE();
+    return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2D");
+}
+
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                              cudaMemcpyKind kind, cudaStream_t stream) {
+    CUSIM_API_PROLOGUE();
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpy2DAsync", "the stream is not a valid stream handle");
+    return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2DAsync");
+}
+
+// Rows are padded to a multiple of 512 bytes (the textureAlignment of the virtual device), as a
+// GPU pads them to its own alignment: code must use the returned pitch, never width * sizeof(T).
+cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+    CUSIM_API_PROLOGUE();
+    if (!pitch) return api_error(cudaErrorInvalidValue, "cudaMallocPitch", "pitch is NULL");
+    const size_t p = ((std::max<size_t>(width, 1) + 511) / 512) * 512;
+    if (cudaError_t e = allocate(ptr, p * height, true, "cudaMallocPitch")) return e;
+    *pitch = p;
     return cudaSuccess;
 }
 
@@ -622,6 +677,27 @@ cudaError_t cudaMemset(void* ptr, int value, size_t count) {
     return memset_impl(ptr, value, count, "cudaMemset");
 }
 
+cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height) {
+    CUSIM_API_PROLOGUE();
+    if (width > pitch) return api_error(cudaErrorInvalidPitchValue, "cudaMemset2D", "width is larger than the pitch");
+    if (width == 0 || height == 0) return ok();
+    {
+        State& s = state();
+        std::lock_guard<std::mutex> lk(s.mu);
+        const size_t span = pitch * (height - 1) + width;
+        if (classify(s, ptr, span) != Space::Device)
+            return report_error(cudaErrorInvalidValue, std::string("cudaMemset2D") + at_site() + ": " +
+                                                           explain_pointer(s, ptr, span));
+    }
+    for (size_t r = 0; r < height; ++r) {
+        char* row = static_cast<char*>(ptr) + r * pitch;
+        std::memset(row, value, width);
+        if (analysis_hooks::instrumented) analysis_hooks::on_host_write(row, width);
+    }
+    tls_site_file = nullptr;
+    return cudaSuccess;
+}
+
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
     CUSIM_API_PROLOGUE();
     if (!valid_stream(stream))
@@ -634,9 +710,23 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t str
 cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithFlags(stream, cudaStreamDefault); }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+    return cudaStreamCreateWithPriority(stream, flags, 0);
+}
+
+// Priorities are recorded, not used: every stream is always complete (docs/cusim.md). The range is
+// sm_90's: 0 (least) to -5 (greatest); a priority outside it is clamped, as CUDA does.
+constexpr int kLeastStreamPriority = 0, kGreatestStreamPriority = -5;
+
+cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+    if (leastPriority) *leastPriority = kLeastStreamPriority;
+    if (greatestPriority) *greatestPriority = kGreatestStreamPriority;
+    return ok();
+}
+
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority) {
     CUSIM_API_PROLOGUE();
     if (!stream) return api_error(cudaErrorInvalidValue, "cudaStreamCreate", "stream is NULL");
-    auto* st = new Stream{flags};
+    auto* st = new Stream{flags, std::clamp(priority, kGreatestStreamPriority, kLeastStreamPriority)};
     State& s = state();
     std::lock_guard<std::mutex> lk(s.mu);
     s.streams.insert(st);
@@ -664,6 +754,48 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) { return cudaStreamSynchronize(stream); }
+
+cudaError_t cudaStreamGetPriority(cudaStream_t stream, int* priority) {
+    CUSIM_API_PROLOGUE();
+    if (!priority) return api_error(cudaErrorInvalidValue, "cudaStreamGetPriority", "priority is NULL");
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaStreamGetPriority", "not a live stream");
+    const bool default_stream = stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+    *priority = default_stream ? 0 : stream->priority;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamGetFlags(cudaStream_t stream, unsigned int* flags) {
+    CUSIM_API_PROLOGUE();
+    if (!flags) return api_error(cudaErrorInvalidValue, "cudaStreamGetFlags", "flags is NULL");
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaStreamGetFlags", "not a live stream");
+    const bool default_stream = stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+    *flags = default_stream ? cudaStreamDefault : stream->flags;
+    return cudaSuccess;
+}
+
+// Host functions run when the work before them in the stream is complete: with synchronous
+// streams, that is now, on the calling thread (a GPU runs them on a driver thread, in stream order).
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
+    CUSIM_API_PROLOGUE();
+    if (!fn) return api_error(cudaErrorInvalidValue, "cudaLaunchHostFunc", "fn is NULL");
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaLaunchHostFunc", "not a live stream");
+    fn(userData);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* userData,
+                                  unsigned int flags) {
+    CUSIM_API_PROLOGUE();
+    if (!callback) return api_error(cudaErrorInvalidValue, "cudaStreamAddCallback", "callback is NULL");
+    if (flags != 0) return api_error(cudaErrorInvalidValue, "cudaStreamAddCallback", "flags must be 0");
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaStreamAddCallback", "not a live stream");
+    callback(stream, cudaSuccess, userData);
+    return cudaSuccess;
+}
 
 namespace {
 bool valid_event(cudaEvent_t e) {
@@ -734,6 +866,49 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
         return api_error(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime", "an event has not been recorded");
     *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
     return cudaSuccess;
+}
+
+// ---- Launches through a void* kernel pointer ------------------------------------------------------
+
+namespace cusim::detail {
+void register_pointer_launch(const void* kernel, PointerLaunch launch, const char* name) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.pointer_launches[kernel] = {launch, name};
+}
+}  // namespace cusim::detail
+
+namespace {
+cudaError_t launch_through_pointer(const char* api, const void* kernel, dim3 grid, dim3 block, void** args,
+                                   size_t shmem, cudaStream_t stream, const cusim::site& where) {
+    CUSIM_API_PROLOGUE();
+    std::pair<PointerLaunch, const char*> entry{nullptr, nullptr};
+    {
+        State& s = state();
+        std::lock_guard<std::mutex> lk(s.mu);
+        auto it = s.pointer_launches.find(kernel);
+        if (it != s.pointer_launches.end()) entry = it->second;
+    }
+    if (!entry.first) {
+        const std::string at = std::string(where.file_name()) + ":" + std::to_string(where.line());
+        return report_error(
+            cudaErrorInvalidDeviceFunction,
+            std::string(api) + " at " + at + ": " + (kernel ? ptr_str(kernel) : std::string("NULL")) +
+                " is not a kernel cusim has seen cast to void*; cusim learns a kernel's parameter types where "
+                "a .cu file it rewrites writes (void*)kernel: pass the kernel itself, or cast it there");
+    }
+    entry.first(kernel, entry.second, cusim::launch_config(grid, block, shmem, stream), args, where);
+    return cudaPeekAtLastError();
+}
+}  // namespace
+
+cudaError_t cudaLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** args, size_t shmem,
+                             cudaStream_t stream, const cusim::site& where) {
+    return launch_through_pointer("cudaLaunchKernel", kernel, grid, block, args, shmem, stream, where);
+}
+cudaError_t cudaLaunchCooperativeKernel(const void* kernel, dim3 grid, dim3 block, void** args, size_t shmem,
+                                        cudaStream_t stream, const cusim::site& where) {
+    return launch_through_pointer("cudaLaunchCooperativeKernel", kernel, grid, block, args, shmem, stream, where);
 }
 
 // ---- Kernel attributes ---------------------------------------------------------------------------

@@ -29,6 +29,10 @@ and rewrites only CUDA-only syntax:
                                     with ::cusim::register_dynamic_shared_pointer
   __shared__ T x[N];  (file/namespace scope) -> static thread_local T x[N];
   __noinline__                   -> __attribute__((noinline))
+  (void*)k, (const void*)&k, reinterpret_cast<void*>(k)   (k a __global__ function)
+                                 -> ::cusim::kernel_pointer(k, "k")
+                                    the same address, with k's parameter types recorded for
+                                    cudaLaunchKernel / cudaLaunchCooperativeKernel on it
 
 Every input line keeps its line number: the output starts with
 `#line 1 "<absolute input path>"`, and a construct spanning several lines is
@@ -38,6 +42,8 @@ are copied verbatim, so they keep their own lines).  Errors are printed as
 
 KID is reinterpret_cast<const void*>(&k) when k names exactly one __global__
 function declared in this file (explicit template arguments included), else nullptr.
+A void* cast is rewritten when its operand's last name is a __global__ function declared
+in this file or in a header of the program it includes (followed as above).
 
 Limitations (each fails loudly at compile time rather than silently):
   * Text inside preprocessor directives is never rewritten: a launch or __shared__
@@ -233,6 +239,7 @@ class Rewriter:
         self.counter = id_base  # distinct per file, so names of a header and its includer differ
         self._match = self._compute_matches()
         self.kernels = self._scan_kernels()
+        self.header_kernels = set()  # kernel names declared in the program's headers (Program)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -475,6 +482,11 @@ class Rewriter:
             kind = t.kind
             if kind == "punct":
                 tx = t.text
+                if tx == "(":
+                    j = self._void_cast(i)
+                    if j is not None:
+                        i = j
+                        continue
                 if tx == "{":
                     bkind = "func" if func_depth else self._classify_brace(head, i)
                     stack.append(bkind)
@@ -505,6 +517,11 @@ class Rewriter:
                         i = self._recover(i)
                     head = i
                     continue
+                if tx == "reinterpret_cast":
+                    j = self._void_cast(i)
+                    if j is not None:
+                        i = j
+                        continue
                 if tx == "__noinline__":
                     self._edit(t.start, t.end, "__attribute__((noinline))")
                 elif tx == "__attribute__" and i + 1 < n and toks[i + 1].text == "(":
@@ -770,6 +787,80 @@ class Rewriter:
             if n_targs is None or pack or not (required <= n_targs <= total):
                 return "nullptr"
         return "reinterpret_cast<const void*>(&%s)" % join_tokens(toks[lo:hi])
+
+    # -- (void*)kernel ------------------------------------------------------------------------
+
+    def _void_pointer_type(self, lo, hi):
+        """True if toks[lo:hi] spells `void *` with optional const/volatile."""
+        if not 2 <= hi - lo <= 4:
+            return False
+        texts = [t.text for t in self.toks[lo:hi]]
+        return (len(texts) >= 2 and texts[-1] == "*" and texts.count("void") == 1
+                and all(x in ("void", "const", "volatile") for x in texts[:-1]))
+
+    def _kernel_operand(self, k):
+        """[&] [::] name {:: name} [<targs>] starting at toks[k] whose last name is a kernel:
+        (end index, last name), or None."""
+        toks = self.toks
+        n = len(toks)
+        if k < n and toks[k].text == "&":
+            k += 1
+        if k < n and toks[k].text == "::":
+            k += 1
+        while True:
+            if k >= n or toks[k].kind != "id" or toks[k].text in _KEYWORDS:
+                return None
+            name = toks[k].text
+            k += 1
+            if k < n and toks[k].text == "<":
+                close = self._skip_angle(k, n)
+                if close is None:
+                    return None
+                k = close + 1
+            if k < n and toks[k].text == "::":
+                k += 1
+                continue
+            break
+        if name not in self.kernels and name not in self.header_kernels:
+            return None
+        return k, name
+
+    def _void_cast(self, i):
+        """toks[i] is '(' or 'reinterpret_cast': a cast of a kernel to a void pointer becomes
+        ::cusim::kernel_pointer(kernel, "kernel"). Returns the index after it, or None."""
+        toks = self.toks
+        n = len(toks)
+        if toks[i].text == "(":
+            close = self._match.get(i)
+            if close is None or close < i or not self._void_pointer_type(i + 1, close):
+                return None
+            lo = close + 1
+            operand = self._kernel_operand(lo)
+            if operand is None:
+                return None
+            end, _name = operand
+            if end < n and toks[end].text in ("(", "[", ".", "->"):
+                return None  # the cast applies to a call or a member, not to the kernel
+        else:
+            if i + 1 >= n or toks[i + 1].text != "<":
+                return None
+            gt = self._skip_angle(i + 1, n)
+            if gt is None or not self._void_pointer_type(i + 2, gt) or gt + 1 >= n or toks[gt + 1].text != "(":
+                return None
+            pclose = self._match.get(gt + 1)
+            lo = gt + 2
+            operand = self._kernel_operand(lo)
+            if operand is None or pclose is None or operand[0] != pclose:
+                return None
+            end = pclose + 1
+        if self._pp_between(toks[i].start, toks[end - 1].end):
+            return None
+        op_end = end if toks[i].text == "(" else end - 1
+        operand_text = join_tokens(toks[lo:op_end])
+        repl = "::cusim::kernel_pointer(%s, %s)" % (operand_text, _c_string(operand_text.lstrip("&")))
+        start, stop = toks[i].start, toks[end - 1].end
+        self._edit(start, stop, repl + "\n" * self._newlines(start, stop))
+        return end
 
     # -- __shared__ ------------------------------------------------------------------------
 
@@ -1127,6 +1218,7 @@ class Program:
         self.errors = []  # (path, line, message)
         self.read = []  # every file read (for the depfile)
         self.outputs = {}  # copy path -> text
+        self.kernel_names = set()  # every __global__ function name seen in the files read
 
     def _line(self, text, offset):
         return text.count("\n", 0, offset) + 1
@@ -1138,6 +1230,7 @@ class Program:
         if text.startswith("\ufeff"):
             text = text[1:]
         r = Rewriter(text, path, id_base=100000 * len(self.done))
+        self.kernel_names.update(r.kernels)
         base = os.path.dirname(path)
         changed = False
         for start, end, name, quoted, unconditional in _include_directives(text, r.pp_spans):
@@ -1156,6 +1249,7 @@ class Program:
                                     "cusim: <%s> is not supported on the sim backend (see docs/cusim.md)"
                                     % name))
         n_include_edits = len(r.edits)
+        r.header_kernels = set(self.kernel_names)  # kernels of the headers read so far
         out = r.run()
         for line, msg in r.errors:
             self.errors.append((path, line, msg))

@@ -1,7 +1,7 @@
 // Minimal stand-in for cusim's runtime, used only by the rewriter's tests.
 //
 // It provides exactly the interface the rewriter's output calls (::cusim::launch,
-// launch_config, shared_var, dynamic_shared, register_dynamic_shared_pointer) plus the
+// launch_config, shared_var, dynamic_shared, register_dynamic_shared_pointer, kernel_pointer) plus the
 // CUDA keywords the test sources use, so the rewriter is tested against the contract
 // rather than against the real runtime.  launch() runs the kernel once per thread of the
 // grid, one after another, with no barriers; each block gets fresh shared storage.
@@ -89,6 +89,12 @@ inline void* dynamic_shared() { return stub::current.dynamic; }
 inline bool register_dynamic_shared_pointer(void** (*getter)()) {
     stub::dynamic_pointers().push_back(getter);
     return true;
+}
+
+// (void*)kernel: the pointer, as the cast gives it.
+template <class T>
+inline void* kernel_pointer(T value, const char*) {
+    return (void*)value;
 }
 
 template <class F, class... A>

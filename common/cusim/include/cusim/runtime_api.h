@@ -156,6 +156,7 @@ typedef cusim::detail::Event* cudaEvent_t;
 #define cudaHostAllocMapped 0x02
 #define cudaMemAttachGlobal 0x01
 #define CUDART_VERSION 13000
+#define CUDART_CB  // calling convention of host callbacks (__stdcall on Windows, empty elsewhere)
 
 const char* cudaGetErrorString(cudaError_t error);
 const char* cudaGetErrorName(cudaError_t error);
@@ -189,6 +190,10 @@ cudaError_t cudaMemset(void* ptr, int value, size_t count);
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream = 0);
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                          size_t height, cudaMemcpyKind kind);
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                              size_t height, cudaMemcpyKind kind, cudaStream_t stream = 0);
+cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height);
+cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height);
 
 cudaError_t cudaStreamCreate(cudaStream_t* stream);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags);
@@ -196,6 +201,15 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaStreamQuery(cudaStream_t stream);
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags = 0);
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority);
+cudaError_t cudaStreamGetPriority(cudaStream_t stream, int* priority);
+cudaError_t cudaStreamGetFlags(cudaStream_t stream, unsigned int* flags);
+cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority);
+typedef void (*cudaHostFn_t)(void* userData);
+typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, void* userData);
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData);
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* userData,
+                                  unsigned int flags);
 
 cudaError_t cudaEventCreate(cudaEvent_t* event);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags);
@@ -234,6 +248,10 @@ inline cudaError_t cudaMalloc(T** ptr, size_t size) {
     return cudaMalloc(reinterpret_cast<void**>(ptr), size);
 }
 template <class T>
+inline cudaError_t cudaMallocPitch(T** ptr, size_t* pitch, size_t width, size_t height) {
+    return cudaMallocPitch(reinterpret_cast<void**>(ptr), pitch, width, height);
+}
+template <class T>
 inline cudaError_t cudaMallocHost(T** ptr, size_t size) {
     return cudaMallocHost(reinterpret_cast<void**>(ptr), size);
 }
@@ -244,6 +262,10 @@ inline cudaError_t cudaMallocManaged(T** ptr, size_t size, unsigned int flags = 
 
 namespace cusim::detail {
 cudaError_t memcpy_symbol(void* dst, const void* src, size_t count, const char* what);
+/// The result of a symbol query `api`: `problem` (an invalid argument) or the sticky error, if any.
+cudaError_t symbol_query(const char* api, const char* problem);
+/// Records [symbol, symbol + size) as device memory for copies and memsets (cudaGetSymbolAddress).
+cudaError_t symbol_address(const void* symbol, size_t size);
 }
 /// `__device__`/`__constant__` variables are host objects in cusim, so the symbol copies are
 /// bounds-checked memcpys.
@@ -258,6 +280,31 @@ inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count
                                         cudaMemcpyKind = cudaMemcpyDeviceToHost) {
     if (offset + count > sizeof(T)) return cusim::detail::memcpy_symbol(nullptr, nullptr, 0, "cudaMemcpyFromSymbol");
     return cusim::detail::memcpy_symbol(dst, reinterpret_cast<const char*>(&symbol) + offset, count, nullptr);
+}
+/// Streams are always complete in cusim, so the asynchronous symbol copies are the synchronous ones.
+template <class T>
+inline cudaError_t cudaMemcpyToSymbolAsync(T& symbol, const void* src, size_t count, size_t offset = 0,
+                                           cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t = 0) {
+    return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+}
+template <class T>
+inline cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                                             cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t = 0) {
+    return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+}
+/// The device address of a `__device__`/`__constant__` variable: the host object itself in cusim,
+/// from then on accepted as device memory by cudaMemcpy and cudaMemset.
+template <class T>
+inline cudaError_t cudaGetSymbolAddress(void** devPtr, const T& symbol) {
+    if (!devPtr) return cusim::detail::symbol_query("cudaGetSymbolAddress", "devPtr is NULL");
+    *devPtr = const_cast<void*>(static_cast<const void*>(&symbol));
+    return cusim::detail::symbol_address(&symbol, sizeof(T));
+}
+template <class T>
+inline cudaError_t cudaGetSymbolSize(size_t* size, const T&) {
+    if (!size) return cusim::detail::symbol_query("cudaGetSymbolSize", "size is NULL");
+    *size = sizeof(T);
+    return cusim::detail::symbol_query("cudaGetSymbolSize", nullptr);
 }
 
 // Call-site capture: runtime calls on bad pointers report the .cu file and line of the call.
