@@ -154,6 +154,25 @@ __global__ void copy_coalesced(const float* in, float* out, int n) {
     if (i < n) out[i] = in[i];
 }
 
+// A float4 copy: one 16-byte load and store per thread, which the host compiler splits into
+// four 4-byte accesses at four instructions.
+__global__ void copy_float4(const float4* in, float4* out, int n4) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) out[i] = in[i];
+}
+
+// One thread per group of 4 consecutive floats, read by the same instruction in a loop: four
+// requests, as on a GPU (a loop is not a vector access).
+// (The count is a parameter: a constant 4 would let the host compiler unroll the loop into four
+// instructions, which cusim would join like a float4.)
+__global__ void sum_four_in_a_loop(const float* in, float* out, int groups, int per_group) {
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= groups) return;
+    float s = 0.0f;
+    for (int k = 0; k < per_group; ++k) s += in[per_group * g + k];
+    out[g] = s;
+}
+
 __global__ void copy_stride32(const float* in, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     // Lane k of a warp touches element 32*k: every lane in its own 32-byte sector.
@@ -398,6 +417,33 @@ TEST_F(Analysis, Stride32CopyHasThirtyTwoSectorsPerRequest) {
     auto* m = find(cusim::analysis::metrics(), "copy_stride32");
     ASSERT_NE(m, nullptr);
     EXPECT_DOUBLE_EQ(m->global_sectors_per_request(), 32.0);
+}
+
+TEST_F(Analysis, Float4CopyIsOneSixteenByteRequestPerWarp) {
+    const int n = 1 << 16;
+    Device d(n);
+    copy_float4<<<n / 4 / 256, 256>>>(reinterpret_cast<const float4*>(d.a), reinterpret_cast<float4*>(d.b), n / 4);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto* m = find(cusim::analysis::metrics(), "copy_float4");
+    ASSERT_NE(m, nullptr);
+    // 32 lanes x 16 bytes = 512 bytes = 16 sectors per request, every byte used.
+    EXPECT_EQ(m->global_load_requests, static_cast<uint64_t>(n / 4 / 32));
+    EXPECT_EQ(m->global_store_requests, static_cast<uint64_t>(n / 4 / 32));
+    EXPECT_DOUBLE_EQ(m->global_load_sectors_per_request(), 16.0);
+    EXPECT_DOUBLE_EQ(m->global_store_sectors_per_request(), 16.0);
+    EXPECT_EQ(m->global_bytes_read, static_cast<uint64_t>(n) * 4);
+}
+
+TEST_F(Analysis, LoopOverConsecutiveElementsStaysScalar) {
+    const int n = 1 << 12;
+    Device d(n);
+    sum_four_in_a_loop<<<n / 4 / 256, 256>>>(d.a, d.b, n / 4, 4);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto* m = find(cusim::analysis::metrics(), "sum_four_in_a_loop");
+    ASSERT_NE(m, nullptr);
+    // Each of the 4 loads of a warp spans 32 lanes x 16 bytes: 16 sectors for 128 bytes.
+    EXPECT_EQ(m->global_load_requests, static_cast<uint64_t>(4 * (n / 4) / 32));
+    EXPECT_DOUBLE_EQ(m->global_load_sectors_per_request(), 16.0);
 }
 
 TEST_F(Analysis, GridStrideLoopStaysCoalescedBeyondTheSample) {
