@@ -282,11 +282,13 @@ bool vectorized(const std::string& function) {
 std::string row_note(const Matrix& m, std::size_t index, const std::string& function) {
   const std::size_t r = index / static_cast<std::size_t>(m.cols);
   std::string note = std::string("Row ") + std::to_string(r) + " is " + describe(m.kinds[r]) + ".";
-  if (m.cols % 4 != 0 && vectorized(function)) {
-    note += " cols = " + std::to_string(m.cols) +
-            " is not a multiple of 4: rows are not all 16-byte aligned. With 16-byte loads, load the elements before "
-            "the row's first 16-byte boundary and after its last full float4 one by one (a float4 that covers the "
-            "row's end reads past it).";
+  const bool bf16 = function.ends_with("_bf16");
+  const int per_16_bytes = bf16 ? 8 : 4;  // elements in 16 bytes
+  if (m.cols % per_16_bytes != 0 && vectorized(function)) {
+    note += " cols = " + std::to_string(m.cols) + " is not a multiple of " + std::to_string(per_16_bytes) +
+            ": rows are not all 16-byte aligned. With 16-byte loads, load the elements before the row's first "
+            "16-byte boundary and after its last full 16-byte chunk one by one (a " +
+            (bf16 ? std::string("uint4") : std::string("float4")) + " that covers the row's end reads past it).";
   }
   return note;
 }
