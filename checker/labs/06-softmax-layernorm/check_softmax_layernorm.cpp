@@ -464,13 +464,17 @@ testing::AssertionResult compare_stats(const std::string& call, const char* arra
             << (never_written(got[r]) ? std::string("nothing (never written)") : number(g)) << ", expected "
             << number(e.value[r]) << " (allowed difference " << number(e.allowed[r]) << "). Row " << r << " is "
             << describe(m.kinds[r]) << ".";
-    if (m.kinds[r] == RowKind::Cancellation) {
+    const bool zero_variance = std::string(array) != "mean" && m.cols > 0 &&
+                               e.value[r] >= 0.99 / std::sqrt(static_cast<double>(kEps));
+    if (zero_variance) {
+      failure << " This row's variance is 0 (cols = " << m.cols
+              << (m.cols == 1 ? ", a single element" : "")
+              << "): rstd = 1 / sqrt(0 + eps), with eps inside the square root.";
+    } else if (m.kinds[r] == RowKind::Cancellation) {
       failure << " Relative error " << number(std::fabs(g - e.value[r]) / std::fabs(e.value[r]))
               << ": on this row the variance is 1 and the mean 1000, and E[x^2] - E[x]^2 subtracts two numbers near "
                  "1e6 whose rounding errors exceed the variance (catastrophic cancellation). Compute the mean "
                  "first, then the mean of (x - mean)^2 (two passes, over a cached row), or use Welford's algorithm.";
-    } else if (m.kinds[r] == RowKind::Constant) {
-      failure << " A constant row has variance 0: rstd = 1 / sqrt(0 + eps), with eps inside the square root.";
     } else if (std::string(array) == "rstd" && std::isfinite(g) && std::fabs(g - e.value[r]) > 1e-3 * e.value[r]) {
       failure << " The variance is the biased one (divide by cols, not cols - 1), and eps goes inside the square "
                  "root: rstd = 1 / sqrt(var + eps).";

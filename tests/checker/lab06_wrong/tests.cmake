@@ -40,3 +40,11 @@ if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(06-softmax-layernorm strided_block_softmax SIM_ANALYSIS
     --expect-fail Performance.BlockSoftmaxCoalesced "softmax_block: [0-9.]+ sectors per load request")
 endif()
+wb_known_wrong_test(06-softmax-layernorm eps_outside_sqrt
+  --expect-fail Correctness.LayerNormForward "rstd\\[[0-9]+\\] = inf, expected .* This row's variance is 0 .*rstd = 1 / sqrt\\(0 \\+ eps\\), with eps inside the square root")
+if(WB_BACKEND STREQUAL "sim")
+  wb_known_wrong_test(06-softmax-layernorm layernorm_three_reads SIM_ANALYSIS
+    --expect-fail Performance.LayerNormReadsOnce "layernorm_forward\\(rows=32, cols=2048\\) read 5\\.00 x 4RC bytes \\(at most 3\\.05")
+  wb_known_wrong_test(06-softmax-layernorm reads_unwritten_partials SIM_ANALYSIS
+    --expect-fail Analysis.MemcheckClean "[Uu]ninitialized __global__ memory read.*reads_unwritten_partials.cu")
+endif()
