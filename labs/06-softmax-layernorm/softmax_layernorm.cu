@@ -15,17 +15,17 @@ namespace {
 
 // ---- Provided -----------------------------------------------------------------------------------------
 
-constexpr unsigned kFullMask = 0xffffffffu;
+[[maybe_unused]] constexpr unsigned kFullMask = 0xffffffffu;
 
 // Threads per block for a row of `cols` elements, about `per_thread` elements each: a multiple of
 // 32 from 32 to 1024 (block reductions with warp shuffles need whole warps).
-int block_threads(int cols, int per_thread) {
+[[maybe_unused]] int block_threads(int cols, int per_thread) {
   const int wanted = (cols + per_thread - 1) / per_thread;
   return std::clamp((wanted + 31) / 32 * 32, 32, 1024);
 }
 
-__device__ float to_float(float v) { return v; }
-__device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+[[maybe_unused]] __device__ float to_float(float v) { return v; }
+[[maybe_unused]] __device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 // ---- TODO(1): the lab's reductions, used by every version from 2 on ----------------------------------------
 //
