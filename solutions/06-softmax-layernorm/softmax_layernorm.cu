@@ -49,26 +49,35 @@ struct Max {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
-template <class Op>
-__device__ float warp_reduce(float v, Op op) {
-  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(kFullMask, v, offset));
+__device__ float shfl_xor(float v, int offset) { return __shfl_xor_sync(kFullMask, v, offset); }
+__device__ float2 shfl_xor(float2 v, int offset) { return {shfl_xor(v.x, offset), shfl_xor(v.y, offset)}; }
+
+// Combines the values of the 32 lanes; every lane gets the result. shfl_xor() of a struct moves
+// each of its fields.
+template <class V, class Combine>
+__device__ V warp_reduce(V v, Combine combine) {
+  for (int offset = 16; offset > 0; offset >>= 1) v = combine(v, shfl_xor(v, offset));
   return v;
 }
 
-// Reduces one value per thread over the block; every thread gets the result.
-template <class Op>
-__device__ float block_reduce(float v, Op op, float identity) {
-  __shared__ float partial[32];
+// Reduces one value per thread over the block; every thread gets the result. `identity` stands in
+// for the warps the block does not have.
+template <class V, class Combine>
+__device__ V block_reduce(V v, Combine combine, V identity) {
+  __shared__ V partial[32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  v = warp_reduce(v, op);
+  v = warp_reduce(v, combine);
   __syncthreads();  // the previous call's readers are done with partial[]
   if (lane == 0) partial[warp] = v;
   __syncthreads();
-  return warp_reduce(lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : identity, op);
+  return warp_reduce(lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : identity, combine);
 }
 
 __device__ float block_sum(float v) { return block_reduce(v, Sum{}, 0.0f); }
 __device__ float block_max(float v) { return block_reduce(v, Max{}, -INFINITY); }
+__device__ float2 block_sum(float2 v) {
+  return block_reduce(v, [](float2 a, float2 b) { return float2{a.x + b.x, a.y + b.y}; }, float2{0.0f, 0.0f});
+}
 
 // Online softmax state: the maximum m of the values seen and the sum of exp(v - m).
 struct MaxSum {
@@ -92,20 +101,10 @@ __device__ void add(MaxSum& st, float v) {
   }
 }
 
+__device__ MaxSum shfl_xor(MaxSum st, int offset) { return {shfl_xor(st.m, offset), shfl_xor(st.s, offset)}; }
+
 __device__ MaxSum block_reduce(MaxSum st) {
-  __shared__ MaxSum partial[32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    st = combine(st, {__shfl_xor_sync(kFullMask, st.m, offset), __shfl_xor_sync(kFullMask, st.s, offset)});
-  }
-  __syncthreads();
-  if (lane == 0) partial[warp] = st;
-  __syncthreads();
-  st = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : MaxSum{};
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    st = combine(st, {__shfl_xor_sync(kFullMask, st.m, offset), __shfl_xor_sync(kFullMask, st.s, offset)});
-  }
-  return st;
+  return block_reduce(st, [](MaxSum a, MaxSum b) { return combine(a, b); }, MaxSum{});
 }
 
 // Normalized softmax value of v for a row with state st; 0 for a fully masked row.
@@ -473,20 +472,11 @@ __device__ Welford combine(Welford a, Welford b) {
 }
 
 __device__ Welford shfl_xor(Welford w, int offset) {
-  return {__shfl_xor_sync(kFullMask, w.n, offset), __shfl_xor_sync(kFullMask, w.mean, offset),
-          __shfl_xor_sync(kFullMask, w.m2, offset)};
+  return {shfl_xor(w.n, offset), shfl_xor(w.mean, offset), shfl_xor(w.m2, offset)};
 }
 
 __device__ Welford block_reduce(Welford w) {
-  __shared__ Welford partial[32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int offset = 16; offset > 0; offset >>= 1) w = combine(w, shfl_xor(w, offset));
-  __syncthreads();
-  if (lane == 0) partial[warp] = w;
-  __syncthreads();
-  w = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : Welford{};
-  for (int offset = 16; offset > 0; offset >>= 1) w = combine(w, shfl_xor(w, offset));
-  return w;
+  return block_reduce(w, [](Welford a, Welford b) { return combine(a, b); }, Welford{});
 }
 
 // Rows longer than the cache: Welford statistics (layer norm) or the sum of squares (RMSNorm) in
@@ -549,28 +539,6 @@ cudaError_t norm_forward(const T* x, const T* gamma, const T* beta, T* y, float*
 // block stores its partial rows in the workspace, and norm_param_grad_kernel adds them up column
 // by column in block order: the same result on every run.
 
-__device__ float2 shfl_xor(float2 v, int offset) {
-  return {__shfl_xor_sync(kFullMask, v.x, offset), __shfl_xor_sync(kFullMask, v.y, offset)};
-}
-
-__device__ float2 block_sum2(float2 v) {
-  __shared__ float2 partial[32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const float2 o = shfl_xor(v, offset);
-    v = {v.x + o.x, v.y + o.y};
-  }
-  __syncthreads();
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  v = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : float2{0.0f, 0.0f};
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const float2 o = shfl_xor(v, offset);
-    v = {v.x + o.x, v.y + o.y};
-  }
-  return v;
-}
-
 // Rows whose length is a multiple of 4, up to kVecs float4 chunks per thread: the thread's
 // gamma, partial gradients and current row chunks live in registers.
 template <bool kCentered, int kVecs>
@@ -609,7 +577,7 @@ __global__ void norm_backward_vec_kernel(const float* dy, const float* x, const 
         }
       }
     }
-    sums = block_sum2(sums);
+    sums = block_sum(sums);
     const float a = kCentered ? sums.x / cols : 0.0f, b = sums.y / cols;
     float4* dx4 = reinterpret_cast<float4*>(dx + static_cast<std::size_t>(r) * cols);
 #pragma unroll
@@ -656,7 +624,7 @@ __global__ void norm_backward_kernel(const float* dy, const float* x, const floa
       pg[c] += dyr[c] * xh;
       if constexpr (kCentered) pb[c] += dyr[c];
     }
-    sums = block_sum2(sums);
+    sums = block_sum(sums);
     const float a = kCentered ? sums.x / cols : 0.0f, b = sums.y / cols;
     float* dxr = dx + static_cast<std::size_t>(r) * cols;
     for (int c = threadIdx.x; c < cols; c += blockDim.x) {

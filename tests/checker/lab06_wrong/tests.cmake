@@ -30,7 +30,7 @@ if(WB_BACKEND STREQUAL "sim")
   # The report names the write of partial[] and its read, at their lines in this file.
   wb_known_wrong_test(06-softmax-layernorm missing_barrier SIM_ANALYSIS
     --expect-fail Analysis.RacecheckClean
-                  "racecheck/synccheck report\\(s\\).*missing_barrier.cu:({{line:if (lane == 0) partial[warp] = v;}}|{{line:return warp_reduce(lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : identity, op);}})")
+                  "racecheck/synccheck report\\(s\\).*missing_barrier.cu:({{line:if (lane == 0) partial[warp] = v;}}|{{line:return warp_reduce(lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : identity, combine);}})")
   wb_known_wrong_test(06-softmax-layernorm atomic_backward SIM_ANALYSIS
     --expect-fail Analysis.BackwardNoAtomics "layernorm_backward\\(rows=1000, cols=100\\): [0-9]+ atomic operations")
   wb_known_wrong_test(06-softmax-layernorm online_three_reads SIM_ANALYSIS
