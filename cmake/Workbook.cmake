@@ -251,18 +251,34 @@ function(wb_add_check_binary target)
   wb_cuda_sources(${target} ${A_LAB_SOURCES})
 endfunction()
 
-# wb_add_lab(<NN-name> CHECKS <check.cpp>... SOURCES <file.cu>...
+# wb_add_lab(<NN-name> CHECKS <check.cpp>... SOURCES <file.cu>... [USES <NN-name/file.cu>...]
 #            [INCLUDE_DIRS <dir>...] [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...])
+# USES links files of an earlier lab from the same tree: labs/ into the learner's binary,
+# solutions/ into the solution's (lab 07 runs the learner's own lab-05 sgemm()).
 # Declares check_<NN>_<name> (checks + labs/<NN-name>/<files>) and, when the tree has
 # solutions/<NN-name>, check_<NN>_<name>_solution (checks + solutions/<NN-name>/<files>).
 # These names are what `./workbook check` builds and runs.
 function(wb_add_lab lab)
-  cmake_parse_arguments(PARSE_ARGV 1 A "" "" "CHECKS;SOURCES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS")
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "" "CHECKS;SOURCES;USES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS")
   string(REPLACE "-" "_" ident "${lab}")
   set(variants labs)
   if(IS_DIRECTORY "${WB_ROOT}/solutions/${lab}")
     list(APPEND variants solutions)
   endif()
+  # USES: files of earlier labs (NN-name/file) linked in from the same tree, with their lab's
+  # header directory on the include path.
+  set(include_dirs ${A_INCLUDE_DIRS})
+  foreach(use IN LISTS A_USES)
+    get_filename_component(used_lab "${use}" DIRECTORY)
+    list(APPEND include_dirs "${WB_ROOT}/labs/${used_lab}")
+  endforeach()
+  set(used_solutions "")
+  foreach(use IN LISTS A_USES)
+    list(APPEND used_solutions "${WB_ROOT}/solutions/${use}")
+  endforeach()
+  # What the known-wrong self-tests (tests/checker) link beside a mutated solution.
+  set_property(GLOBAL PROPERTY WB_LAB_${ident}_USES "${used_solutions}")
+  set_property(GLOBAL PROPERTY WB_LAB_${ident}_INCLUDE_DIRS "${include_dirs}")
   foreach(variant IN LISTS variants)
     set(target check_${ident})
     if(variant STREQUAL "solutions")
@@ -272,8 +288,11 @@ function(wb_add_lab lab)
     foreach(file IN LISTS A_SOURCES)
       list(APPEND lab_sources "${WB_ROOT}/${variant}/${lab}/${file}")
     endforeach()
+    foreach(use IN LISTS A_USES)
+      list(APPEND lab_sources "${WB_ROOT}/${variant}/${use}")
+    endforeach()
     wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
-                        INCLUDE_DIRS ${A_INCLUDE_DIRS} CUDA_BASELINES ${A_CUDA_BASELINES}
+                        INCLUDE_DIRS ${include_dirs} CUDA_BASELINES ${A_CUDA_BASELINES}
                         CUDA_LIBS ${A_CUDA_LIBS})
   endforeach()
   # check_<NN>_<name>_mutant: the checks with <build>/mutant/<NN-name>/<files>, which
@@ -289,8 +308,8 @@ function(wb_add_lab lab)
       list(APPEND lab_sources "${slot}")
     endforeach()
     set(target check_${ident}_mutant)
-    wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
-                        SOURCE_LABEL "a mutant of solutions/${lab}" INCLUDE_DIRS ${A_INCLUDE_DIRS})
+    wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources} ${used_solutions}
+                        SOURCE_LABEL "a mutant of solutions/${lab}" INCLUDE_DIRS ${include_dirs})
     foreach(t IN ITEMS ${target} ${target}_worker)
       if(TARGET ${t})
         set_target_properties(${t} PROPERTIES EXCLUDE_FROM_ALL TRUE)

@@ -9,9 +9,10 @@
 /// @endcode
 /// Compiled into the judge (WB_REMOTE_JUDGE), the line defines saxpy() as a call that sends its
 /// arguments to the worker; compiled into the worker (WB_REMOTE_WORKER) it registers the
-/// student's saxpy() under that name. Scalars travel by value and pointers as numbers (device
-/// pointers are only meaningful in the worker); a function with host arrays is written out by
-/// hand with the same helpers. Overloads get distinct wire names with WB_REMOTE_AS.
+/// student's saxpy() under that name. Scalars and structs of scalars (no pointers inside) travel
+/// by value and pointers as numbers (device pointers are only meaningful in the worker); a
+/// function with host arrays is written out by hand with the same helpers. Overloads get
+/// distinct wire names with WB_REMOTE_AS.
 #pragma once
 
 #include <functional>
@@ -28,7 +29,10 @@ void put_arg(Writer& w, T value) {
   if constexpr (std::is_pointer_v<T>) {
     w.put<std::uint64_t>(to_wire(value));
   } else {
-    static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T>, "remote arguments: scalars and pointers only");
+    // Scalars, and trivially copyable structs of scalars (a lab's shape parameters) by value.
+    static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T> ||
+                      (std::is_class_v<T> && std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>),
+                  "remote arguments: scalars, structs of scalars and pointers only");
     w.put(value);
   }
 }
