@@ -107,22 +107,29 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
     if lab.launch.get("kind", "direct") != "direct":
         raise MutateError(f"lab {lab.id} runs under mpirun; `workbook mutate` handles single-process labs so far")
     solution_dir = lab.source_dir(True)
-    if len(lab.sources) != 1 or not solution_dir.is_dir():
-        raise MutateError(f"lab {lab.id}: needs solutions/{lab.id} with exactly one source file")
-    solution = solution_dir / lab.sources[0]
+    if not lab.sources or not solution_dir.is_dir():
+        raise MutateError(f"lab {lab.id}: needs solutions/{lab.id} with its source files")
     build.configure(BACKEND, verbose=verbose)
     target = lab.target(True).replace("_solution", "_mutant")
     if target not in build.targets_matching(BACKEND, r"check_\w+_mutant"):
         raise MutateError(f"the sim build has no target {target} (declared by wb_add_lab when solutions/ exists)")
-    slot = build_dir(BACKEND) / "mutant" / lab.id / lab.sources[0]
     out = ROOT / "build" / "mutate" / lab.id
-    mutants = generate(solution, out / "mutants")
+    # Mutants of every source file of the lab; one file is mutated at a time, the others are the
+    # solution's (the mutant target's slots, build/<backend>/mutant/<lab>/<file>).
+    solutions = {name: solution_dir / name for name in lab.sources}
+    slots = {name: build_dir(BACKEND) / "mutant" / lab.id / name for name in lab.sources}
+    originals = {name: path.read_text() for name, path in solutions.items()}
+    mutants: list[tuple[str, Path]] = []
+    for name, path in solutions.items():
+        sub = out / "mutants" if len(solutions) == 1 else out / "mutants" / Path(name).stem
+        mutants += [(name, m) for m in generate(path, sub)]
     rng = random.Random(seed)
+    order = {name: i for i, name in enumerate(lab.sources)}
     sample = sorted(rng.sample(mutants, min(max_mutants, len(mutants))),
-                    key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0]))
-    print(f"{lab.id}: {len(mutants)} mutants of {relative(solution)}; checking {len(sample)} (seed {seed})", flush=True)
+                    key=lambda e: (order[e[0]], int(e[1].name.split(".mutant.")[1].split(".")[0])))
+    shown_sources = ", ".join(relative(p) for p in solutions.values())
+    print(f"{lab.id}: {len(mutants)} mutants of {shown_sources}; checking {len(sample)} (seed {seed})", flush=True)
 
-    original = solution.read_text()
     equivalents = load_equivalents(lab)
     binary = bin_dir(BACKEND) / target
     records = []
@@ -130,13 +137,21 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
     shutil.rmtree(survivors_dir, ignore_errors=True)
     survivors_dir.mkdir(parents=True)
     start = time.monotonic()
-    try:
-        for n, path in enumerate(sample, 1):
-            text = path.read_text()
-            old, new, line = changed_lines(original, text)
-            rec = {"mutant": path.name, "line": line, "original": old, "mutated": new}
+
+    def restore() -> None:  # every slot back to its solution file
+        for name, slot in slots.items():
             slot.parent.mkdir(parents=True, exist_ok=True)
-            slot.write_text(text)
+            if not slot.is_file() or slot.read_text() != originals[name]:
+                slot.write_text(originals[name])
+
+    try:
+        restore()
+        for n, (name, path) in enumerate(sample, 1):
+            text = path.read_text()
+            old, new, line = changed_lines(originals[name], text)
+            rec = {"mutant": path.name, "file": name, "line": line, "original": old, "mutated": new}
+            restore()
+            slots[name].write_text(text)
             built = build.build(BACKEND, [target], jobs=jobs)
             if not built.ok:
                 rec["verdict"] = "not compiled"
@@ -154,25 +169,28 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
                     rec["verdict"] = "killed"
                     rec["by"] = failed.name
                 else:
-                    match = next((e for e in equivalents if e["original"] == old and e["mutant"] == new), None)
+                    match = next((e for e in equivalents if e["original"] == old and e["mutant"] == new
+                                  and e.get("file", name) == name), None)
                     rec["verdict"] = "equivalent" if match else "survived"
                     if match:
                         rec["why"] = match["why"]
-                    diff = "".join(difflib.unified_diff(original.splitlines(True), text.splitlines(True),
-                                                        f"solutions/{lab.id}/{lab.sources[0]}", path.name))
+                    diff = "".join(difflib.unified_diff(originals[name].splitlines(True), text.splitlines(True),
+                                                        f"solutions/{lab.id}/{name}", path.name))
                     (survivors_dir / (path.stem + ".diff")).write_text(diff)
             records.append(rec)
-            shown = f"{rec['verdict']:<12} {path.name}  line {line}: {new[:90]}"
+            where = f"{name}:{line}" if len(solutions) > 1 else f"line {line}"
+            shown = f"{rec['verdict']:<12} {path.name}  {where}: {new[:90]}"
             if rec.get("by"):
                 shown += f"  <- {rec['by']}"
             print(f"[{n}/{len(sample)}] {shown}", flush=True)
     finally:
-        slot.write_text(original)  # the target builds the solution again
+        restore()  # the target builds the solution again
 
     counts = {v: sum(r["verdict"] == v for r in records) for v in ("killed", "survived", "equivalent", "not compiled")}
     judged = counts["killed"] + counts["survived"]
     score = counts["killed"] / judged if judged else 1.0
-    summary = {"lab": lab.id, "solution": f"solutions/{lab.id}/{lab.sources[0]}", "generated": len(mutants),
+    summary = {"lab": lab.id, "solution": ", ".join(f"solutions/{lab.id}/{f}" for f in lab.sources),
+               "generated": len(mutants),
                "sampled": len(sample), "seed": seed, "date": time.strftime("%Y-%m-%d"), **counts,
                "score": round(score, 4), "seconds": round(time.monotonic() - start, 1), "mutants": records}
     (out / "report.json").write_text(json.dumps(summary, indent=1) + "\n")

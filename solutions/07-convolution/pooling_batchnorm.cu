@@ -195,6 +195,7 @@ template <int V>
 struct Chunks {
   int C, HW, per_plane;
   long long count;  // chunks in a channel
+  int c0 = 0;       // the channel of blockIdx.y == 0 (a grid holds at most 65535 channels: see slice_grid)
   __device__ std::size_t offset(int c, long long k) const {
     const long long n = k / per_plane;
     return (static_cast<std::size_t>(n) * C + c) * HW + static_cast<std::size_t>(k - n * per_plane) * V;
@@ -230,7 +231,7 @@ __device__ std::size_t partial_at(int c, int b) { return (static_cast<std::size_
 
 template <int V>
 __global__ void bn_stats_kernel(Chunks<V> ch, const float* x, float* workspace) {
-  const int c = blockIdx.y;
+  const int c = ch.c0 + static_cast<int>(blockIdx.y);
   Welford w;
   for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < ch.count;
        k += static_cast<long long>(gridDim.x) * blockDim.x) {
@@ -289,7 +290,7 @@ __device__ void share(float (&v)[K]) {
 template <int V>
 __global__ void bn_normalize_kernel(Chunks<V> ch, const float* x, const float* gamma, const float* beta,
                                     const float* mean, const float* rstd, float* y) {
-  const int c = blockIdx.y;
+  const int c = ch.c0 + static_cast<int>(blockIdx.y);
   float p[3] = {};
   if (threadIdx.x == 0) p[0] = mean[c], p[1] = rstd[c] * gamma[c], p[2] = beta[c];
   share(p);
@@ -309,7 +310,7 @@ __global__ void bn_normalize_kernel(Chunks<V> ch, const float* x, const float* g
 template <int V>
 __global__ void bn_inference_kernel(Chunks<V> ch, const float* x, const float* gamma, const float* beta,
                                     const float* running_mean, const float* running_var, float eps, float* y) {
-  const int c = blockIdx.y;
+  const int c = ch.c0 + static_cast<int>(blockIdx.y);
   float p[3] = {};
   if (threadIdx.x == 0) p[0] = running_mean[c], p[1] = gamma[c] * rsqrtf(running_var[c] + eps), p[2] = beta[c];
   share(p);
@@ -329,7 +330,7 @@ __global__ void bn_inference_kernel(Chunks<V> ch, const float* x, const float* g
 template <int V>
 __global__ void bn_backward_sums_kernel(Chunks<V> ch, const float* dy, const float* x, const float* mean,
                                         float* workspace) {
-  const int c = blockIdx.y;
+  const int c = ch.c0 + static_cast<int>(blockIdx.y);
   float p[1] = {};
   if (threadIdx.x == 0) p[0] = mean[c];
   share(p);
@@ -375,7 +376,7 @@ template <int V>
 __global__ void bn_backward_dx_kernel(Chunks<V> ch, float inv_m, const float* dy, const float* x, const float* gamma,
                                       const float* mean, const float* rstd, const float* dgamma, const float* dbeta,
                                       float* dx) {
-  const int c = blockIdx.y;
+  const int c = ch.c0 + static_cast<int>(blockIdx.y);
   float p[5] = {};
   if (threadIdx.x == 0) p[0] = mean[c], p[1] = rstd[c], p[2] = gamma[c] * rstd[c], p[3] = dbeta[c] * inv_m,
                         p[4] = dgamma[c] * inv_m;
@@ -393,6 +394,12 @@ __global__ void bn_backward_dx_kernel(Chunks<V> ch, float inv_m, const float* dy
   }
 }
 
+// gridDim.y is at most 65535: the channels go in slices of that many, one launch each.
+constexpr int kMaxGridY = 65535;
+
+// The grid of the slice of channels starting at c0 (set ch.c0 = c0 before the launch).
+dim3 slice_grid(int splits, int C, int c0) { return dim3(splits, std::min(C - c0, kMaxGridY)); }
+
 // Splits of a channel of M values: about kValuesPerBlock each, at most kBatchNormSplits.
 int splits_for(long long m) {
   return static_cast<int>(std::clamp((m + kValuesPerBlock - 1) / kValuesPerBlock, 1LL,
@@ -403,32 +410,46 @@ template <int V>
 cudaError_t bn_training(int N, int C, int HW, const float* x, const float* gamma, const float* beta, float momentum,
                         float eps, float* y, float* save_mean, float* save_rstd, float* running_mean,
                         float* running_var, float* workspace) {
-  const Chunks<V> ch = chunks_of<V>(N, C, HW);
-  const dim3 grid(splits_for(static_cast<long long>(N) * HW), C);
-  bn_stats_kernel<V><<<grid, kThreads>>>(ch, x, workspace);
+  Chunks<V> ch = chunks_of<V>(N, C, HW);
+  const int splits = splits_for(static_cast<long long>(N) * HW);
+  for (int c0 = 0; c0 < C; c0 += kMaxGridY) {
+    ch.c0 = c0;
+    bn_stats_kernel<V><<<slice_grid(splits, C, c0), kThreads>>>(ch, x, workspace);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  }
+  bn_finalize_kernel<<<(C + 127) / 128, 128>>>(C, splits, momentum, eps, workspace, save_mean, save_rstd,
+                                               running_mean, running_var);
   if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-  bn_finalize_kernel<<<(C + 127) / 128, 128>>>(C, static_cast<int>(grid.x), momentum, eps, workspace, save_mean,
-                                               save_rstd, running_mean, running_var);
-  if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-  bn_normalize_kernel<V><<<grid, kThreads>>>(ch, x, gamma, beta, save_mean, save_rstd, y);
-  return cudaGetLastError();
+  for (int c0 = 0; c0 < C; c0 += kMaxGridY) {
+    ch.c0 = c0;
+    bn_normalize_kernel<V><<<slice_grid(splits, C, c0), kThreads>>>(ch, x, gamma, beta, save_mean, save_rstd, y);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  }
+  return cudaSuccess;
 }
 
 template <int V>
 cudaError_t bn_backward(int N, int C, int HW, const float* dy, const float* x, const float* gamma,
                         const float* save_mean, const float* save_rstd, float* dx, float* dgamma, float* dbeta,
                         float* workspace) {
-  const Chunks<V> ch = chunks_of<V>(N, C, HW);
+  Chunks<V> ch = chunks_of<V>(N, C, HW);
   const long long m = static_cast<long long>(N) * HW;
-  const dim3 grid(splits_for(m), C);
-  bn_backward_sums_kernel<V><<<grid, kThreads>>>(ch, dy, x, save_mean, workspace);
+  const int splits = splits_for(m);
+  for (int c0 = 0; c0 < C; c0 += kMaxGridY) {
+    ch.c0 = c0;
+    bn_backward_sums_kernel<V><<<slice_grid(splits, C, c0), kThreads>>>(ch, dy, x, save_mean, workspace);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  }
+  bn_backward_finalize_kernel<<<(C + 127) / 128, 128>>>(C, splits, workspace, save_rstd, dgamma, dbeta);
   if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-  bn_backward_finalize_kernel<<<(C + 127) / 128, 128>>>(C, static_cast<int>(grid.x), workspace, save_rstd, dgamma,
-                                                        dbeta);
-  if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-  bn_backward_dx_kernel<V><<<grid, kThreads>>>(ch, static_cast<float>(1.0 / static_cast<double>(m)), dy, x, gamma,
-                                               save_mean, save_rstd, dgamma, dbeta, dx);
-  return cudaGetLastError();
+  const float inv_m = static_cast<float>(1.0 / static_cast<double>(m));
+  for (int c0 = 0; c0 < C; c0 += kMaxGridY) {
+    ch.c0 = c0;
+    bn_backward_dx_kernel<V><<<slice_grid(splits, C, c0), kThreads>>>(ch, inv_m, dy, x, gamma, save_mean,
+                                                                          save_rstd, dgamma, dbeta, dx);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  }
+  return cudaSuccess;
 }
 
 }  // namespace
@@ -479,13 +500,22 @@ cudaError_t batchnorm_forward_training(int N, int C, int HW, const float* x, con
 cudaError_t batchnorm_forward_inference(int N, int C, int HW, const float* x, const float* gamma, const float* beta,
                                         const float* running_mean, const float* running_var, float eps, float* y) {
   if (N <= 0 || C <= 0 || HW <= 0) return cudaSuccess;
-  const dim3 grid(splits_for(static_cast<long long>(N) * HW), C);
-  if (HW % 4 == 0) {
-    bn_inference_kernel<4><<<grid, kThreads>>>(chunks_of<4>(N, C, HW), x, gamma, beta, running_mean, running_var, eps, y);
-  } else {
-    bn_inference_kernel<1><<<grid, kThreads>>>(chunks_of<1>(N, C, HW), x, gamma, beta, running_mean, running_var, eps, y);
+  const int splits = splits_for(static_cast<long long>(N) * HW);
+  Chunks<4> ch4 = chunks_of<4>(N, C, HW);
+  Chunks<1> ch1 = chunks_of<1>(N, C, HW);
+  for (int c0 = 0; c0 < C; c0 += kMaxGridY) {
+    if (HW % 4 == 0) {
+      ch4.c0 = c0;
+      bn_inference_kernel<4><<<slice_grid(splits, C, c0), kThreads>>>(ch4, x, gamma, beta, running_mean,
+                                                                           running_var, eps, y);
+    } else {
+      ch1.c0 = c0;
+      bn_inference_kernel<1><<<slice_grid(splits, C, c0), kThreads>>>(ch1, x, gamma, beta, running_mean,
+                                                                           running_var, eps, y);
+    }
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   }
-  return cudaGetLastError();
+  return cudaSuccess;
 }
 
 cudaError_t batchnorm_backward(int N, int C, int HW, const float* dy, const float* x, const float* gamma,

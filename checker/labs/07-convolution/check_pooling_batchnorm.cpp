@@ -629,8 +629,14 @@ BnCase make_bn_case(int N, int C, int HW, std::size_t first_kind, std::uint64_t 
 struct BnShape {
   int N, C, HW;
 };
+// On a GPU also C = 70000, more channels than a grid's y dimension holds (65535); on the simulator
+// its 70000 blocks would take most of a minute.
 const std::vector<BnShape> kBnShapes = {{2, 3, 1},    {1, 4, 2},     {3, 1, 5},     {4, 5, 49},     {2, 3, 64},
-                                        {5, 7, 12},   {2, 300, 9},   {8, 2, 1000},  {4, 3, 16384},  {1, 2, 150001}};
+                                        {5, 7, 12},   {2, 300, 9},   {8, 2, 1000},  {4, 3, 16384},  {1, 2, 150001},
+#if !defined(CUSIM)
+                                        {2, 70000, 1},
+#endif
+};
 
 struct ChannelStats {
   double mean, var, abs_mean, mean_allowed, var_allowed, rstd, rstd_allowed;
@@ -1011,7 +1017,7 @@ TEST(Correctness, AvgPoolBackward) {
 TEST(Correctness, BatchNormTraining) {
   wb::check::record_threshold("save_mean within T(M) mean|x|, save_rstd from var within 2 T(M) var + 2 d sqrt(var) + d^2 "
                               "(d = T(M) mean|x|), "
-                              "running stats, y; T(M) = (16 + 4 sqrt(M)) u; 10 shapes, M = 2 .. 150001, C = 1 .. 300");
+                              "running stats, y; T(M) = (16 + 4 sqrt(M)) u; 10 shapes (11 on a GPU), M = 2 .. 150001, C = 1 .. 300 (70000 on a GPU)");
   std::size_t passed = 0;
   for (std::size_t s = 0; s < kBnShapes.size(); ++s) {
     auto result = check_bn_training(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1400 + s));
@@ -1023,7 +1029,7 @@ TEST(Correctness, BatchNormTraining) {
 }
 
 TEST(Correctness, BatchNormInference) {
-  wb::check::record_threshold("|y - ref| <= 6 u (|gamma| rstd (|x| + |running_mean|) + |beta| + |y|); 10 shapes");
+  wb::check::record_threshold("|y - ref| <= 6 u (|gamma| rstd (|x| + |running_mean|) + |beta| + |y|); 10 shapes (11 on a GPU)");
   std::size_t passed = 0;
   for (std::size_t s = 0; s < kBnShapes.size(); ++s) {
     auto result = check_bn_inference(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1500 + s));
@@ -1036,7 +1042,7 @@ TEST(Correctness, BatchNormInference) {
 
 TEST(Correctness, BatchNormBackward) {
   wb::check::record_threshold("dbeta within T(M) sum|dy|, dgamma within (T(M) + 4u) sum|dy xhat|, dx within their "
-                              "errors / M + 8 u of its terms; 10 shapes");
+                              "errors / M + 8 u of its terms; 10 shapes (11 on a GPU)");
   std::size_t passed = 0;
   for (std::size_t s = 0; s < kBnShapes.size(); ++s) {
     auto result =
