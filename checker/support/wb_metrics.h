@@ -36,10 +36,11 @@
 
 namespace wb::check {
 
-#if WB_HAVE_CUSIM_ANALYSIS
+#if defined(CUSIM)
 /// cusim's analysis metrics summed over every kernel launched during measure(): requests are
 /// warp-level instructions, sectors the 32-byte pieces of memory they touch, wavefronts the
-/// shared-memory passes (a bank conflict adds one).
+/// shared-memory passes (a bank conflict adds one). Declared on every sim build, so that a check
+/// that ends NOT MEASURED without the analysis API still compiles; filled only through it.
 struct Traffic {
   std::uint64_t launches = 0;
   std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0;
@@ -60,6 +61,7 @@ struct Traffic {
   double load_efficiency() const { return ratio(double(bytes_read), 32.0 * double(load_sectors)); }
   double store_efficiency() const { return ratio(double(bytes_written), 32.0 * double(store_sectors)); }
 
+#if WB_HAVE_CUSIM_ANALYSIS
   void add(const cusim::analysis::KernelMetrics& m) {
     launches += m.launches;
     load_requests += m.global_load_requests;
@@ -76,8 +78,11 @@ struct Traffic {
     global_atomics += m.global_atomics;
     shared_atomics += m.shared_atomics;
   }
+#endif
 };
+#endif
 
+#if WB_HAVE_CUSIM_ANALYSIS
 /// Runs @p run (a correctness check of the code being measured) with the analysis counters reset
 /// first, and adds the metrics of every kernel it launched to @p t. A correct run that loaded
 /// nothing from global memory fails ("did its kernel run?"): no metric may pass by absence.

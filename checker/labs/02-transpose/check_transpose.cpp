@@ -32,11 +32,7 @@
 #include "transpose.h"
 #include "wb/wb.h"
 #include "wb_check.h"
-
-#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
-#include <cusim/analysis.h>
-#define WB_HAVE_CUSIM_ANALYSIS 1
-#endif
+#include "wb_metrics.h"
 
 namespace {
 
@@ -300,16 +296,7 @@ constexpr double kAlignedBound = 4.0;
 constexpr Shape kRaggedShape{333, 517};
 constexpr double kRaggedBound = 5.0;
 
-struct Traffic {
-  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0;
-  std::uint64_t shared_load_requests = 0, shared_load_wavefronts = 0;
-  std::uint64_t shared_store_requests = 0, shared_store_wavefronts = 0;
-  static double ratio(std::uint64_t a, std::uint64_t b) { return b ? double(a) / double(b) : 0.0; }
-  double loads() const { return ratio(load_sectors, load_requests); }
-  double stores() const { return ratio(store_sectors, store_requests); }
-  double shared_loads() const { return ratio(shared_load_wavefronts, shared_load_requests); }
-  double shared_stores() const { return ratio(shared_store_wavefronts, shared_store_requests); }
-};
+using wb::check::Traffic;
 
 std::string fixed2(double v) {
   char buffer[32];
@@ -319,20 +306,12 @@ std::string fixed2(double v) {
 
 #if WB_HAVE_CUSIM_ANALYSIS
 // Runs @p v on @p s (checking its result) and sums the metrics of every kernel it launched.
+// Returns the check's result alone: measure_both says in its own words when a correct run
+// moved nothing.
 testing::AssertionResult measure(const Version& v, Shape s, Traffic& t) {
-  cusim::analysis::reset();
-  testing::AssertionResult ok = check_version(v, s);
-  for (const auto& m : cusim::analysis::metrics()) {
-    t.load_requests += m.global_load_requests;
-    t.load_sectors += m.global_load_sectors;
-    t.store_requests += m.global_store_requests;
-    t.store_sectors += m.global_store_sectors;
-    t.shared_load_requests += m.shared_load_requests;
-    t.shared_load_wavefronts += m.shared_load_wavefronts;
-    t.shared_store_requests += m.shared_store_requests;
-    t.shared_store_wavefronts += m.shared_store_wavefronts;
-  }
-  return ok;
+  testing::AssertionResult checked = testing::AssertionSuccess();
+  (void)wb::check::measure([&] { return checked = check_version(v, s); }, t);
+  return checked;
 }
 #endif
 
@@ -373,14 +352,12 @@ void expect_coalesced(const Version& v, const char* side, double aligned, double
 #define WB_MEASURE_OR_SKIP(version)                                                                       \
   Measured m;                                                                                             \
   WB_ASSERT(measure_both(version, m));                                                                    \
-  if (!cusim::analysis::available()) {                                                                    \
-    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
-  }
+  WB_REQUIRE_ANALYSIS()
 #else
-#define WB_MEASURE_OR_SKIP(version)                                             \
-  Measured m;                                                                   \
-  WB_ASSERT(check_version(version, kAlignedShape));                             \
-  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
+#define WB_MEASURE_OR_SKIP(version)                 \
+  Measured m;                                       \
+  WB_ASSERT(check_version(version, kAlignedShape)); \
+  WB_SIM_METRICS_BEGIN()
 #endif
 
 TEST(Performance, NaiveReadsCoalesced) {

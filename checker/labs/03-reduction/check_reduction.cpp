@@ -46,11 +46,7 @@
 #include "reduction.h"
 #include "wb/wb.h"
 #include "wb_check.h"
-
-#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
-#include <cusim/analysis.h>
-#define WB_HAVE_CUSIM_ANALYSIS 1
-#endif
+#include "wb_metrics.h"
 
 namespace {
 
@@ -592,50 +588,13 @@ namespace {
 constexpr std::size_t kMetricSize = (1 << 16) + 3;
 constexpr double kMaxLoadSectors = 4.0;
 
-struct Traffic {
-  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, bytes_read = 0;
-  std::uint64_t shared_load_requests = 0, shared_load_wavefronts = 0;
-  std::uint64_t shared_store_requests = 0, shared_store_wavefronts = 0;
-  std::uint64_t atomics = 0;
-  static double ratio(std::uint64_t a, std::uint64_t b) { return b ? double(a) / double(b) : 0.0; }
-  double loads() const { return ratio(load_sectors, load_requests); }
-  double shared_loads() const { return ratio(shared_load_wavefronts, shared_load_requests); }
-  double shared_stores() const { return ratio(shared_store_wavefronts, shared_store_requests); }
-  std::uint64_t shared_requests() const { return shared_load_requests + shared_store_requests; }
-};
+using wb::check::Traffic;
 
 std::string fixed2(double v) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.2f", v);
   return buffer;
 }
-
-#if WB_HAVE_CUSIM_ANALYSIS
-// Runs @p run (which checks its own result) and sums the metrics of every kernel it launched.
-testing::AssertionResult measure(const std::function<testing::AssertionResult()>& run, Traffic& t) {
-  cusim::analysis::reset();
-  testing::AssertionResult ok = run();
-  for (const auto& m : cusim::analysis::metrics()) {
-    t.load_requests += m.global_load_requests;
-    t.load_sectors += m.global_load_sectors;
-    t.store_requests += m.global_store_requests;
-    t.bytes_read += m.global_bytes_read;
-    t.shared_load_requests += m.shared_load_requests;
-    t.shared_load_wavefronts += m.shared_load_wavefronts;
-    t.shared_store_requests += m.shared_store_requests;
-    t.shared_store_wavefronts += m.shared_store_wavefronts;
-    t.atomics += m.atomics;
-  }
-  if (ok && cusim::analysis::available() && t.load_requests == 0) {
-    return testing::AssertionFailure() << "no global memory loads were measured; did the kernel run?";
-  }
-  return ok;
-}
-#define WB_REQUIRE_ANALYSIS()                                                                              \
-  if (!cusim::analysis::available()) {                                                                     \
-    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
-  }
-#endif
 
 // Blocks of a multi-pass reduction with @p per_block elements per block: one partial sum
 // stored per block and pass.
@@ -662,12 +621,6 @@ void expect_coalesced_loads(const char* function, double sectors) {
 
 }  // namespace
 
-#if WB_HAVE_CUSIM_ANALYSIS
-#define WB_SIM_METRICS_BEGIN()
-#else
-#define WB_SIM_METRICS_BEGIN() WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
-#endif
-
 TEST(Performance, SequentialNoBankConflicts) {
   wb::check::record_threshold("reduce_sum_sequential: shared memory <= 1.00 wavefront/request (n = 2^16+3, "
                               "block_size 256)");
@@ -678,8 +631,8 @@ TEST(Performance, SequentialNoBankConflicts) {
 #if WB_HAVE_CUSIM_ANALYSIS
   const Input input = exact_input(kMetricSize, 600);
   Traffic interleaved, sequential;
-  WB_ASSERT(measure([&] { return check_tree(kInterleaved, input, 256); }, interleaved));
-  WB_ASSERT(measure([&] { return check_tree(kSequential, input, 256); }, sequential));
+  WB_ASSERT(wb::check::measure([&] { return check_tree(kInterleaved, input, 256); }, interleaved, kInterleaved.name));
+  WB_ASSERT(wb::check::measure([&] { return check_tree(kSequential, input, 256); }, sequential, kSequential.name));
   WB_REQUIRE_ANALYSIS();
   wb::check::record_measured("sequential: loads " + fixed2(sequential.shared_loads()) + ", stores " +
                              fixed2(sequential.shared_stores()) + " wavefronts/request (interleaved: " +
@@ -705,7 +658,7 @@ TEST(Performance, FirstAddHalvesBlocks) {
   constexpr int kBlock = 256;
   const Input input = exact_input(kMetricSize, 601);
   Traffic t;
-  WB_ASSERT(measure([&] { return check_tree(kFirstAdd, input, kBlock); }, t));
+  WB_ASSERT(wb::check::measure([&] { return check_tree(kFirstAdd, input, kBlock); }, t, kFirstAdd.name));
   WB_REQUIRE_ANALYSIS();
   const std::uint64_t max_blocks = blocks_in_passes(kMetricSize, 2 * kBlock);
   wb::check::record_measured("loads " + fixed2(t.loads()) + " sectors/request; " + std::to_string(t.store_requests) +
@@ -733,7 +686,7 @@ TEST(Performance, WarpShuffleTail) {
   std::string text;
   for (int block_size : {64, 256}) {
     Traffic t;
-    WB_ASSERT(measure([&] { return check_tree(kWarpShuffle, input, block_size); }, t));
+    WB_ASSERT(wb::check::measure([&] { return check_tree(kWarpShuffle, input, block_size); }, t, kWarpShuffle.name));
     WB_REQUIRE_ANALYSIS();
     const std::uint64_t blocks = std::max<std::uint64_t>(t.store_requests, 1);
     const double per_block = double(t.shared_requests()) / double(blocks);
@@ -766,7 +719,8 @@ TEST(Performance, OneAtomicPerBlock) {
   std::string text;
   for (auto [num_blocks, block_size] : {std::pair{64, 256}, std::pair{7, 96}}) {
     Traffic t;
-    WB_ASSERT(measure([&] { return check_grid_stride(input, num_blocks, block_size); }, t));
+    WB_ASSERT(wb::check::measure([&] { return check_grid_stride(input, num_blocks, block_size); }, t,
+                                 "reduce_sum_grid_stride"));
     WB_REQUIRE_ANALYSIS();
     const double per_block = double(t.atomics) / double(num_blocks);
     text += (text.empty() ? "" : "; ") + std::to_string(num_blocks) + " x " + std::to_string(block_size) + ": " +
@@ -794,7 +748,7 @@ TEST(Performance, SumReadsOnce) {
 #if WB_HAVE_CUSIM_ANALYSIS
   const Input input = exact_input((1 << 20) + 7, 604);
   Traffic t;
-  WB_ASSERT(measure([&] { return check_final_sum(input); }, t));
+  WB_ASSERT(wb::check::measure([&] { return check_final_sum(input); }, t, "reduce_sum"));
   WB_REQUIRE_ANALYSIS();
   const double n_bytes = 4.0 * static_cast<double>(input.values.size());
   const double read_ratio = double(t.bytes_read) / n_bytes;

@@ -45,11 +45,7 @@
 #include "scan_histogram.h"
 #include "wb/wb.h"
 #include "wb_check.h"
-
-#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
-#include <cusim/analysis.h>
-#define WB_HAVE_CUSIM_ANALYSIS 1
-#endif
+#include "wb_metrics.h"
 
 #if defined(WB_HAVE_CUDA_BASELINES)
 cudaError_t wb_cub_inclusive_sum(const int* d_in, int* d_out, int n, void* d_temp, std::size_t* temp_bytes);
@@ -679,48 +675,11 @@ TEST(Analysis, RacecheckClean) {
 #if defined(CUSIM)
 namespace {
 
-struct Traffic {
-  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0;
-  std::uint64_t bytes_read = 0, bytes_written = 0, global_atomics = 0;
-  static double ratio(std::uint64_t a, std::uint64_t b) { return b ? double(a) / double(b) : 0.0; }
-  double loads() const { return ratio(load_sectors, load_requests); }
-  double stores() const { return ratio(store_sectors, store_requests); }
-};
-
-#if WB_HAVE_CUSIM_ANALYSIS
-// Runs @p run (which checks its own result) and sums the metrics of every kernel it launched.
-testing::AssertionResult measure(const std::function<testing::AssertionResult()>& run, Traffic& t) {
-  cusim::analysis::reset();
-  testing::AssertionResult ok = run();
-  for (const auto& m : cusim::analysis::metrics()) {
-    t.load_requests += m.global_load_requests;
-    t.load_sectors += m.global_load_sectors;
-    t.store_requests += m.global_store_requests;
-    t.store_sectors += m.global_store_sectors;
-    t.bytes_read += m.global_bytes_read;
-    t.bytes_written += m.global_bytes_written;
-    t.global_atomics += m.global_atomics;
-  }
-  if (ok && cusim::analysis::available() && t.load_requests == 0) {
-    return testing::AssertionFailure() << "no global memory loads were measured; did the kernel run?";
-  }
-  return ok;
-}
-#define WB_REQUIRE_ANALYSIS()                                                                              \
-  if (!cusim::analysis::available()) {                                                                     \
-    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
-  }
-#endif
+using wb::check::Traffic;
 
 constexpr std::size_t kMetricScanSize = (1 << 18) + 3;
 
 }  // namespace
-
-#if WB_HAVE_CUSIM_ANALYSIS
-#define WB_SIM_METRICS_BEGIN()
-#else
-#define WB_SIM_METRICS_BEGIN() WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
-#endif
 
 TEST(Performance, ReduceThenScanTraffic) {
   wb::check::record_threshold("scan_reduce_then_scan: bytes read <= 2.1 x 4n, written <= 1.1 x 4n; loads and stores "
@@ -732,7 +691,8 @@ TEST(Performance, ReduceThenScanTraffic) {
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic t;
-  WB_ASSERT(measure([&] { return check_int_scan(kReduceThenScan, kMetricScanSize, 1100); }, t));
+  WB_ASSERT(wb::check::measure([&] { return check_int_scan(kReduceThenScan, kMetricScanSize, 1100); }, t,
+                               kReduceThenScan.name));
   WB_REQUIRE_ANALYSIS();
   const double bytes = 4.0 * kMetricScanSize;
   const double read = double(t.bytes_read) / bytes, written = double(t.bytes_written) / bytes;
@@ -766,7 +726,7 @@ TEST(Performance, ScanTraffic) {
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic t;
-  WB_ASSERT(measure([&] { return check_int_scan(kInclusive, kMetricScanSize, 1101); }, t));
+  WB_ASSERT(wb::check::measure([&] { return check_int_scan(kInclusive, kMetricScanSize, 1101); }, t, kInclusive.name));
   WB_REQUIRE_ANALYSIS();
   const double moved = double(t.bytes_read + t.bytes_written) / (4.0 * kMetricScanSize);
   wb::check::record_measured(fixed2(moved) + " x 4n bytes moved (" + fixed2(double(t.bytes_read) / (4.0 * kMetricScanSize)) +
@@ -794,7 +754,8 @@ TEST(Performance, HistogramPrivatized) {
   std::string text;
   for (const HistogramInput& h : {uniform_values(n, kBins, 1200), one_bin_values(n, kBins, 255)}) {
     Traffic t;
-    WB_ASSERT(measure([&] { return check_histogram_shared(h, kBlocks, kBlockSize); }, t));
+    WB_ASSERT(
+        wb::check::measure([&] { return check_histogram_shared(h, kBlocks, kBlockSize); }, t, "histogram_shared"));
     WB_REQUIRE_ANALYSIS();
     const std::uint64_t limit = std::uint64_t(kBlocks) * kBins;
     text += (text.empty() ? "" : "; ") + h.kind + ": " + std::to_string(t.global_atomics) + " global atomics (limit " +
@@ -827,7 +788,7 @@ TEST(Performance, HistogramTraffic) {
   constexpr std::size_t n = (1 << 20) + 7;
   const HistogramInput h = uniform_values(n, 256, 1300);
   Traffic t;
-  WB_ASSERT(measure([&] { return check_histogram_final(h); }, t));
+  WB_ASSERT(wb::check::measure([&] { return check_histogram_final(h); }, t, "histogram"));
   WB_REQUIRE_ANALYSIS();
   const double read = double(t.bytes_read) / (4.0 * n);
   wb::check::record_measured(fixed2(read) + " x 4n read, " + std::to_string(t.global_atomics) +

@@ -40,11 +40,7 @@
 #include "gemm.h"
 #include "wb/wb.h"
 #include "wb_check.h"
-
-#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
-#include <cusim/analysis.h>
-#define WB_HAVE_CUSIM_ANALYSIS 1
-#endif
+#include "wb_metrics.h"
 
 #if defined(WB_HAVE_CUDA_BASELINES)
 #include "cublas_sgemm.h"
@@ -520,17 +516,14 @@ constexpr double kMaxTiledBytesPerFlop = 0.25;
 constexpr double kMax1DSharedPerFma = 1.25;
 constexpr double kMax2DSharedPerFma = 0.50;
 
-struct Traffic {
-  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0, bytes_read = 0;
-  std::uint64_t shared_load_requests = 0;
-  static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
-  double loads() const { return ratio(double(load_sectors), double(load_requests)); }
-  double stores() const { return ratio(double(store_sectors), double(store_requests)); }
-  double fmas(const Case& c) const { return double(c.M) * c.N * c.K; }
-  double bytes_per_flop(const Case& c) const { return ratio(double(bytes_read), 2.0 * fmas(c)); }
-  // Warp-wide shared-memory loads per warp-wide multiply-add (32 multiply-adds).
-  double shared_per_fma(const Case& c) const { return ratio(double(shared_load_requests), fmas(c) / 32.0); }
-};
+using wb::check::Traffic;
+
+double fmas(const Case& c) { return double(c.M) * c.N * c.K; }
+double bytes_per_flop(const Traffic& t, const Case& c) { return Traffic::ratio(double(t.bytes_read), 2.0 * fmas(c)); }
+// Warp-wide shared-memory loads per warp-wide multiply-add (32 multiply-adds).
+double shared_per_fma(const Traffic& t, const Case& c) {
+  return Traffic::ratio(double(t.shared_load_requests), fmas(c) / 32.0);
+}
 
 std::string fixed2(double v) {
   char buffer[32];
@@ -547,20 +540,7 @@ std::string fixed3(double v) {
 #if WB_HAVE_CUSIM_ANALYSIS
 // Runs @p v on kMetricCase (checking its result) and sums the metrics of every kernel launched.
 testing::AssertionResult measure(const Version& v, Traffic& t) {
-  cusim::analysis::reset();
-  testing::AssertionResult ok = check_case(v, kMetricCase);
-  for (const auto& m : cusim::analysis::metrics()) {
-    t.load_requests += m.global_load_requests;
-    t.load_sectors += m.global_load_sectors;
-    t.store_requests += m.global_store_requests;
-    t.store_sectors += m.global_store_sectors;
-    t.bytes_read += m.global_bytes_read;
-    t.shared_load_requests += m.shared_load_requests;
-  }
-  if (ok && cusim::analysis::available() && t.load_requests == 0) {
-    return testing::AssertionFailure() << v.name << ": no global memory loads were measured; did its kernel run?";
-  }
-  return ok;
+  return wb::check::measure([&] { return check_case(v, kMetricCase); }, t, v.name);
 }
 #endif
 
@@ -571,14 +551,12 @@ testing::AssertionResult measure(const Version& v, Traffic& t) {
 #define WB_MEASURE_OR_SKIP(var, version)                                                                  \
   Traffic var;                                                                                            \
   WB_ASSERT(measure(version, var));                                                                       \
-  if (!cusim::analysis::available()) {                                                                    \
-    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
-  }
+  WB_REQUIRE_ANALYSIS()
 #else
-#define WB_MEASURE_OR_SKIP(var, version)                                   \
-  Traffic var;                                                             \
-  WB_ASSERT(check_case(version, kMetricCase));                             \
-  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
+#define WB_MEASURE_OR_SKIP(var, version)       \
+  Traffic var;                                 \
+  WB_ASSERT(check_case(version, kMetricCase)); \
+  WB_SIM_METRICS_BEGIN()
 #endif
 
 TEST(Performance, CoalescedAccess) {
@@ -613,20 +591,20 @@ TEST(Performance, TiledGlobalTraffic) {
       "Load each tile of A and B from global memory once per block into shared memory, and let every thread "
       "read its operands from there: a T x T tile turns 8 bytes per multiply-add into 8 / T.");
   WB_MEASURE_OR_SKIP(coalesced, kCoalesced);
-  std::string text = "coalesced " + fixed3(coalesced.bytes_per_flop(kMetricCase));
+  std::string text = "coalesced " + fixed3(bytes_per_flop(coalesced, kMetricCase));
   for (const Version* v : {&kSmemTiled, &kBlocktile1D, &kBlocktile2D, &kVectorized, &kFinal}) {
     Traffic t;
 #if WB_HAVE_CUSIM_ANALYSIS
     WB_ASSERT(measure(*v, t));
 #endif
-    const double bpf = t.bytes_per_flop(kMetricCase);
+    const double bpf = bytes_per_flop(t, kMetricCase);
     text += std::string("; ") + v->name + " " + fixed3(bpf);
     wb::check::record_measured(text + " bytes/FLOP");
     if (bpf > kMaxTiledBytesPerFlop) {
       ADD_FAILURE() << v->name << "(M=N=K=128) read " << t.bytes_read << " bytes of global memory for "
-                    << 2.0 * t.fmas(kMetricCase) << " FLOPs: " << fixed3(bpf)
+                    << 2.0 * fmas(kMetricCase) << " FLOPs: " << fixed3(bpf)
                     << " bytes/FLOP (at most 0.25 allowed; without tiling every multiply-add reads 8 bytes: "
-                    << fixed3(coalesced.bytes_per_flop(kMetricCase))
+                    << fixed3(bytes_per_flop(coalesced, kMetricCase))
                     << " bytes/FLOP for sgemm_coalesced). Is every operand read from the shared-memory tiles, and "
                        "is each tile loaded from global memory once per K step?";
     }
@@ -643,9 +621,9 @@ TEST(Performance, RegisterBlocking1D) {
 #if WB_HAVE_CUSIM_ANALYSIS
   WB_ASSERT(measure(kSmemTiled, tiled));
 #endif
-  const double per_fma = blocktile.shared_per_fma(kMetricCase);
+  const double per_fma = shared_per_fma(blocktile, kMetricCase);
   wb::check::record_measured("1d_blocktile " + fixed3(per_fma) + " shared loads per multiply-add (smem_tiled " +
-                             fixed3(tiled.shared_per_fma(kMetricCase)) + ")");
+                             fixed3(shared_per_fma(tiled, kMetricCase)) + ")");
   if (per_fma > kMax1DSharedPerFma) {
     ADD_FAILURE() << "sgemm_1d_blocktile(M=N=K=128): " << fixed3(per_fma)
                   << " shared-memory loads per multiply-add (at most 1.25 allowed; sgemm_smem_tiled needs 2: one of "
@@ -670,7 +648,7 @@ TEST(Performance, RegisterBlocking2D) {
       WB_ASSERT(measure(*v, t));
     }
 #endif
-    const double per_fma = t.shared_per_fma(kMetricCase);
+    const double per_fma = shared_per_fma(t, kMetricCase);
     text += (text.empty() ? "" : "; ") + std::string(v->name) + " " + fixed3(per_fma);
     wb::check::record_measured(text + " shared loads per multiply-add");
     if (per_fma > kMax2DSharedPerFma) {

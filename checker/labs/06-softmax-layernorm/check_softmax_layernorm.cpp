@@ -50,11 +50,7 @@
 #include "softmax_layernorm.h"
 #include "wb/wb.h"
 #include "wb_check.h"
-
-#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
-#include <cusim/analysis.h>
-#define WB_HAVE_CUSIM_ANALYSIS 1
-#endif
+#include "wb_metrics.h"
 
 namespace {
 
@@ -1048,14 +1044,13 @@ TEST(Analysis, BackwardNoAtomics) {
   wb::check::record_hint(
       "Let each block store its partial dgamma (and dbeta) rows in the workspace, and a second kernel add those rows "
       "in order: the same sums every run, with no atomics.");
+  WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
   for (bool centered : {true, false}) {
     cusim::analysis::reset();
     WB_ASSERT(check_norm_backward(norm_backward_case(1000, 100, centered, 0, 700)));
-    if (!cusim::analysis::available()) {
-      WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)");
-    }
+    WB_REQUIRE_ANALYSIS();
     std::uint64_t atomics = 0;
     for (const auto& m : cusim::analysis::metrics()) atomics += m.atomics;
     const char* function = centered ? "layernorm_backward" : "rmsnorm_backward";
@@ -1068,8 +1063,6 @@ TEST(Analysis, BackwardNoAtomics) {
                 "and add them in a second kernel in a fixed order.";
     }
   }
-#else
-  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
 #endif
 }
 #endif
@@ -1079,39 +1072,7 @@ TEST(Analysis, BackwardNoAtomics) {
 #if defined(CUSIM)
 namespace {
 
-struct Traffic {
-  std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0;
-  std::uint64_t bytes_read = 0, bytes_written = 0;
-  static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
-  double loads() const { return ratio(double(load_sectors), double(load_requests)); }
-  double stores() const { return ratio(double(store_sectors), double(store_requests)); }
-  // Fraction of the bytes of the sectors moved that were requested.
-  double load_efficiency() const { return ratio(double(bytes_read), 32.0 * double(load_sectors)); }
-  double store_efficiency() const { return ratio(double(bytes_written), 32.0 * double(store_sectors)); }
-};
-
-#if WB_HAVE_CUSIM_ANALYSIS
-testing::AssertionResult measure(const std::function<testing::AssertionResult()>& run, Traffic& t) {
-  cusim::analysis::reset();
-  testing::AssertionResult ok = run();
-  for (const auto& m : cusim::analysis::metrics()) {
-    t.load_requests += m.global_load_requests;
-    t.load_sectors += m.global_load_sectors;
-    t.store_requests += m.global_store_requests;
-    t.store_sectors += m.global_store_sectors;
-    t.bytes_read += m.global_bytes_read;
-    t.bytes_written += m.global_bytes_written;
-  }
-  if (ok && cusim::analysis::available() && t.load_requests == 0) {
-    return testing::AssertionFailure() << "no global memory loads were measured; did the kernel run?";
-  }
-  return ok;
-}
-#define WB_REQUIRE_ANALYSIS()                                                                              \
-  if (!cusim::analysis::available()) {                                                                     \
-    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)"); \
-  }
-#endif
+using wb::check::Traffic;
 
 constexpr double kMinSectorEfficiency = 0.90;
 
@@ -1119,12 +1080,6 @@ constexpr double kMinSectorEfficiency = 0.90;
 const std::vector<Shape> kMetricShapes = {{32, 2048}, {16, 1001}};
 
 }  // namespace
-
-#if WB_HAVE_CUSIM_ANALYSIS
-#define WB_SIM_METRICS_BEGIN()
-#else
-#define WB_SIM_METRICS_BEGIN() WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
-#endif
 
 TEST(Performance, BlockSoftmaxCoalesced) {
   wb::check::record_threshold("softmax_block: global loads and stores <= 4.00 sectors/request (32 x 2048)");
@@ -1135,8 +1090,10 @@ TEST(Performance, BlockSoftmaxCoalesced) {
 #if WB_HAVE_CUSIM_ANALYSIS
   const Matrix m = make_matrix(32, 2048, {RowKind::Uniform}, 0, 800);
   Traffic naive, block;
-  WB_ASSERT(measure([&] { return check_softmax(&softmax_naive, "softmax_naive", m); }, naive));
-  WB_ASSERT(measure([&] { return check_softmax(&softmax_block, "softmax_block", m); }, block));
+  WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_naive, "softmax_naive", m); }, naive,
+                               "softmax_naive"));
+  WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_block, "softmax_block", m); }, block,
+                               "softmax_block"));
   WB_REQUIRE_ANALYSIS();
   wb::check::record_measured("loads " + fixed2(block.loads()) + ", stores " + fixed2(block.stores()) +
                              " sectors/request (softmax_naive: " + fixed2(naive.loads()) + ", " +
@@ -1161,8 +1118,10 @@ TEST(Performance, OnlineSoftmaxReadsTwice) {
   for (Shape s : kMetricShapes) {
     const Matrix m = make_matrix(s.rows, s.cols, kSoftmaxKinds, 0, 801);
     Traffic block, online;
-    WB_ASSERT(measure([&] { return check_softmax(&softmax_block, "softmax_block", m); }, block));
-    WB_ASSERT(measure([&] { return check_softmax(&softmax_online, "softmax_online", m); }, online));
+    WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_block, "softmax_block", m); }, block,
+                                 "softmax_block"));
+    WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_online, "softmax_online", m); }, online,
+                                 "softmax_online"));
     WB_REQUIRE_ANALYSIS();
     const double bytes = 4.0 * static_cast<double>(m.size());
     const double reads = online.bytes_read / bytes;
@@ -1189,7 +1148,7 @@ void expect_read_once(const char* function, int params,
   for (Shape s : kMetricShapes) {
     const Matrix m = make_matrix(s.rows, s.cols, kinds, 0, 802);
     Traffic t;
-    WB_ASSERT(measure([&] { return run(m); }, t));
+    WB_ASSERT(wb::check::measure([&] { return run(m); }, t, function));
     WB_REQUIRE_ANALYSIS();
     const double bytes = 4.0 * static_cast<double>(m.size());
     const double reads = t.bytes_read / bytes;
@@ -1255,19 +1214,7 @@ TEST(Performance, LayerNormReadsOnce) {
 #else
 namespace {
 
-// Bandwidth of @p run (bytes moved per call) as a ratio to a device-to-device copy of the same
-// traffic, timed in the same run. Appends "name RxC: ratio" to @p text; returns the ratio.
-double bandwidth_ratio(const std::string& name, double bytes_moved, const std::function<void()>& run, std::string& text) {
-  const wb::Bandwidth copy = wb::device_copy_bandwidth(static_cast<std::size_t>(bytes_moved / 2));
-  const wb::Bandwidth b = wb::measure_bandwidth(bytes_moved, run);
-  const double ratio = b.gb_per_s / copy.gb_per_s;
-  char buffer[160];
-  std::snprintf(buffer, sizeof buffer, "%s%s %.2f x copy (%.0f vs %.0f GB/s)", text.empty() ? "" : "; ", name.c_str(),
-                ratio, b.gb_per_s, copy.gb_per_s);
-  text += buffer;
-  wb::check::record_measured(text);
-  return ratio;
-}
+using wb::check::bandwidth_ratio;
 
 std::string shape_name(int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
