@@ -60,6 +60,38 @@ endif()
 # the branch's own load, so the access is seen twice (and counted twice in the metrics).
 set(CUSIM_ANALYSIS_COMPILE_OPTIONS
     -fsanitize=thread --param tsan-instrument-func-entry-exit=0 -fno-code-hoisting -gdwarf-4 -Wno-tsan)
+# cusim's GCC plugin (common/cusim/tools/gcc_plugin): GCC's ThreadSanitizer pass does not
+# instrument a struct read from memory straight into a by-value call argument, nor a struct result
+# stored straight into memory; the plugin turns those into instrumented copies first. It needs
+# GCC's plugin headers (Debian/Ubuntu: gcc-<version>-plugin-dev); without them analysis builds
+# still work but do not see those accesses. Targets compiled with the options depend on
+# cusim_analysis_dependencies (cusim_add_analysis_options()).
+add_custom_target(cusim_analysis_dependencies)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND WB_BACKEND STREQUAL "sim")
+  execute_process(COMMAND "${CMAKE_CXX_COMPILER}" -print-file-name=plugin
+                  OUTPUT_VARIABLE _cusim_plugin_dir OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(EXISTS "${_cusim_plugin_dir}/include/gcc-plugin.h")
+    add_library(cusim_gcc_plugin MODULE "${WB_ROOT}/common/cusim/tools/gcc_plugin/aggregate_copies.cpp")
+    target_include_directories(cusim_gcc_plugin SYSTEM PRIVATE "${_cusim_plugin_dir}/include")
+    target_compile_options(cusim_gcc_plugin PRIVATE -fno-rtti)
+    set_target_properties(cusim_gcc_plugin PROPERTIES PREFIX "" CXX_STANDARD 17 CXX_EXTENSIONS ON
+                          LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib")
+    add_dependencies(cusim_analysis_dependencies cusim_gcc_plugin)
+    list(APPEND CUSIM_ANALYSIS_COMPILE_OPTIONS "-fplugin=${CMAKE_BINARY_DIR}/lib/cusim_gcc_plugin.so")
+  else()
+    string(REGEX MATCH "^[0-9]+" _cusim_gcc_major "${CMAKE_CXX_COMPILER_VERSION}")
+    message(WARNING "cusim: GCC's plugin headers are not installed (Debian/Ubuntu: apt-get install "
+                    "gcc-${_cusim_gcc_major}-plugin-dev). Analysis builds will not see structs copied "
+                    "between memory and a function call (f(a[i]) with a struct a[i]; a[i] = f(...)): "
+                    "no memcheck or racecheck reports and no metrics for those accesses.")
+  endif()
+endif()
+
+# Compiles @p target's sources with the analysis instrumentation (after its dependencies are built).
+function(cusim_add_analysis_options target)
+  target_compile_options(${target} PRIVATE ${CUSIM_ANALYSIS_COMPILE_OPTIONS})
+  add_dependencies(${target} cusim_analysis_dependencies)
+endfunction()
 option(WB_SPLIT_CHECKS
   "sim backend: run each lab's code in a worker process apart from its checks (the judge)" ON)
 option(WB_SIM_ANALYSIS
@@ -146,7 +178,7 @@ function(wb_cuda_sources target)
   target_compile_definitions(${obj} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>)
   target_link_libraries(${obj} PRIVATE cusim)
   if(WB_SIM_ANALYSIS AND NOT A_NO_ANALYSIS)
-    target_compile_options(${obj} PRIVATE ${CUSIM_ANALYSIS_COMPILE_OPTIONS})
+    cusim_add_analysis_options(${obj})
   endif()
   target_link_libraries(${target} PRIVATE ${obj} cusim)
   set_property(TARGET ${target} APPEND PROPERTY WB_CUDA_OBJECT_LIBRARIES ${obj})

@@ -46,6 +46,32 @@ def _cmake_ok() -> bool:
     return bool(m) and (int(m.group(1)), int(m.group(2))) >= MIN_CMAKE
 
 
+def _gcc_major() -> str | None:
+    """The major version of g++ (or, before it is installed, of the distribution's gcc package)."""
+    for cmd in (["g++", "-dumpversion"], ["apt-cache", "depends", "gcc"]):
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        m = re.search(r"^(\d+)", out.strip()) if cmd[0] == "g++" else re.search(r"Depends: gcc-(\d+)\b", out)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _gcc_plugin_headers() -> bool:
+    """GCC's plugin headers, for cusim's GCC plugin (analysis of struct copies); true for
+    compilers other than g++, which the plugin does not apply to."""
+    gxx = shutil.which("g++")
+    if not gxx:
+        return False
+    try:
+        out = subprocess.run([gxx, "-print-file-name=plugin"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return os.path.isfile(os.path.join(out.strip(), "include", "gcc-plugin.h"))
+
+
 def nvcc_path() -> str | None:
     """nvcc on PATH, from CUDACXX, or in /usr/local/cuda/bin."""
     for candidate in (os.environ.get("CUDACXX"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
@@ -75,6 +101,8 @@ DEPENDENCIES = {d.key: d for d in (
     Dependency("boost_context", "Boost.Context (fibers for the sim backend)",
                lambda: _header("boost/context/fiber.hpp") and _library("boost_context"),
                ("libboost-context-dev",)),
+    Dependency("gcc_plugin", "GCC's plugin headers (cusim's analysis of structs passed to and from calls)",
+               _gcc_plugin_headers, (f"gcc-{_gcc_major() or '12'}-plugin-dev",)),
     Dependency("openblas", "OpenBLAS (cuBLAS on the sim backend)",
                lambda: _library("openblas"), ("libopenblas-dev",)),
     Dependency("mpi", "Open MPI (mpirun and the MPI C++ compiler wrappers)",
@@ -97,7 +125,7 @@ def required(command: str, backend: str | None, needs_mpi: bool = False) -> list
         return ["doxygen"]
     keys = ["compiler", "cmake", "ninja", "gtest"]
     if backend == "sim":
-        keys += ["boost_context", "openblas"]
+        keys += ["boost_context", "openblas", "gcc_plugin"]
     if backend == "cuda":
         keys.append("nvcc")
     if needs_mpi or (command == "test" and (ROOT / "common" / "comm" / "CMakeLists.txt").is_file()):

@@ -570,3 +570,112 @@ TEST_F(Analysis, RacecheckReportsPlainAccessRacingSharedAtomics) {
 }
 
 }  // namespace
+
+// ---- structs copied between memory and a call (cusim's GCC plugin) --------------------------------
+//
+// GCC's ThreadSanitizer pass leaves a struct read from memory straight into a by-value argument, or
+// stored straight from a call's result, uninstrumented; cusim's GCC plugin makes those copies
+// instrumented assignments. Without the plugin (no GCC plugin headers) these tests are skipped.
+
+namespace {
+
+struct Pair {
+    float a, b;
+};
+struct Stats {  // Welford's state in a block reduction
+    float n = 0.0f, mean = 0.0f, m2 = 0.0f;
+};
+
+__device__ __noinline__ float sum_pair(Pair p) { return p.a + p.b; }
+__device__ __noinline__ Pair make_pair(float x) { return Pair{x, 2.0f * x}; }
+__device__ __noinline__ Stats merge(Stats x, Stats y) { return Stats{x.n + y.n, x.mean + y.mean, x.m2 + y.m2}; }
+
+__global__ void pair_argument(const Pair* in, float* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = sum_pair(in[i]);  // in[i] goes to the call without an assignment
+}
+
+__global__ void pair_result(const float* in, Pair* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = make_pair(in[i]);  // the call's result goes to memory without an assignment
+}
+
+__global__ void pair_argument_past_end(const Pair* in, float* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = sum_pair(in[i + n]);  // reads past the end of in
+}
+
+// The per-warp partials of a block reduction read, through a conditional, without the barrier
+// that must follow their store.
+__global__ void stats_reduce_missing_barrier(float* out) {
+    __shared__ Stats partial[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    Stats v{1.0f, static_cast<float>(threadIdx.x), 0.0f};
+    __syncthreads();
+    if (lane == 0) partial[warp] = v;
+    const Stats r = merge(lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : Stats{}, v);
+    if (threadIdx.x == 0) out[0] = r.mean;
+}
+
+class StructCopies : public Analysis {
+protected:
+    void SetUp() override {
+#if !defined(CUSIM_TEST_GCC_PLUGIN)
+        GTEST_SKIP() << "cusim's GCC plugin is not built here (no GCC plugin headers: gcc-N-plugin-dev)";
+#endif
+        Analysis::SetUp();
+    }
+};
+
+TEST_F(StructCopies, StructArgumentReadFromMemoryIsCounted) {
+    const int n = 1024;
+    Pair* in = nullptr;
+    float* out = nullptr;
+    ASSERT_EQ(cudaMalloc(&in, n * sizeof(Pair)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&out, n * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(in, 0, n * sizeof(Pair)), cudaSuccess);
+    pair_argument<<<n / 256, 256>>>(in, out, n);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto* m = find(cusim::analysis::metrics(), "pair_argument");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->global_bytes_read, static_cast<uint64_t>(n) * sizeof(Pair));
+    EXPECT_EQ(m->global_bytes_written, static_cast<uint64_t>(n) * sizeof(float));
+    cudaFree(in);
+    cudaFree(out);
+}
+
+TEST_F(StructCopies, StructResultStoredToMemoryIsCounted) {
+    const int n = 1024;
+    Device d(n);
+    Pair* out = nullptr;
+    ASSERT_EQ(cudaMalloc(&out, n * sizeof(Pair)), cudaSuccess);
+    pair_result<<<n / 256, 256>>>(d.a, out, n);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto* m = find(cusim::analysis::metrics(), "pair_result");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->global_bytes_written, static_cast<uint64_t>(n) * sizeof(Pair));
+    cudaFree(out);
+}
+
+TEST_F(StructCopies, MemcheckReportsStructArgumentPastTheEnd) {
+    const int n = 256;
+    Pair* in = nullptr;
+    float* out = nullptr;
+    ASSERT_EQ(cudaMalloc(&in, n * sizeof(Pair)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&out, n * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(in, 0, n * sizeof(Pair)), cudaSuccess);
+    pair_argument_past_end<<<1, n>>>(in, out, n);
+    (void)cudaDeviceSynchronize();
+    EXPECT_FALSE(of_tool("memcheck").empty()) << all_reports();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+TEST_F(StructCopies, RacecheckReportsStructPartialsReadWithoutBarrier) {
+    Device d(1);
+    stats_reduce_missing_barrier<<<1, 256>>>(d.b);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_FALSE(of_tool("racecheck").empty()) << all_reports();
+}
+
+}  // namespace
