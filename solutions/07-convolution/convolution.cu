@@ -128,6 +128,44 @@ cudaError_t conv2d_im2col(ConvParams p, const float* x, const float* w, float* y
 
 constexpr int kIgBM = 64, kIgBN = 64, kIgBK = 8;
 
+// The 64 x 64 tile step of version 3 and of dgrad: thread (tm, tn) adds the products of rows
+// tm + 16 i of As and columns tn * 4 + j of Bs, over the tile's kIgBK taps. (kBRow: the row length
+// of Bs, kIgBN and its padding.)
+template <int kBRow>
+__device__ void multiply_tiles(const float (&As)[kIgBK][kIgBM], const float (&Bs)[kIgBK][kBRow], int tm, int tn,
+                               float (&acc)[4][4]) {
+#pragma unroll
+  for (int d = 0; d < kIgBK; ++d) {
+    float a[4], b[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) a[i] = As[d][tm + 16 * i];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) b[j] = Bs[d][tn * 4 + j];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
+    }
+  }
+}
+
+// Stores thread (tm, tn)'s 4 x 4 results into an NCHW-shaped output: row m = (n, pixel) of M rows
+// of `plane` pixels, column ch0 + tn * 4 + j of `channels`; lanes 0-15 store 16 consecutive pixels.
+__device__ void store_tile(const float (&acc)[4][4], float* out, int m0, int tm, int M, int plane, int ch0, int tn,
+                           int channels) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int m = m0 + tm + 16 * i;
+    if (m >= M) continue;
+    const int n = m / plane, pixel = m % plane;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int ch = ch0 + tn * 4 + j;
+      if (ch < channels) out[(static_cast<std::size_t>(n) * channels + ch) * plane + pixel] = acc[i][j];
+    }
+  }
+}
+
 __global__ void __launch_bounds__(256) conv2d_implicit_gemm_kernel(Shape s, const float* x, const float* w, float* y) {
   __shared__ float As[kIgBK][kIgBM];      // As[kk][m]
   __shared__ float Bs[kIgBK][kIgBN + 4];  // Bs[kk][k]; padded: the stores along kk hit distinct banks
@@ -166,33 +204,10 @@ __global__ void __launch_bounds__(256) conv2d_implicit_gemm_kernel(Shape s, cons
       Bs[b_kk][k_local] = (k < s.K && kk < crs_count) ? w[static_cast<std::size_t>(k) * crs_count + kk] : 0.0f;
     }
     __syncthreads();
-#pragma unroll
-    for (int d = 0; d < kIgBK; ++d) {
-      float a[4], b[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) a[i] = As[d][tm + 16 * i];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) b[j] = Bs[d][tn * 4 + j];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
-      }
-    }
+    multiply_tiles(As, Bs, tm, tn, acc);
     __syncthreads();
   }
-  // y[n][k][pq]: lanes 0-15 store 16 consecutive pixels of one filter.
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int m = m0 + tm + 16 * i;
-    if (m >= M) continue;
-    const int n = m / pq_count, pq = m % pq_count;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int k = k0 + tn * 4 + j;
-      if (k < s.K) y[(static_cast<std::size_t>(n) * s.K + k) * pq_count + pq] = acc[i][j];
-    }
-  }
+  store_tile(acc, y, m0, tm, M, pq_count, k0, tn, s.K);  // y[n][k][p][q]
 }
 
 cudaError_t conv2d_implicit_gemm(ConvParams p, const float* x, const float* w, float* y) {
@@ -459,32 +474,10 @@ __global__ void __launch_bounds__(256) conv2d_dgrad_kernel(Shape s, const float*
       Bs[b_kk][c_local] = v;
     }
     __syncthreads();
-#pragma unroll
-    for (int d = 0; d < kIgBK; ++d) {
-      float a[4], b[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) a[i] = As[d][tm + 16 * i];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) b[j] = Bs[d][tn * 4 + j];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
-      }
-    }
+    multiply_tiles(As, Bs, tm, tn, acc);
     __syncthreads();
   }
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int m = m0 + tm + 16 * i;
-    if (m >= M) continue;
-    const int n = m / hw_count, hw = m % hw_count;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int c = c0 + tn * 4 + j;
-      if (c < s.C) dx[(static_cast<std::size_t>(n) * s.C + c) * hw_count + hw] = acc[i][j];
-    }
-  }
+  store_tile(acc, dx, m0, tm, M, hw_count, c0, tn, s.C);  // dx[n][c][h][w]
 }
 
 cudaError_t conv2d_backward_data(ConvParams p, const float* dy, const float* w, float* dx) {
