@@ -49,12 +49,17 @@
 
 #include "softmax_layernorm.h"
 #include "wb/wb.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_metrics.h"
 
 namespace {
 
+using wb::check::after_call;
 using wb::check::cuda_success;
+using wb::check::Input;
+using wb::check::never_written;
+using wb::check::Output;
 
 constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr double kU = 0x1.0p-24;
@@ -74,12 +79,6 @@ std::string fixed2(double v) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.2f", v);
   return buffer;
-}
-
-bool never_written(float v) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits == 0xFFFFFFFFu;
 }
 
 // ---- inputs ------------------------------------------------------------------------------------------
@@ -185,53 +184,6 @@ float from_bf16(std::uint16_t h) {
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
-}
-
-// ---- device buffers ------------------------------------------------------------------------------------
-
-// An input on the device, surrounded by NaN (a read outside it poisons the result), checked for
-// modification afterwards.
-template <class T>
-struct Input {
-  std::vector<T> host;
-  wb::DeviceBuffer<T> dev;
-  const char* name;
-  Input(std::vector<T> values, const char* array_name, T poison) : host(std::move(values)), name(array_name) {
-    dev = wb::DeviceBuffer<T>(host.size(), kGuard);
-    dev.upload(std::span<const T>(host));
-    const std::vector<T> zone(dev.guard(), poison);
-    WB_CUDA_CHECK(cudaMemcpy(dev.data() - dev.guard(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
-    WB_CUDA_CHECK(cudaMemcpy(dev.data() + dev.size(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  testing::AssertionResult unchanged(const std::string& call) const {
-    const std::vector<T> after = dev.download();
-    if (!after.empty() && std::memcmp(after.data(), host.data(), after.size() * sizeof(T)) != 0) {
-      return testing::AssertionFailure() << call << " modified " << name << ", which is an input.";
-    }
-    return testing::AssertionSuccess();
-  }
-};
-
-// An output on the device: guard zones, and 0xFF bytes (a NaN) in every element at first.
-template <class T>
-struct Output {
-  wb::DeviceBuffer<T> dev;
-  const char* name;
-  Output(std::size_t n, const char* array_name) : dev(n, kGuard), name(array_name) { dev.fill_bytes(0xFF); }
-  testing::AssertionResult in_bounds(const std::string& call) const {
-    return wb::check::no_out_of_bounds_writes(dev.check_guards(), name, dev.size(), call);
-  }
-};
-
-// After a call into the lab: its status, the device, the output guards and the inputs.
-testing::AssertionResult after_call(cudaError_t status, const std::string& call, const char* function,
-                                    const std::vector<std::function<testing::AssertionResult()>>& checks) {
-  if (auto r = cuda_success(status, call, function); !r) return r;
-  if (auto r = wb::check::device_clean_after(call); !r) return r;
-  for (const auto& check : checks) {
-    if (auto r = check(); !r) return r;
-  }
-  return testing::AssertionSuccess();
 }
 
 // ---- comparing ---------------------------------------------------------------------------------------------

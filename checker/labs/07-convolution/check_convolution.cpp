@@ -48,6 +48,7 @@
 
 #include "convolution.h"
 #include "wb/wb.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_metrics.h"
 
@@ -57,11 +58,14 @@
 
 namespace {
 
+using wb::check::after_call;
 using wb::check::cuda_success;
+using wb::check::never_written;
+using Input = wb::check::Input<float>;
+using Output = wb::check::Output<float>;
 
 constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr double kU = 0x1.0p-24;
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 double gamma_n(std::size_t terms) {
   const double t = static_cast<double>(terms) * kU;
@@ -72,12 +76,6 @@ std::string number(double v) {
   char buffer[40];
   std::snprintf(buffer, sizeof buffer, "%.7g", v);
   return buffer;
-}
-
-bool never_written(float v) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits == 0xFFFFFFFFu;
 }
 
 std::string describe(const ConvParams& p) {
@@ -283,52 +281,6 @@ std::vector<float> make_data(std::size_t n, Data d, std::uint64_t seed, int rang
   if (d == Data::kUniform) return wb::random_floats(n, seed, -1.0f, 1.0f);
   const std::vector<int> ints = wb::random_ints(n, seed, -range, range);
   return std::vector<float>(ints.begin(), ints.end());
-}
-
-// ---- device buffers -----------------------------------------------------------------------------------------
-
-// An input on the device, surrounded by NaN (a read outside it poisons the result), checked for
-// modification afterwards.
-struct Input {
-  std::vector<float> host;
-  wb::DeviceBuffer<float> dev;
-  const char* name;
-  Input(std::vector<float> values, const char* array_name) : host(std::move(values)), name(array_name) {
-    dev = wb::DeviceBuffer<float>(host.size(), kGuard);
-    dev.upload(std::span<const float>(host));
-    const std::vector<float> zone(dev.guard(), kNaN);
-    WB_CUDA_CHECK(cudaMemcpy(dev.data() - dev.guard(), zone.data(), zone.size() * sizeof(float),
-                             cudaMemcpyHostToDevice));
-    WB_CUDA_CHECK(cudaMemcpy(dev.data() + dev.size(), zone.data(), zone.size() * sizeof(float),
-                             cudaMemcpyHostToDevice));
-  }
-  testing::AssertionResult unchanged(const std::string& call) const {
-    const std::vector<float> after = dev.download();
-    if (!after.empty() && std::memcmp(after.data(), host.data(), after.size() * sizeof(float)) != 0) {
-      return testing::AssertionFailure() << call << " modified " << name << ", which is an input.";
-    }
-    return testing::AssertionSuccess();
-  }
-};
-
-// An output on the device: guard zones, and 0xFF bytes (a NaN) in every element at first.
-struct Output {
-  wb::DeviceBuffer<float> dev;
-  const char* name;
-  Output(std::size_t n, const char* array_name) : dev(n, kGuard), name(array_name) { dev.fill_bytes(0xFF); }
-  testing::AssertionResult in_bounds(const std::string& call) const {
-    return wb::check::no_out_of_bounds_writes(dev.check_guards(), name, dev.size(), call);
-  }
-};
-
-testing::AssertionResult after_call(cudaError_t status, const std::string& call, const char* function,
-                                    const std::vector<std::function<testing::AssertionResult()>>& checks) {
-  if (auto r = cuda_success(status, call, function); !r) return r;
-  if (auto r = wb::check::device_clean_after(call); !r) return r;
-  for (const auto& check : checks) {
-    if (auto r = check(); !r) return r;
-  }
-  return testing::AssertionSuccess();
 }
 
 // ---- comparing ----------------------------------------------------------------------------------------------

@@ -67,12 +67,18 @@
 
 #include "pooling_batchnorm.h"
 #include "wb/wb.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_metrics.h"
 
 namespace {
 
+using wb::check::after_call;
 using wb::check::cuda_success;
+using wb::check::Input;
+using wb::check::never_written;
+using wb::check::Output;
+using Checks = wb::check::BufferChecks;
 
 constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr double kU = 0x1.0p-24;
@@ -94,70 +100,16 @@ std::string fixed2(double v) {
   return buffer;
 }
 
-bool never_written(float v) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits == 0xFFFFFFFFu;
-}
-
 std::string shown(float v) {
   return never_written(v) ? std::string("nothing (never written: still the 0xFF bytes the checker put there)")
                           : number(v);
 }
 
-// ---- device buffers (as lab 06's) ---------------------------------------------------------------------
-
-// An input on the device, surrounded by NaN (or -1 for integers), checked for modification after.
-template <class T>
-struct Input {
-  std::vector<T> host;
-  wb::DeviceBuffer<T> dev;
-  const char* name;
-  Input(std::vector<T> values, const char* array_name, T poison) : host(std::move(values)), name(array_name) {
-    dev = wb::DeviceBuffer<T>(host.size(), kGuard);
-    dev.upload(std::span<const T>(host));
-    const std::vector<T> zone(dev.guard(), poison);
-    WB_CUDA_CHECK(cudaMemcpy(dev.data() - dev.guard(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
-    WB_CUDA_CHECK(cudaMemcpy(dev.data() + dev.size(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  testing::AssertionResult unchanged(const std::string& call) const {
-    const std::vector<T> after = dev.download();
-    if (!after.empty() && std::memcmp(after.data(), host.data(), after.size() * sizeof(T)) != 0) {
-      return testing::AssertionFailure() << call << " modified " << name << ", which is an input.";
-    }
-    return testing::AssertionSuccess();
-  }
-};
+// ---- device buffers (wb_buffers.h) ---------------------------------------------------------------------
 
 // While set (the analysis checks), the batch-norm workspace is left unwritten by the checker, so
 // that initcheck reports a read of an entry the call did not write.
 bool g_workspace_unwritten = false;
-
-// An output (or the workspace): guard zones, and 0xFF bytes in every element at first.
-template <class T>
-struct Output {
-  wb::DeviceBuffer<T> dev;
-  const char* name;
-  Output(std::size_t n, const char* array_name, unsigned char fill = 0xFF, bool write = true)
-      : dev(n, kGuard), name(array_name) {
-    if (write) dev.fill_bytes(fill);
-  }
-  testing::AssertionResult in_bounds(const std::string& call) const {
-    return wb::check::no_out_of_bounds_writes(dev.check_guards(), name, dev.size(), call);
-  }
-};
-
-using Checks = std::vector<std::function<testing::AssertionResult()>>;
-
-testing::AssertionResult after_call(cudaError_t status, const std::string& call, const char* function,
-                                    const Checks& checks) {
-  if (auto r = cuda_success(status, call, function); !r) return r;
-  if (auto r = wb::check::device_clean_after(call); !r) return r;
-  for (const auto& check : checks) {
-    if (auto r = check(); !r) return r;
-  }
-  return testing::AssertionSuccess();
-}
 
 struct Expected {
   std::vector<double> value, allowed;  // allowed 0: bit-exact

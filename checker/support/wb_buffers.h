@@ -1,0 +1,104 @@
+/// @file
+/// @brief Device buffers as the correctness checks use them: inputs surrounded by poison and
+/// checked for modification, outputs pre-filled with a marker and guarded, and the verdict on a
+/// call into the lab's code (its status, the device, then each buffer).
+///
+///     wb::check::Input<float> x(values, "x");          // NaN around it: a read outside shows
+///     wb::check::Output<float> y(n, "y");               // 0xFF bytes in it, guard zones around
+///     WB_ASSERT(wb::check::after_call(status, call, "softmax_forward",
+///                                     {[&] { return x.unchanged(call); }, [&] { return y.in_bounds(call); }}));
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "wb/device_buffer.h"
+#include "wb/error.h"
+#include "wb_check.h"
+
+namespace wb::check {
+
+/// Guard elements on each side of a checked buffer.
+inline constexpr std::size_t kGuardElements = wb::DeviceBuffer<float>::kDefaultGuard;
+
+/// The poison around an input: NaN for floating-point types (a read outside poisons the result),
+/// -1 for integers.
+template <class T>
+T default_poison() {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::numeric_limits<T>::quiet_NaN();
+  } else {
+    return static_cast<T>(-1);
+  }
+}
+
+/// True when @p v still holds the 0xFF bytes an Output starts with (a value never written).
+inline bool never_written(float v) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits == 0xFFFFFFFFu;
+}
+
+/// An input on the device, surrounded by @p poison, checked for modification afterwards.
+template <class T>
+struct Input {
+  std::vector<T> host;
+  wb::DeviceBuffer<T> dev;
+  const char* name;
+  Input(std::vector<T> values, const char* array_name, T poison = default_poison<T>())
+      : host(std::move(values)), name(array_name) {
+    dev = wb::DeviceBuffer<T>(host.size(), kGuardElements);
+    dev.upload(std::span<const T>(host));
+    const std::vector<T> zone(dev.guard(), poison);
+    WB_CUDA_CHECK(cudaMemcpy(dev.data() - dev.guard(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
+    WB_CUDA_CHECK(cudaMemcpy(dev.data() + dev.size(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  testing::AssertionResult unchanged(const std::string& call) const {
+    const std::vector<T> after = dev.download();
+    if (!after.empty() && std::memcmp(after.data(), host.data(), after.size() * sizeof(T)) != 0) {
+      return testing::AssertionFailure() << call << " modified " << name << ", which is an input.";
+    }
+    return testing::AssertionSuccess();
+  }
+};
+
+/// An output (or a workspace) on the device with guard zones, every byte set to @p fill first
+/// (0xFF: a float never written reads as NaN and never_written() tells it); with @p write false
+/// it is left as the allocator gives it, so that initcheck reports reads of what the call did not
+/// write.
+template <class T>
+struct Output {
+  wb::DeviceBuffer<T> dev;
+  const char* name;
+  Output(std::size_t n, const char* array_name, unsigned char fill = 0xFF, bool write = true)
+      : dev(n, kGuardElements), name(array_name) {
+    if (write) dev.fill_bytes(fill);
+  }
+  testing::AssertionResult in_bounds(const std::string& call) const {
+    return no_out_of_bounds_writes(dev.check_guards(), name, dev.size(), call);
+  }
+};
+
+using BufferChecks = std::vector<std::function<testing::AssertionResult()>>;
+
+/// The verdict on a call into the lab's code: its returned @p status, then the device (a kernel
+/// that failed while running, an error left pending), then each of @p checks in order.
+inline testing::AssertionResult after_call(cudaError_t status, const std::string& call, const char* function,
+                                           const BufferChecks& checks) {
+  if (auto r = cuda_success(status, call, function); !r) return r;
+  if (auto r = device_clean_after(call); !r) return r;
+  for (const auto& check : checks) {
+    if (auto r = check(); !r) return r;
+  }
+  return testing::AssertionSuccess();
+}
+
+}  // namespace wb::check
