@@ -221,15 +221,18 @@ void for_each_tap(const ConvParams& p, Mistake m, F&& f) {
             }
 }
 
-Reference forward_reference(const ConvParams& p, Layout l, const std::vector<float>& x, const std::vector<float>& w,
-                            Mistake m = Mistake::kNone) {
+// Sums term(tap) into element output(tap) of a reference of @p size elements, over every product
+// of the convolution (taps inside the image, placed as mistake @p m places them). A tap is
+// (n, k, p, q, c, h, w, r, s).
+template <class Output, class Term>
+Reference sum_taps(const ConvParams& p, Mistake m, std::size_t size, Output output, Term term) {
   Reference ref;
-  ref.value.assign(y_size(p), 0.0);
-  ref.magnitude.assign(y_size(p), 0.0);
-  ref.terms.assign(y_size(p), 0);
+  ref.value.assign(size, 0.0);
+  ref.magnitude.assign(size, 0.0);
+  ref.terms.assign(size, 0);
   for_each_tap(p, m, [&](int n, int k, int pp, int q, int c, int h, int ww, int r, int s) {
-    const double t = static_cast<double>(x[x_index(p, l, n, c, h, ww)]) * filter_at(p, l, w, k, c, r, s, m);
-    const std::size_t i = y_index(p, l, n, k, pp, q);
+    const double t = term(n, k, pp, q, c, h, ww, r, s);
+    const std::size_t i = output(n, k, pp, q, c, h, ww, r, s);
     ref.value[i] += t;
     ref.magnitude[i] += std::fabs(t);
     ++ref.terms[i];
@@ -237,40 +240,36 @@ Reference forward_reference(const ConvParams& p, Layout l, const std::vector<flo
   return ref;
 }
 
-// dx (NCHW) from dy (NKPQ) and w (KCRS).
+Reference forward_reference(const ConvParams& p, Layout l, const std::vector<float>& x, const std::vector<float>& w,
+                            Mistake m = Mistake::kNone) {
+  return sum_taps(
+      p, m, y_size(p), [&](int n, int k, int pp, int q, int, int, int, int, int) { return y_index(p, l, n, k, pp, q); },
+      [&](int n, int k, int, int, int c, int h, int ww, int r, int s) {
+        return static_cast<double>(x[x_index(p, l, n, c, h, ww)]) * filter_at(p, l, w, k, c, r, s, m);
+      });
+}
+
+// dx (NCHW) from dy (NKPQ) and w (KCRS); @p m applies to the filter only.
 Reference dgrad_reference(const ConvParams& p, const std::vector<float>& dy, const std::vector<float>& w,
                           Mistake m = Mistake::kNone) {
-  Reference ref;
-  ref.value.assign(x_size(p), 0.0);
-  ref.magnitude.assign(x_size(p), 0.0);
-  ref.terms.assign(x_size(p), 0);
-  for_each_tap(p, Mistake::kNone, [&](int n, int k, int pp, int q, int c, int h, int ww, int r, int s) {
-    const double t = static_cast<double>(dy[y_index(p, Layout::kNCHW, n, k, pp, q)]) *
-                     filter_at(p, Layout::kNCHW, w, k, c, r, s, m);
-    const std::size_t i = x_index(p, Layout::kNCHW, n, c, h, ww);
-    ref.value[i] += t;
-    ref.magnitude[i] += std::fabs(t);
-    ++ref.terms[i];
-  });
-  return ref;
+  constexpr Layout l = Layout::kNCHW;
+  return sum_taps(
+      p, Mistake::kNone, x_size(p),
+      [&](int n, int, int, int, int c, int h, int ww, int, int) { return x_index(p, l, n, c, h, ww); },
+      [&](int n, int k, int pp, int q, int c, int, int, int r, int s) {
+        return static_cast<double>(dy[y_index(p, l, n, k, pp, q)]) * filter_at(p, l, w, k, c, r, s, m);
+      });
 }
 
 // dw (KCRS) from x (NCHW) and dy (NKPQ).
 Reference wgrad_reference(const ConvParams& p, const std::vector<float>& x, const std::vector<float>& dy,
                           Mistake m = Mistake::kNone) {
-  Reference ref;
-  ref.value.assign(w_size(p), 0.0);
-  ref.magnitude.assign(w_size(p), 0.0);
-  ref.terms.assign(w_size(p), 0);
-  for_each_tap(p, m, [&](int n, int k, int pp, int q, int c, int h, int ww, int r, int s) {
-    const double t = static_cast<double>(dy[y_index(p, Layout::kNCHW, n, k, pp, q)]) *
-                     x[x_index(p, Layout::kNCHW, n, c, h, ww)];
-    const std::size_t i = w_index(p, Layout::kNCHW, k, c, r, s);
-    ref.value[i] += t;
-    ref.magnitude[i] += std::fabs(t);
-    ++ref.terms[i];
-  });
-  return ref;
+  constexpr Layout l = Layout::kNCHW;
+  return sum_taps(
+      p, m, w_size(p), [&](int, int k, int, int, int c, int, int, int r, int s) { return w_index(p, l, k, c, r, s); },
+      [&](int n, int k, int pp, int q, int c, int h, int ww, int, int) {
+        return static_cast<double>(dy[y_index(p, l, n, k, pp, q)]) * x[x_index(p, l, n, c, h, ww)];
+      });
 }
 
 // ---- data ---------------------------------------------------------------------------------------------------

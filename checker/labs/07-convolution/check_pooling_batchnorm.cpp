@@ -63,6 +63,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "pooling_batchnorm.h"
@@ -110,6 +111,13 @@ std::string shown(float v) {
 // While set (the analysis checks), the batch-norm workspace is left unwritten by the checker, so
 // that initcheck reports a read of an entry the call did not write.
 bool g_workspace_unwritten = false;
+
+// A call's verdict and what it produced.
+template <class T>
+struct CallResult {
+  testing::AssertionResult ok = testing::AssertionSuccess();
+  T got;
+};
 
 struct Expected {
   std::vector<double> value, allowed;  // allowed 0: bit-exact
@@ -1029,46 +1037,56 @@ TEST(Correctness, BatchNormReproducible) {
   const unsigned char fills[3] = {0x00, 0xFF, 0x3C};
   std::size_t passed = 0;
   const std::size_t total = 4;
+  // Runs a function three times, the workspace holding fills[run - 1] before each; every named
+  // output must equal run 1's bit for bit.
+  auto expect_same_runs = [&](const std::string& call, const auto& run_once, const auto& outputs) {
+    auto first = run_once(fills[0]);
+    if (!first.ok) return first.ok;
+    for (int run = 2; run <= 3; ++run) {
+      auto again = run_once(fills[run - 1]);
+      if (!again.ok) return again.ok;
+      for (auto [name, a, g] : outputs(first.got, again.got)) {
+        if (const std::string d = first_difference(*a, *g, name); !d.empty()) {
+          return testing::AssertionFailure()
+                 << call << ": run " << run << " gave a different " << name << " from run 1 on the same inputs (" << d
+                 << "). The result must not depend on timing (atomics) nor on what the workspace held before the "
+                    "call: store each block's partials, then combine them in a fixed order.";
+        }
+      }
+    }
+    return testing::AssertionSuccess();
+  };
+  using Field = std::tuple<const char*, const std::vector<float>*, const std::vector<float>*>;
   for (BnShape s : {BnShape{8, 2, 1000}, BnShape{4, 3, 16384}}) {
-    {
-      const BnCase b = make_bn_case(s.N, s.C, s.HW, 0, 1700 + s.HW);
-      const std::string call = "batchnorm_forward_training(" + b.shape() + ")";
-      BnTrainingGot first, again;
-      WB_ASSERT(run_bn_training(b, first, call, fills[0]));
-      for (int run = 2; run <= 3; ++run) {
-        WB_ASSERT(run_bn_training(b, again, call, fills[run - 1]));
-        for (auto [a, g, name] : {std::tuple{&first.y, &again.y, "y"},
-                                  std::tuple{&first.save_mean, &again.save_mean, "save_mean"},
-                                  std::tuple{&first.save_rstd, &again.save_rstd, "save_rstd"},
-                                  std::tuple{&first.running_var, &again.running_var, "running_var"}}) {
-          if (const std::string d = first_difference(*a, *g, name); !d.empty()) {
-            FAIL() << call << ": run " << run << " gave a different " << name << " from run 1 on the same inputs (" << d
-                   << "). The result must not depend on timing (atomics) nor on what the workspace held before the "
-                      "call: store each block's partials, then combine them in a fixed order.";
-          }
-        }
-      }
-      record_progress(++passed, total);
-    }
-    {
-      const BnBackwardCase k = make_bn_backward_case(s.N, s.C, s.HW, 0, 1800 + s.HW);
-      const std::string call = "batchnorm_backward(" + k.b.shape() + ")";
-      BnGradsGot first, again;
-      WB_ASSERT(run_bn_backward(k, first, call, fills[0]));
-      for (int run = 2; run <= 3; ++run) {
-        WB_ASSERT(run_bn_backward(k, again, call, fills[run - 1]));
-        for (auto [a, g, name] : {std::tuple{&first.dx, &again.dx, "dx"},
-                                  std::tuple{&first.dgamma, &again.dgamma, "dgamma"},
-                                  std::tuple{&first.dbeta, &again.dbeta, "dbeta"}}) {
-          if (const std::string d = first_difference(*a, *g, name); !d.empty()) {
-            FAIL() << call << ": run " << run << " gave a different " << name << " from run 1 on the same inputs (" << d
-                   << "). The result must not depend on timing (atomics) nor on what the workspace held before the "
-                      "call: store each block's partials, then combine them in a fixed order.";
-          }
-        }
-      }
-      record_progress(++passed, total);
-    }
+    const BnCase b = make_bn_case(s.N, s.C, s.HW, 0, 1700 + s.HW);
+    const std::string training = "batchnorm_forward_training(" + b.shape() + ")";
+    WB_ASSERT(expect_same_runs(
+        training,
+        [&](unsigned char fill) {
+          CallResult<BnTrainingGot> r;
+          r.ok = run_bn_training(b, r.got, training, fill);
+          return r;
+        },
+        [](const BnTrainingGot& a, const BnTrainingGot& g) {
+          return std::vector<Field>{{"y", &a.y, &g.y},
+                                    {"save_mean", &a.save_mean, &g.save_mean},
+                                    {"save_rstd", &a.save_rstd, &g.save_rstd},
+                                    {"running_var", &a.running_var, &g.running_var}};
+        }));
+    record_progress(++passed, total);
+    const BnBackwardCase k = make_bn_backward_case(s.N, s.C, s.HW, 0, 1800 + s.HW);
+    const std::string backward = "batchnorm_backward(" + k.b.shape() + ")";
+    WB_ASSERT(expect_same_runs(
+        backward,
+        [&](unsigned char fill) {
+          CallResult<BnGradsGot> r;
+          r.ok = run_bn_backward(k, r.got, backward, fill);
+          return r;
+        },
+        [](const BnGradsGot& a, const BnGradsGot& g) {
+          return std::vector<Field>{{"dx", &a.dx, &g.dx}, {"dgamma", &a.dgamma, &g.dgamma}, {"dbeta", &a.dbeta, &g.dbeta}};
+        }));
+    record_progress(++passed, total);
   }
 }
 
