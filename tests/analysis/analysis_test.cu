@@ -1,8 +1,10 @@
 // cusim analysis: every tool reports its planted bug at the right line, correct kernels are clean,
 // and the memory metrics match the values a GPU profiler gives for the same access patterns.
 // Built with analysis instrumentation, sim backend only.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cusim/analysis.h>
+#include <mma.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -566,6 +568,97 @@ TEST_F(Analysis, RacecheckReportsPlainAccessRacingSharedAtomics) {
     bool names_plain_line = false;
     for (const auto& r : races) names_plain_line |= r.message.find("analysis_test.cu:" + std::to_string(kPlainIncrementLine)) != std::string::npos;
     EXPECT_TRUE(names_plain_line) << all_reports();
+    cudaFree(out);
+}
+
+// ---- __half in shared memory and warp matrix functions (<mma.h>) ---------------------------------
+
+// Neighbouring threads write neighbouring 2-byte elements: no two threads touch the same byte.
+__global__ void half_tile_store(const __half* in, __half* out) {
+    __shared__ __half s[64];
+    s[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x];
+}
+
+TEST_F(Analysis, RacecheckAcceptsNeighbouringHalfElementsOfDifferentThreads) {
+    __half *in, *out;
+    ASSERT_EQ(cudaMalloc(&in, 64 * sizeof(__half)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&out, 64 * sizeof(__half)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(in, 0, 64 * sizeof(__half)), cudaSuccess);
+    half_tile_store<<<1, 64>>>(in, out);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(of_tool("racecheck").empty()) << all_reports();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+// One warp loads a 16x16 __half tile (rows 32 bytes apart, ldm 16) from global memory per
+// iteration: each load is one request per matrix, 16 lanes' 16-byte pieces per row pair.
+__global__ void wmma_tiles_from_global(const __half* a, float* out, int tiles) {
+    nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, nvcuda::wmma::row_major> fa;
+    nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, __half, nvcuda::wmma::col_major> fb;
+    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc;
+    nvcuda::wmma::fill_fragment(acc, 0.0f);
+    for (int t = 0; t < tiles; ++t) {
+        nvcuda::wmma::load_matrix_sync(fa, a + t * 256, 16);
+        nvcuda::wmma::load_matrix_sync(fb, a + t * 256, 16);
+        nvcuda::wmma::mma_sync(acc, fa, fb, acc);
+    }
+    nvcuda::wmma::store_matrix_sync(out, acc, 16, nvcuda::wmma::mem_row_major);
+}
+
+TEST_F(Analysis, WmmaTileLoadIsOneSixteenSectorRequestPerWarp) {
+    const int tiles = 4;
+    __half* a;
+    float* out;
+    ASSERT_EQ(cudaMalloc(&a, tiles * 256 * sizeof(__half)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&out, 256 * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(a, 0, tiles * 256 * sizeof(__half)), cudaSuccess);
+    wmma_tiles_from_global<<<1, 32>>>(a, out, tiles);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(cusim::analysis::reports().empty()) << all_reports();
+    auto* m = find(cusim::analysis::metrics(), "wmma_tiles_from_global");
+    ASSERT_NE(m, nullptr);
+    // A 512-byte tile is 16 sectors, read by one request per load_matrix_sync.
+    EXPECT_EQ(m->global_load_requests, static_cast<uint64_t>(2 * tiles));
+    EXPECT_DOUBLE_EQ(m->global_load_sectors_per_request(), 16.0);
+    EXPECT_EQ(m->global_bytes_read, static_cast<uint64_t>(2 * tiles * 512));
+    // The 16x16 float result: 1024 bytes, two 16-byte stores per lane, 32 sectors in all.
+    EXPECT_EQ(m->global_bytes_written, 1024u);
+    EXPECT_EQ(m->global_store_sectors, 32u);
+    cudaFree(a);
+    cudaFree(out);
+}
+
+constexpr int kWmmaStoreLine = __LINE__ + 7;
+constexpr int kWmmaReadLine = __LINE__ + 8;
+// The warp stores its accumulator to shared memory and each lane reads another lane's elements.
+__global__ void wmma_store_then_read(float* out, bool syncwarp) {
+    __shared__ __align__(32) float tile[256];
+    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc;
+    nvcuda::wmma::fill_fragment(acc, 1.0f);
+    nvcuda::wmma::store_matrix_sync(tile, acc, 16, nvcuda::wmma::mem_row_major);
+    if (syncwarp) __syncwarp();
+    out[threadIdx.x] = tile[(threadIdx.x * 37) % 256];
+}
+
+TEST_F(Analysis, RacecheckReportsReadingAnotherLanesWmmaStoreWithoutSyncwarp) {
+    float* out;
+    ASSERT_EQ(cudaMalloc(&out, 32 * sizeof(float)), cudaSuccess);
+    wmma_store_then_read<<<1, 32>>>(out, false);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto races = of_tool("racecheck");
+    ASSERT_FALSE(races.empty()) << "reading other lanes' store_matrix_sync results needs a __syncwarp";
+    bool names_lines = false;
+    for (const auto& r : races)
+        names_lines |= r.message.find(":" + std::to_string(kWmmaStoreLine) + " ") != std::string::npos &&
+                       r.message.find(":" + std::to_string(kWmmaReadLine) + " ") != std::string::npos;
+    EXPECT_TRUE(names_lines) << all_reports();
+    cusim::analysis::reset();
+    wmma_store_then_read<<<1, 32>>>(out, true);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(of_tool("racecheck").empty()) << all_reports();
     cudaFree(out);
 }
 

@@ -237,7 +237,10 @@ struct PcState {
 constexpr uint32_t kManyReaders = 0xffffffffu;  // r_tid when threads of several warps read the word
 constexpr uint32_t kWarpReaders = 0x80000000u;  // r_tid = kWarpReaders | warp: several lanes of one warp
 
-struct ShadowWord {  // racecheck: last write and last read of a 4-byte word of shared memory
+// racecheck tracks shared memory in 2-byte granules, so threads writing neighbouring __half or
+// __nv_bfloat16 elements are not mistaken for a race (1-byte neighbours still share a granule).
+constexpr unsigned kShadowShift = 1;
+struct ShadowWord {  // racecheck: last write and last read of a 2-byte granule of shared memory
     uint64_t w_epoch, r_epoch;  // block serial << 32 | barrier count
     uintptr_t w_pc, r_pc;
     uint32_t w_tid, r_tid;
@@ -280,7 +283,7 @@ struct WorkerState {
     uint64_t block_serial = 0;
     uint32_t barrier_count = 0;
     std::vector<uint32_t> warp_sync;  // per warp
-    std::vector<ShadowWord> shadow;   // per 4-byte word of the arena
+    std::vector<ShadowWord> shadow;   // per 2-byte granule of the arena
     // Result of this block, merged into Global at block end.
     std::vector<std::pair<uintptr_t, SiteAccum>> done;
 };
@@ -538,8 +541,8 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
     const uint64_t epoch = (s.block_serial << 32) | s.barrier_count;
     const uint32_t tid = v.tid;
     const uint32_t wsync = s.warp_sync[tid >> 5];
-    const size_t first = (a - reinterpret_cast<uintptr_t>(v.smem)) >> 2;
-    const size_t last = (a + size - 1 - reinterpret_cast<uintptr_t>(v.smem)) >> 2;
+    const size_t first = (a - reinterpret_cast<uintptr_t>(v.smem)) >> kShadowShift;
+    const size_t last = (a + size - 1 - reinterpret_cast<uintptr_t>(v.smem)) >> kShadowShift;
     for (size_t i = first; i <= last && i < s.shadow.size(); ++i) {
         ShadowWord& w = s.shadow[i];
         auto ordered = [&](uint32_t other_tid, uint32_t other_wsync) {
@@ -567,7 +570,7 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
                                " access at @PC:" + hexaddr(other_pc) + "@ and " + (write ? "Write" : "Read") +
                                " access at @SITE@ in kernel '" + kernel_name() + "' (" + hazard +
                                " hazard: no __syncthreads between them)\n=========     " + who() +
-                               ", shared offset " + std::to_string(i * 4) +
+                               ", shared offset " + std::to_string(i << kShadowShift) +
                                "\n=========     Hint: put __syncthreads() between the write and the other threads' "
                                "access (__syncwarp() if both threads are in one warp).";
             add_report("racecheck", kind, pc, body,
@@ -878,7 +881,7 @@ void block_begin() {
     s.warp_sync.assign(s.nwarps, 0);
     s.runs.assign(s.nthreads, VectorRun{});
     ++s.flush_gen;
-    if (s.shadow.size() != v.smem_capacity / 4) s.shadow.assign(v.smem_capacity / 4, ShadowWord{});
+    if (s.shadow.size() != v.smem_capacity >> kShadowShift) s.shadow.assign(v.smem_capacity >> kShadowShift, ShadowWord{});
     s.touched.clear();
     s.last_pc = 0;
     if (s.nthreads != s.cache_nthreads) {  // per-thread state of every site must be resized first

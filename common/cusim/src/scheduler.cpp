@@ -279,6 +279,9 @@ const char* op_name(WarpOpKind k) {
         case WarpOpKind::All: return "__all_sync";
         case WarpOpKind::MatchAny: return "__match_any_sync";
         case WarpOpKind::MatchAll: return "__match_all_sync";
+        case WarpOpKind::WmmaLoad: return "nvcuda::wmma::load_matrix_sync";
+        case WarpOpKind::WmmaStore: return "nvcuda::wmma::store_matrix_sync";
+        case WarpOpKind::WmmaMma: return "nvcuda::wmma::mma_sync";
         case WarpOpKind::ReduceAdd: return "__reduce_add_sync";
         case WarpOpKind::ReduceMinU:
         case WarpOpKind::ReduceMinS: return "__reduce_min_sync";
@@ -410,6 +413,39 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
                    "that execute it; keep the source lane in the kernel until the shuffle, or read another lane.");
 }
 
+// The warp matrix functions of <mma.h>: every lane of the warp takes part with the same
+// arguments; mma_sync's product is computed here, by the completing lane, for the whole warp.
+[[gnu::noinline]] void complete_wmma(Worker& w, Warp& wp, WarpOp& op, unsigned live) {
+    const unsigned warp_base = static_cast<unsigned>(&wp - w.warps.data()) * 32u;
+    auto fail = [&](const std::string& what, const std::string& hint) {
+        fail_block(w, cudaErrorLaunchFailure,
+                   "Warp synchronization error in " + block_prefix(w) + ": warp " + std::to_string(warp_base >> 5) +
+                       " at " + op_name(op.kind) + " (" + where_str(op.where) + "): " + what +
+                       "\n=========     Hint: " + hint);
+    };
+    if (live != 0xffffffffu)
+        fail("lanes " + hex(~live) + " have exited, so the warp-wide operation has only lanes " + hex(live),
+             "every lane of the warp must call the warp matrix functions: keep all 32 lanes in the kernel until "
+             "the warp's last wmma call (guard the work, not the call)");
+    WmmaLane* lanes[32];
+    for (unsigned l = 0; l < 32; ++l) lanes[l] = reinterpret_cast<WmmaLane*>(op.val[l]);
+    for (unsigned l = 1; l < 32; ++l) {
+        const WmmaLane& a = *lanes[0];
+        const WmmaLane& b = *lanes[l];
+        if (a.ptr != b.ptr || a.ldm != b.ldm || a.layout != b.layout || a.mma != b.mma || a.satf != b.satf) {
+            std::ostringstream os;
+            if (op.kind == WarpOpKind::WmmaMma)
+                os << "lane " << l << " passes fragments of other types or another satf than lane 0";
+            else
+                os << "lane 0 passes pointer " << a.ptr << ", ldm " << a.ldm << ", layout " << a.layout << " but lane "
+                   << l << " passes pointer " << b.ptr << ", ldm " << b.ldm << ", layout " << b.layout;
+            fail(os.str(), "the pointer, ldm and layout of a warp matrix function must be the same in every lane "
+                           "(the warp loads or stores one tile together)");
+        }
+    }
+    if (op.kind == WarpOpKind::WmmaMma) lanes[0]->mma(lanes);
+}
+
 // Completes the warp operation `op` once every lane of its mask that has not exited has arrived
 // (CUDA: the non-exited threads named in the mask take part). `self`, the last arriver, keeps
 // running (nullptr when the operation completes because a lane exited); the others are released.
@@ -418,6 +454,7 @@ void complete_warp_op(Worker& w, Warp& wp, WarpOp& op, ThreadCtx* self) {
     const unsigned live = op.mask & ~wp.exited;
     const unsigned warp_base = static_cast<unsigned>(&wp - w.warps.data()) * 32u;
     uint64_t common = 0;
+    if (kind >= WarpOpKind::WmmaLoad && kind <= WarpOpKind::WmmaMma) complete_wmma(w, wp, op, live);
     if (kind == WarpOpKind::Ballot || kind == WarpOpKind::Any || kind == WarpOpKind::All) {
         unsigned bits = 0;
         for (unsigned l = 0; l < 32; ++l)
@@ -853,6 +890,10 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
     if (!(mask & (1u << lane))) fail("the mask does not include the calling lane", "include the caller's own lane bit in the mask");
     if (width < 1 || width > 32 || (width & (width - 1)))
         fail("width " + std::to_string(width) + " is not a power of two between 1 and 32", "use a width of 1, 2, 4, 8, 16 or 32");
+    if ((kind >= WarpOpKind::WmmaLoad && kind <= WarpOpKind::WmmaMma) && (mask & ~wp.existing))
+        fail("this warp has only lanes " + hex(wp.existing) + " (blockDim has " + std::to_string(w.nthreads) +
+                 " threads)",
+             "the warp matrix functions need all 32 lanes of a warp: make the block's thread count a multiple of 32");
     if (mask & ~wp.existing)
         fail("the mask names lanes " + hex(mask & ~wp.existing) + " that do not exist (blockDim has " +
                  std::to_string(w.nthreads) + " threads)",
@@ -1015,6 +1056,22 @@ void* dynamic_shared_base() { return tls_worker ? tls_worker->arena : nullptr; }
     fail_block(w, cudaErrorLaunchFailure,
                std::string(what) + " executed in " + block_prefix(w) + " by thread " + coords(w.cur->idx) + " at " +
                    where_str(&where));
+}
+
+void wmma_misaligned(const char* function, const void* ptr, unsigned ldm, unsigned element_bytes, const site& where) {
+    Worker& w = current_worker(function, where);
+    RuntimeScope scope;
+    std::ostringstream os;
+    os << "Misaligned address in " << block_prefix(w) << " thread " << coords(w.cur->idx) << " at "
+       << where_str(&where) << ": " << function << " with pointer " << ptr << " and ldm " << ldm << " ("
+       << element_bytes << "-byte elements): ";
+    if (reinterpret_cast<uintptr_t>(ptr) & 31u)
+        os << "the pointer is not 256-bit (32-byte) aligned";
+    else
+        os << "ldm * " << element_bytes << " = " << uint64_t(ldm) * element_bytes << " bytes is not a multiple of 16";
+    os << "\n=========     Hint: tiles in memory must start on a 32-byte boundary and rows (or columns) be a "
+          "multiple of 16 bytes apart: pad shared-memory tiles accordingly (e.g. 16 + 8 halves per row)";
+    fail_block(w, cudaErrorMisalignedAddress, os.str());
 }
 
 void assert_fail(const char* expr, const char* file, unsigned line, const char* func) {

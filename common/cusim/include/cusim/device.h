@@ -68,6 +68,7 @@ void launch_kernel(const KernelLaunch& launch);
 
 enum class WarpOpKind : uint8_t {
     Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All, MatchAny, MatchAll,
+    WmmaLoad, WmmaStore, WmmaMma,  // <mma.h>: value points to the lane's cusim::detail::WmmaLane
     ReduceAdd, ReduceMinU, ReduceMaxU, ReduceMinS, ReduceMaxS, ReduceAnd, ReduceOr, ReduceXor
 };
 
@@ -105,6 +106,25 @@ struct SharedLookup {
 };
 extern thread_local SharedLookup tls_shared_last;
 [[noreturn]] void device_trap(const char* what, const site& where);
+
+/// What one lane brings to a warp matrix operation; the lane that completes the collective
+/// compares the lanes' arguments and, for mma_sync, computes every lane's result.
+struct WmmaLane {
+    const void* ptr = nullptr;  // load/store: the matrix in memory
+    unsigned ldm = 0;
+    int layout = 0;
+    const void* a = nullptr;  // mma_sync: this lane's fragments
+    const void* b = nullptr;
+    const void* c = nullptr;
+    void* d = nullptr;
+    bool satf = false;
+    void (*mma)(WmmaLane* const* lanes) = nullptr;
+};
+
+/// Misaligned pointer or leading dimension of a warp matrix function: ends the kernel with
+/// cudaErrorMisalignedAddress.
+[[noreturn]] void wmma_misaligned(const char* function, const void* ptr, unsigned ldm, unsigned element_bytes,
+                                  const site& where);
 
 template <class T>
 inline uint64_t to_bits(T v) {
