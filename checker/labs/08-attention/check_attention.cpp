@@ -1,0 +1,1018 @@
+// Checks for lab 08 (attention: unfused, fused fp32, fused on tensor cores, fused backward).
+//
+// Correctness: every output is compared with a double-precision reference computed on the host
+// from the same inputs (16-bit inputs rounded first). The allowance follows the FlashAttention
+// tests: over each output tensor, the kernel's largest error must be at most twice the largest
+// error of a straightforward host reference in the kernel's own precision (fp32 scores, softmax
+// and sums; for the 16-bit versions P and O also rounded to 16 bits, as tensor cores take them),
+// plus a floor of 2e-5 (fp32) or 1e-5 (16-bit) times the tensor's largest reference value. So a
+// bf16 kernel is judged against what bf16 can do, and an fp32 kernel against fp32. L (the
+// logsumexp) is checked the same way; a row that sees no key must give O = 0 and L = -inf exactly.
+// Inputs: Q and K uniform in [-2, 2) and V in [-1, 1), with rows of three kinds: plain, spiky (Q
+// row x 8: one key dominates) and very negative (every score near -300: exp underflows unless the
+// row maximum is subtracted). Outputs start as 0xFF bytes and carry guard zones; inputs are
+// surrounded by NaN. Lengths 1, 17, 31, 32, 33, 113, 128, 203, 1023, 1024 (4096 on a GPU); D 32,
+// 64, 128; causal and not; Tq < Tk and Tq > Tk (rows that see no key). A wrong result is compared
+// with attention under the usual mistakes (the causal mask off by one or top-left aligned, no mask,
+// the scale applied twice or not at all) and the message names the one it matches.
+// Determinism: the fused forward versions and the backward run three times: bitwise equal.
+// Analysis (sim): memcheck/initcheck and racecheck/synccheck report nothing.
+// Performance (sim), cusim analysis metrics:
+//   - the fused versions write no T x T buffer: global bytes written <= 1.10 x (O + L);
+//   - they read K and V once per tile of at least 32 query rows: bytes read <= 1.05 x (Q + (K + V)
+//     x ceil(Tq / 32));
+//   - causal calls skip the tiles above the diagonal: bytes read <= 0.65 x the non-causal call's;
+//   - global accesses use >= 80% of the sectors they move.
+// Performance (cuda): TFLOP/s counted as 4 B H Tq Tk D (x0.5 causal), as a ratio to a cuBLAS bf16
+// GEMM of 4096^3 timed in the same run: attention_forward_bf16 >= 0.25x at B4 H16 T4096 D128;
+// attention_forward (fp32) >= 3x attention_unfused at B1 H16 T4096 D64.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "attention.h"
+#include "wb/wb.h"
+#include "wb_buffers.h"
+#include "wb_check.h"
+#include "wb_metrics.h"
+
+#if !defined(CUSIM) && defined(WB_HAVE_CUDA_BASELINES)
+#include "attention_baselines.h"
+#endif
+
+namespace {
+
+using wb::check::after_call;
+using wb::check::Input;
+using wb::check::never_written;
+using wb::check::Output;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string number(double v) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.7g", v);
+  return buffer;
+}
+
+std::string fixed2(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", v);
+  return buffer;
+}
+
+// ---- 16-bit formats on the host ------------------------------------------------------------------------
+
+enum class Precision { Fp32, Bf16, Fp16 };
+
+const char* precision_name(Precision p) {
+  return p == Precision::Fp32 ? "fp32" : p == Precision::Bf16 ? "bf16" : "fp16";
+}
+
+std::uint16_t to_bf16(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if (std::isnan(f)) return 0x7FC0;
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+
+float from_bf16(std::uint16_t h) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// IEEE binary16, round to nearest even (values here are far from overflow and subnormals matter
+// only for the probabilities, which are rounded the same way).
+std::uint16_t to_fp16(float f) {
+  if (std::isnan(f)) return 0x7E00;
+  const double a = std::fabs(static_cast<double>(f));
+  const std::uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  if (a >= 65520.0) return sign | 0x7C00;
+  if (a < std::ldexp(1.0, -25)) return sign;
+  int e = std::max(std::ilogb(a), -14);
+  double q = std::nearbyint(a / std::ldexp(1.0, e - 10));  // significand in units of the ulp
+  if (q >= 2048.0) q /= 2.0, ++e;
+  if (e == -14 && q < 1024.0) return sign | static_cast<std::uint16_t>(q);  // subnormal
+  return sign | static_cast<std::uint16_t>(((e + 15) << 10) | (static_cast<int>(q) - 1024));
+}
+
+float from_fp16(std::uint16_t h) {
+  const int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+  double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
+  return static_cast<float>((h & 0x8000) ? -v : v);
+}
+
+float round_to(Precision p, float x) {
+  if (p == Precision::Bf16) return from_bf16(to_bf16(x));
+  if (p == Precision::Fp16) return from_fp16(to_fp16(x));
+  return x;
+}
+
+std::vector<std::uint16_t> encode(Precision p, const std::vector<float>& v) {
+  std::vector<std::uint16_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = p == Precision::Bf16 ? to_bf16(v[i]) : to_fp16(v[i]);
+  return out;
+}
+
+std::vector<float> decode(Precision p, const std::vector<std::uint16_t>& v) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = p == Precision::Bf16 ? from_bf16(v[i]) : from_fp16(v[i]);
+  return out;
+}
+
+bool never_written16(std::uint16_t h) { return h == 0xFFFF; }
+
+// ---- cases ---------------------------------------------------------------------------------------------
+
+std::string shape_text(const AttentionShape& s) {
+  return "B=" + std::to_string(s.batch) + ", H=" + std::to_string(s.heads) + ", Tq=" + std::to_string(s.tq) +
+         ", Tk=" + std::to_string(s.tk) + ", D=" + std::to_string(s.d) + ", causal=" + std::to_string(s.causal);
+}
+
+struct Case {
+  AttentionShape s;
+  bool gpu_only = false;  // too slow on the CPU
+};
+
+// Lengths 1, 17, 31, 32, 33, 113, 128, 203, 1023, 1024 and 4096 (GPU); every D; causal and not;
+// Tq < Tk and Tq > Tk.
+const std::vector<Case> kCases = {
+    {{1, 2, 1, 1, 32, 0}},        {{1, 2, 1, 1, 64, 1}},       {{2, 1, 17, 17, 64, 1}},
+    {{1, 2, 31, 31, 128, 0}},     {{1, 1, 32, 32, 32, 1}},     {{1, 2, 33, 33, 64, 0}},
+    {{1, 1, 113, 113, 128, 1}},   {{1, 1, 128, 128, 64, 0}},   {{1, 1, 203, 203, 32, 1}},
+    {{1, 1, 203, 203, 128, 0}},   {{1, 1, 17, 113, 64, 1}},    {{1, 1, 113, 17, 32, 1}},
+    {{1, 1, 33, 203, 128, 0}},    {{1, 1, 1023, 1023, 32, 1}}, {{1, 1, 1024, 1024, 32, 0}},
+    {{1, 2, 1023, 1023, 128, 1}, true}, {{1, 2, 1024, 1024, 64, 0}, true}, {{2, 2, 4096, 4096, 64, 1}, true},
+    {{1, 2, 4096, 4096, 128, 0}, true}};
+
+bool on_gpu() {
+#if defined(CUSIM)
+  return false;
+#else
+  return true;
+#endif
+}
+
+enum class RowKind { Plain, Spiky, VeryNegative };
+
+const char* describe(RowKind k) {
+  switch (k) {
+    case RowKind::Plain: return "plain (Q, K uniform in [-2, 2))";
+    case RowKind::Spiky: return "spiky (the Q row multiplied by 8: one key dominates)";
+    case RowKind::VeryNegative: return "very negative (every score near -300)";
+  }
+  return "";
+}
+
+struct Data {
+  AttentionShape s{};
+  Precision precision = Precision::Fp32;
+  std::uint64_t seed = 0;
+  std::vector<float> q, k, v;  // the values the kernel sees (16-bit inputs already rounded)
+  std::vector<RowKind> kinds;  // per query row (b, h, i)
+};
+
+// K rows share a common direction u (plus noise), so a query row -c u has every score very
+// negative while plain rows stay unaffected.
+Data make_data(const AttentionShape& s, Precision p, std::uint64_t seed) {
+  Data d;
+  d.s = s;
+  d.precision = p;
+  d.seed = seed;
+  d.q = wb::random_floats(attention_q_elements(s), seed * 31 + 1, -2.0f, 2.0f);
+  d.k = wb::random_floats(attention_kv_elements(s), seed * 31 + 2, -2.0f, 2.0f);
+  d.v = wb::random_floats(attention_kv_elements(s), seed * 31 + 3, -1.0f, 1.0f);
+  for (std::size_t e = 0; e < d.k.size(); ++e) d.k[e] = 0.5f * d.k[e] + 2.0f;  // u = (1, ..., 1): k in [1, 3)
+  for (std::size_t row = 0; row < attention_rows(s); ++row) {
+    const RowKind kind = row % 7 == 3 ? RowKind::Spiky : row % 7 == 5 ? RowKind::VeryNegative : RowKind::Plain;
+    d.kinds.push_back(kind);
+    float* qr = d.q.data() + row * s.d;
+    if (kind == RowKind::Spiky) {
+      for (int c = 0; c < s.d; ++c) qr[c] *= 8.0f;
+    } else if (kind == RowKind::VeryNegative) {
+      // score = q.k / sqrt(D) with q = -c (1 + noise) and k ~ 2: about -2 c sqrt(D) = -300, where
+      // exp() underflows to 0 in float.
+      const float c = 150.0f / std::sqrt(static_cast<float>(s.d));
+      for (int x = 0; x < s.d; ++x) qr[x] = -c * (1.0f + 0.05f * qr[x]);
+    }
+  }
+  if (p != Precision::Fp32) {
+    for (auto* vec : {&d.q, &d.k, &d.v})
+      for (float& x : *vec) x = round_to(p, x);
+  }
+  return d;
+}
+
+// ---- references ------------------------------------------------------------------------------------------
+
+// The mistakes a wrong result is compared with.
+enum class Variant { Exact, MaskIncludesNextKey, MaskExcludesDiagonal, MaskTopLeft, NoMask, ScaleTwice, NoScale };
+
+const char* variant_text(Variant v) {
+  switch (v) {
+    case Variant::Exact: return "";
+    case Variant::MaskIncludesNextKey:
+      return "the causal mask off by one: query i also sees key i + (Tk - Tq) + 1 (use j <= i + Tk - Tq, not <)";
+    case Variant::MaskExcludesDiagonal:
+      return "the causal mask off by one: query i does not see key i + (Tk - Tq), its own position (the mask is "
+             "j <= i + Tk - Tq)";
+    case Variant::MaskTopLeft:
+      return "the causal mask aligned to the top left (j <= i): with Tq != Tk it must be aligned to the bottom "
+             "right, j <= i + (Tk - Tq)";
+    case Variant::NoMask: return "no causal mask at all";
+    case Variant::ScaleTwice: return "the scale 1/sqrt(D) applied twice";
+    case Variant::NoScale: return "no scale: S = Q K^T without the 1/sqrt(D)";
+  }
+  return "";
+}
+
+// Keys query i may see under variant v: [0, end).
+int visible_end(const AttentionShape& s, int i, Variant v) {
+  if (!s.causal || v == Variant::NoMask) return s.tk;
+  int end = i + (s.tk - s.tq) + 1;
+  if (v == Variant::MaskIncludesNextKey) ++end;
+  if (v == Variant::MaskExcludesDiagonal) --end;
+  if (v == Variant::MaskTopLeft) end = i + 1;
+  return std::clamp(end, 0, s.tk);
+}
+
+struct Forward {
+  std::vector<double> o, lse;
+};
+
+// Double precision, or the kernel's precision (fp32 arithmetic in order; for 16-bit inputs P and
+// O rounded to 16 bits as the tensor cores take them).
+Forward reference(const Data& d, Variant v = Variant::Exact, bool same_precision = false) {
+  const AttentionShape& s = d.s;
+  Forward f;
+  f.o.assign(attention_q_elements(s), 0.0);
+  f.lse.assign(attention_rows(s), -kInf);
+  double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+  if (v == Variant::ScaleTwice) scale *= scale;
+  if (v == Variant::NoScale) scale = 1.0;
+  std::vector<double> score(s.tk);
+  std::vector<float> score32(s.tk);
+  for (int bh = 0; bh < s.batch * s.heads; ++bh) {
+    for (int i = 0; i < s.tq; ++i) {
+      const std::size_t row = static_cast<std::size_t>(bh) * s.tq + i;
+      const float* q = d.q.data() + row * s.d;
+      const int end = visible_end(s, i, v);
+      if (end == 0) continue;
+      double* o = f.o.data() + row * s.d;
+      if (!same_precision) {
+        double m = -kInf;
+        for (int j = 0; j < end; ++j) {
+          const float* k = d.k.data() + (static_cast<std::size_t>(bh) * s.tk + j) * s.d;
+          double dot = 0.0;
+          for (int c = 0; c < s.d; ++c) dot += static_cast<double>(q[c]) * k[c];
+          score[j] = dot * scale;
+          m = std::max(m, score[j]);
+        }
+        double l = 0.0;
+        for (int j = 0; j < end; ++j) {
+          const double p = std::exp(score[j] - m);
+          l += p;
+          const float* vr = d.v.data() + (static_cast<std::size_t>(bh) * s.tk + j) * s.d;
+          for (int c = 0; c < s.d; ++c) o[c] += p * vr[c];
+        }
+        for (int c = 0; c < s.d; ++c) o[c] /= l;
+        f.lse[row] = m + std::log(l);
+      } else {
+        const float scale32 = static_cast<float>(scale);
+        float m = -INFINITY;
+        for (int j = 0; j < end; ++j) {
+          const float* k = d.k.data() + (static_cast<std::size_t>(bh) * s.tk + j) * s.d;
+          float dot = 0.0f;
+          for (int c = 0; c < s.d; ++c) dot = std::fma(q[c], k[c], dot);
+          score32[j] = dot * scale32;
+          m = std::max(m, score32[j]);
+        }
+        float l = 0.0f;
+        std::vector<float> acc(s.d, 0.0f);
+        for (int j = 0; j < end; ++j) {
+          const float p = std::exp(score32[j] - m);
+          l += p;
+          const float pv = round_to(d.precision, p);
+          const float* vr = d.v.data() + (static_cast<std::size_t>(bh) * s.tk + j) * s.d;
+          for (int c = 0; c < s.d; ++c) acc[c] = std::fma(pv, vr[c], acc[c]);
+        }
+        for (int c = 0; c < s.d; ++c) o[c] = round_to(d.precision, acc[c] / l);
+        f.lse[row] = m + std::log(l);
+      }
+    }
+  }
+  return f;
+}
+
+// ---- comparing -------------------------------------------------------------------------------------------
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0.0;
+  for (double x : v)
+    if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+// Largest |got - ref| over finite reference values (got must match a -inf exactly).
+double max_error(const std::vector<float>& got, const std::vector<double>& ref) {
+  double e = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(ref[i])) {
+      if (static_cast<double>(got[i]) != ref[i]) return kInf;
+      continue;
+    }
+    const double diff = std::fabs(static_cast<double>(got[i]) - ref[i]);
+    if (!(diff <= e)) e = std::isnan(diff) ? kInf : diff;
+  }
+  return e;
+}
+
+double max_error(const std::vector<double>& a, const std::vector<double>& ref) {
+  std::vector<float> f(a.begin(), a.end());
+  return max_error(f, ref);
+}
+
+struct Allowance {
+  double allowed = 0.0, ref_error = 0.0;
+};
+
+Allowance allowance(const std::vector<double>& same, const std::vector<double>& exact, Precision p) {
+  const double floor = (p == Precision::Fp32 ? 2e-5 : 1e-5) * std::max(1.0, max_abs(exact));
+  const double e = max_error(same, exact);
+  return {2.0 * e + floor, e};
+}
+
+std::string position(const AttentionShape& s, std::size_t index, int width) {
+  const std::size_t row = index / width;
+  const std::size_t bh = row / s.tq, i = row % s.tq;
+  std::string text = "b=" + std::to_string(bh / s.heads) + ", h=" + std::to_string(bh % s.heads) +
+                     ", i=" + std::to_string(i);
+  if (width > 1) text += ", c=" + std::to_string(index % width);
+  return text;
+}
+
+// The verdict on one output tensor (width: D for O, 1 for L).
+testing::AssertionResult compare(const std::string& call, const char* name, const Data& d, const std::vector<float>& got,
+                                 const std::vector<bool>& unwritten, const Forward& exact, const Forward& same,
+                                 bool is_lse) {
+  const std::vector<double>& ref = is_lse ? exact.lse : exact.o;
+  const Allowance a = allowance(is_lse ? same.lse : same.o, ref, d.precision);
+  std::size_t worst = 0;
+  double worst_err = -1.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    double err;
+    if (unwritten[i]) err = kInf;
+    else if (!std::isfinite(ref[i])) err = static_cast<double>(got[i]) == ref[i] ? 0.0 : kInf;
+    else err = std::fabs(static_cast<double>(got[i]) - ref[i]);
+    if (std::isnan(err)) err = kInf;
+    if (err > worst_err) worst_err = err, worst = i;
+  }
+  if (worst_err <= a.allowed) return testing::AssertionSuccess();
+  const int width = is_lse ? 1 : d.s.d;
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": " << name << " is wrong; the largest error is at " << name << "[" << position(d.s, worst, width)
+          << "]: got ";
+  if (unwritten[worst]) failure << "nothing (never written: still the 0xFF bytes the checker put there)";
+  else failure << number(got[worst]);
+  failure << ", expected " << number(ref[worst]);
+  if (std::isfinite(ref[worst]))
+    failure << " (allowed error " << number(a.allowed) << ": twice the " << number(a.ref_error) << " of a plain "
+            << precision_name(d.precision) << " host computation, plus a floor)";
+  failure << ".";
+  const std::size_t row = worst / width;
+  failure << " That row is " << describe(d.kinds[row]) << ".";
+  const int i = static_cast<int>(row % d.s.tq);
+  if (visible_end(d.s, i, Variant::Exact) == 0)
+    failure << " Query " << i << " sees no key (causal with Tq > Tk: it would see keys j <= i + (Tk - Tq) < 0): its "
+            << (is_lse ? "L must be -infinity" : "O must be 0") << ", as FlashAttention gives.";
+  if (!unwritten[worst] && std::isnan(got[worst]) && d.kinds[row] == RowKind::VeryNegative)
+    failure << " NaN on a row whose scores are all near -300: exp(-300) is 0 in float, so the sum is 0 and 0/0 is "
+               "NaN unless the row's running maximum is subtracted before exp.";
+  // Which usual mistake does the output match?
+  if (!unwritten[worst]) {
+    for (Variant v : {Variant::MaskIncludesNextKey, Variant::MaskExcludesDiagonal, Variant::MaskTopLeft, Variant::NoMask,
+                      Variant::ScaleTwice, Variant::NoScale}) {
+      if (!d.s.causal && (v != Variant::ScaleTwice && v != Variant::NoScale)) continue;
+      const Forward alt = reference(d, v);
+      const std::vector<double>& alt_ref = is_lse ? alt.lse : alt.o;
+      if (alt_ref == ref) continue;
+      if (max_error(got, alt_ref) <= a.allowed) {
+        failure << " The output matches attention with " << variant_text(v) << ".";
+        break;
+      }
+    }
+  }
+  return failure;
+}
+
+// ---- running the lab's functions ---------------------------------------------------------------------------
+
+struct ForwardResult {
+  std::vector<float> o, lse;
+  std::vector<bool> o_unwritten, lse_unwritten;
+};
+
+using Fp32Forward = std::function<cudaError_t(const float*, const float*, const float*, float*, float*, AttentionShape)>;
+
+testing::AssertionResult run_fp32(const Fp32Forward& fn, const char* function, const Data& d, const std::string& call,
+                                  ForwardResult& out) {
+  Input<float> q(d.q, "q", kNaN), k(d.k, "k", kNaN), v(d.v, "v", kNaN);
+  Output<float> o(attention_q_elements(d.s), "o"), lse(attention_rows(d.s), "lse");
+  if (auto r = after_call(fn(q.dev.data(), k.dev.data(), v.dev.data(), o.dev.data(), lse.dev.data(), d.s), call,
+                          function,
+                          {[&] { return o.in_bounds(call); }, [&] { return lse.in_bounds(call); },
+                           [&] { return q.unchanged(call); }, [&] { return k.unchanged(call); },
+                           [&] { return v.unchanged(call); }});
+      !r)
+    return r;
+  out.o = o.dev.download();
+  out.lse = lse.dev.download();
+  out.o_unwritten.resize(out.o.size());
+  out.lse_unwritten.resize(out.lse.size());
+  for (std::size_t i = 0; i < out.o.size(); ++i) out.o_unwritten[i] = never_written(out.o[i]);
+  for (std::size_t i = 0; i < out.lse.size(); ++i) out.lse_unwritten[i] = never_written(out.lse[i]);
+  return testing::AssertionSuccess();
+}
+
+testing::AssertionResult run_16bit(const Data& d, const std::string& call, ForwardResult& out) {
+  const bool bf16 = d.precision == Precision::Bf16;
+  const char* function = bf16 ? "attention_forward_bf16" : "attention_forward_fp16";
+  const std::uint16_t poison = bf16 ? 0x7FC0 : 0x7E00;
+  Input<std::uint16_t> q(encode(d.precision, d.q), "q", poison), k(encode(d.precision, d.k), "k", poison),
+      v(encode(d.precision, d.v), "v", poison);
+  Output<std::uint16_t> o(attention_q_elements(d.s), "o");
+  Output<float> lse(attention_rows(d.s), "lse");
+  cudaError_t status;
+  if (bf16) {
+    auto p = [](auto* x) { return reinterpret_cast<__nv_bfloat16*>(x); };
+    status = attention_forward_bf16(p(q.dev.data()), p(k.dev.data()), p(v.dev.data()), p(o.dev.data()),
+                                    lse.dev.data(), d.s);
+  } else {
+    auto p = [](auto* x) { return reinterpret_cast<__half*>(x); };
+    status = attention_forward_fp16(p(q.dev.data()), p(k.dev.data()), p(v.dev.data()), p(o.dev.data()),
+                                    lse.dev.data(), d.s);
+  }
+  if (auto r = after_call(status, call, function,
+                          {[&] { return o.in_bounds(call); }, [&] { return lse.in_bounds(call); },
+                           [&] { return q.unchanged(call); }, [&] { return k.unchanged(call); },
+                           [&] { return v.unchanged(call); }});
+      !r)
+    return r;
+  const std::vector<std::uint16_t> raw = o.dev.download();
+  out.o = decode(d.precision, raw);
+  out.o_unwritten.resize(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) out.o_unwritten[i] = never_written16(raw[i]);
+  out.lse = lse.dev.download();
+  out.lse_unwritten.resize(out.lse.size());
+  for (std::size_t i = 0; i < out.lse.size(); ++i) out.lse_unwritten[i] = never_written(out.lse[i]);
+  return testing::AssertionSuccess();
+}
+
+enum class Version { Unfused, Fused, Bf16, Fp16 };
+
+const char* version_name(Version v) {
+  switch (v) {
+    case Version::Unfused: return "attention_unfused";
+    case Version::Fused: return "attention_forward";
+    case Version::Bf16: return "attention_forward_bf16";
+    case Version::Fp16: return "attention_forward_fp16";
+  }
+  return "";
+}
+
+Precision version_precision(Version v) {
+  return v == Version::Bf16 ? Precision::Bf16 : v == Version::Fp16 ? Precision::Fp16 : Precision::Fp32;
+}
+
+testing::AssertionResult run_version(Version v, const Data& d, const std::string& call, ForwardResult& out) {
+  switch (v) {
+    case Version::Unfused: {
+      Output<float> ws(attention_unfused_workspace_floats(d.s), "workspace");
+      return run_fp32(
+          [&](const float* q, const float* k, const float* vv, float* o, float* lse, AttentionShape s) {
+            return attention_unfused(q, k, vv, o, lse, s, ws.dev.data());
+          },
+          "attention_unfused", d, call, out);
+    }
+    case Version::Fused: return run_fp32(&attention_forward, "attention_forward", d, call, out);
+    default: return run_16bit(d, call, out);
+  }
+}
+
+testing::AssertionResult check_forward(Version v, const Data& d) {
+  const std::string call = std::string(version_name(v)) + "(" + shape_text(d.s) + ") [seed " +
+                           std::to_string(d.seed) + "]";
+  try {
+    ForwardResult got;
+    if (auto r = run_version(v, d, call, got); !r) return r;
+    const Forward exact = reference(d), same = reference(d, Variant::Exact, true);
+    if (auto r = compare(call, "lse", d, got.lse, got.lse_unwritten, exact, same, true); !r) return r;
+    return compare(call, "o", d, got.o, got.o_unwritten, exact, same, false);
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+void record_progress(std::size_t passed, std::size_t total) {
+  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+}
+
+// Every case of kCases that runs on this backend and passes `keep`.
+template <class Keep>
+std::vector<AttentionShape> cases(Keep keep) {
+  std::vector<AttentionShape> out;
+  for (const Case& c : kCases)
+    if ((!c.gpu_only || on_gpu()) && keep(c.s)) out.push_back(c.s);
+  return out;
+}
+
+void check_version(Version v, const std::vector<AttentionShape>& shapes, std::uint64_t seed) {
+  std::size_t passed = 0;
+  for (const AttentionShape& s : shapes) {
+    auto result = check_forward(v, make_data(s, version_precision(v), seed++));
+    record_progress(passed, shapes.size());
+    WB_ASSERT(result);
+    ++passed;
+  }
+  record_progress(passed, shapes.size());
+}
+
+const char* const kForwardThreshold =
+    "max |error| <= 2 x that of a plain same-precision host computation + floor, for O and L; lengths 1 .. 1024 "
+    "(4096 on a GPU), D 32, 64, 128, causal and not, Tq != Tk, spiky and very negative rows";
+
+// ---- backward ------------------------------------------------------------------------------------------------
+
+struct Grads {
+  std::vector<double> dq, dk, dv;
+};
+
+// Gradients from O and L as the forward gives them (exact values rounded to float, which the kernel
+// receives), in double or in float.
+Grads backward_reference(const Data& d, const std::vector<float>& o, const std::vector<float>& lse,
+                         const std::vector<float>& dout, bool single) {
+  const AttentionShape& s = d.s;
+  Grads g;
+  g.dq.assign(attention_q_elements(s), 0.0);
+  g.dk.assign(attention_kv_elements(s), 0.0);
+  g.dv.assign(attention_kv_elements(s), 0.0);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+  auto r = [&](double x) { return single ? static_cast<double>(static_cast<float>(x)) : x; };
+  for (int bh = 0; bh < s.batch * s.heads; ++bh) {
+    for (int i = 0; i < s.tq; ++i) {
+      const std::size_t row = static_cast<std::size_t>(bh) * s.tq + i;
+      const int end = visible_end(s, i, Variant::Exact);
+      if (end == 0) continue;
+      const float* q = d.q.data() + row * s.d;
+      const float* dor = dout.data() + row * s.d;
+      double delta = 0.0;
+      for (int c = 0; c < s.d; ++c) delta = r(delta + static_cast<double>(dor[c]) * o[row * s.d + c]);
+      for (int j = 0; j < end; ++j) {
+        const std::size_t krow = static_cast<std::size_t>(bh) * s.tk + j;
+        const float* k = d.k.data() + krow * s.d;
+        const float* v = d.v.data() + krow * s.d;
+        double dot = 0.0, dp = 0.0;
+        for (int c = 0; c < s.d; ++c) {
+          dot = r(dot + static_cast<double>(q[c]) * k[c]);
+          dp = r(dp + static_cast<double>(dor[c]) * v[c]);
+        }
+        const double p = r(std::exp(r(dot * scale) - lse[row]));
+        const double ds = r(p * (dp - delta));
+        for (int c = 0; c < s.d; ++c) {
+          g.dv[krow * s.d + c] = r(g.dv[krow * s.d + c] + p * dor[c]);
+          g.dq[row * s.d + c] = r(g.dq[row * s.d + c] + r(ds * scale) * k[c]);
+          g.dk[krow * s.d + c] = r(g.dk[krow * s.d + c] + r(ds * scale) * q[c]);
+        }
+      }
+    }
+  }
+  return g;
+}
+
+struct BackwardCase {
+  Data d;
+  std::vector<float> o, lse, dout;
+};
+
+BackwardCase backward_case(const AttentionShape& s, std::uint64_t seed) {
+  BackwardCase b;
+  b.d = make_data(s, Precision::Fp32, seed);
+  const Forward f = reference(b.d);
+  b.o.assign(f.o.begin(), f.o.end());
+  b.lse.assign(f.lse.begin(), f.lse.end());
+  b.dout = wb::random_floats(attention_q_elements(s), seed * 31 + 4, -1.0f, 1.0f);
+  return b;
+}
+
+struct GradsGot {
+  std::vector<float> dq, dk, dv;
+};
+
+testing::AssertionResult run_backward(const BackwardCase& b, const std::string& call, GradsGot& out) {
+  const AttentionShape& s = b.d.s;
+  Input<float> q(b.d.q, "q", kNaN), k(b.d.k, "k", kNaN), v(b.d.v, "v", kNaN), o(b.o, "o", kNaN),
+      dout(b.dout, "dout", kNaN), lse(b.lse, "lse", kNaN);
+  Output<float> dq(attention_q_elements(s), "dq"), dk(attention_kv_elements(s), "dk"),
+      dv(attention_kv_elements(s), "dv"), ws(attention_backward_workspace_floats(s), "workspace");
+  if (auto r = after_call(attention_backward(q.dev.data(), k.dev.data(), v.dev.data(), o.dev.data(), dout.dev.data(),
+                                             lse.dev.data(), dq.dev.data(), dk.dev.data(), dv.dev.data(), s,
+                                             ws.dev.data()),
+                          call, "attention_backward",
+                          {[&] { return dq.in_bounds(call); }, [&] { return dk.in_bounds(call); },
+                           [&] { return dv.in_bounds(call); }, [&] { return ws.in_bounds(call); },
+                           [&] { return q.unchanged(call); }, [&] { return k.unchanged(call); },
+                           [&] { return v.unchanged(call); }, [&] { return o.unchanged(call); },
+                           [&] { return dout.unchanged(call); }, [&] { return lse.unchanged(call); }});
+      !r)
+    return r;
+  out.dq = dq.dev.download();
+  out.dk = dk.dev.download();
+  out.dv = dv.dev.download();
+  return testing::AssertionSuccess();
+}
+
+testing::AssertionResult check_backward(const BackwardCase& b) {
+  const std::string call = "attention_backward(" + shape_text(b.d.s) + ") [seed " + std::to_string(b.d.seed) + "]";
+  try {
+    GradsGot got;
+    if (auto r = run_backward(b, call, got); !r) return r;
+    const Grads exact = backward_reference(b.d, b.o, b.lse, b.dout, false);
+    const Grads single = backward_reference(b.d, b.o, b.lse, b.dout, true);
+    const int rows_q = b.d.s.tq;
+    for (auto [name, g, e, sp, is_q] :
+         {std::tuple{"dq", &got.dq, &exact.dq, &single.dq, true}, std::tuple{"dk", &got.dk, &exact.dk, &single.dk, false},
+          std::tuple{"dv", &got.dv, &exact.dv, &single.dv, false}}) {
+      const Allowance a = allowance(*sp, *e, Precision::Fp32);
+      std::size_t worst = 0;
+      double worst_err = -1.0;
+      for (std::size_t i = 0; i < g->size(); ++i) {
+        double err = never_written((*g)[i]) ? kInf : std::fabs(static_cast<double>((*g)[i]) - (*e)[i]);
+        if (std::isnan(err)) err = kInf;
+        if (err > worst_err) worst_err = err, worst = i;
+      }
+      if (worst_err <= a.allowed) continue;
+      const int d = b.d.s.d;
+      const std::size_t row = worst / d, bh = row / (is_q ? rows_q : b.d.s.tk), t = row % (is_q ? rows_q : b.d.s.tk);
+      testing::AssertionResult failure = testing::AssertionFailure();
+      failure << call << ": " << name << " is wrong; the largest error is at " << name << "[b=" << bh / b.d.s.heads
+              << ", h=" << bh % b.d.s.heads << ", " << (is_q ? "i=" : "j=") << t << ", c=" << worst % d << "]: got "
+              << (never_written((*g)[worst]) ? std::string("nothing (never written)") : number((*g)[worst]))
+              << ", expected " << number((*e)[worst]) << " (allowed error " << number(a.allowed) << ": twice the "
+              << number(a.ref_error) << " of a plain fp32 host computation, plus a floor).";
+      failure << " Recompute P = exp(S - L) from the saved logsumexp L (not a fresh softmax of the tile); Delta = "
+                 "rowsum(dO * O); dS = P * (dP - Delta); dQ = scale dS K, dK = scale dS^T Q, dV = P^T dO"
+              << (b.d.s.causal ? "; masked entries have P = 0 and dS = 0." : ".");
+      return failure;
+    }
+    return testing::AssertionSuccess();
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+// Backward shapes: the host reference is O(Tq Tk D) per head in double and float.
+std::vector<AttentionShape> backward_shapes() {
+  std::vector<AttentionShape> out = {{1, 2, 1, 1, 32, 0}, {2, 1, 17, 17, 64, 1}, {1, 1, 33, 33, 128, 0},
+                                     {1, 1, 113, 113, 32, 1}, {1, 1, 17, 113, 64, 1}, {1, 1, 113, 17, 64, 1},
+                                     {1, 1, 203, 203, 64, 0}};
+  if (on_gpu()) {
+    out.push_back({1, 2, 1023, 1023, 128, 1});
+    out.push_back({1, 1, 1024, 1024, 64, 0});
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- Correctness -------------------------------------------------------------------------------------------
+
+TEST(Correctness, Unfused) {
+  wb::check::record_threshold(kForwardThreshold);
+  wb::check::record_hint(
+      "Per (b, h): transpose K into the workspace, S = sgemm(Tq, Tk, D, scale, Q, K^T), mask S (-INFINITY where j > i "
+      "+ Tk - Tq) and store L = m + log(sum exp(S - m)) per row, P = softmax_forward(S), O = sgemm(Tq, D, Tk, 1, P, "
+      "V).");
+  // The unfused version moves Tq x Tk scores: keep it to the shorter lengths on the CPU.
+  check_version(Version::Unfused, cases([](const AttentionShape& s) { return on_gpu() || s.tq * s.tk <= 1 << 16; }),
+                100);
+}
+
+TEST(Correctness, FusedForward) {
+  wb::check::record_threshold(kForwardThreshold);
+  wb::check::record_hint(
+      "Per tile of keys: S = Q_tile K_tile^T * scale; m_new = max(m, rowmax(S)); P = exp(S - m_new); l = l * exp(m - "
+      "m_new) + rowsum(P); O = O * exp(m - m_new) + P V. At the end O /= l and L = m + log(l). Zero-fill K and V rows "
+      "past Tk and mask those scores.");
+  check_version(Version::Fused, cases([](const AttentionShape& s) { return !s.causal; }), 200);
+}
+
+TEST(Correctness, FusedCausal) {
+  wb::check::record_threshold(kForwardThreshold);
+  wb::check::record_hint(
+      "Query i sees key j when j <= i + (Tk - Tq). Stop the key loop after the last key the tile's last row sees; "
+      "mask only tiles that straddle the diagonal. A row that sees no key keeps m = -inf: write O = 0 and L = "
+      "-INFINITY, and never compute exp(-inf - (-inf)).");
+  check_version(Version::Fused, cases([](const AttentionShape& s) { return s.causal != 0; }), 300);
+}
+
+TEST(Correctness, TensorCoreBf16) {
+  wb::check::record_threshold(kForwardThreshold);
+  wb::check::record_hint(
+      "wmma::load_matrix_sync needs 32-byte aligned tile pointers and a leading dimension that is a multiple of 8 "
+      "halves; K stored [key][d] is K^T in column-major order (matrix_b, col_major). Keep the running max and sum in "
+      "fp32; round P to bf16 only for the P V product.");
+  check_version(Version::Bf16, cases([](const AttentionShape&) { return true; }), 400);
+}
+
+TEST(Correctness, TensorCoreFp16) {
+  wb::check::record_threshold(kForwardThreshold);
+  wb::check::record_hint(
+      "The bf16 kernel with __half: fp16 has 3 more mantissa bits and a smaller range; P <= 1 and O are safe, and "
+      "scores stay in fp32.");
+  check_version(Version::Fp16, cases([](const AttentionShape&) { return true; }), 500);
+}
+
+TEST(Correctness, Backward) {
+  wb::check::record_threshold(
+      "max |error| of dQ, dK, dV <= 2 x that of a plain fp32 host computation + floor; lengths 1 .. 203 (1024 on a "
+      "GPU), D 32, 64, 128, causal and not, Tq != Tk");
+  wb::check::record_hint(
+      "Two kernels avoid atomics: one per key tile accumulates dK and dV over the query tiles, one per query tile "
+      "accumulates dQ over the key tiles; both recompute S and P = exp(S - L).");
+  const std::vector<AttentionShape> shapes = backward_shapes();
+  std::size_t passed = 0;
+  std::uint64_t seed = 600;
+  for (const AttentionShape& s : shapes) {
+    auto result = check_backward(backward_case(s, seed++));
+    record_progress(passed, shapes.size());
+    WB_ASSERT(result);
+    ++passed;
+  }
+  record_progress(passed, shapes.size());
+}
+
+TEST(Correctness, Deterministic) {
+  wb::check::record_threshold(
+      "attention_forward, attention_forward_bf16, attention_backward: three runs bitwise equal (B=1, H=2, T=203)");
+  wb::check::record_hint(
+      "Give every output element one owner that sums in a fixed order: no atomicAdd of partial results (the order "
+      "blocks arrive in changes the rounding).");
+  const AttentionShape s{1, 2, 203, 203, 64, 1};
+  std::size_t passed = 0;
+  for (Version v : {Version::Fused, Version::Bf16}) {
+    const Data d = make_data(s, version_precision(v), 700);
+    const std::string call = std::string(version_name(v)) + "(" + shape_text(s) + ")";
+    ForwardResult first, again;
+    WB_ASSERT(run_version(v, d, call, first));
+    for (int run = 2; run <= 3; ++run) {
+      WB_ASSERT(run_version(v, d, call, again));
+      if (std::memcmp(first.o.data(), again.o.data(), first.o.size() * sizeof(float)) != 0 ||
+          std::memcmp(first.lse.data(), again.lse.data(), first.lse.size() * sizeof(float)) != 0)
+        FAIL() << call << ": run " << run << " gave a different result from run 1 on the same inputs.";
+    }
+    record_progress(++passed, 3);
+  }
+  const BackwardCase b = backward_case(s, 701);
+  const std::string call = "attention_backward(" + shape_text(s) + ")";
+  GradsGot first, again;
+  WB_ASSERT(run_backward(b, call, first));
+  for (int run = 2; run <= 3; ++run) {
+    WB_ASSERT(run_backward(b, call, again));
+    for (auto [x, y, name] : {std::tuple{&first.dq, &again.dq, "dq"}, std::tuple{&first.dk, &again.dk, "dk"},
+                              std::tuple{&first.dv, &again.dv, "dv"}})
+      if (std::memcmp(x->data(), y->data(), x->size() * sizeof(float)) != 0)
+        FAIL() << call << ": run " << run << " gave a different " << name
+               << " from run 1 on the same inputs. Accumulate each gradient row in one block, in a fixed order, "
+                  "with no floating-point atomics.";
+  }
+  record_progress(++passed, 3);
+}
+
+// ---- Analysis (sim) ---------------------------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
+#if WB_HAVE_CUSIM_ANALYSIS
+  cusim::analysis::reset();
+#endif
+  testing::AssertionResult results = testing::AssertionSuccess();
+  auto keep_first = [&](testing::AssertionResult r) {
+    if (!r && results) results = r;
+  };
+  std::uint64_t seed = 800;
+  for (AttentionShape s : {AttentionShape{1, 1, 17, 17, 32, 1}, AttentionShape{1, 2, 33, 70, 64, 0},
+                           AttentionShape{1, 1, 70, 33, 128, 1}}) {
+    for (Version v : {Version::Unfused, Version::Fused, Version::Bf16, Version::Fp16})
+      keep_first(check_forward(v, make_data(s, version_precision(v), seed++)));
+    keep_first(check_backward(backward_case(s, seed++)));
+  }
+  wb::check::expect_no_analysis_reports(tools, what, results);
+}
+
+}  // namespace
+
+TEST(Analysis, MemcheckClean) {
+  wb::check::record_threshold("0 memcheck/initcheck reports, every function, T = 17, 33, 70");
+  wb::check::record_hint(
+      "Guard every row index against Tq or Tk: the last tile of a length that is not a multiple of the tile reads "
+      "past the end unless its rows are zero-filled instead of loaded.");
+  expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
+}
+
+TEST(Analysis, RacecheckClean) {
+  wb::check::record_threshold("0 racecheck/synccheck reports, every function, T = 17, 33, 70");
+  wb::check::record_hint(
+      "__syncthreads() after loading a K/V tile and before overwriting it with the next; __syncwarp() between a "
+      "warp's store_matrix_sync and its lanes reading the stored scores.");
+  expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
+}
+#endif
+
+// ---- Performance (sim) -----------------------------------------------------------------------------------------
+
+#if defined(CUSIM)
+namespace {
+
+using wb::check::Traffic;
+
+constexpr double kMaxWrittenRatio = 1.10;  // a score buffer writes Tk / D x O more: 4 x here
+constexpr double kMaxReadRatio = 1.05;
+constexpr int kMinQueryTile = 32;
+constexpr double kMaxCausalReadFraction = 0.65;  // skipping gives (n + 1) / 2n of n query tiles
+constexpr double kMinSectorEfficiency = 0.80;
+
+testing::AssertionResult measure_version(Version v, const AttentionShape& s, Traffic& t) {
+  const Data d = make_data(s, version_precision(v), 900);
+  return wb::check::measure([&] { return check_forward(v, d); }, t, version_name(v));
+}
+
+double element_bytes(Version v) { return v == Version::Bf16 || v == Version::Fp16 ? 2.0 : 4.0; }
+
+}  // namespace
+
+TEST(Performance, FusedTraffic) {
+  wb::check::record_threshold(
+      "attention_forward, _bf16, _fp16 (B=1, H=2, T=256, D=64): bytes written <= 1.10 x (O + L); bytes read <= 1.05 "
+      "x (Q + (K + V) x ceil(Tq / 32)); >= 80% of each moved sector requested");
+  wb::check::record_hint(
+      "Keep the scores of a tile in registers or shared memory; never store them. Give each block at least 32 query "
+      "rows so that K and V are read at most Tq / 32 times, and load 16 bytes per thread, consecutive threads on "
+      "consecutive addresses.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  const AttentionShape s{1, 2, 256, 256, 64, 0};
+  std::string text;
+  for (Version v : {Version::Fused, Version::Bf16, Version::Fp16}) {
+    Traffic t;
+    WB_ASSERT(measure_version(v, s, t));
+    WB_REQUIRE_ANALYSIS();
+    const double eb = element_bytes(v);
+    const double out_bytes = eb * attention_q_elements(s) + 4.0 * attention_rows(s);
+    const double tiles = std::ceil(static_cast<double>(s.tq) / kMinQueryTile);
+    const double read_bound = eb * (attention_q_elements(s) + 2.0 * attention_kv_elements(s) * tiles);
+    const double written = t.bytes_written / out_bytes, read = t.bytes_read / read_bound;
+    text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + ": written " + fixed2(written) +
+            " x (O + L), read " + fixed2(read) + " x bound, sector use " + fixed2(t.load_efficiency()) + "/" +
+            fixed2(t.store_efficiency());
+    wb::check::record_measured(text);
+    if (written > kMaxWrittenRatio)
+      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") wrote " << t.bytes_written << " bytes to global "
+                    << "memory, " << fixed2(written) << " x the " << out_bytes
+                    << " bytes of O and L (at most 1.10 x). A fused kernel keeps the Tq x Tk scores on chip: no score "
+                       "or probability buffer in global memory.";
+    if (read > kMaxReadRatio)
+      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") read " << t.bytes_read << " bytes, " << fixed2(read)
+                    << " x the bound for K and V read once per tile of 32 query rows. Give each block at least 32 "
+                       "query rows, and load each K/V tile once per block into shared memory.";
+    if (t.load_efficiency() < kMinSectorEfficiency || t.store_efficiency() < kMinSectorEfficiency)
+      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") used " << fixed2(t.load_efficiency())
+                    << " of the bytes of the sectors it loaded and " << fixed2(t.store_efficiency())
+                    << " of those it stored (at least 0.80). Let consecutive threads load consecutive 16-byte pieces "
+                       "of a row, and write O row by row.";
+  }
+#endif
+}
+
+TEST(Performance, CausalSkipsTiles) {
+  wb::check::record_threshold(
+      "attention_forward, _bf16 causal (B=1, H=1, T=1024, D=32): bytes read <= 0.65 x the non-causal call's");
+  wb::check::record_hint(
+      "A block of query rows [q0, q0 + Br) sees no key past q0 + Br - 1 + (Tk - Tq): end the key loop there instead "
+      "of masking whole tiles.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  std::string text;
+  for (Version v : {Version::Fused, Version::Bf16}) {
+    Traffic full, causal;
+    WB_ASSERT(measure_version(v, {1, 1, 1024, 1024, 32, 0}, full));
+    WB_ASSERT(measure_version(v, {1, 1, 1024, 1024, 32, 1}, causal));
+    WB_REQUIRE_ANALYSIS();
+    const double fraction = static_cast<double>(causal.bytes_read) / static_cast<double>(full.bytes_read);
+    text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + " " + fixed2(fraction) + " x";
+    wb::check::record_measured(text);
+    if (fraction > kMaxCausalReadFraction)
+      ADD_FAILURE() << version_name(v) << "(T=512, D=64): the causal call read " << fixed2(fraction)
+                    << " x the bytes of the non-causal one (at most 0.65; skipping the tiles above the diagonal gives "
+                       "about 0.5). Stop the loop over key tiles after the last key the block's last row sees.";
+  }
+#endif
+}
+#endif
+
+// ---- Performance (cuda) ------------------------------------------------------------------------------------------
+
+#if !defined(CUSIM)
+namespace {
+
+double attention_flops(const AttentionShape& s) {
+  const double f = 4.0 * s.batch * s.heads * static_cast<double>(s.tq) * s.tk * s.d;
+  return s.causal ? f / 2.0 : f;
+}
+
+}  // namespace
+
+TEST(Performance, TensorCoreForward) {
+  constexpr double kMinRatio = 0.25;
+  wb::check::record_threshold(
+      ">= 0.25 x a cuBLAS bf16 GEMM of 4096^3 (the tensor-core ceiling) for attention_forward_bf16, B=4, H=16, "
+      "T=4096, D=128, not causal; median of 5 runs");
+  wb::check::record_hint(
+      "Tensor cores are fed from shared memory: keep Q in fragments across the key loop, double-buffer the K/V "
+      "tiles, and avoid bank conflicts (pad rows by 8 halves). 4 warps x 16 rows, 64 keys per tile.");
+  WB_ASSERT(check_forward(Version::Bf16, make_data({1, 2, 1024, 1024, 128, 0}, Precision::Bf16, 1000)));
+#if !defined(WB_HAVE_CUDA_BASELINES)
+  WB_NOT_MEASURED("this check binary was built without the cuBLAS baseline");
+#else
+  try {
+    const AttentionShape s{4, 16, 4096, 4096, 128, 0};
+    const double ceiling = cublas_bf16_gemm_tflops(4096);
+    std::vector<std::uint16_t> host(attention_q_elements(s));
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = to_bf16(static_cast<float>((i * 7919) % 97) / 97.0f - 0.5f);
+    wb::DeviceBuffer<std::uint16_t> q{std::span<const std::uint16_t>(host)}, k{std::span<const std::uint16_t>(host)},
+        v{std::span<const std::uint16_t>(host)}, o(host.size());
+    wb::DeviceBuffer<float> lse(attention_rows(s));
+    auto p = [](auto* x) { return reinterpret_cast<__nv_bfloat16*>(x); };
+    const wb::Timing t = wb::time_median(
+        [&] {
+          WB_CUDA_CHECK(attention_forward_bf16(p(q.data()), p(k.data()), p(v.data()), p(o.data()), lse.data(), s));
+        },
+        {.warmup = 1, .repetitions = 5});
+    const double tflops = attention_flops(s) / (t.median_ms * 1e-3) / 1e12;
+    const double ratio = tflops / ceiling;
+    wb::check::record_measured(fixed2(ratio) + " x the bf16 GEMM ceiling (" + fixed2(tflops) + " vs " +
+                               fixed2(ceiling) + " TFLOP/s)");
+    EXPECT_GE(ratio, kMinRatio) << "attention_forward_bf16(" << shape_text(s) << ") reached " << fixed2(tflops)
+                                << " TFLOP/s, " << fixed2(ratio) << " x the " << fixed2(ceiling)
+                                << " TFLOP/s of cuBLAS's bf16 GEMM in the same run; it needs " << kMinRatio << " x.";
+  } catch (const std::exception& e) {
+    FAIL() << "a CUDA or cuBLAS call failed while timing attention_forward_bf16: " << e.what();
+  }
+#endif
+}
+
+TEST(Performance, FusedVsUnfused) {
+  constexpr double kMinSpeedup = 3.0;
+  wb::check::record_threshold(
+      "attention_forward >= 3 x attention_unfused in time (fp32, B=1, H=16, T=4096, D=64, causal); median of 3 runs");
+  wb::check::record_hint(
+      "The unfused version writes and reads the 4096 x 4096 scores several times per head; the fused one must not "
+      "lose that advantage to slow arithmetic: register-tile the score and the P V products.");
+  WB_ASSERT(check_forward(Version::Fused, make_data({1, 1, 1024, 1024, 64, 1}, Precision::Fp32, 1001)));
+  try {
+    const AttentionShape s{1, 16, 4096, 4096, 64, 1};
+    const std::vector<float> host = wb::random_floats(attention_q_elements(s), 1002, -1.0f, 1.0f);
+    wb::DeviceBuffer<float> q{std::span<const float>(host)}, k{std::span<const float>(host)},
+        v{std::span<const float>(host)}, o(host.size()), lse(attention_rows(s)),
+        ws(attention_unfused_workspace_floats(s));
+    const wb::Timing fused = wb::time_median(
+        [&] { WB_CUDA_CHECK(attention_forward(q.data(), k.data(), v.data(), o.data(), lse.data(), s)); },
+        {.warmup = 1, .repetitions = 3});
+    const wb::Timing unfused = wb::time_median(
+        [&] { WB_CUDA_CHECK(attention_unfused(q.data(), k.data(), v.data(), o.data(), lse.data(), s, ws.data())); },
+        {.warmup = 1, .repetitions = 3});
+    const double speedup = unfused.median_ms / fused.median_ms;
+    wb::check::record_measured(fixed2(speedup) + " x (fused " + fixed2(attention_flops(s) / (fused.median_ms * 1e9)) +
+                               " TFLOP/s, unfused " + fixed2(attention_flops(s) / (unfused.median_ms * 1e9)) +
+                               " TFLOP/s)");
+    EXPECT_GE(speedup, kMinSpeedup) << "attention_forward(" << shape_text(s) << ") is " << fixed2(speedup)
+                                    << " x faster than attention_unfused; it needs " << kMinSpeedup << " x.";
+  } catch (const std::exception& e) {
+    FAIL() << "a CUDA call failed while timing attention_forward: " << e.what();
+  }
+}
+#endif
