@@ -1,0 +1,26 @@
+# Checker self-tests of lab 08 (attention), included by tests/checker/CMakeLists.txt: the solution
+# passes, the skeleton fails with "not implemented yet", and each known-wrong version (<name>.diff:
+# the solution with one mistake) is rejected by the named check with a message that names it.
+wb_lab_selftests(08-attention
+  CHECKS "${WB_ROOT}/checker/labs/08-attention/check_attention.cpp"
+  CUDA_BASELINES "${WB_ROOT}/checker/labs/08-attention/attention_baselines.cu" CUDA_LIBS CUDA::cublas
+  SKELETON "not implemented yet: (attention_unfused|attention_forward|attention_forward_bf16|attention_forward_fp16|attention_backward) in labs/08-attention/attention.cu")
+
+wb_known_wrong_test(08-attention no_rescale
+  --expect-fail Correctness.FusedForward "attention_forward\\(B=.*\\) \\[seed [0-9]+\\]: lse is wrong.*Every wrong L is too large: is the running sum rescaled")
+wb_known_wrong_test(08-attention causal_off_by_one
+  --expect-fail Correctness.Unfused "attention_unfused\\(.*causal=1\\).*matches attention with the causal mask off by one: query i also sees key")
+wb_known_wrong_test(08-attention scale_twice
+  --expect-fail Correctness.FusedForward "attention_forward\\(.*\\).*matches attention with the scale 1/sqrt\\(D\\) applied twice")
+wb_known_wrong_test(08-attention partial_tile_past_t
+  --expect-fail Correctness.FusedForward "attention_forward\\(.*\\).*NaN: the checker surrounds Q, K and V with NaN, so a row past Tq or Tk")
+wb_known_wrong_test(08-attention backward_without_lse
+  --expect-fail Correctness.Backward "attention_backward\\(.*\\) \\[seed [0-9]+\\]: dv is wrong.*Recompute P = exp\\(S - L\\) from the saved logsumexp L")
+if(WB_BACKEND STREQUAL "sim")
+  wb_known_wrong_test(08-attention missing_barrier SIM_ANALYSIS
+    --expect-fail Analysis.RacecheckClean "racecheck/synccheck report\\(s\\).*missing_barrier.cu:({{line:reinterpret_cast<uint4*>(dst + r * ld + c) = x;}}|{{line:wmma::load_matrix_sync(fkt, ks + (n * 16) * L::ldh + kk * 16, L::ldh);}}|{{line:wmma::load_matrix_sync(fv, vs + (kk * 16) * L::ldh + dn * 16, L::ldh);}})")
+  wb_known_wrong_test(08-attention small_query_tile SIM_ANALYSIS
+    --expect-fail Performance.FusedTraffic "attention_forward\\(B=1, H=2, Tq=256.*\\) read [0-9]+ bytes, 1\\.[0-9]+ x the bound for K and V")
+  wb_known_wrong_test(08-attention no_causal_skip SIM_ANALYSIS
+    --expect-fail Performance.CausalSkipsTiles "attention_forward\\(T=1024, D=32\\): the causal call read (0\\.9[0-9]|1\\.[0-9]+) x the bytes")
+endif()
