@@ -470,6 +470,24 @@ __device__ void store_rows(float* __restrict__ dst, const float* tile, int row0,
   }
 }
 
+// x[n] = a . b_n and y[n] = c . e_n for n < 8, b_n and e_n the 8 consecutive rows (leading dimension
+// D + 1) from b and e: the two score-like products the backward kernels recompute per tile.
+template <int D>
+__device__ inline void dot8_pair(const float* a, const float* b, const float* c, const float* e, float* x,
+                                 float* y) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n) x[n] = y[n] = 0.0f;
+#pragma unroll 4
+  for (int col = 0; col < D; ++col) {
+    const float ac = a[col], cc = c[col];
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      x[n] = fmaf(ac, b[n * (D + 1) + col], x[n]);
+      y[n] = fmaf(cc, e[n * (D + 1) + col], y[n]);
+    }
+  }
+}
+
 // dK and dV for 32 keys of one (b, h): thread t owns key t / 4 and, with its quad, 8 of each
 // query tile's 32 rows and D / 4 of the columns (c = quad lane + 4 cc).
 template <int D>
@@ -503,20 +521,8 @@ __global__ void __launch_bounds__(kBwdThreads) backward_dkdv(const float* __rest
     load_rows<D>(qs, D + 1, q + qoff, i0, kBwdTile, s.tq, 1.0f);
     load_rows<D>(dos, D + 1, dout + qoff, i0, kBwdTile, s.tq, 1.0f);
     __syncthreads();
-    float p[8], ds[8];
-#pragma unroll
-    for (int ii = 0; ii < 8; ++ii) p[ii] = ds[ii] = 0.0f;
-    const float* krow = ks + kj * (D + 1);
-    const float* vrow = vs + kj * (D + 1);
-#pragma unroll 4
-    for (int c = 0; c < D; ++c) {
-      const float kc = krow[c], vc = vrow[c];
-#pragma unroll
-      for (int ii = 0; ii < 8; ++ii) {
-        p[ii] = fmaf(qs[(quad * 8 + ii) * (D + 1) + c], kc, p[ii]);
-        ds[ii] = fmaf(dos[(quad * 8 + ii) * (D + 1) + c], vc, ds[ii]);  // dP for now
-      }
-    }
+    float p[8], ds[8];  // scores and dP of the quad's 8 query rows, then P and dS
+    dot8_pair<D>(ks + kj * (D + 1), qs + (quad * 8) * (D + 1), vs + kj * (D + 1), dos + (quad * 8) * (D + 1), p, ds);
 #pragma unroll
     for (int ii = 0; ii < 8; ++ii) {
       const int i = i0 + quad * 8 + ii;
@@ -583,20 +589,8 @@ __global__ void __launch_bounds__(kBwdThreads) backward_dq(const float* __restri
     load_rows<D>(ks, D + 1, k + koff, k0, kBwdTile, s.tk, 1.0f);
     load_rows<D>(vs, D + 1, v + koff, k0, kBwdTile, s.tk, 1.0f);
     __syncthreads();
-    float p[8], ds[8];
-#pragma unroll
-    for (int jj = 0; jj < 8; ++jj) p[jj] = ds[jj] = 0.0f;
-    const float* qrow = qs + qi * (D + 1);
-    const float* dorow = dos + qi * (D + 1);
-#pragma unroll 4
-    for (int c = 0; c < D; ++c) {
-      const float qc = qrow[c], dc = dorow[c];
-#pragma unroll
-      for (int jj = 0; jj < 8; ++jj) {
-        p[jj] = fmaf(qc, ks[(quad * 8 + jj) * (D + 1) + c], p[jj]);
-        ds[jj] = fmaf(dc, vs[(quad * 8 + jj) * (D + 1) + c], ds[jj]);
-      }
-    }
+    float p[8], ds[8];  // scores and dP of the quad's 8 keys, then P and dS
+    dot8_pair<D>(qs + qi * (D + 1), ks + (quad * 8) * (D + 1), dos + qi * (D + 1), vs + (quad * 8) * (D + 1), p, ds);
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj) {
       const int j = k0 + quad * 8 + jj;

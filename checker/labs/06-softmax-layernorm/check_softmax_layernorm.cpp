@@ -51,15 +51,18 @@
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_float16.h"
 #include "wb_metrics.h"
 
 namespace {
 
 using wb::check::after_call;
 using wb::check::cuda_success;
+using wb::check::from_bf16;
 using wb::check::Input;
 using wb::check::never_written;
 using wb::check::Output;
+using wb::check::to_bf16;
 
 constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr double kU = 0x1.0p-24;
@@ -167,23 +170,6 @@ Matrix make_matrix(int rows, int cols, const std::vector<RowKind>& kinds, std::s
 
 std::vector<float> uniform_vector(std::size_t n, std::uint64_t seed, float lo, float hi) {
   return wb::random_floats(n, seed, lo, hi);
-}
-
-// ---- bf16 on the host (round to nearest even, as __float2bfloat16) ---------------------------------------
-
-std::uint16_t to_bf16(float f) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  if (std::isnan(f)) return 0x7FC0;
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
-
-float from_bf16(std::uint16_t h) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
 }
 
 // ---- comparing ---------------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_float16.h"
 #include "wb_metrics.h"
 
 #if !defined(CUSIM) && defined(WB_HAVE_CUDA_BASELINES)
@@ -52,9 +53,13 @@
 namespace {
 
 using wb::check::after_call;
+using wb::check::from_bf16;
+using wb::check::from_fp16;
 using wb::check::Input;
 using wb::check::never_written;
 using wb::check::Output;
+using wb::check::to_bf16;
+using wb::check::to_fp16;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -77,42 +82,6 @@ enum class Precision { Fp32, Bf16, Fp16 };
 
 const char* precision_name(Precision p) {
   return p == Precision::Fp32 ? "fp32" : p == Precision::Bf16 ? "bf16" : "fp16";
-}
-
-std::uint16_t to_bf16(float f) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  if (std::isnan(f)) return 0x7FC0;
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
-
-float from_bf16(std::uint16_t h) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-// IEEE binary16, round to nearest even (values here are far from overflow and subnormals matter
-// only for the probabilities, which are rounded the same way).
-std::uint16_t to_fp16(float f) {
-  if (std::isnan(f)) return 0x7E00;
-  const double a = std::fabs(static_cast<double>(f));
-  const std::uint16_t sign = std::signbit(f) ? 0x8000 : 0;
-  if (a >= 65520.0) return sign | 0x7C00;
-  if (a < std::ldexp(1.0, -25)) return sign;
-  int e = std::max(std::ilogb(a), -14);
-  double q = std::nearbyint(a / std::ldexp(1.0, e - 10));  // significand in units of the ulp
-  if (q >= 2048.0) q /= 2.0, ++e;
-  if (e == -14 && q < 1024.0) return sign | static_cast<std::uint16_t>(q);  // subnormal
-  return sign | static_cast<std::uint16_t>(((e + 15) << 10) | (static_cast<int>(q) - 1024));
-}
-
-float from_fp16(std::uint16_t h) {
-  const int e = (h >> 10) & 0x1F, m = h & 0x3FF;
-  double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
-  return static_cast<float>((h & 0x8000) ? -v : v);
 }
 
 float round_to(Precision p, float x) {
