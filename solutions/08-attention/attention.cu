@@ -323,10 +323,15 @@ __global__ void __launch_bounds__(kTcWarps * 32) tc_forward_kernel(const T* __re
   float m = -INFINITY, l = 0.0f;
   const int end = key_end(q0 + kTcRows, s.tq, s.tk, s.causal);
 
-  wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa, fq[D / 16];
   wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fkt;
   wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fv;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+
+  __syncthreads();  // the Q tile is loaded
+  // The warp's 16 query rows stay in fragments for the whole key loop.
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) wmma::load_matrix_sync(fq[kk], qs + (warp * 16) * L::ldh + kk * 16, L::ldh);
 
   for (int kv0 = 0; kv0 < end; kv0 += kTcKeys) {
     __syncthreads();  // every warp is done with the previous K and V tiles
@@ -339,9 +344,8 @@ __global__ void __launch_bounds__(kTcWarps * 32) tc_forward_kernel(const T* __re
       wmma::fill_fragment(acc, 0.0f);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        wmma::load_matrix_sync(fa, qs + (warp * 16) * L::ldh + kk * 16, L::ldh);
         wmma::load_matrix_sync(fkt, ks + (n * 16) * L::ldh + kk * 16, L::ldh);
-        wmma::mma_sync(acc, fa, fkt, acc);
+        wmma::mma_sync(acc, fq[kk], fkt, acc);
       }
       wmma::store_matrix_sync(ss + n * 16, acc, L::lds, wmma::mem_row_major);
     }

@@ -282,6 +282,27 @@ TEST(Wmma, FourWarpsOfATwoDimensionalBlockInPlaceAccumulate) {
         }
 }
 
+__global__ void mma_in_small_block(float* out) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(fa, __float2half(1.0f));
+    wmma::fill_fragment(fb, __float2half(1.0f));
+    wmma::fill_fragment(acc, 0.0f);
+    wmma::mma_sync(acc, fa, fb, acc);  // @small_block
+    out[threadIdx.x] = acc.x[0];
+}
+
+TEST(Wmma, FilledFragmentsMultiplyInAFullBlock) {
+    DeviceBuffer<float> out(64);
+    mma_in_small_block<<<1, 64>>>(out.get());
+    ASSERT_CUDA_OK(launch_result().sync);
+    cudaError_t err = cudaSuccess;
+    auto got = out.download(&err);
+    ASSERT_CUDA_OK(err);
+    for (float v : got) EXPECT_EQ(v, 16.0f);
+}
+
 // ---- Faults ---------------------------------------------------------------------------------------
 
 __global__ void load_at(const __half* p, unsigned ldm, float* out) {
@@ -360,17 +381,6 @@ TEST(WmmaFaults, LanesPassingDifferentPointersAreReported) {
                                                          "but lane 5 passes pointer"}));
 }
 
-__global__ void mma_in_small_block(float* out) {
-    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-    wmma::fill_fragment(fa, __float2half(1.0f));
-    wmma::fill_fragment(fb, __float2half(1.0f));
-    wmma::fill_fragment(acc, 0.0f);
-    wmma::mma_sync(acc, fa, fb, acc);  // @small_block
-    out[threadIdx.x] = acc.x[0];
-}
-
 TEST(WmmaFaults, WarpOfFewerThan32ThreadsIsReported) {
     DeviceBuffer<float> out(64);
     std::string report;
@@ -382,13 +392,4 @@ TEST(WmmaFaults, WarpOfFewerThan32ThreadsIsReported) {
                                                          "need all 32 lanes of a warp"}));
 }
 
-TEST(Wmma, FilledFragmentsMultiplyInAFullBlock) {
-    DeviceBuffer<float> out(64);
-    mma_in_small_block<<<1, 64>>>(out.get());
-    ASSERT_CUDA_OK(launch_result().sync);
-    cudaError_t err = cudaSuccess;
-    auto got = out.download(&err);
-    ASSERT_CUDA_OK(err);
-    for (float v : got) EXPECT_EQ(v, 16.0f);
-}
 #endif

@@ -872,7 +872,8 @@ TEST(Performance, FusedTraffic) {
     const double written = t.bytes_written / out_bytes, read = t.bytes_read / read_bound;
     text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + ": written " + fixed2(written) +
             " x (O + L), read " + fixed2(read) + " x bound, sector use " + fixed2(t.load_efficiency()) + "/" +
-            fixed2(t.store_efficiency());
+            fixed2(t.store_efficiency()) + ", shared wavefronts/request " + fixed2(t.shared_loads()) + "/" +
+            fixed2(t.shared_stores());
     wb::check::record_measured(text);
     if (written > kMaxWrittenRatio)
       ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") wrote " << t.bytes_written << " bytes to global "
