@@ -45,6 +45,7 @@ struct Traffic {
   std::uint64_t launches = 0;
   std::uint64_t load_requests = 0, load_sectors = 0, store_requests = 0, store_sectors = 0;
   std::uint64_t bytes_read = 0, bytes_written = 0;
+  std::uint64_t shared_bytes_read = 0, shared_bytes_written = 0;
   std::uint64_t shared_load_requests = 0, shared_load_wavefronts = 0;
   std::uint64_t shared_store_requests = 0, shared_store_wavefronts = 0;
   std::uint64_t atomics = 0, global_atomics = 0, shared_atomics = 0;
@@ -56,6 +57,13 @@ struct Traffic {
   /// Wavefronts per request of shared loads and stores (1 without bank conflicts).
   double shared_loads() const { return ratio(double(shared_load_wavefronts), double(shared_load_requests)); }
   double shared_stores() const { return ratio(double(shared_store_wavefronts), double(shared_store_requests)); }
+  /// Shared wavefronts per 128 bytes requested: 1 without bank conflicts, whatever the access width.
+  double shared_loads_per_128_bytes() const {
+    return ratio(128.0 * double(shared_load_wavefronts), double(shared_bytes_read));
+  }
+  double shared_stores_per_128_bytes() const {
+    return ratio(128.0 * double(shared_store_wavefronts), double(shared_bytes_written));
+  }
   std::uint64_t shared_requests() const { return shared_load_requests + shared_store_requests; }
   /// Fraction of the bytes of the sectors moved that were requested.
   double load_efficiency() const { return ratio(double(bytes_read), 32.0 * double(load_sectors)); }
@@ -70,6 +78,8 @@ struct Traffic {
     store_sectors += m.global_store_sectors;
     bytes_read += m.global_bytes_read;
     bytes_written += m.global_bytes_written;
+    shared_bytes_read += m.shared_bytes_read;
+    shared_bytes_written += m.shared_bytes_written;
     shared_load_requests += m.shared_load_requests;
     shared_load_wavefronts += m.shared_load_wavefronts;
     shared_store_requests += m.shared_store_requests;

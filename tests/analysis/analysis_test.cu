@@ -631,6 +631,37 @@ TEST_F(Analysis, WmmaTileLoadIsOneSixteenSectorRequestPerWarp) {
     cudaFree(out);
 }
 
+// A 16x16 __half tile in shared memory with rows `ldm` halves apart, loaded as a fragment: 128-byte
+// rows (ldm 64) put all 16 rows in the same banks, 144-byte rows (ldm 72) spread them.
+__global__ void wmma_fragment_from_shared(float* out, int ldm) {
+    __shared__ __align__(32) __half tile[16 * 72];
+    for (int i = threadIdx.x; i < 16 * 72; i += 32) tile[i] = __float2half(1.0f);
+    __syncwarp();
+    nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, nvcuda::wmma::row_major> fa;
+    nvcuda::wmma::load_matrix_sync(fa, tile, ldm);
+    out[threadIdx.x] = __half2float(fa.x[0]);
+}
+
+TEST_F(Analysis, WmmaFragmentLoadsFromUnpaddedRowsConflict) {
+    float* out;
+    ASSERT_EQ(cudaMalloc(&out, 32 * sizeof(float)), cudaSuccess);
+    double per_128[2];
+    for (int k = 0; k < 2; ++k) {
+        cusim::analysis::reset();
+        wmma_fragment_from_shared<<<1, 32>>>(out, k == 0 ? 64 : 72);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        auto* m = find(cusim::analysis::metrics(), "wmma_fragment_from_shared");
+        ASSERT_NE(m, nullptr);
+        EXPECT_EQ(m->shared_load_requests, 1u);  // one 16-byte load per lane
+        EXPECT_EQ(m->shared_bytes_read, 512u);
+        per_128[k] = m->shared_load_wavefronts_per_128_bytes();
+    }
+    // 16 rows in the same 8 banks: 16 wavefronts for 512 bytes; padded: the minimum, 4.
+    EXPECT_DOUBLE_EQ(per_128[0], 4.0);
+    EXPECT_DOUBLE_EQ(per_128[1], 1.0);
+    cudaFree(out);
+}
+
 constexpr int kWmmaStoreLine = __LINE__ + 7;
 constexpr int kWmmaReadLine = __LINE__ + 8;
 // The warp stores its accumulator to shared memory and each lane reads another lane's elements.

@@ -22,7 +22,8 @@
 //   - they read K and V once per tile of at least 32 query rows: bytes read <= 1.05 x (Q + (K + V)
 //     x ceil(Tq / 32));
 //   - causal calls skip the tiles above the diagonal: bytes read <= 0.65 x the non-causal call's;
-//   - global accesses use >= 80% of the sectors they move.
+//   - global accesses use >= 80% of the sectors they move; shared loads take <= 2 wavefronts per
+//     128 bytes (1 is free of bank conflicts, whatever the access width; unpadded WMMA tiles take 3).
 // Performance (cuda): TFLOP/s counted as 4 B H Tq Tk D (x0.5 causal), as a ratio to a cuBLAS bf16
 // GEMM of 4096^3 timed in the same run: attention_forward_bf16 >= 0.25x at B4 H16 T4096 D128;
 // attention_forward (fp32) >= 3x attention_unfused at B1 H16 T4096 D64.
@@ -839,6 +840,7 @@ constexpr double kMaxReadRatio = 1.05;
 constexpr int kMinQueryTile = 32;
 constexpr double kMaxCausalReadFraction = 0.65;  // skipping gives (n + 1) / 2n of n query tiles
 constexpr double kMinSectorEfficiency = 0.80;
+constexpr double kMaxSharedLoadWavefronts = 2.0;  // per 128 bytes requested: a 2-way conflict on average
 
 testing::AssertionResult measure_version(Version v, const AttentionShape& s, Traffic& t) {
   const Data d = make_data(s, version_precision(v), 900);
@@ -852,7 +854,8 @@ double element_bytes(Version v) { return v == Version::Bf16 || v == Version::Fp1
 TEST(Performance, FusedTraffic) {
   wb::check::record_threshold(
       "attention_forward, _bf16, _fp16 (B=1, H=2, T=256, D=64): bytes written <= 1.10 x (O + L); bytes read <= 1.05 "
-      "x (Q + (K + V) x ceil(Tq / 32)); >= 80% of each moved sector requested");
+      "x (Q + (K + V) x ceil(Tq / 32)); >= 80% of each moved sector requested; shared loads <= 2 wavefronts per "
+      "128 bytes");
   wb::check::record_hint(
       "Keep the scores of a tile in registers or shared memory; never store them. Give each block at least 32 query "
       "rows so that K and V are read at most Tq / 32 times, and load 16 bytes per thread, consecutive threads on "
@@ -872,8 +875,8 @@ TEST(Performance, FusedTraffic) {
     const double written = t.bytes_written / out_bytes, read = t.bytes_read / read_bound;
     text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + ": written " + fixed2(written) +
             " x (O + L), read " + fixed2(read) + " x bound, sector use " + fixed2(t.load_efficiency()) + "/" +
-            fixed2(t.store_efficiency()) + ", shared wavefronts/request " + fixed2(t.shared_loads()) + "/" +
-            fixed2(t.shared_stores());
+            fixed2(t.store_efficiency()) + ", shared wavefronts per 128 bytes " +
+            fixed2(t.shared_loads_per_128_bytes()) + " loads/" + fixed2(t.shared_stores_per_128_bytes()) + " stores";
     wb::check::record_measured(text);
     if (written > kMaxWrittenRatio)
       ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") wrote " << t.bytes_written << " bytes to global "
@@ -884,6 +887,12 @@ TEST(Performance, FusedTraffic) {
       ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") read " << t.bytes_read << " bytes, " << fixed2(read)
                     << " x the bound for K and V read once per tile of 32 query rows. Give each block at least 32 "
                        "query rows, and load each K/V tile once per block into shared memory.";
+    if (t.shared_loads_per_128_bytes() > kMaxSharedLoadWavefronts)
+      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << "): shared-memory loads took "
+                    << fixed2(t.shared_loads_per_128_bytes())
+                    << " wavefronts per 128 bytes (at most 2; 1 is conflict-free). Bank conflicts: rows of a "
+                       "shared tile whose length is a multiple of 128 bytes put a column in one bank; pad each row "
+                       "(one float, or 8 halves for WMMA tiles).";
     if (t.load_efficiency() < kMinSectorEfficiency || t.store_efficiency() < kMinSectorEfficiency)
       ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") used " << fixed2(t.load_efficiency())
                     << " of the bytes of the sectors it loaded and " << fixed2(t.store_efficiency())

@@ -13,7 +13,8 @@ inline void put_metrics(Writer& w, const cusim::analysis::KernelMetrics& m) {
   for (std::uint64_t v : {m.launches, m.global_load_requests, m.global_store_requests, m.global_load_sectors,
                           m.global_store_sectors, m.shared_load_requests, m.shared_store_requests,
                           m.shared_load_wavefronts, m.shared_store_wavefronts, m.global_bytes_read,
-                          m.global_bytes_written, m.atomics, m.global_atomics, m.shared_atomics}) {
+                          m.global_bytes_written, m.shared_bytes_read, m.shared_bytes_written, m.atomics,
+                          m.global_atomics, m.shared_atomics}) {
     w.put(v);
   }
 }
@@ -24,7 +25,8 @@ inline cusim::analysis::KernelMetrics get_metrics(Reader& r) {
   for (std::uint64_t* v : {&m.launches, &m.global_load_requests, &m.global_store_requests, &m.global_load_sectors,
                            &m.global_store_sectors, &m.shared_load_requests, &m.shared_store_requests,
                            &m.shared_load_wavefronts, &m.shared_store_wavefronts, &m.global_bytes_read,
-                           &m.global_bytes_written, &m.atomics, &m.global_atomics, &m.shared_atomics}) {
+                           &m.global_bytes_written, &m.shared_bytes_read, &m.shared_bytes_written, &m.atomics,
+                           &m.global_atomics, &m.shared_atomics}) {
     *v = r.get<std::uint64_t>();
   }
   return m;

@@ -930,6 +930,8 @@ void block_end() {
             m->shared_store_wavefronts += p.acc.units[kShared][1];
             m->global_bytes_read += p.acc.bytes[kGlobal][0];
             m->global_bytes_written += p.acc.bytes[kGlobal][1];
+            m->shared_bytes_read += p.acc.bytes[kShared][0];
+            m->shared_bytes_written += p.acc.bytes[kShared][1];
             m->atomics += p.acc.atomics[kGlobal] + p.acc.atomics[kShared];
             m->global_atomics += p.acc.atomics[kGlobal];
             m->shared_atomics += p.acc.atomics[kShared];
@@ -1030,6 +1032,8 @@ std::vector<LineMetrics> line_metrics(const std::string& kernel) {
         l.shared_store_wavefronts += m.shared_store_wavefronts;
         l.global_bytes_read += m.global_bytes_read;
         l.global_bytes_written += m.global_bytes_written;
+        l.shared_bytes_read += m.shared_bytes_read;
+        l.shared_bytes_written += m.shared_bytes_written;
         l.atomics += m.atomics;
         l.global_atomics += m.global_atomics;
         l.shared_atomics += m.shared_atomics;

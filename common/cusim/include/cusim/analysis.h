@@ -29,6 +29,7 @@ struct KernelMetrics {
     uint64_t shared_load_requests = 0, shared_store_requests = 0;
     uint64_t shared_load_wavefronts = 0, shared_store_wavefronts = 0;  ///< bank-conflict replays included
     uint64_t global_bytes_read = 0, global_bytes_written = 0;
+    uint64_t shared_bytes_read = 0, shared_bytes_written = 0;  ///< requested by the lanes
     uint64_t atomics = 0;  ///< atomic operations, global and shared (each CUDA atomic counts once)
     uint64_t global_atomics = 0, shared_atomics = 0;  ///< the same by memory space
 
@@ -50,6 +51,14 @@ struct KernelMetrics {
     }
     double shared_load_wavefronts_per_request() const {
         return shared_load_requests ? double(shared_load_wavefronts) / double(shared_load_requests) : 0.0;
+    }
+    /// Shared-load wavefronts per 128 bytes the lanes requested: 1 without bank conflicts for
+    /// accesses of any width by a full warp (a 16-byte access per lane takes 4 wavefronts for 512 bytes).
+    double shared_load_wavefronts_per_128_bytes() const {
+        return shared_bytes_read ? 128.0 * double(shared_load_wavefronts) / double(shared_bytes_read) : 0.0;
+    }
+    double shared_store_wavefronts_per_128_bytes() const {
+        return shared_bytes_written ? 128.0 * double(shared_store_wavefronts) / double(shared_bytes_written) : 0.0;
     }
     double shared_store_wavefronts_per_request() const {
         return shared_store_requests ? double(shared_store_wavefronts) / double(shared_store_requests) : 0.0;
