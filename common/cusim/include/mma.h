@@ -352,11 +352,12 @@ void mma_compute(detail::WmmaLane* const* lanes) {
 namespace nvcuda {
 namespace wmma {
 
+// A fragment CUDA does not have gets a placeholder base, so the static_assert below is the error.
 template <class Use, int m, int n, int k, class T, class Layout = void>
 class fragment
-    : public __frag_base<T, (cusim::wmma_detail::frag_elements<Use, m, n, k, T>() > 0
-                                 ? cusim::wmma_detail::frag_elements<Use, m, n, k, T>()
-                                 : 1)> {
+    : public std::conditional_t<cusim::wmma_detail::frag_valid<Use, m, n, k, T, Layout>(),
+                                __frag_base<T, cusim::wmma_detail::frag_elements<Use, m, n, k, T>()>,
+                                __frag_base<float, 1>> {
     static_assert(cusim::wmma_detail::frag_valid<Use, m, n, k, T, Layout>(),
                   "cusim: no such nvcuda::wmma fragment. Supported: shapes m16n16k16, m32n8k16 and m8n32k16 "
                   "with __half, __nv_bfloat16, signed or unsigned char (accumulator float or __half, or int); "
