@@ -22,6 +22,8 @@
 #include <span>
 #include <string>
 #include <vector>
+#include <functional>
+#include <string>
 #include <string_view>
 
 #include "wb/device_buffer.h"
@@ -60,6 +62,20 @@ testing::AssertionResult no_out_of_bounds_writes(const GuardDamage& damage, std:
 /// Elements whose @p expected value equals the original are ignored (they cannot tell).
 std::string describe_unwritten(std::span<const float> original, std::span<const float> expected,
                                std::span<const float> got, std::string_view array);
+
+/// Runs @p count cases in order, @p one(i) checking case i, and records "k/count cases correct"
+/// (the MEASURED column) as they pass; returns the first failure, else success. Use as
+/// WB_ASSERT(run_cases(n, [&](std::size_t i) { return check_case(cases[i]); })).
+inline testing::AssertionResult run_cases(std::size_t count,
+                                          const std::function<testing::AssertionResult(std::size_t)>& one) {
+  for (std::size_t i = 0; i < count; ++i) {
+    testing::AssertionResult r = one(i);
+    record_measured(std::to_string(r ? i + 1 : i) + "/" + std::to_string(count) + " cases correct");
+    if (!r) return r;
+  }
+  if (count == 0) record_measured("0/0 cases correct");
+  return testing::AssertionSuccess();
+}
 
 /// Analysis verdict of a check (sim backend): the cusim reports of @p tools collected since the
 /// last cusim::analysis::reset() fail the check, listing the first ones (a report usually explains

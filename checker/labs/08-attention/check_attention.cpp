@@ -511,10 +511,6 @@ testing::AssertionResult check_forward(Version v, const Data& d) {
   }
 }
 
-void record_progress(std::size_t passed, std::size_t total) {
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
-}
-
 // Every case of kCases that runs on this backend and passes `keep`.
 template <class Keep>
 std::vector<AttentionShape> cases(Keep keep) {
@@ -524,15 +520,10 @@ std::vector<AttentionShape> cases(Keep keep) {
   return out;
 }
 
-void check_version(Version v, const std::vector<AttentionShape>& shapes, std::uint64_t seed) {
-  std::size_t passed = 0;
-  for (const AttentionShape& s : shapes) {
-    auto result = check_forward(v, make_data(s, version_precision(v), seed++));
-    record_progress(passed, shapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, shapes.size());
+testing::AssertionResult check_version(Version v, const std::vector<AttentionShape>& shapes, std::uint64_t seed) {
+  return wb::check::run_cases(shapes.size(), [&](std::size_t i) {
+    return check_forward(v, make_data(shapes[i], version_precision(v), seed + i));
+  });
 }
 
 const char* const kForwardThreshold =
@@ -691,8 +682,8 @@ TEST(Correctness, Unfused) {
       "+ Tk - Tq) and store L = m + log(sum exp(S - m)) per row, P = softmax_forward(S), O = sgemm(Tq, D, Tk, 1, P, "
       "V).");
   // The unfused version moves Tq x Tk scores: keep it to the shorter lengths on the CPU.
-  check_version(Version::Unfused, cases([](const AttentionShape& s) { return on_gpu() || s.tq * s.tk <= 1 << 16; }),
-                100);
+  WB_ASSERT(check_version(Version::Unfused, cases([](const AttentionShape& s) { return on_gpu() || s.tq * s.tk <= 1 << 16; }),
+                100));
 }
 
 TEST(Correctness, FusedForward) {
@@ -701,7 +692,7 @@ TEST(Correctness, FusedForward) {
       "Per tile of keys: S = Q_tile K_tile^T * scale; m_new = max(m, rowmax(S)); P = exp(S - m_new); l = l * exp(m - "
       "m_new) + rowsum(P); O = O * exp(m - m_new) + P V. At the end O /= l and L = m + log(l). Zero-fill K and V rows "
       "past Tk and mask those scores.");
-  check_version(Version::Fused, cases([](const AttentionShape& s) { return !s.causal; }), 200);
+  WB_ASSERT(check_version(Version::Fused, cases([](const AttentionShape& s) { return !s.causal; }), 200));
 }
 
 TEST(Correctness, FusedCausal) {
@@ -710,7 +701,7 @@ TEST(Correctness, FusedCausal) {
       "Query i sees key j when j <= i + (Tk - Tq). Stop the key loop after the last key the tile's last row sees; "
       "mask only tiles that straddle the diagonal. A row that sees no key keeps m = -inf: write O = 0 and L = "
       "-INFINITY, and never compute exp(-inf - (-inf)).");
-  check_version(Version::Fused, cases([](const AttentionShape& s) { return s.causal != 0; }), 300);
+  WB_ASSERT(check_version(Version::Fused, cases([](const AttentionShape& s) { return s.causal != 0; }), 300));
 }
 
 TEST(Correctness, TensorCoreBf16) {
@@ -719,7 +710,7 @@ TEST(Correctness, TensorCoreBf16) {
       "wmma::load_matrix_sync needs 32-byte aligned tile pointers and a leading dimension that is a multiple of 8 "
       "halves; K stored [key][d] is K^T in column-major order (matrix_b, col_major). Keep the running max and sum in "
       "fp32; round P to bf16 only for the P V product.");
-  check_version(Version::Bf16, cases([](const AttentionShape&) { return true; }), 400);
+  WB_ASSERT(check_version(Version::Bf16, cases([](const AttentionShape&) { return true; }), 400));
 }
 
 TEST(Correctness, TensorCoreFp16) {
@@ -727,7 +718,7 @@ TEST(Correctness, TensorCoreFp16) {
   wb::check::record_hint(
       "The bf16 kernel with __half: fp16 has 3 more mantissa bits and a smaller range; P <= 1 and O are safe, and "
       "scores stay in fp32.");
-  check_version(Version::Fp16, cases([](const AttentionShape&) { return true; }), 500);
+  WB_ASSERT(check_version(Version::Fp16, cases([](const AttentionShape&) { return true; }), 500));
 }
 
 TEST(Correctness, Backward) {
@@ -738,15 +729,7 @@ TEST(Correctness, Backward) {
       "Two kernels avoid atomics: one per key tile accumulates dK and dV over the query tiles, one per query tile "
       "accumulates dQ over the key tiles; both recompute S and P = exp(S - L).");
   const std::vector<AttentionShape> shapes = backward_shapes();
-  std::size_t passed = 0;
-  std::uint64_t seed = 600;
-  for (const AttentionShape& s : shapes) {
-    auto result = check_backward(backward_case(s, seed++));
-    record_progress(passed, shapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, shapes.size());
+  WB_ASSERT(wb::check::run_cases(shapes.size(), [&](std::size_t i) { return check_backward(backward_case(shapes[i], 600 + i)); }));
 }
 
 TEST(Correctness, Deterministic) {
@@ -768,7 +751,7 @@ TEST(Correctness, Deterministic) {
           std::memcmp(first.lse.data(), again.lse.data(), first.lse.size() * sizeof(float)) != 0)
         FAIL() << call << ": run " << run << " gave a different result from run 1 on the same inputs.";
     }
-    record_progress(++passed, 3);
+    wb::check::record_measured(std::to_string(++passed) + "/3 cases correct");
   }
   const BackwardCase b = backward_case(s, 701);
   const std::string call = "attention_backward(" + shape_text(s) + ")";
@@ -783,7 +766,7 @@ TEST(Correctness, Deterministic) {
                << " from run 1 on the same inputs. Accumulate each gradient row in one block, in a fixed order, "
                   "with no floating-point atomics.";
   }
-  record_progress(++passed, 3);
+  wb::check::record_measured(std::to_string(++passed) + "/3 cases correct");
 }
 
 // ---- Analysis (sim) ---------------------------------------------------------------------------------------
