@@ -19,11 +19,10 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
-#include <functional>
-#include <string>
 #include <string_view>
 
 #include "wb/device_buffer.h"

@@ -314,13 +314,20 @@ __global__ void __launch_bounds__(kTcWarps * 32) tc_forward_kernel(const T* __re
   const T* vh = v + static_cast<size_t>(bh) * s.tk * D;
   const float scale_log2 = kLog2e / sqrtf(static_cast<float>(D));
   const int offset = s.tk - s.tq;
-  // Lane: row rr of the warp's 16, half hh of the columns.
-  const int rr = lane >> 1, hh = lane & 1;
-  const int i = q0 + warp * 16 + rr;
+  // Per-row work goes two rows at a time: lanes 0-15 take row 2 it, lanes 16-31 row 2 it + 1 of the
+  // warp's 16; lane `sub` takes scores 4 sub .. 4 sub + 3 and the output columns 2 sub + 32 u, so
+  // every shared access of the warp is free of bank conflicts. m and l are the rows' statistics.
+  const int half = lane >> 4, sub = lane & 15;
+  float m[8], l[8];
 
   load_tile16<D>(qs, L::ldh, qh, q0, kTcRows, s.tq);
-  for (int c = hh * (D / 2); c < (hh + 1) * (D / 2); ++c) os[rr * L::ldo + c] = 0.0f;
-  float m = -INFINITY, l = 0.0f;
+#pragma unroll
+  for (int it = 0; it < 8; ++it) {
+    m[it] = -INFINITY;
+    l[it] = 0.0f;
+    for (int c = 2 * sub; c < D; c += 32)
+      *reinterpret_cast<float2*>(os + (2 * it + half) * L::ldo + c) = make_float2(0.0f, 0.0f);
+  }
   const int end = key_end(q0 + kTcRows, s.tq, s.tk, s.causal);
 
   wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa, fq[D / 16];
@@ -350,32 +357,42 @@ __global__ void __launch_bounds__(kTcWarps * 32) tc_forward_kernel(const T* __re
       wmma::store_matrix_sync(ss + n * 16, acc, L::lds, wmma::mem_row_major);
     }
     __syncwarp();
-    // Online softmax on the warp's rows: two lanes per row, 32 scores each.
+    // Online softmax on the warp's rows, two at a time (16 lanes per row, reduced with shuffles).
     const bool straddles = kv0 + kTcKeys > s.tk || (s.causal && kv0 + kTcKeys - 1 > q0 + offset);
-    const int row_end = s.causal ? i + offset + 1 : s.tk;
-    float x[32];
-    float mt = -INFINITY;
 #pragma unroll
-    for (int c = 0; c < 32; ++c) {
-      const int j = kv0 + hh * 32 + c;
-      x[c] = ss[rr * L::lds + hh * 32 + c] * scale_log2;
-      if (straddles && (j >= s.tk || j >= row_end)) x[c] = -INFINITY;
-      mt = fmaxf(mt, x[c]);
-    }
-    mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
-    const float m_new = fmaxf(m, mt);
-    const float alpha = m == -INFINITY ? 0.0f : exp2f(m - m_new);
-    float rowsum = 0.0f;
+    for (int it = 0; it < 8; ++it) {
+      const int rr = 2 * it + half, i = q0 + warp * 16 + rr;
+      const int row_end = s.causal ? i + offset + 1 : s.tk;
+      const float4 sv = *reinterpret_cast<const float4*>(ss + rr * L::lds + 4 * sub);
+      float x[4] = {sv.x, sv.y, sv.z, sv.w};
+      float mt = -INFINITY;
 #pragma unroll
-    for (int c = 0; c < 32; ++c) {
-      const float p = m_new == -INFINITY ? 0.0f : exp2f(x[c] - m_new);
-      rowsum += p;
-      ps[rr * L::ldp + hh * 32 + c] = from_float<T>(p);
+      for (int u = 0; u < 4; ++u) {
+        const int j = kv0 + 4 * sub + u;
+        x[u] = straddles && (j >= s.tk || j >= row_end) ? -INFINITY : x[u] * scale_log2;
+        mt = fmaxf(mt, x[u]);
+      }
+      for (int o = 8; o > 0; o >>= 1) mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, o));
+      const float m_new = fmaxf(m[it], mt);
+      const float alpha = m[it] == -INFINITY ? 0.0f : exp2f(m[it] - m_new);
+      alignas(8) T p16[4];
+      float rowsum = 0.0f;
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const float p = m_new == -INFINITY ? 0.0f : exp2f(x[u] - m_new);
+        rowsum += p;
+        p16[u] = from_float<T>(p);
+      }
+      *reinterpret_cast<uint2*>(ps + rr * L::ldp + 4 * sub) = *reinterpret_cast<const uint2*>(p16);
+      for (int o = 8; o > 0; o >>= 1) rowsum += __shfl_xor_sync(0xffffffffu, rowsum, o);
+      l[it] = l[it] * alpha + rowsum;
+      m[it] = m_new;
+      for (int c = 2 * sub; c < D; c += 32) {
+        float2* out = reinterpret_cast<float2*>(os + rr * L::ldo + c);
+        const float2 prev = *out;
+        *out = make_float2(prev.x * alpha, prev.y * alpha);
+      }
     }
-    rowsum += __shfl_xor_sync(0xffffffffu, rowsum, 1);
-    l = l * alpha + rowsum;
-    m = m_new;
-    for (int c = hh * (D / 2); c < (hh + 1) * (D / 2); ++c) os[rr * L::ldo + c] *= alpha;
     __syncwarp();
     // O += P V, the accumulator kept in shared memory between tiles (its rows were rescaled above).
 #pragma unroll
@@ -392,17 +409,19 @@ __global__ void __launch_bounds__(kTcWarps * 32) tc_forward_kernel(const T* __re
     __syncwarp();
   }
 
-  if (i < s.tq) {
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    // The row's two lanes write alternate 16-byte pieces: 32 contiguous bytes per row and store.
-    T* orow = o + (static_cast<size_t>(bh) * s.tq + i) * D;
-    for (int c = hh * 8; c < D; c += 16) {
-      alignas(16) T out[8];
 #pragma unroll
-      for (int u = 0; u < 8; ++u) out[u] = from_float<T>(os[rr * L::ldo + c + u] * inv);
-      *reinterpret_cast<uint4*>(orow + c) = *reinterpret_cast<const uint4*>(out);
+  for (int it = 0; it < 8; ++it) {
+    const int rr = 2 * it + half, i = q0 + warp * 16 + rr;
+    if (i >= s.tq) continue;
+    const float inv = l[it] > 0.0f ? 1.0f / l[it] : 0.0f;
+    T* orow = o + (static_cast<size_t>(bh) * s.tq + i) * D;
+    for (int c = 2 * sub; c < D; c += 32) {  // 16 lanes write 64 contiguous bytes of the row
+      const float2 v = *reinterpret_cast<const float2*>(os + rr * L::ldo + c);
+      alignas(4) T out[2] = {from_float<T>(v.x * inv), from_float<T>(v.y * inv)};
+      *reinterpret_cast<unsigned*>(orow + c) = *reinterpret_cast<const unsigned*>(out);
     }
-    if (hh == 0) lse[static_cast<size_t>(bh) * s.tq + i] = m == -INFINITY ? -INFINITY : (m + log2f(l)) * kLn2;
+    if (sub == 0)
+      lse[static_cast<size_t>(bh) * s.tq + i] = m[it] == -INFINITY ? -INFINITY : (m[it] + log2f(l[it])) * kLn2;
   }
 }
 

@@ -22,8 +22,9 @@
 //   - they read K and V once per tile of at least 32 query rows: bytes read <= 1.05 x (Q + (K + V)
 //     x ceil(Tq / 32));
 //   - causal calls skip the tiles above the diagonal: bytes read <= 0.65 x the non-causal call's;
-//   - global accesses use >= 80% of the sectors they move; shared loads take <= 2 wavefronts per
-//     128 bytes (1 is free of bank conflicts, whatever the access width; unpadded WMMA tiles take 3).
+//   - global accesses use >= 80% of the sectors they move; shared loads take <= 1.25 wavefronts per
+//     128 bytes (1 is free of bank conflicts, whatever the access width; the reference takes 1.00,
+//     unpadded WMMA tiles 2.3).
 // Performance (cuda): TFLOP/s counted as 4 B H Tq Tk D (x0.5 causal), as a ratio to a cuBLAS bf16
 // GEMM of 4096^3 timed in the same run: attention_forward_bf16 >= 0.25x at B4 H16 T4096 D128;
 // attention_forward (fp32) >= 3x attention_unfused at B1 H16 T4096 D64.
@@ -296,23 +297,25 @@ double max_abs(const std::vector<double>& v) {
   return m;
 }
 
-// Largest |got - ref| over finite reference values (got must match a -inf exactly).
-double max_error(const std::vector<float>& got, const std::vector<double>& ref) {
-  double e = 0.0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(ref[i])) {
-      if (static_cast<double>(got[i]) != ref[i]) return kInf;
-      continue;
-    }
-    const double diff = std::fabs(static_cast<double>(got[i]) - ref[i]);
-    if (!(diff <= e)) e = std::isnan(diff) ? kInf : diff;
-  }
-  return e;
-}
+struct Worst {
+  std::size_t index = 0;
+  double error = 0.0;
+};
 
-double max_error(const std::vector<double>& a, const std::vector<double>& ref) {
-  std::vector<float> f(a.begin(), a.end());
-  return max_error(f, ref);
+// The largest |got - ref| and where it is. A non-finite reference (L = -inf) must be matched
+// exactly; NaN and the elements flagged in @p unwritten count as infinitely wrong.
+template <class T>
+Worst worst_error(const std::vector<T>& got, const std::vector<double>& ref,
+                  const std::vector<bool>* unwritten = nullptr) {
+  Worst w{0, -1.0};
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double g = static_cast<double>(got[i]);
+    double err = std::isfinite(ref[i]) ? std::fabs(g - ref[i]) : (g == ref[i] ? 0.0 : kInf);
+    if (std::isnan(err) || (unwritten && (*unwritten)[i])) err = kInf;
+    if (err > w.error) w = {i, err};
+  }
+  if (w.error < 0.0) w.error = 0.0;
+  return w;
 }
 
 struct Allowance {
@@ -321,7 +324,7 @@ struct Allowance {
 
 Allowance allowance(const std::vector<double>& same, const std::vector<double>& exact, Precision p) {
   const double floor = (p == Precision::Fp32 ? 2e-5 : 1e-5) * std::max(1.0, max_abs(exact));
-  const double e = max_error(same, exact);
+  const double e = worst_error(same, exact).error;
   return {2.0 * e + floor, e};
 }
 
@@ -340,17 +343,9 @@ testing::AssertionResult compare(const std::string& call, const char* name, cons
                                  bool is_lse) {
   const std::vector<double>& ref = is_lse ? exact.lse : exact.o;
   const Allowance a = allowance(is_lse ? same.lse : same.o, ref, d.precision);
-  std::size_t worst = 0;
-  double worst_err = -1.0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    double err;
-    if (unwritten[i]) err = kInf;
-    else if (!std::isfinite(ref[i])) err = static_cast<double>(got[i]) == ref[i] ? 0.0 : kInf;
-    else err = std::fabs(static_cast<double>(got[i]) - ref[i]);
-    if (std::isnan(err)) err = kInf;
-    if (err > worst_err) worst_err = err, worst = i;
-  }
-  if (worst_err <= a.allowed) return testing::AssertionSuccess();
+  const Worst w = worst_error(got, ref, &unwritten);
+  if (w.error <= a.allowed) return testing::AssertionSuccess();
+  const std::size_t worst = w.index;
   const int width = is_lse ? 1 : d.s.d;
   testing::AssertionResult failure = testing::AssertionFailure();
   failure << call << ": " << name << " is wrong; the largest error is at " << name << "[" << position(d.s, worst, width)
@@ -394,7 +389,7 @@ testing::AssertionResult compare(const std::string& call, const char* name, cons
       const Forward alt = reference(d, v);
       const std::vector<double>& alt_ref = is_lse ? alt.lse : alt.o;
       if (alt_ref == ref) continue;
-      if (max_error(got, alt_ref) <= a.allowed) {
+      if (worst_error(got, alt_ref).error <= a.allowed) {
         failure << " The output matches attention with " << variant_text(v) << ".";
         break;
       }
@@ -632,14 +627,11 @@ testing::AssertionResult check_backward(const BackwardCase& b) {
          {std::tuple{"dq", &got.dq, &exact.dq, &single.dq, true}, std::tuple{"dk", &got.dk, &exact.dk, &single.dk, false},
           std::tuple{"dv", &got.dv, &exact.dv, &single.dv, false}}) {
       const Allowance a = allowance(*sp, *e, Precision::Fp32);
-      std::size_t worst = 0;
-      double worst_err = -1.0;
-      for (std::size_t i = 0; i < g->size(); ++i) {
-        double err = never_written((*g)[i]) ? kInf : std::fabs(static_cast<double>((*g)[i]) - (*e)[i]);
-        if (std::isnan(err)) err = kInf;
-        if (err > worst_err) worst_err = err, worst = i;
-      }
-      if (worst_err <= a.allowed) continue;
+      std::vector<bool> unwritten(g->size());
+      for (std::size_t i = 0; i < g->size(); ++i) unwritten[i] = never_written((*g)[i]);
+      const Worst w = worst_error(*g, *e, &unwritten);
+      if (w.error <= a.allowed) continue;
+      const std::size_t worst = w.index;
       const int d = b.d.s.d;
       const std::size_t row = worst / d, bh = row / (is_q ? rows_q : b.d.s.tk), t = row % (is_q ? rows_q : b.d.s.tk);
       testing::AssertionResult failure = testing::AssertionFailure();
@@ -823,7 +815,7 @@ constexpr double kMaxReadRatio = 1.05;
 constexpr int kMinQueryTile = 32;
 constexpr double kMaxCausalReadFraction = 0.65;  // skipping gives (n + 1) / 2n of n query tiles
 constexpr double kMinSectorEfficiency = 0.80;
-constexpr double kMaxSharedLoadWavefronts = 2.0;  // per 128 bytes requested: a 2-way conflict on average
+constexpr double kMaxSharedLoadWavefronts = 1.25;  // per 128 bytes requested (1: no bank conflict)
 
 testing::AssertionResult measure_version(Version v, const AttentionShape& s, Traffic& t) {
   const Data d = make_data(s, version_precision(v), 900);
@@ -837,7 +829,7 @@ double element_bytes(Version v) { return v == Version::Bf16 || v == Version::Fp1
 TEST(Performance, FusedTraffic) {
   wb::check::record_threshold(
       "attention_forward, _bf16, _fp16 (B=1, H=2, T=256, D=64): bytes written <= 1.10 x (O + L); bytes read <= 1.05 "
-      "x (Q + (K + V) x ceil(Tq / 32)); >= 80% of each moved sector requested; shared loads <= 2 wavefronts per "
+      "x (Q + (K + V) x ceil(Tq / 32)); >= 80% of each moved sector requested; shared loads <= 1.25 wavefronts per "
       "128 bytes");
   wb::check::record_hint(
       "Keep the scores of a tile in registers or shared memory; never store them. Give each block at least 32 query "
@@ -873,7 +865,7 @@ TEST(Performance, FusedTraffic) {
     if (t.shared_loads_per_128_bytes() > kMaxSharedLoadWavefronts)
       ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << "): shared-memory loads took "
                     << fixed2(t.shared_loads_per_128_bytes())
-                    << " wavefronts per 128 bytes (at most 2; 1 is conflict-free). Bank conflicts: rows of a "
+                    << " wavefronts per 128 bytes (at most 1.25; 1 is conflict-free). Bank conflicts: rows of a "
                        "shared tile whose length is a multiple of 128 bytes put a column in one bank; pad each row "
                        "(one float, or 8 halves for WMMA tiles).";
     if (t.load_efficiency() < kMinSectorEfficiency || t.store_efficiency() < kMinSectorEfficiency)

@@ -276,21 +276,20 @@ __attribute__((always_inline)) inline void lane_transfer(S* x, S* p, unsigned ld
     constexpr int per_lane = rows * cols / 32;
     constexpr int vec = vector_elements<Use, S, per_lane>();
     const int lane = static_cast<int>(detail::lane_id());
-    for (int j0 = 0; j0 < per_lane; j0 += vec) {
+    // Elements j .. j + count - 1 of the lane, which start at (r, c) and are contiguous in memory.
+    auto move = [&](int j, int count) __attribute__((always_inline)) {
         int r, c;
-        owner<rows, cols, col_order, vec>(lane, j0, r, c);
+        owner<rows, cols, col_order, vec>(lane, j, r, c);
+        S* at = col_memory ? p + static_cast<size_t>(c) * ldm + r : p + static_cast<size_t>(r) * ldm + c;
+        if (store) copy_run(at, &x[j], count * static_cast<int>(sizeof(S)));
+        else copy_run(&x[j], at, count * static_cast<int>(sizeof(S)));
+    };
+    for (int j0 = 0; j0 < per_lane; j0 += vec) {
         if (col_memory == col_order) {  // the run is contiguous in memory: one vector access
-            S* run = col_memory ? p + static_cast<size_t>(c) * ldm + r : p + static_cast<size_t>(r) * ldm + c;
-            if (store) copy_run(run, &x[j0], vec * static_cast<int>(sizeof(S)));
-            else copy_run(&x[j0], run, vec * static_cast<int>(sizeof(S)));
+            move(j0, vec);
             continue;
         }
-        for (int j = j0; j < j0 + vec; ++j) {
-            owner<rows, cols, col_order, vec>(lane, j, r, c);
-            S* e = col_memory ? p + static_cast<size_t>(c) * ldm + r : p + static_cast<size_t>(r) * ldm + c;
-            if (store) copy_run(e, &x[j], sizeof(S));
-            else copy_run(&x[j], e, sizeof(S));
-        }
+        for (int j = j0; j < j0 + vec; ++j) move(j, 1);
     }
     if (!store)
         for (int j = per_lane; j < num; ++j) x[j] = x[j % per_lane];  // duplicated elements

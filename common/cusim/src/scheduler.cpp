@@ -413,6 +413,8 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
                    "that execute it; keep the source lane in the kernel until the shuffle, or read another lane.");
 }
 
+bool is_wmma(WarpOpKind k) { return k >= WarpOpKind::WmmaLoad && k <= WarpOpKind::WmmaMma; }
+
 // The warp matrix functions of <mma.h>: every lane of the warp takes part with the same
 // arguments; mma_sync's product is computed here, by the completing lane, for the whole warp.
 [[gnu::noinline]] void complete_wmma(Worker& w, Warp& wp, WarpOp& op, unsigned live) {
@@ -454,7 +456,7 @@ void complete_warp_op(Worker& w, Warp& wp, WarpOp& op, ThreadCtx* self) {
     const unsigned live = op.mask & ~wp.exited;
     const unsigned warp_base = static_cast<unsigned>(&wp - w.warps.data()) * 32u;
     uint64_t common = 0;
-    if (kind >= WarpOpKind::WmmaLoad && kind <= WarpOpKind::WmmaMma) complete_wmma(w, wp, op, live);
+    if (is_wmma(kind)) complete_wmma(w, wp, op, live);
     if (kind == WarpOpKind::Ballot || kind == WarpOpKind::Any || kind == WarpOpKind::All) {
         unsigned bits = 0;
         for (unsigned l = 0; l < 32; ++l)
@@ -890,7 +892,7 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
     if (!(mask & (1u << lane))) fail("the mask does not include the calling lane", "include the caller's own lane bit in the mask");
     if (width < 1 || width > 32 || (width & (width - 1)))
         fail("width " + std::to_string(width) + " is not a power of two between 1 and 32", "use a width of 1, 2, 4, 8, 16 or 32");
-    if ((kind >= WarpOpKind::WmmaLoad && kind <= WarpOpKind::WmmaMma) && (mask & ~wp.existing))
+    if (is_wmma(kind) && (mask & ~wp.existing))
         fail("this warp has only lanes " + hex(wp.existing) + " (blockDim has " + std::to_string(w.nthreads) +
                  " threads)",
              "the warp matrix functions need all 32 lanes of a warp: make the block's thread count a multiple of 32");
