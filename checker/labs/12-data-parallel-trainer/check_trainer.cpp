@@ -1,0 +1,802 @@
+// Checks of lab 12 (data-parallel trainer). Run under mpirun with 1..4 ranks by
+// `./workbook check 12`; every rank runs every check and all ranks agree on the verdict.
+//
+// Step 1 (one process): the forward pass, the gradients (against central finite differences
+// in double on tiny models, and against the checker's double-precision backward on the lab's
+// shapes) and the two optimizers, each compared with an allowance derived from the summation
+// order (trainer_reference.h), not tuned. Training on the 8 x 8 digits reaches >= 95% test
+// accuracy, measured by the checker's own forward pass of the learner's final parameters.
+// Steps 2 and 3 (data parallel): batch shards, the parameter broadcast, and ten training steps
+// of the per-tensor and the flat all-reduce versions on an uneven global batch: after each
+// step every rank holds bitwise the same gradients and parameters, the gradients equal the
+// gradient of the mean loss over the whole global batch at the parameters before the step,
+// and the parameters equal one optimizer step from them. The flat version sends what one
+// ring all-reduce of the whole gradient sends, measured in the same run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "comm/check.h"
+#include "ring_allreduce.h"
+#include "trainer.h"
+#include "trainer_reference.h"
+
+namespace {
+
+using lab12::Mlp;
+using lab12::Tensor;
+using comm::check::record;
+
+// ---- device buffers and errors -------------------------------------------------------------
+
+template <typename T>
+class Device {
+ public:
+  explicit Device(std::size_t n) : n_(n) {
+    if (n > 0 && cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(T)) != cudaSuccess)
+      throw std::runtime_error("cudaMalloc of " + std::to_string(n * sizeof(T)) + " bytes failed");
+  }
+  Device(const std::vector<T>& host) : Device(host.size()) { upload(host); }
+  ~Device() { cudaFree(p_); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  T* get() const { return p_; }
+  void upload(const std::vector<T>& host) {
+    if (!host.empty()) cudaMemcpy(p_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+  }
+  std::vector<T> download() const {
+    std::vector<T> out(n_);
+    if (n_ > 0) cudaMemcpy(out.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost);
+    return out;
+  }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// "" when the call succeeded, else a message naming the call and the error.
+std::string failed(cudaError_t e, const std::string& call) {
+  if (e == cudaSuccess) return "";
+  cudaGetLastError();
+  if (e == cudaErrorNotYetImplemented) return call + ": not implemented yet (it returned cudaErrorNotYetImplemented)";
+  return call + " returned " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+// The verdict of a check: passes iff `local` is empty on every rank; the failure message
+// carries every rank's text.
+void verdict(const std::string& local) {
+  if (comm::check::agree_all(local.empty())) return;
+  FAIL() << comm::check::gather_text(local);
+}
+
+// Runs `body` so that a comm::NotImplemented thrown by the learner's collectives becomes a
+// failure on every rank; returns body's own failure text otherwise.
+std::string run_lab(const std::function<std::string()>& body) {
+  std::string out;
+  const std::string ni = comm::check::run_lab_code([&] { out = body(); });
+  return ni.empty() ? out : ni;
+}
+
+std::string model_name(const Mlp& m) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < m.widths.size(); ++i) s += (i ? ", " : "") + std::to_string(m.widths[i]);
+  return s + "}";
+}
+
+// ---- inputs ---------------------------------------------------------------------------------
+
+// He-uniform weights and small biases, the same on every rank for a seed.
+std::vector<float> initial_params(const Mlp& m, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<float> p(m.parameter_count());
+  for (const Tensor& t : m.tensors()) {
+    const bool weight = t.name[0] == 'W';
+    const double bound = weight ? std::sqrt(6.0 / t.rows) : 0.1;
+    std::uniform_real_distribution<double> u(-bound, bound);
+    for (std::size_t i = 0; i < t.count; ++i) p[t.offset + i] = static_cast<float>(u(rng));
+  }
+  return p;
+}
+
+struct HostBatch {
+  std::vector<float> x;
+  std::vector<int> labels;
+  int rows = 0;
+};
+
+HostBatch random_batch(const Mlp& m, int rows, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::uniform_int_distribution<int> label(0, m.classes() - 1);
+  HostBatch b;
+  b.rows = rows;
+  b.x.resize(std::size_t(rows) * m.inputs());
+  for (float& v : b.x) v = static_cast<float>(u(rng));
+  b.labels.resize(rows);
+  for (int& l : b.labels) l = label(rng);
+  return b;
+}
+
+// ---- comparisons ----------------------------------------------------------------------------
+
+// The name of flat element i: "W1[3][7]" or "b0[5]".
+std::string element_name(const Mlp& m, std::size_t i) {
+  for (const Tensor& t : m.tensors())
+    if (i >= t.offset && i < t.offset + t.count) {
+      const std::size_t j = i - t.offset;
+      if (t.rows == 1) return t.name + "[" + std::to_string(j) + "]";
+      return t.name + "[" + std::to_string(j / t.cols) + "][" + std::to_string(j % t.cols) + "]";
+    }
+  return "element " + std::to_string(i);
+}
+
+// The first element where |got - want| > allowance, as a message, or "".
+std::string compare(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& allow,
+                    const std::function<std::string(std::size_t)>& name, const std::string& what) {
+  std::size_t bad = got.size(), count = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs(double(got[i]) - want[i]);
+    if (!(err <= allow[i])) {
+      if (bad == got.size()) bad = i;
+      ++count;
+    }
+  }
+  if (bad == got.size()) return "";
+  std::ostringstream s;
+  s.precision(9);
+  s << what << ": " << count << " of " << got.size() << " values are outside the allowance; the first is "
+    << name(bad) << " = " << got[bad] << ", expected " << want[bad] << " (allowance " << allow[bad]
+    << ", from the summation error bound of fp32).";
+  return s.str();
+}
+
+std::vector<double> scaled(const std::vector<double>& mag, double g, double floor = 0) {
+  std::vector<double> out(mag.size());
+  for (std::size_t i = 0; i < mag.size(); ++i) out[i] = g * mag[i] + floor;
+  return out;
+}
+
+// ---- step 1 ---------------------------------------------------------------------------------
+
+struct Case {
+  Mlp m;
+  int rows;
+  double scale;  // 0: 1/rows
+};
+
+std::string check_forward(const Case& c, std::uint64_t seed) {
+  const Mlp& m = c.m;
+  const std::vector<float> params = initial_params(m, seed);
+  const HostBatch b = random_batch(m, c.rows, seed + 1);
+  Device<float> d_params(params), d_x(b.x);
+  lab12::Activations act;
+  std::string f = failed(lab12::allocate_activations(m, c.rows, &act), "allocate_activations");
+  if (!f.empty()) return f;
+  f = failed(lab12::mlp_forward(m, d_params.get(), d_x.get(), c.rows, act),
+             "mlp_forward(model " + model_name(m) + ", rows=" + std::to_string(c.rows) + ")");
+  if (f.empty()) {
+    const lab12::reference::Pass ref = lab12::reference::run(m, params, b.x.data(), b.labels.data(), c.rows, 1.0, false);
+    const double g = lab12::reference::gamma(ref.k);
+    for (int l = 0; l < m.layers() && f.empty(); ++l) {
+      const int cols = m.widths[l + 1];
+      std::vector<float> got(std::size_t(c.rows) * cols);
+      if (!got.empty()) cudaMemcpy(got.data(), act.z[l], got.size() * sizeof(float), cudaMemcpyDeviceToHost);
+      f = compare(got, ref.z[l], scaled(ref.zmag[l], g),
+                  [&](std::size_t i) { return "z" + std::to_string(l) + "[" + std::to_string(i / cols) + "][" +
+                                              std::to_string(i % cols) + "]"; },
+                  "mlp_forward(model " + model_name(m) + ", rows=" + std::to_string(c.rows) + "), layer " +
+                      std::to_string(l) + (l + 1 == m.layers() ? " (the logits)" : ""));
+      if (f.empty() && l + 1 < m.layers()) {
+        std::vector<float> h(got.size());
+        if (!h.empty()) cudaMemcpy(h.data(), act.h[l], h.size() * sizeof(float), cudaMemcpyDeviceToHost);
+        f = compare(h, ref.h[l], scaled(ref.hmag[l], g),
+                    [&](std::size_t i) { return "h" + std::to_string(l) + "[" + std::to_string(i / cols) + "][" +
+                                                std::to_string(i % cols) + "]"; },
+                    "mlp_forward, the ReLU of layer " + std::to_string(l));
+      }
+    }
+  }
+  lab12::free_activations(&act);
+  return f;
+}
+
+// The learner's gradients and loss for one case.
+struct Grads {
+  std::vector<float> grads;
+  float loss = 0;
+  std::string failure;
+};
+
+Grads learner_gradients(const Mlp& m, const std::vector<float>& params, const HostBatch& b, double scale) {
+  Grads out;
+  Device<float> d_params(params), d_x(b.x), d_grads(m.parameter_count()), d_loss(1);
+  Device<int> d_labels(b.labels);
+  // Garbage in the outputs: gradients must be overwritten, not accumulated.
+  d_grads.upload(std::vector<float>(m.parameter_count(), 1e6f));
+  lab12::Activations act;
+  const std::string call = "(model " + model_name(m) + ", rows=" + std::to_string(b.rows) + ")";
+  out.failure = failed(lab12::allocate_activations(m, std::max(b.rows, 1), &act), "allocate_activations");
+  if (out.failure.empty())
+    out.failure = failed(lab12::mlp_forward(m, d_params.get(), d_x.get(), b.rows, act), "mlp_forward" + call);
+  if (out.failure.empty())
+    out.failure = failed(lab12::mlp_backward(m, d_params.get(), d_x.get(), d_labels.get(), b.rows,
+                                             static_cast<float>(scale), act, d_grads.get(), d_loss.get()),
+                         "mlp_backward" + call);
+  lab12::free_activations(&act);
+  if (out.failure.empty()) {
+    out.grads = d_grads.download();
+    out.loss = d_loss.download()[0];
+  }
+  return out;
+}
+
+std::string check_gradients(const Case& c, std::uint64_t seed) {
+  const Mlp& m = c.m;
+  const std::vector<float> params = initial_params(m, seed);
+  const HostBatch b = random_batch(m, c.rows, seed + 1);
+  const double scale = c.scale != 0 ? c.scale : 1.0 / std::max(c.rows, 1);
+  const Grads got = learner_gradients(m, params, b, scale);
+  if (!got.failure.empty()) return got.failure;
+  const lab12::reference::Pass ref = lab12::reference::run(m, params, b.x.data(), b.labels.data(), c.rows, scale);
+  const double g = lab12::reference::gamma(ref.k);
+  const std::string call = "mlp_backward(model " + model_name(m) + ", rows=" + std::to_string(c.rows) +
+                           ", scale=" + std::to_string(scale) + ")";
+  std::string f = compare(got.grads, ref.grads, scaled(ref.grads_mag, g),
+                          [&](std::size_t i) { return "grads " + element_name(m, i); }, call);
+  if (!f.empty()) return f;
+  if (!(std::fabs(double(got.loss) - ref.loss) <= g * ref.loss_mag)) {
+    std::ostringstream s;
+    s.precision(9);
+    s << call << ": *loss_sum = " << got.loss << ", expected " << ref.loss << " (the sum over rows of -log p[label], "
+      << "not scaled; allowance " << g * ref.loss_mag << ")";
+    return s.str();
+  }
+  return "";
+}
+
+// Tiny models whose pre-activations all stay clear of the ReLU's kink (so finite differences
+// are valid): the learner's gradients against central differences of the loss in double.
+std::string check_finite_differences(const Mlp& m, int rows, std::uint64_t seed) {
+  std::vector<float> params;
+  HostBatch b;
+  for (std::uint64_t s = seed;; s += 7) {  // the first seed (deterministic) with no z within 1e-3 of 0
+    params = initial_params(m, s);
+    b = random_batch(m, rows, s + 1);
+    const lab12::reference::Pass p = lab12::reference::run(m, params, b.x.data(), b.labels.data(), rows, 1.0, false);
+    bool clear = true;
+    for (int l = 0; l + 1 < m.layers(); ++l)
+      for (double z : p.z[l]) clear = clear && std::fabs(z) > 1e-3;
+    if (clear) break;
+  }
+  const double scale = 1.0 / rows;
+  const Grads got = learner_gradients(m, params, b, scale);
+  if (!got.failure.empty()) return got.failure;
+  const lab12::reference::Pass ref = lab12::reference::run(m, params, b.x.data(), b.labels.data(), rows, scale);
+  const double g = lab12::reference::gamma(ref.k);
+  std::vector<double> p64(params.begin(), params.end()), fd(params.size()), allow(params.size());
+  const double h = 1e-6;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    std::vector<double> plus = p64, minus = p64;
+    plus[i] += h;
+    minus[i] -= h;
+    fd[i] = scale * (lab12::reference::loss_at(m, plus, b.x.data(), b.labels.data(), rows) -
+                     lab12::reference::loss_at(m, minus, b.x.data(), b.labels.data(), rows)) / (2 * h);
+    // fp32's allowance plus the difference quotient's own error (truncation ~h^2, rounding
+    // ~1e-16/h of the loss).
+    allow[i] = g * ref.grads_mag[i] + 1e-8 * (1 + std::fabs(fd[i]));
+  }
+  return compare(got.grads, fd, allow, [&](std::size_t i) { return "grads " + element_name(m, i); },
+                 "mlp_backward(model " + model_name(m) + ", rows=" + std::to_string(rows) +
+                     ") against central finite differences of the loss in double");
+}
+
+}  // namespace
+
+TEST(Correctness, ForwardMatchesReference) {
+  const std::vector<Case> cases = {{{{64, 32, 10}}, 1, 0},  {{{64, 32, 10}}, 37, 0}, {{{5, 3}}, 4, 0},
+                                   {{{7, 1, 4}}, 9, 0},     {{{64, 64, 64, 10}}, 64, 0}, {{{64, 32, 10}}, 0, 0},
+                                   {{{33, 65, 130, 3}}, 70, 0}};
+  std::string f;
+  int done = 0;
+  for (const Case& c : cases) {
+    f = check_forward(c, 100 + done);
+    if (!f.empty()) break;
+    ++done;
+  }
+  record("measured", std::to_string(done) + "/" + std::to_string(cases.size()) + " models and batches");
+  record("threshold", "every z and h within the fp32 summation bound of the checker's double forward");
+  verdict(f);
+}
+
+TEST(Correctness, GradientsMatchFiniteDifferences) {
+  struct Tiny {
+    Mlp m;
+    int rows;
+  };
+  const std::vector<Tiny> cases = {{{{4, 3, 2}}, 3}, {{{5, 4, 3, 3}}, 2}, {{{3, 2}}, 5}, {{{6, 5, 4}}, 1}};
+  std::string f;
+  int done = 0;
+  for (const Tiny& c : cases) {
+    f = check_finite_differences(c.m, c.rows, 300 + done);
+    if (!f.empty()) break;
+    ++done;
+  }
+  record("measured", std::to_string(done) + "/" + std::to_string(cases.size()) + " tiny models");
+  record("threshold", "every gradient within fp32's bound of a central difference in double");
+  verdict(f);
+}
+
+TEST(Correctness, GradientsMatchReference) {
+  const std::vector<Case> cases = {{{{64, 32, 10}}, 1, 0},     {{{64, 32, 10}}, 37, 0},
+                                   {{{64, 64, 10}}, 64, 0},     {{{7, 1, 4}}, 9, 0},
+                                   {{{33, 65, 130, 3}}, 70, 0}, {{{64, 32, 10}}, 13, 0.25},
+                                   {{{64, 32, 10}}, 0, 1.0}};
+  std::string f;
+  int done = 0;
+  for (const Case& c : cases) {
+    f = check_gradients(c, 200 + done);
+    if (!f.empty()) break;
+    ++done;
+  }
+  record("measured", std::to_string(done) + "/" + std::to_string(cases.size()) + " models and batches");
+  record("threshold", "every gradient and the loss within the fp32 summation bound of the double backward");
+  verdict(f);
+}
+
+namespace {
+
+// One optimizer step compared with the same step in double from the learner's own state
+// before it. `state` holds m (and v) on the device.
+std::string check_optimizer_steps(const lab12::Optimizer& opt, std::size_t n, int steps, std::uint64_t seed,
+                                  int* done) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<float> params(n);
+  for (float& p : params) p = static_cast<float>(u(rng));
+  Device<float> d_params(params), d_grads(n), d_m(std::vector<float>(n, 0.0f)), d_v(std::vector<float>(n, 0.0f));
+  const bool adam = opt.kind == lab12::Optimizer::Kind::adamw;
+  const std::string name = adam ? "adamw_step" : "sgd_step";
+  const double uu = std::ldexp(1.0, -24);
+  for (int t = 1; t <= steps; ++t) {
+    std::vector<float> grads(n);
+    for (float& g : grads) g = static_cast<float>(u(rng) * (t % 2 ? 1.0 : 1e-3));  // small gradients too
+    d_grads.upload(grads);
+    const std::vector<float> p0 = d_params.download(), m0 = d_m.download(), v0 = d_v.download();
+    const std::string call = name + "(n=" + std::to_string(n) + ", step " + std::to_string(t) + ")";
+    std::string f = adam ? failed(lab12::adamw_step(d_params.get(), d_grads.get(), d_m.get(), d_v.get(), n, t,
+                                                    opt.adamw),
+                                  call)
+                         : failed(lab12::sgd_step(d_params.get(), d_grads.get(), d_m.get(), n, opt.sgd), call);
+    if (!f.empty()) return f;
+    const std::vector<float> p1 = d_params.download(), m1 = d_m.download(), v1 = d_v.download();
+    std::vector<double> want_p(n), allow_p(n), want_m(n), allow_m(n), want_v(n), allow_v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double p = p0[i], g = grads[i];
+      if (!adam) {
+        const lab12::Sgd& o = opt.sgd;
+        const double d = g + double(o.weight_decay) * p;
+        const double v = double(o.momentum) * m0[i] + d;
+        const double vmag = std::fabs(double(o.momentum) * m0[i]) + std::fabs(g) + std::fabs(o.weight_decay * p);
+        want_m[i] = v;
+        allow_m[i] = 4 * uu * vmag;
+        want_p[i] = p - double(o.lr) * v;
+        allow_p[i] = 4 * uu * (std::fabs(p) + std::fabs(o.lr) * vmag);
+      } else {
+        const lab12::AdamW& o = opt.adamw;
+        const double b1 = o.beta1, b2 = o.beta2;
+        const double mm = b1 * m0[i] + (1 - b1) * g, vv = b2 * v0[i] + (1 - b2) * g * g;
+        want_m[i] = mm;
+        allow_m[i] = 4 * uu * (std::fabs(b1 * m0[i]) + std::fabs((1 - b1) * g));
+        want_v[i] = vv;
+        allow_v[i] = 4 * uu * vv;
+        const double mhat = mm / (1 - std::pow(b1, t)), vhat = vv / (1 - std::pow(b2, t));
+        const double step = double(o.lr) * mhat / (std::sqrt(vhat) + o.eps);
+        want_p[i] = p * (1 - double(o.lr) * o.weight_decay) - step;
+        // A relative error of a few u in each factor of the step, plus the rounding of p;
+        // m's own error carries through mhat.
+        allow_p[i] = 8 * uu * (std::fabs(p) + std::fabs(step)) +
+                     double(o.lr) * allow_m[i] / (1 - std::pow(b1, t)) / (std::sqrt(vhat) + o.eps);
+      }
+    }
+    auto at = [](std::size_t i) { return "[" + std::to_string(i) + "]"; };
+    f = compare(m1, want_m, allow_m, [&](std::size_t i) { return (adam ? "m" : "velocity") + at(i); },
+                call + (adam ? ", the first moment m" : ", the velocity"));
+    if (f.empty() && adam) f = compare(v1, want_v, allow_v, [&](std::size_t i) { return "v" + at(i); },
+                                       call + ", the second moment v");
+    if (f.empty()) f = compare(p1, want_p, allow_p, [&](std::size_t i) { return "params" + at(i); },
+                               call + ", the parameters");
+    if (!f.empty()) return f;
+    ++*done;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Correctness, SgdStep) {
+  lab12::Optimizer opt;
+  opt.kind = lab12::Optimizer::Kind::sgd;
+  opt.sgd = {0.05f, 0.9f, 1e-2f};
+  std::string f;
+  int done = 0;
+  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(4099)})
+    if (f.empty()) f = check_optimizer_steps(opt, n, 4, 400 + n, &done);
+  record("measured", std::to_string(done) + "/12 steps (n = 1, 1000, 4099; 4 steps each)");
+  record("threshold", "velocity and parameters within 4 u of the double-precision update");
+  verdict(f);
+}
+
+TEST(Correctness, AdamWStep) {
+  lab12::Optimizer opt;
+  opt.kind = lab12::Optimizer::Kind::adamw;
+  opt.adamw = {1e-2f, 0.9f, 0.999f, 1e-8f, 0.05f};
+  std::string f;
+  int done = 0;
+  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(4099)})
+    if (f.empty()) f = check_optimizer_steps(opt, n, 4, 500 + n, &done);
+  record("measured", std::to_string(done) + "/12 steps (n = 1, 1000, 4099; 4 steps each)");
+  record("threshold", "m, v and the parameters within a few u of the double-precision update");
+  verdict(f);
+}
+
+// ---- steps 2 and 3 -----------------------------------------------------------------------------
+
+TEST(Correctness, BatchShards) {
+  record("threshold", "lab 10's partition for global batches of 0 to 1000 rows over 1 to 9 ranks");
+  verdict(run_lab([] {
+    for (int rows : {0, 1, 2, 7, 37, 64, 1000})
+      for (int n = 1; n <= 9; ++n)
+        for (int r = 0; r < n; ++r) {
+          const lab12::Shard got = lab12::batch_shard(rows, n, r);
+          const comm::check::Range want = comm::check::reference_chunk(rows, n, r);
+          if (std::size_t(got.offset) != want.offset || std::size_t(got.rows) != want.count) {
+            std::ostringstream s;
+            s << "batch_shard(global_rows=" << rows << ", n=" << n << ", rank=" << r << ") returned {offset "
+              << got.offset << ", rows " << got.rows << "}, expected {offset " << want.offset << ", rows "
+              << want.count << "}: shards cover the batch in rank order; the first rows % n shards hold one row more.";
+            return s.str();
+          }
+        }
+    return std::string();
+  }));
+}
+
+TEST(Correctness, BroadcastParameters) {
+  comm::Communicator& w = comm::check::world();
+  record("threshold", "rank 0's bits on every rank; counts 0, 1, 1000, 2410, 300001");
+  std::string f = run_lab([&] {
+    for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(2410), std::size_t(300001)}) {
+      // Every rank starts from its own values; rank 0's must arrive everywhere.
+      std::vector<float> mine(count), root(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        mine[i] = static_cast<float>(w.rank() * 1000003 + i) * 0.5f;
+        root[i] = static_cast<float>(i) * 0.5f;
+      }
+      Device<float> d(mine);
+      std::string e = failed(lab12::broadcast_parameters(d.get(), count, w),
+                             "broadcast_parameters(count=" + std::to_string(count) + ")");
+      if (!e.empty()) return e;
+      const std::vector<float> got = d.download();
+      for (std::size_t i = 0; i < count; ++i)
+        if (got[i] != root[i]) {
+          std::ostringstream s;
+          s << "broadcast_parameters(count=" << count << "): rank " << w.rank() << " holds " << got[i]
+            << " at element " << i << ", rank 0 holds " << root[i]
+            << (got[i] == mine[i] ? " (this rank's own value: nothing arrived here)" : "") << ".";
+          return s.str();
+        }
+    }
+    return std::string();
+  });
+  verdict(f);
+}
+
+namespace {
+
+const char* reduction_name(lab12::Reduction r) { return r == lab12::Reduction::flat ? "flat" : "per_tensor"; }
+
+// Ten data-parallel steps on one global batch per step, each compared with single-process
+// training in double from the same parameters.
+std::string check_ddp(lab12::Reduction reduction, const lab12::Optimizer& opt, const Mlp& m, int global_rows,
+                      int steps, std::uint64_t seed, int* done) {
+  comm::Communicator& w = comm::check::world();
+  const int n = w.size();
+  const std::size_t P = m.parameter_count();
+  Device<float> d_params(initial_params(m, seed)), d_grads(P), d_m(std::vector<float>(P, 0.0f)),
+      d_v(std::vector<float>(P, 0.0f));
+  lab12::Activations act;
+  std::string f = failed(lab12::allocate_activations(m, global_rows, &act), "allocate_activations");
+  if (!f.empty()) return f;
+  lab12::OptimizerState state{d_m.get(), d_v.get(), 0};
+  const double uu = std::ldexp(1.0, -24);
+  for (int step = 1; step <= steps && f.empty(); ++step) {
+    const HostBatch b = random_batch(m, global_rows, seed + 1000 * step);
+    Device<float> d_x(b.x);
+    Device<int> d_labels(b.labels);
+    const std::vector<float> before = d_params.download(), m0 = d_m.download(), v0 = d_v.download();
+    const std::string call = std::string("ddp_train_step(") + reduction_name(reduction) + ", model " + model_name(m) +
+                             ", global batch " + std::to_string(global_rows) + ", " + std::to_string(n) +
+                             " ranks), step " + std::to_string(step);
+    f = failed(lab12::ddp_train_step(reduction, m, {d_x.get(), d_labels.get(), global_rows}, d_params.get(),
+                                     d_grads.get(), act, opt, state, w),
+               call);
+    if (!f.empty()) break;
+    if (state.t != step) {
+      f = call + ": state.t is " + std::to_string(state.t) + " after " + std::to_string(step) +
+          " steps (each step counts one).";
+      break;
+    }
+    const std::vector<float> grads = d_grads.download(), after = d_params.download();
+    // (a) Every rank holds rank 0's bits.
+    std::vector<float> root_grads = grads, root_after = after;
+    MPI_Bcast(root_grads.data(), static_cast<int>(P), MPI_FLOAT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(root_after.data(), static_cast<int>(P), MPI_FLOAT, 0, MPI_COMM_WORLD);
+    for (std::size_t i = 0; i < P && f.empty(); ++i)
+      if (std::memcmp(&grads[i], &root_grads[i], sizeof(float)) != 0 ||
+          std::memcmp(&after[i], &root_after[i], sizeof(float)) != 0) {
+        std::ostringstream s;
+        s << call << ": rank " << w.rank() << " differs from rank 0 at " << element_name(m, i) << " (grads "
+          << grads[i] << " vs " << root_grads[i] << ", params " << after[i] << " vs " << root_after[i]
+          << "): after the all-reduce every rank must hold the same sum.";
+        f = s.str();
+      }
+    if (!f.empty()) break;
+    // (b) The gradient of the mean loss over the whole global batch at the parameters before
+    // the step (the n-rank sum lengthens the chain by n).
+    const lab12::reference::Pass ref =
+        lab12::reference::run(m, before, b.x.data(), b.labels.data(), global_rows, 1.0 / global_rows, true, n);
+    f = compare(grads, ref.grads, scaled(ref.grads_mag, lab12::reference::gamma(ref.k)),
+                [&](std::size_t i) { return "grads " + element_name(m, i); },
+                call + ": the gradients after the all-reduce (expected: of the mean loss over the whole global batch)");
+    if (!f.empty()) {
+      // Name the usual mistakes: a sum over ranks that is not averaged, or the rank's own shard only.
+      double ratio = 0;
+      std::size_t i = 0;
+      for (std::size_t j = 0; j < P; ++j)
+        if (std::fabs(ref.grads[j]) > std::fabs(ref.grads[i])) i = j;
+      if (ref.grads[i] != 0) ratio = grads[i] / ref.grads[i];
+      std::ostringstream s;
+      s.precision(3);
+      s << "\n    the largest gradient is " << ratio << " x the expected one";
+      if (n > 1 && std::fabs(ratio - n) < 0.1 * n)
+        s << ": about n = " << n << " times too large. Gradients summed over ranks must be averaged: scale each "
+          << "rank's loss by 1/(global batch), not 1/(its shard).";
+      f += s.str();
+      break;
+    }
+    // (c) One optimizer step from `before` with these gradients and the state before it.
+    std::vector<double> want(P), allow(P);
+    for (std::size_t i = 0; i < P; ++i) {
+      const double p = before[i], g = grads[i];
+      if (opt.kind == lab12::Optimizer::Kind::sgd) {
+        const lab12::Sgd& o = opt.sgd;
+        const double v = double(o.momentum) * m0[i] + g + double(o.weight_decay) * p;
+        want[i] = p - double(o.lr) * v;
+        allow[i] = 4 * uu * (std::fabs(p) + std::fabs(o.lr) * (std::fabs(o.momentum * m0[i]) + std::fabs(g) +
+                                                              std::fabs(o.weight_decay * p)));
+      } else {
+        const lab12::AdamW& o = opt.adamw;
+        const double mm = o.beta1 * double(m0[i]) + (1 - double(o.beta1)) * g;
+        const double vv = o.beta2 * double(v0[i]) + (1 - double(o.beta2)) * g * g;
+        const double mhat = mm / (1 - std::pow(double(o.beta1), step));
+        const double vhat = vv / (1 - std::pow(double(o.beta2), step));
+        const double s = double(o.lr) * mhat / (std::sqrt(vhat) + o.eps);
+        want[i] = p * (1 - double(o.lr) * o.weight_decay) - s;
+        allow[i] = 16 * uu * (std::fabs(p) + std::fabs(s));
+      }
+    }
+    f = compare(after, want, allow, [&](std::size_t i) { return "params " + element_name(m, i); },
+                call + ": the parameters after the optimizer step (expected: one step from the parameters before it "
+                       "with the all-reduced gradients)");
+    if (f.empty()) ++*done;
+  }
+  lab12::free_activations(&act);
+  return f;
+}
+
+std::string check_ddp_variants(lab12::Reduction reduction, int* done) {
+  lab12::Optimizer adam;
+  adam.kind = lab12::Optimizer::Kind::adamw;
+  adam.adamw = {1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f};
+  lab12::Optimizer sgd;
+  sgd.kind = lab12::Optimizer::Kind::sgd;
+  sgd.sgd = {0.1f, 0.9f, 1e-3f};
+  std::string f = check_ddp(reduction, adam, {{64, 32, 10}}, 37, 10, 600, done);  // 37 rows: uneven over 2-4 ranks
+  if (f.empty()) f = check_ddp(reduction, sgd, {{64, 32, 10}}, 64, 3, 700, done);
+  if (f.empty()) f = check_ddp(reduction, sgd, {{5, 7, 3}}, 3, 3, 800, done);  // fewer rows than 4 ranks: empty shards
+  return f;
+}
+
+}  // namespace
+
+TEST(Correctness, PerTensorDdpMatchesSingleProcess) {
+  int done = 0;
+  const std::string f = run_lab([&] { return check_ddp_variants(lab12::Reduction::per_tensor, &done); });
+  record("measured", std::to_string(done) + "/16 steps matched (10 AdamW on 37 rows, 3 + 3 SGD)");
+  record("threshold", "each step: the global batch's mean-loss gradient (fp32 bound), one optimizer step, "
+                      "bitwise equal on every rank");
+  verdict(f);
+}
+
+TEST(Correctness, FlatDdpMatchesSingleProcess) {
+  int done = 0;
+  const std::string f = run_lab([&] { return check_ddp_variants(lab12::Reduction::flat, &done); });
+  record("measured", std::to_string(done) + "/16 steps matched (10 AdamW on 37 rows, 3 + 3 SGD)");
+  record("threshold", "each step: the global batch's mean-loss gradient (fp32 bound), one optimizer step, "
+                      "bitwise equal on every rank");
+  verdict(f);
+}
+
+// The flat version's point: one collective per step. Its messages per step equal those of
+// one ring all-reduce of the whole gradient (the learner's own lab-10 one), counted in the
+// same run; the per-tensor version's count is reported beside it.
+TEST(Performance, FlatSendsOneAllreducePerStep) {
+  comm::Communicator& w = comm::check::world();
+  const Mlp m{{64, 32, 10}};
+  const std::size_t P = m.parameter_count();
+  std::uint64_t flat = 0, per_tensor = 0, one = 0;
+  std::string f = run_lab([&] {
+    Device<float> d_params(initial_params(m, 900)), d_grads(P), d_m(std::vector<float>(P, 0.0f)),
+        d_v(std::vector<float>(P, 0.0f));
+    const HostBatch b = random_batch(m, 64, 901);
+    Device<float> d_x(b.x);
+    Device<int> d_labels(b.labels);
+    lab12::Activations act;
+    std::string e = failed(lab12::allocate_activations(m, 64, &act), "allocate_activations");
+    lab12::Optimizer opt;
+    lab12::OptimizerState state{d_m.get(), d_v.get(), 0};
+    for (lab12::Reduction r : {lab12::Reduction::flat, lab12::Reduction::per_tensor}) {
+      if (!e.empty()) break;
+      w.barrier();
+      w.reset_stats();
+      e = failed(lab12::ddp_train_step(r, m, {d_x.get(), d_labels.get(), 64}, d_params.get(), d_grads.get(), act,
+                                       opt, state, w),
+                 std::string("ddp_train_step(") + reduction_name(r) + ")");
+      (r == lab12::Reduction::flat ? flat : per_tensor) = w.stats().sends;
+    }
+    lab12::free_activations(&act);
+    if (!e.empty()) return e;
+    w.barrier();
+    w.reset_stats();
+    lab10::ring_allreduce(d_grads.get(), d_grads.get(), P, comm::DataType::f32, comm::RedOp::sum, w);
+    one = w.stats().sends;
+    if (flat > one) {
+      std::ostringstream s;
+      s << "the flat step sent " << flat << " messages from rank " << w.rank() << ", one ring all-reduce of its "
+        << P << " gradients sends " << one << ": the flat version makes one all-reduce over the whole gradient "
+        << "buffer (per_tensor sent " << per_tensor << ").";
+      return s.str();
+    }
+    return std::string();
+  });
+  record("measured", "rank 0 sends per step: flat " + std::to_string(flat) + ", per_tensor " +
+                         std::to_string(per_tensor) + ", one ring all-reduce " + std::to_string(one));
+  record("threshold", "flat <= one ring all-reduce of the whole gradient");
+  verdict(f);
+}
+
+// ---- training on the digits --------------------------------------------------------------------
+
+namespace {
+
+struct Digits {
+  std::vector<float> x;  // 1797 x 64, pixels / 16
+  std::vector<int> labels;
+  int rows = 0;
+};
+
+Digits load_digits(std::string* failure) {
+  Digits d;
+  std::ifstream in(WB_LAB12_DIGITS);
+  if (!in) {
+    *failure = std::string("cannot read the digits data set at ") + WB_LAB12_DIGITS;
+    return d;
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    std::stringstream s(line);
+    std::string v;
+    std::vector<int> row;
+    while (std::getline(s, v, ',')) row.push_back(std::stoi(v));
+    if (row.size() != 65) continue;
+    for (int i = 0; i < 64; ++i) d.x.push_back(row[i] / 16.0f);
+    d.labels.push_back(row[64]);
+    ++d.rows;
+  }
+  if (d.rows != 1797) *failure = "the digits data set has " + std::to_string(d.rows) + " rows, expected 1797";
+  return d;
+}
+
+}  // namespace
+
+// The reference training of the handout: model {64, 64, 10}, AdamW (lr 3e-3), global batch 64,
+// 20 epochs over 1437 training digits (a fixed shuffle), flat DDP over the ranks. The checker
+// measures test accuracy on the 360 held-out digits with its own double forward pass of the
+// learner's final parameters.
+TEST(Correctness, TrainingReachesAccuracy) {
+  comm::Communicator& w = comm::check::world();
+  std::string f;
+  const Digits d = load_digits(&f);
+  double accuracy = 0;
+  if (f.empty()) f = run_lab([&] {
+    const Mlp m{{64, 64, 10}};
+    const std::size_t P = m.parameter_count();
+    std::vector<int> order(d.rows);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(1234));
+    const int train = 1437, batch = 64, epochs = 20;
+    Device<float> d_params(initial_params(m, 42)), d_grads(P), d_m(std::vector<float>(P, 0.0f)),
+        d_v(std::vector<float>(P, 0.0f));
+    lab12::Activations act;
+    std::string e = failed(lab12::allocate_activations(m, batch, &act), "allocate_activations");
+    lab12::Optimizer opt;
+    opt.kind = lab12::Optimizer::Kind::adamw;
+    opt.adamw = {3e-3f, 0.9f, 0.999f, 1e-8f, 1e-4f};
+    lab12::OptimizerState state{d_m.get(), d_v.get(), 0};
+    std::mt19937_64 rng(99);
+    std::vector<int> epoch_order(order.begin(), order.begin() + train);
+    for (int epoch = 0; epoch < epochs && e.empty(); ++epoch) {
+      std::shuffle(epoch_order.begin(), epoch_order.end(), rng);
+      for (int start = 0; start < train && e.empty(); start += batch) {
+        const int rows = std::min(batch, train - start);
+        HostBatch b;
+        b.rows = rows;
+        for (int r = 0; r < rows; ++r) {
+          const int i = epoch_order[start + r];
+          b.x.insert(b.x.end(), d.x.begin() + std::size_t(i) * 64, d.x.begin() + std::size_t(i + 1) * 64);
+          b.labels.push_back(d.labels[i]);
+        }
+        Device<float> d_x(b.x);
+        Device<int> d_labels(b.labels);
+        e = failed(lab12::ddp_train_step(lab12::Reduction::flat, m, {d_x.get(), d_labels.get(), rows},
+                                         d_params.get(), d_grads.get(), act, opt, state, w),
+                   "ddp_train_step(flat) in epoch " + std::to_string(epoch));
+      }
+    }
+    lab12::free_activations(&act);
+    if (!e.empty()) return e;
+    const std::vector<float> params = d_params.download();
+    std::vector<float> x;
+    std::vector<int> labels;
+    for (int k = train; k < d.rows; ++k) {
+      const int i = order[k];
+      x.insert(x.end(), d.x.begin() + std::size_t(i) * 64, d.x.begin() + std::size_t(i + 1) * 64);
+      labels.push_back(d.labels[i]);
+    }
+    const int test = d.rows - train;
+    const lab12::reference::Pass p = lab12::reference::run(m, params, x.data(), labels.data(), test, 1.0, false);
+    int right = 0;
+    for (int r = 0; r < test; ++r) {
+      const double* row = p.z.back().data() + std::size_t(r) * 10;
+      right += static_cast<int>(std::max_element(row, row + 10) - row) == labels[r];
+    }
+    accuracy = double(right) / test;
+    if (accuracy < 0.95) {
+      std::ostringstream s;
+      s << "test accuracy " << right << "/" << test << " = " << accuracy * 100 << "% after " << epochs
+        << " epochs, below 95%. If every other check passes, look at the learning rate and the optimizer.";
+      return s.str();
+    }
+    return std::string();
+  });
+  std::ostringstream m;
+  m.precision(4);
+  m << accuracy * 100 << "% test accuracy";
+  record("measured", m.str());
+  record("threshold", ">= 95% test accuracy after 20 epochs");
+  verdict(f);
+}

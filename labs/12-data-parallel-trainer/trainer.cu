@@ -1,0 +1,70 @@
+// Lab 12: a data-parallel trainer. Your file: implement the TODOs in order, then run
+//   ./workbook check 12
+// The handout is labs/12-data-parallel-trainer/README.md; the interface is trainer.h (do not
+// edit it). Use your own kernels of earlier labs: sgemm() (gemm.h, lab 05), transpose_conflict_free()
+// (transpose.h, lab 02), softmax_forward() (softmax_layernorm.h, lab 06), and your lab-10
+// ring_allreduce() and chunk_of() (ring_allreduce.h) for the communication.
+#include "trainer.h"
+
+#include "comm/error.h"
+#include "gemm.h"
+#include "ring_allreduce.h"
+#include "softmax_layernorm.h"
+#include "transpose.h"
+
+namespace lab12 {
+
+cudaError_t mlp_forward(const Mlp& m, const float* params, const float* x, int rows, Activations& act) {
+  // TODO(1): for each layer l, fill act.z[l] with the bias b_l in every row (a small kernel),
+  // then add h_{l-1} W_l with sgemm(..., beta = 1); act.h[l] = relu(act.z[l]) for all layers
+  // but the last. W_l and b_l are at m.weight(l).offset and m.bias(l).offset in params.
+  (void)m, (void)params, (void)x, (void)rows, (void)act;
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t mlp_backward(const Mlp& m, const float* params, const float* x, const int* labels, int rows, float scale,
+                         Activations& act, float* grads, float* loss_sum) {
+  // TODO(2): probs = softmax_forward(logits); *loss_sum = sum of -log probs[r][labels[r]];
+  // dz = scale (probs - onehot). Then from the last layer down: dW = h^T dz (transpose h into
+  // a scratch buffer, then sgemm), db = column sums of dz, and unless l == 0,
+  // dh = dz W^T (transpose W) and dz of layer l-1 = dh where z_{l-1} > 0.
+  (void)m, (void)params, (void)x, (void)labels, (void)rows, (void)scale, (void)act, (void)grads, (void)loss_sum;
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t sgd_step(float* params, const float* grads, float* velocity, std::size_t n, const Sgd& opt) {
+  // TODO(3): one thread per element: the formula in trainer.h.
+  (void)params, (void)grads, (void)velocity, (void)n, (void)opt;
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t adamw_step(float* params, const float* grads, float* m, float* v, std::size_t n, int t, const AdamW& opt) {
+  // TODO(4): one thread per element; compute the bias corrections 1 - beta^t once on the host.
+  (void)params, (void)grads, (void)m, (void)v, (void)n, (void)t, (void)opt;
+  return cudaErrorNotYetImplemented;
+}
+
+Shard batch_shard(int global_rows, int n, int rank) {
+  // TODO(5): the lab-10 partition (lab10::chunk_of computes it).
+  (void)global_rows, (void)n, (void)rank;
+  COMM_NOT_IMPLEMENTED("batch_shard");
+}
+
+cudaError_t broadcast_parameters(float* params, std::size_t count, comm::Communicator& comm) {
+  // TODO(6): rank 0's params to every rank with comm.send / comm.recv (a binomial tree takes
+  // ceil(log2 n) rounds; a chain from rank 0 takes n - 1).
+  (void)params, (void)count, (void)comm;
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t ddp_train_step(Reduction reduction, const Mlp& m, const Batch& global, float* params, float* grads,
+                           Activations& act, const Optimizer& opt, OptimizerState& state, comm::Communicator& comm) {
+  // TODO(7): this rank's shard (batch_shard); mlp_forward and mlp_backward on it with
+  // scale = 1 / global.rows; the gradients summed over the ranks with lab10::ring_allreduce,
+  // per tensor (m.tensors()) or over the whole buffer (TODO(8): Reduction::flat); then
+  // state.t += 1 and the optimizer step.
+  (void)reduction, (void)m, (void)global, (void)params, (void)grads, (void)act, (void)opt, (void)state, (void)comm;
+  return cudaErrorNotYetImplemented;
+}
+
+}  // namespace lab12

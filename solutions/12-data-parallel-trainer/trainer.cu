@@ -1,0 +1,248 @@
+// Lab 12: a data-parallel trainer (reference solution).
+//
+// Forward and backward run on the learner's own kernels: lab 05's sgemm() for every product,
+// lab 02's transpose_conflict_free() for the transposed operands of the backward pass, lab 06's
+// softmax_forward() for the probabilities. The few kernels of this file are elementwise or
+// column sums, written so every result is deterministic (no atomics): the same inputs give the
+// same bits on every rank, which is what lets data-parallel ranks stay identical.
+#include "trainer.h"
+
+#include <cmath>
+#include <utility>
+
+#include "gemm.h"
+#include "ring_allreduce.h"
+#include "softmax_layernorm.h"
+#include "transpose.h"
+
+namespace lab12 {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(std::size_t n) {
+  const std::size_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(std::min<std::size_t>(std::max<std::size_t>(b, 1), 65535));
+}
+
+#define WB_TRY(call)                             \
+  do {                                           \
+    const cudaError_t wb_try_error = (call);     \
+    if (wb_try_error != cudaSuccess) return wb_try_error; \
+  } while (0)
+
+// z[r][c] = b[c]: the bias, which sgemm (beta = 1) then adds x W to.
+__global__ void broadcast_rows_kernel(const float* __restrict__ b, int rows, int cols, float* __restrict__ z) {
+  const std::size_t n = std::size_t(rows) * cols;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    z[i] = b[i % cols];
+}
+
+__global__ void relu_kernel(const float* __restrict__ z, std::size_t n, float* __restrict__ h) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    h[i] = z[i] > 0.0f ? z[i] : 0.0f;
+}
+
+// dz = dh where z > 0, else 0 (in place on dh is fine).
+__global__ void relu_backward_kernel(const float* __restrict__ z, const float* dh, std::size_t n, float* dz) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    dz[i] = z[i] > 0.0f ? dh[i] : 0.0f;
+}
+
+// dlogits = scale * (probs - onehot(label)); one thread per element.
+__global__ void cross_entropy_grad_kernel(const float* __restrict__ probs, const int* __restrict__ labels, int rows,
+                                          int classes, float scale, float* __restrict__ dlogits) {
+  const std::size_t n = std::size_t(rows) * classes;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    const int r = static_cast<int>(i / classes), c = static_cast<int>(i % classes);
+    dlogits[i] = scale * (probs[i] - (labels[r] == c ? 1.0f : 0.0f));
+  }
+}
+
+// loss = sum over rows of -log p[label], in one block: each thread sums a fixed set of rows in
+// order, then a fixed tree over the block: the same bits every run.
+__global__ void cross_entropy_loss_kernel(const float* __restrict__ probs, const int* __restrict__ labels, int rows,
+                                          int classes, float* __restrict__ loss) {
+  __shared__ float partial[kThreads];
+  float s = 0.0f;
+  for (int r = threadIdx.x; r < rows; r += blockDim.x)
+    s -= logf(fmaxf(probs[std::size_t(r) * classes + labels[r]], 1e-30f));
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *loss = partial[0];
+}
+
+// db[c] = sum over rows of dz[r][c], rows in order: one thread per column, reads coalesced
+// across the warp.
+__global__ void column_sum_kernel(const float* __restrict__ dz, int rows, int cols, float* __restrict__ db) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  float s = 0.0f;
+  for (int r = 0; r < rows; ++r) s += dz[std::size_t(r) * cols + c];
+  db[c] = s;
+}
+
+__global__ void fill_kernel(float* __restrict__ p, std::size_t n, float value) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    p[i] = value;
+}
+
+__global__ void sgd_kernel(float* __restrict__ p, const float* __restrict__ g, float* __restrict__ vel, std::size_t n,
+                           float lr, float momentum, float weight_decay) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    const float d = g[i] + weight_decay * p[i];
+    const float v = momentum * vel[i] + d;
+    vel[i] = v;
+    p[i] -= lr * v;
+  }
+}
+
+__global__ void adamw_kernel(float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m,
+                             float* __restrict__ v, std::size_t n, float lr, float beta1, float beta2, float eps,
+                             float weight_decay, float bias1, float bias2) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    const float gi = g[i];
+    const float mi = beta1 * m[i] + (1.0f - beta1) * gi;
+    const float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const float decayed = p[i] * (1.0f - lr * weight_decay);
+    p[i] = decayed - lr * (mi / bias1) / (sqrtf(vi / bias2) + eps);
+  }
+}
+
+cudaError_t launched() { return cudaGetLastError(); }
+
+}  // namespace
+
+cudaError_t mlp_forward(const Mlp& m, const float* params, const float* x, int rows, Activations& act) {
+  if (rows < 0 || rows > act.max_rows || static_cast<int>(act.z.size()) != m.layers()) return cudaErrorInvalidValue;
+  if (rows == 0) return cudaSuccess;
+  const float* in = x;
+  for (int l = 0; l < m.layers(); ++l) {
+    const int fan_in = m.widths[l], fan_out = m.widths[l + 1];
+    const Tensor w = m.weight(l), b = m.bias(l);
+    const std::size_t n = std::size_t(rows) * fan_out;
+    broadcast_rows_kernel<<<blocks_for(n), kThreads>>>(params + b.offset, rows, fan_out, act.z[l]);
+    WB_TRY(launched());
+    WB_TRY(sgemm(rows, fan_out, fan_in, 1.0f, in, fan_in, params + w.offset, fan_out, 1.0f, act.z[l], fan_out));
+    if (l + 1 < m.layers()) {
+      relu_kernel<<<blocks_for(n), kThreads>>>(act.z[l], n, act.h[l]);
+      WB_TRY(launched());
+      in = act.h[l];
+    }
+  }
+  return cudaDeviceSynchronize();
+}
+
+cudaError_t mlp_backward(const Mlp& m, const float* params, const float* x, const int* labels, int rows, float scale,
+                         Activations& act, float* grads, float* loss_sum) {
+  if (rows < 0 || rows > act.max_rows || static_cast<int>(act.z.size()) != m.layers()) return cudaErrorInvalidValue;
+  const int L = m.layers(), classes = m.classes();
+  if (rows == 0) {
+    fill_kernel<<<blocks_for(m.parameter_count()), kThreads>>>(grads, m.parameter_count(), 0.0f);
+    WB_TRY(launched());
+    fill_kernel<<<1, 1>>>(loss_sum, 1, 0.0f);
+    WB_TRY(launched());
+    return cudaDeviceSynchronize();
+  }
+  WB_TRY(softmax_forward(act.z[L - 1], act.probs, rows, classes));
+  cross_entropy_loss_kernel<<<1, kThreads>>>(act.probs, labels, rows, classes, loss_sum);
+  WB_TRY(launched());
+  // dz: the gradient of the current layer's pre-activation; dprev: the one below.
+  float* dz = act.scratch[0];
+  float* dprev = act.scratch[1];
+  float* transposed = act.scratch[2];
+  const std::size_t nl = std::size_t(rows) * classes;
+  cross_entropy_grad_kernel<<<blocks_for(nl), kThreads>>>(act.probs, labels, rows, classes, scale, dz);
+  WB_TRY(launched());
+  for (int l = L - 1; l >= 0; --l) {
+    const int fan_in = m.widths[l], fan_out = m.widths[l + 1];
+    const Tensor w = m.weight(l), b = m.bias(l);
+    const float* in = l == 0 ? x : act.h[l - 1];
+    // dW = in^T dz (fan_in x fan_out), db = column sums of dz.
+    WB_TRY(transpose_conflict_free(rows, fan_in, in, transposed));
+    WB_TRY(sgemm(fan_in, fan_out, rows, 1.0f, transposed, rows, dz, fan_out, 0.0f, grads + w.offset, fan_out));
+    column_sum_kernel<<<(fan_out + kThreads - 1) / kThreads, kThreads>>>(dz, rows, fan_out, grads + b.offset);
+    WB_TRY(launched());
+    if (l == 0) break;
+    // dh_{l-1} = dz W^T (rows x fan_in), then through the ReLU of layer l-1.
+    WB_TRY(transpose_conflict_free(fan_in, fan_out, params + w.offset, transposed));
+    WB_TRY(sgemm(rows, fan_in, fan_out, 1.0f, dz, fan_out, transposed, fan_in, 0.0f, dprev, fan_in));
+    const std::size_t n = std::size_t(rows) * fan_in;
+    relu_backward_kernel<<<blocks_for(n), kThreads>>>(act.z[l - 1], dprev, n, dprev);
+    WB_TRY(launched());
+    std::swap(dz, dprev);
+  }
+  return cudaDeviceSynchronize();
+}
+
+cudaError_t sgd_step(float* params, const float* grads, float* velocity, std::size_t n, const Sgd& opt) {
+  if (n == 0) return cudaSuccess;
+  sgd_kernel<<<blocks_for(n), kThreads>>>(params, grads, velocity, n, opt.lr, opt.momentum, opt.weight_decay);
+  WB_TRY(launched());
+  return cudaDeviceSynchronize();
+}
+
+cudaError_t adamw_step(float* params, const float* grads, float* m, float* v, std::size_t n, int t, const AdamW& opt) {
+  if (t < 1) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  // The bias corrections in double on the host, rounded once.
+  const float bias1 = static_cast<float>(1.0 - std::pow(double(opt.beta1), t));
+  const float bias2 = static_cast<float>(1.0 - std::pow(double(opt.beta2), t));
+  adamw_kernel<<<blocks_for(n), kThreads>>>(params, grads, m, v, n, opt.lr, opt.beta1, opt.beta2, opt.eps,
+                                            opt.weight_decay, bias1, bias2);
+  WB_TRY(launched());
+  return cudaDeviceSynchronize();
+}
+
+Shard batch_shard(int global_rows, int n, int rank) {
+  const lab10::Chunk c = lab10::chunk_of(static_cast<std::size_t>(global_rows), n, rank);
+  return {static_cast<int>(c.offset), static_cast<int>(c.count)};
+}
+
+cudaError_t broadcast_parameters(float* params, std::size_t count, comm::Communicator& comm) {
+  // A binomial tree from rank 0: in round k the 2^k ranks that have the data send to the
+  // next 2^k, so every rank has it after ceil(log2 n) rounds.
+  constexpr int kTag = 1201;
+  const int n = comm.size(), r = comm.rank();
+  const std::size_t bytes = count * sizeof(float);
+  for (int span = 1; span < n; span *= 2) {
+    if (r < span && r + span < n) {
+      comm.send(params, bytes, r + span, kTag);
+    } else if (r >= span && r < 2 * span) {
+      comm.recv(params, bytes, r - span, kTag);
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t ddp_train_step(Reduction reduction, const Mlp& m, const Batch& global, float* params, float* grads,
+                           Activations& act, const Optimizer& opt, OptimizerState& state, comm::Communicator& comm) {
+  if (global.rows <= 0) return cudaErrorInvalidValue;
+  const Shard s = batch_shard(global.rows, comm.size(), comm.rank());
+  const float* x = global.x + std::size_t(s.offset) * m.inputs();
+  const int* labels = global.labels + s.offset;
+  WB_TRY(mlp_forward(m, params, x, s.rows, act));
+  // Each rank scales by the global batch, so the sum over ranks is the gradient of the mean
+  // loss over the global batch, whatever the shard sizes.
+  static float* loss = nullptr;  // the step does not report its loss; one device float for it
+  if (loss == nullptr) WB_TRY(cudaMalloc(reinterpret_cast<void**>(&loss), sizeof(float)));
+  WB_TRY(mlp_backward(m, params, x, labels, s.rows, 1.0f / static_cast<float>(global.rows), act, grads, loss));
+  if (reduction == Reduction::flat) {
+    lab10::ring_allreduce(grads, grads, m.parameter_count(), comm::DataType::f32, comm::RedOp::sum, comm);
+  } else {
+    for (const Tensor& t : m.tensors())
+      lab10::ring_allreduce(grads + t.offset, grads + t.offset, t.count, comm::DataType::f32, comm::RedOp::sum, comm);
+  }
+  state.t += 1;
+  const std::size_t n = m.parameter_count();
+  if (opt.kind == Optimizer::Kind::sgd) return sgd_step(params, grads, state.m, n, opt.sgd);
+  return adamw_step(params, grads, state.m, state.v, n, state.t, opt.adamw);
+}
+
+}  // namespace lab12
