@@ -304,57 +304,48 @@ std::string check_finite_differences(const Mlp& m, int rows, std::uint64_t seed)
                      ") against central finite differences of the loss in double");
 }
 
+// Runs one(case, index) for each case until the first failure; records k/N cases and the
+// threshold, and fails with that failure on every rank.
+template <typename T>
+void run_cases(const std::vector<T>& cases, const std::function<std::string(const T&, int)>& one,
+               const std::string& unit, const std::string& threshold) {
+  std::string f;
+  int done = 0;
+  for (const T& c : cases) {
+    f = one(c, done);
+    if (!f.empty()) break;
+    ++done;
+  }
+  record("measured", std::to_string(done) + "/" + std::to_string(cases.size()) + " " + unit);
+  record("threshold", threshold);
+  verdict(f);
+}
+
+struct Tiny {
+  Mlp m;
+  int rows;
+};
+
 }  // namespace
 
 TEST(Correctness, ForwardMatchesReference) {
-  const std::vector<Case> cases = {{{{64, 32, 10}}, 1, 0},  {{{64, 32, 10}}, 37, 0}, {{{5, 3}}, 4, 0},
-                                   {{{7, 1, 4}}, 9, 0},     {{{64, 64, 64, 10}}, 64, 0}, {{{64, 32, 10}}, 0, 0},
-                                   {{{33, 65, 130, 3}}, 70, 0}};
-  std::string f;
-  int done = 0;
-  for (const Case& c : cases) {
-    f = check_forward(c, 100 + done);
-    if (!f.empty()) break;
-    ++done;
-  }
-  record("measured", std::to_string(done) + "/" + std::to_string(cases.size()) + " models and batches");
-  record("threshold", "every z and h within the fp32 summation bound of the checker's double forward");
-  verdict(f);
+  run_cases<Case>({{{{64, 32, 10}}, 1, 0}, {{{64, 32, 10}}, 37, 0}, {{{5, 3}}, 4, 0}, {{{7, 1, 4}}, 9, 0},
+                   {{{64, 64, 64, 10}}, 64, 0}, {{{64, 32, 10}}, 0, 0}, {{{33, 65, 130, 3}}, 70, 0}},
+                  [](const Case& c, int i) { return check_forward(c, 100 + i); }, "models and batches",
+                  "every z and h within the fp32 summation bound of the checker's double forward");
 }
 
 TEST(Correctness, GradientsMatchFiniteDifferences) {
-  struct Tiny {
-    Mlp m;
-    int rows;
-  };
-  const std::vector<Tiny> cases = {{{{4, 3, 2}}, 3}, {{{5, 4, 3, 3}}, 2}, {{{3, 2}}, 5}, {{{6, 5, 4}}, 1}};
-  std::string f;
-  int done = 0;
-  for (const Tiny& c : cases) {
-    f = check_finite_differences(c.m, c.rows, 300 + done);
-    if (!f.empty()) break;
-    ++done;
-  }
-  record("measured", std::to_string(done) + "/" + std::to_string(cases.size()) + " tiny models");
-  record("threshold", "every gradient within fp32's bound of a central difference in double");
-  verdict(f);
+  run_cases<Tiny>({{{{4, 3, 2}}, 3}, {{{5, 4, 3, 3}}, 2}, {{{3, 2}}, 5}, {{{6, 5, 4}}, 1}},
+                  [](const Tiny& c, int i) { return check_finite_differences(c.m, c.rows, 300 + i); }, "tiny models",
+                  "every gradient within fp32's bound of a central difference in double");
 }
 
 TEST(Correctness, GradientsMatchReference) {
-  const std::vector<Case> cases = {{{{64, 32, 10}}, 1, 0},     {{{64, 32, 10}}, 37, 0},
-                                   {{{64, 64, 10}}, 64, 0},     {{{7, 1, 4}}, 9, 0},
-                                   {{{33, 65, 130, 3}}, 70, 0}, {{{64, 32, 10}}, 13, 0.25},
-                                   {{{64, 32, 10}}, 0, 1.0}};
-  std::string f;
-  int done = 0;
-  for (const Case& c : cases) {
-    f = check_gradients(c, 200 + done);
-    if (!f.empty()) break;
-    ++done;
-  }
-  record("measured", std::to_string(done) + "/" + std::to_string(cases.size()) + " models and batches");
-  record("threshold", "every gradient and the loss within the fp32 summation bound of the double backward");
-  verdict(f);
+  run_cases<Case>({{{{64, 32, 10}}, 1, 0}, {{{64, 32, 10}}, 37, 0}, {{{64, 64, 10}}, 64, 0}, {{{7, 1, 4}}, 9, 0},
+                   {{{33, 65, 130, 3}}, 70, 0}, {{{64, 32, 10}}, 13, 0.25}, {{{64, 32, 10}}, 0, 1.0}},
+                  [](const Case& c, int i) { return check_gradients(c, 200 + i); }, "models and batches",
+                  "every gradient and the loss within the fp32 summation bound of the double backward");
 }
 
 namespace {
