@@ -84,7 +84,8 @@ class CommandLine(unittest.TestCase):
     def test_list_shows_stages(self):
         out = self.run_workbook("list")
         self.assertEqual(out.returncode, 0, out.stderr)
-        for text in ("Stage 1: CUDA kernels", "01-saxpy", "Stage 3: Collectives", "(planned)"):
+        for text in ("Stage 1: CUDA kernels", "01-saxpy", "Stage 3: Collectives", "Stage 4: Systems",
+                     "12-data-parallel-trainer"):
             self.assertIn(text, out.stdout)
 
 
