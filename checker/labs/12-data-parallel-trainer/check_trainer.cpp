@@ -352,6 +352,48 @@ namespace {
 
 // One optimizer step compared with the same step in double from the learner's own state
 // before it. `state` holds m (and v) on the device.
+// One optimizer step (t >= 1) in double from the state before it (p0, m0, v0) and the
+// gradients, with the fp32 allowance of each result: a few u of the magnitudes it sums.
+struct Expected {
+  std::vector<double> p, allow_p, m, allow_m, v, allow_v;
+};
+
+Expected expected_step(const lab12::Optimizer& opt, int t, const std::vector<float>& p0, const std::vector<float>& grads,
+                       const std::vector<float>& m0, const std::vector<float>& v0) {
+  const std::size_t n = p0.size();
+  const double uu = std::ldexp(1.0, -24);
+  Expected e{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n),
+             std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
+  for (std::size_t i = 0; i < n; ++i) {
+    const double p = p0[i], g = grads[i];
+    if (opt.kind == lab12::Optimizer::Kind::sgd) {
+      const lab12::Sgd& o = opt.sgd;
+      const double v = double(o.momentum) * m0[i] + g + double(o.weight_decay) * p;
+      const double vmag = std::fabs(double(o.momentum) * m0[i]) + std::fabs(g) + std::fabs(o.weight_decay * p);
+      e.m[i] = v;
+      e.allow_m[i] = 4 * uu * vmag;
+      e.p[i] = p - double(o.lr) * v;
+      e.allow_p[i] = 4 * uu * (std::fabs(p) + std::fabs(o.lr) * vmag);
+    } else {
+      const lab12::AdamW& o = opt.adamw;
+      const double b1 = o.beta1, b2 = o.beta2;
+      const double mm = b1 * m0[i] + (1 - b1) * g, vv = b2 * v0[i] + (1 - b2) * g * g;
+      e.m[i] = mm;
+      e.allow_m[i] = 4 * uu * (std::fabs(b1 * m0[i]) + std::fabs((1 - b1) * g));
+      e.v[i] = vv;
+      e.allow_v[i] = 4 * uu * vv;
+      const double mhat = mm / (1 - std::pow(b1, t)), vhat = vv / (1 - std::pow(b2, t));
+      const double step = double(o.lr) * mhat / (std::sqrt(vhat) + o.eps);
+      e.p[i] = p * (1 - double(o.lr) * o.weight_decay) - step;
+      // A relative error of a few u in each factor of the step, plus the rounding of p;
+      // m's own error carries through mhat.
+      e.allow_p[i] = 8 * uu * (std::fabs(p) + std::fabs(step)) +
+                     double(o.lr) * e.allow_m[i] / (1 - std::pow(b1, t)) / (std::sqrt(vhat) + o.eps);
+    }
+  }
+  return e;
+}
+
 std::string check_optimizer_steps(const lab12::Optimizer& opt, std::size_t n, int steps, std::uint64_t seed,
                                   int* done) {
   std::mt19937_64 rng(seed);
@@ -361,7 +403,6 @@ std::string check_optimizer_steps(const lab12::Optimizer& opt, std::size_t n, in
   Device<float> d_params(params), d_grads(n), d_m(std::vector<float>(n, 0.0f)), d_v(std::vector<float>(n, 0.0f));
   const bool adam = opt.kind == lab12::Optimizer::Kind::adamw;
   const std::string name = adam ? "adamw_step" : "sgd_step";
-  const double uu = std::ldexp(1.0, -24);
   for (int t = 1; t <= steps; ++t) {
     std::vector<float> grads(n);
     for (float& g : grads) g = static_cast<float>(u(rng) * (t % 2 ? 1.0 : 1e-3));  // small gradients too
@@ -374,46 +415,29 @@ std::string check_optimizer_steps(const lab12::Optimizer& opt, std::size_t n, in
                          : failed(lab12::sgd_step(d_params.get(), d_grads.get(), d_m.get(), n, opt.sgd), call);
     if (!f.empty()) return f;
     const std::vector<float> p1 = d_params.download(), m1 = d_m.download(), v1 = d_v.download();
-    std::vector<double> want_p(n), allow_p(n), want_m(n), allow_m(n), want_v(n), allow_v(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double p = p0[i], g = grads[i];
-      if (!adam) {
-        const lab12::Sgd& o = opt.sgd;
-        const double d = g + double(o.weight_decay) * p;
-        const double v = double(o.momentum) * m0[i] + d;
-        const double vmag = std::fabs(double(o.momentum) * m0[i]) + std::fabs(g) + std::fabs(o.weight_decay * p);
-        want_m[i] = v;
-        allow_m[i] = 4 * uu * vmag;
-        want_p[i] = p - double(o.lr) * v;
-        allow_p[i] = 4 * uu * (std::fabs(p) + std::fabs(o.lr) * vmag);
-      } else {
-        const lab12::AdamW& o = opt.adamw;
-        const double b1 = o.beta1, b2 = o.beta2;
-        const double mm = b1 * m0[i] + (1 - b1) * g, vv = b2 * v0[i] + (1 - b2) * g * g;
-        want_m[i] = mm;
-        allow_m[i] = 4 * uu * (std::fabs(b1 * m0[i]) + std::fabs((1 - b1) * g));
-        want_v[i] = vv;
-        allow_v[i] = 4 * uu * vv;
-        const double mhat = mm / (1 - std::pow(b1, t)), vhat = vv / (1 - std::pow(b2, t));
-        const double step = double(o.lr) * mhat / (std::sqrt(vhat) + o.eps);
-        want_p[i] = p * (1 - double(o.lr) * o.weight_decay) - step;
-        // A relative error of a few u in each factor of the step, plus the rounding of p;
-        // m's own error carries through mhat.
-        allow_p[i] = 8 * uu * (std::fabs(p) + std::fabs(step)) +
-                     double(o.lr) * allow_m[i] / (1 - std::pow(b1, t)) / (std::sqrt(vhat) + o.eps);
-      }
-    }
+    const Expected e = expected_step(opt, t, p0, grads, m0, v0);
     auto at = [](std::size_t i) { return "[" + std::to_string(i) + "]"; };
-    f = compare(m1, want_m, allow_m, [&](std::size_t i) { return (adam ? "m" : "velocity") + at(i); },
+    f = compare(m1, e.m, e.allow_m, [&](std::size_t i) { return (adam ? "m" : "velocity") + at(i); },
                 call + (adam ? ", the first moment m" : ", the velocity"));
-    if (f.empty() && adam) f = compare(v1, want_v, allow_v, [&](std::size_t i) { return "v" + at(i); },
+    if (f.empty() && adam) f = compare(v1, e.v, e.allow_v, [&](std::size_t i) { return "v" + at(i); },
                                        call + ", the second moment v");
-    if (f.empty()) f = compare(p1, want_p, allow_p, [&](std::size_t i) { return "params" + at(i); },
+    if (f.empty()) f = compare(p1, e.p, e.allow_p, [&](std::size_t i) { return "params" + at(i); },
                                call + ", the parameters");
     if (!f.empty()) return f;
     ++*done;
   }
   return "";
+}
+
+// The optimizer checks: n = 1, 1000, 4099, four steps each.
+void optimizer_check(const lab12::Optimizer& opt, std::uint64_t seed, const std::string& threshold) {
+  std::string f;
+  int done = 0;
+  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(4099)})
+    if (f.empty()) f = check_optimizer_steps(opt, n, 4, seed + n, &done);
+  record("measured", std::to_string(done) + "/12 steps (n = 1, 1000, 4099; 4 steps each)");
+  record("threshold", threshold);
+  verdict(f);
 }
 
 }  // namespace
@@ -422,26 +446,14 @@ TEST(Correctness, SgdStep) {
   lab12::Optimizer opt;
   opt.kind = lab12::Optimizer::Kind::sgd;
   opt.sgd = {0.05f, 0.9f, 1e-2f};
-  std::string f;
-  int done = 0;
-  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(4099)})
-    if (f.empty()) f = check_optimizer_steps(opt, n, 4, 400 + n, &done);
-  record("measured", std::to_string(done) + "/12 steps (n = 1, 1000, 4099; 4 steps each)");
-  record("threshold", "velocity and parameters within 4 u of the double-precision update");
-  verdict(f);
+  optimizer_check(opt, 400, "velocity and parameters within 4 u of the double-precision update");
 }
 
 TEST(Correctness, AdamWStep) {
   lab12::Optimizer opt;
   opt.kind = lab12::Optimizer::Kind::adamw;
   opt.adamw = {1e-2f, 0.9f, 0.999f, 1e-8f, 0.05f};
-  std::string f;
-  int done = 0;
-  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(4099)})
-    if (f.empty()) f = check_optimizer_steps(opt, n, 4, 500 + n, &done);
-  record("measured", std::to_string(done) + "/12 steps (n = 1, 1000, 4099; 4 steps each)");
-  record("threshold", "m, v and the parameters within a few u of the double-precision update");
-  verdict(f);
+  optimizer_check(opt, 500, "m, v and the parameters within a few u of the double-precision update");
 }
 
 // ---- steps 2 and 3 -----------------------------------------------------------------------------
@@ -513,7 +525,6 @@ std::string check_ddp(lab12::Reduction reduction, const lab12::Optimizer& opt, c
   std::string f = failed(lab12::allocate_activations(m, global_rows, &act), "allocate_activations");
   if (!f.empty()) return f;
   lab12::OptimizerState state{d_m.get(), d_v.get(), 0};
-  const double uu = std::ldexp(1.0, -24);
   for (int step = 1; step <= steps && f.empty(); ++step) {
     const HostBatch b = random_batch(m, global_rows, seed + 1000 * step);
     Device<float> d_x(b.x);
@@ -570,27 +581,8 @@ std::string check_ddp(lab12::Reduction reduction, const lab12::Optimizer& opt, c
       break;
     }
     // (c) One optimizer step from `before` with these gradients and the state before it.
-    std::vector<double> want(P), allow(P);
-    for (std::size_t i = 0; i < P; ++i) {
-      const double p = before[i], g = grads[i];
-      if (opt.kind == lab12::Optimizer::Kind::sgd) {
-        const lab12::Sgd& o = opt.sgd;
-        const double v = double(o.momentum) * m0[i] + g + double(o.weight_decay) * p;
-        want[i] = p - double(o.lr) * v;
-        allow[i] = 4 * uu * (std::fabs(p) + std::fabs(o.lr) * (std::fabs(o.momentum * m0[i]) + std::fabs(g) +
-                                                              std::fabs(o.weight_decay * p)));
-      } else {
-        const lab12::AdamW& o = opt.adamw;
-        const double mm = o.beta1 * double(m0[i]) + (1 - double(o.beta1)) * g;
-        const double vv = o.beta2 * double(v0[i]) + (1 - double(o.beta2)) * g * g;
-        const double mhat = mm / (1 - std::pow(double(o.beta1), step));
-        const double vhat = vv / (1 - std::pow(double(o.beta2), step));
-        const double s = double(o.lr) * mhat / (std::sqrt(vhat) + o.eps);
-        want[i] = p * (1 - double(o.lr) * o.weight_decay) - s;
-        allow[i] = 16 * uu * (std::fabs(p) + std::fabs(s));
-      }
-    }
-    f = compare(after, want, allow, [&](std::size_t i) { return "params " + element_name(m, i); },
+    const Expected e = expected_step(opt, step, before, grads, m0, v0);
+    f = compare(after, e.p, e.allow_p, [&](std::size_t i) { return "params " + element_name(m, i); },
                 call + ": the parameters after the optimizer step (expected: one step from the parameters before it "
                        "with the all-reduced gradients)");
     if (f.empty()) ++*done;
