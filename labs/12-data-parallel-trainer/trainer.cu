@@ -23,12 +23,17 @@ cudaError_t mlp_forward(const Mlp& m, const float* params, const float* x, int r
 }
 
 cudaError_t mlp_backward(const Mlp& m, const float* params, const float* x, const int* labels, int rows, float scale,
-                         Activations& act, float* grads, float* loss_sum) {
+                         Activations& act, float* grads, float* loss_sum, const BackwardOptions& options) {
   // TODO(2): probs = softmax_forward(logits); *loss_sum = sum of -log probs[r][labels[r]];
   // dz = scale (probs - onehot). Then from the last layer down: dW = h^T dz (transpose h into
   // a scratch buffer, then sgemm), db = column sums of dz, and unless l == 0,
   // dh = dz W^T (transpose W) and dz of layer l-1 = dh where z_{l-1} > 0.
+  // Later steps add to it: skip the tensors m.trains() says are frozen (and the layers below
+  // the lowest trained one), call options.on_gradient(t) for each trained tensor once its
+  // gradient is complete (TODO(9)), and add instead of overwrite when options.accumulate
+  // (TODO(11)).
   (void)m, (void)params, (void)x, (void)labels, (void)rows, (void)scale, (void)act, (void)grads, (void)loss_sum;
+  (void)options;
   return cudaErrorNotYetImplemented;
 }
 
@@ -64,6 +69,67 @@ cudaError_t ddp_train_step(Reduction reduction, const Mlp& m, const Batch& globa
   // per tensor (m.tensors()) or over the whole buffer (TODO(8): Reduction::flat); then
   // state.t += 1 and the optimizer step.
   (void)reduction, (void)m, (void)global, (void)params, (void)grads, (void)act, (void)opt, (void)state, (void)comm;
+  return cudaErrorNotYetImplemented;
+}
+
+std::vector<Bucket> make_buckets(const Mlp& m, std::size_t bucket_floats) {
+  // TODO(9): walk m.tensors() from the last to the first; skip frozen tensors (they close the
+  // open bucket), add trained ones to the open bucket, close it once count >= bucket_floats.
+  (void)m, (void)bucket_floats;
+  COMM_NOT_IMPLEMENTED("make_buckets");
+}
+
+// TODO(9): your communication machinery: for instance a std::thread that takes ready buckets
+// from a queue (std::mutex + std::condition_variable) and runs lab10::ring_allreduce on each.
+struct BucketReducer::Impl {
+  std::vector<Bucket> buckets;
+};
+
+BucketReducer::BucketReducer(const Mlp& m, float* grads, std::size_t bucket_floats, comm::Communicator& comm)
+    : impl_(new Impl) {
+  (void)m, (void)grads, (void)bucket_floats, (void)comm;
+}
+
+BucketReducer::~BucketReducer() = default;
+
+const std::vector<Bucket>& BucketReducer::buckets() const { return impl_->buckets; }
+
+cudaError_t BucketReducer::ready(int tensor) {
+  // TODO(9): count the tensor off its bucket; when the bucket is complete, hand it to the
+  // communication thread and return at once.
+  (void)tensor;
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t BucketReducer::wait() {
+  // TODO(9): block until every bucket's all-reduce has finished.
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t bucketed_train_step(const Mlp& m, const Batch& global, std::size_t bucket_floats, float* params,
+                                float* grads, Activations& act, const Optimizer& opt, OptimizerState& state,
+                                comm::Communicator& comm) {
+  // TODO(10): a BucketReducer; mlp_forward, then mlp_backward with on_gradient = reducer.ready;
+  // reducer.wait(); state.t += 1 and the optimizer step bucket by bucket.
+  (void)m, (void)global, (void)bucket_floats, (void)params, (void)grads, (void)act, (void)opt, (void)state, (void)comm;
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t accumulate_train_step(const Mlp& m, const Batch& global, int micro_batches, float* params, float* grads,
+                                  Activations& act, const Optimizer& opt, OptimizerState& state,
+                                  comm::Communicator& comm) {
+  // TODO(11): micro-batch j of this rank's shard is lab10::chunk_of(shard rows, micro_batches, j);
+  // forward and backward of each (accumulate from the second on), then one ring_allreduce.
+  (void)m, (void)global, (void)micro_batches, (void)params, (void)grads, (void)act, (void)opt, (void)state, (void)comm;
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t zero1_train_step(const Mlp& m, const Batch& global, float* params, float* grads, Activations& act,
+                             const Optimizer& opt, OptimizerState& shard, comm::Communicator& comm) {
+  // TODO(12): forward and backward as in TODO(7); lab10::ring_reduce_scatter of the gradients;
+  // the optimizer step of chunk lab10::chunk_of(parameter_count(), n, rank) with `shard`;
+  // lab10::ring_allgather of the parameters.
+  (void)m, (void)global, (void)params, (void)grads, (void)act, (void)opt, (void)shard, (void)comm;
   return cudaErrorNotYetImplemented;
 }
 

@@ -26,6 +26,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,7 +47,12 @@ struct Tensor {
 /// The model's shape and the layout of its flat parameter buffer.
 struct Mlp {
   std::vector<int> widths;  ///< at least two entries, each >= 1
+  /// Per tensor (tensors() order): true for a tensor that does not train. mlp_backward neither
+  /// computes nor writes its gradient, no all-reduce carries it, and the optimizer leaves it
+  /// and its state alone. Empty: every tensor trains. Checked from step 9 (bucketed) on.
+  std::vector<bool> frozen;
 
+  bool trains(int tensor) const { return frozen.empty() || !frozen[static_cast<std::size_t>(tensor)]; }
   int layers() const { return static_cast<int>(widths.size()) - 1; }
   int inputs() const { return widths.front(); }
   int classes() const { return widths.back(); }
@@ -122,16 +129,28 @@ inline void free_activations(Activations* a) {
 /// products.
 cudaError_t mlp_forward(const Mlp& m, const float* params, const float* x, int rows, Activations& act);
 
+/// What mlp_backward does besides computing the gradients (the defaults: nothing).
+struct BackwardOptions {
+  /// Step 11: add to the gradients and to *loss_sum instead of overwriting them.
+  bool accumulate = false;
+  /// Step 9: called with a tensor's index (tensors() order) as soon as that tensor's gradient
+  /// is complete in memory (synchronize first), once per trained tensor, in the order the
+  /// backward pass produces them (the last layer first). A result other than cudaSuccess
+  /// stops the backward pass, which returns it.
+  std::function<cudaError_t(int tensor)> on_gradient;
+};
+
 /// The backward pass after mlp_forward of the same rows: the softmax of the logits into
 /// act.probs (your lab-06 softmax_forward()), then
 ///
 ///     grads = scale * d(loss)/d(params),   *loss_sum = loss (a device float, the unscaled sum)
 ///
-/// for every tensor of the flat gradient buffer (overwritten, not accumulated). labels[r] is in
-/// [0, classes). scale is 1/rows for the mean loss of this batch; a data-parallel step passes
-/// 1/(global batch). rows == 0 gives zero gradients and loss.
+/// for every trained tensor of the flat gradient buffer (overwritten, not accumulated, unless
+/// options.accumulate). labels[r] is in [0, classes). scale is 1/rows for the mean loss of this
+/// batch; a data-parallel step passes 1/(global batch). rows == 0 gives zero gradients and
+/// loss (or leaves them as they are when accumulating).
 cudaError_t mlp_backward(const Mlp& m, const float* params, const float* x, const int* labels, int rows, float scale,
-                         Activations& act, float* grads, float* loss_sum);
+                         Activations& act, float* grads, float* loss_sum, const BackwardOptions& options = {});
 
 /// SGD with momentum and weight decay, as torch.optim.SGD (dampening 0, not Nesterov):
 ///     g = grads[i] + weight_decay * params[i];  v = momentum * v + g;  params[i] -= lr * v
@@ -195,8 +214,79 @@ enum class Reduction {
 /// this rank's shard forward and backward, the gradients all-reduced so that every rank
 /// holds the gradient of the mean loss over the whole global batch, then one optimizer step
 /// (state.t counts it). On return every rank has the same params and grads. Use your lab-10
-/// ring_allreduce for the sums.
+/// ring_allreduce for the sums. Models with frozen tensors are not passed here.
 cudaError_t ddp_train_step(Reduction reduction, const Mlp& m, const Batch& global, float* params, float* grads,
                            Activations& act, const Optimizer& opt, OptimizerState& state, comm::Communicator& comm);
+
+// ---- step 9: buckets whose all-reduce overlaps the backward pass ----------------------------
+
+/// A run of whole tensors, first..last in tensors() order, which is the contiguous range
+/// [offset, offset + count) of the flat buffers.
+struct Bucket {
+  std::size_t offset = 0, count = 0;
+  int first = 0, last = 0;
+};
+
+/// The buckets of the trained tensors in the order the backward pass completes them: walk the
+/// tensors from the last to the first, add each trained tensor to the open bucket, and close
+/// the bucket once it holds at least bucket_floats floats; a frozen tensor closes the open
+/// bucket (a bucket is contiguous and carries no frozen tensor). bucket_floats <= 1 gives one
+/// bucket per trained tensor; parameter_count() or more gives one bucket (without frozen
+/// tensors).
+std::vector<Bucket> make_buckets(const Mlp& m, std::size_t bucket_floats);
+
+/// The all-reduce (sum, in place on grads) of every bucket of make_buckets(m, bucket_floats),
+/// each started as soon as its last tensor is ready and running while the caller goes on
+/// (a communication thread or a progress engine: your design, in Impl). Every rank marks the
+/// same tensors ready in the same order. Use your lab-10 ring_allreduce for each bucket.
+class BucketReducer {
+ public:
+  BucketReducer(const Mlp& m, float* grads, std::size_t bucket_floats, comm::Communicator& comm);
+  /// Waits for anything still running.
+  ~BucketReducer();
+  BucketReducer(const BucketReducer&) = delete;
+  BucketReducer& operator=(const BucketReducer&) = delete;
+
+  const std::vector<Bucket>& buckets() const;
+  /// The gradient of trained tensor `tensor` is complete: when it is the last missing tensor of
+  /// its bucket, start that bucket's all-reduce and return without waiting for it.
+  cudaError_t ready(int tensor);
+  /// Returns once every bucket's all-reduce has finished (every trained tensor must have been
+  /// marked ready: cudaErrorInvalidValue otherwise). Rethrows what the communication threw.
+  cudaError_t wait();
+
+  struct Impl;  ///< yours: define it in trainer.cu
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Step 10: the data-parallel step of step 8 with the gradients all-reduced in buckets of
+/// make_buckets(m, bucket_floats) by a BucketReducer fed from mlp_backward's on_gradient, then
+/// the optimizer step on the trained tensors only (frozen ones and their state untouched).
+cudaError_t bucketed_train_step(const Mlp& m, const Batch& global, std::size_t bucket_floats, float* params,
+                                float* grads, Activations& act, const Optimizer& opt, OptimizerState& state,
+                                comm::Communicator& comm);
+
+// ---- step 11: gradient accumulation -------------------------------------------------------
+
+/// The flat step of step 8 with this rank's shard split into `micro_batches` micro-batches
+/// (the lab-10 partition of the shard's rows): forward and backward of each micro-batch in
+/// turn, the gradients accumulated locally (BackwardOptions::accumulate), and one all-reduce
+/// after the last. act has room for the largest micro-batch only.
+cudaError_t accumulate_train_step(const Mlp& m, const Batch& global, int micro_batches, float* params, float* grads,
+                                  Activations& act, const Optimizer& opt, OptimizerState& state,
+                                  comm::Communicator& comm);
+
+// ---- step 12: ZeRO-1, the optimizer state sharded over the ranks -----------------------------
+
+/// The data-parallel step with the optimizer state of this rank's shard of the flat buffer
+/// only: chunk lab10::chunk_of(parameter_count(), n, rank). Reduce-scatter the gradients
+/// (lab 10's ring_reduce_scatter: this rank ends with the sum of its chunk), one optimizer step
+/// of its chunk of the parameters with `shard` (m and v hold that chunk's count floats; t
+/// counts steps), then all-gather the parameters (ring_allgather) so every rank holds all of
+/// them. On return grads holds the summed gradient of this rank's chunk (elsewhere: scratch).
+cudaError_t zero1_train_step(const Mlp& m, const Batch& global, float* params, float* grads, Activations& act,
+                             const Optimizer& opt, OptimizerState& shard, comm::Communicator& comm);
 
 }  // namespace lab12

@@ -8,6 +8,11 @@
 #include "trainer.h"
 
 #include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <utility>
 
 #include "gemm.h"
@@ -59,10 +64,10 @@ __global__ void cross_entropy_grad_kernel(const float* __restrict__ probs, const
   }
 }
 
-// loss = sum over rows of -log p[label], in one block: each thread sums a fixed set of rows in
-// order, then a fixed tree over the block: the same bits every run.
+// loss (+)= sum over rows of -log p[label], in one block: each thread sums a fixed set of rows
+// in order, then a fixed tree over the block: the same bits every run.
 __global__ void cross_entropy_loss_kernel(const float* __restrict__ probs, const int* __restrict__ labels, int rows,
-                                          int classes, float* __restrict__ loss) {
+                                          int classes, bool accumulate, float* __restrict__ loss) {
   __shared__ float partial[kThreads];
   float s = 0.0f;
   for (int r = threadIdx.x; r < rows; r += blockDim.x)
@@ -73,17 +78,18 @@ __global__ void cross_entropy_loss_kernel(const float* __restrict__ probs, const
     if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
     __syncthreads();
   }
-  if (threadIdx.x == 0) *loss = partial[0];
+  if (threadIdx.x == 0) *loss = accumulate ? *loss + partial[0] : partial[0];
 }
 
-// db[c] = sum over rows of dz[r][c], rows in order: one thread per column, reads coalesced
+// db[c] (+)= sum over rows of dz[r][c], rows in order: one thread per column, reads coalesced
 // across the warp.
-__global__ void column_sum_kernel(const float* __restrict__ dz, int rows, int cols, float* __restrict__ db) {
+__global__ void column_sum_kernel(const float* __restrict__ dz, int rows, int cols, bool accumulate,
+                                  float* __restrict__ db) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= cols) return;
   float s = 0.0f;
   for (int r = 0; r < rows; ++r) s += dz[std::size_t(r) * cols + c];
-  db[c] = s;
+  db[c] = accumulate ? db[c] + s : s;
 }
 
 __global__ void fill_kernel(float* __restrict__ p, std::size_t n, float value) {
@@ -140,18 +146,39 @@ cudaError_t mlp_forward(const Mlp& m, const float* params, const float* x, int r
 }
 
 cudaError_t mlp_backward(const Mlp& m, const float* params, const float* x, const int* labels, int rows, float scale,
-                         Activations& act, float* grads, float* loss_sum) {
+                         Activations& act, float* grads, float* loss_sum, const BackwardOptions& options) {
   if (rows < 0 || rows > act.max_rows || static_cast<int>(act.z.size()) != m.layers()) return cudaErrorInvalidValue;
   const int L = m.layers(), classes = m.classes();
+  const bool acc = options.accumulate;
+  // The gradients of layer l are complete: tell the caller, b_l then W_l (the backward order).
+  auto announce = [&](int l) -> cudaError_t {
+    if (!options.on_gradient) return cudaSuccess;
+    WB_TRY(cudaDeviceSynchronize());
+    for (int t : {2 * l + 1, 2 * l})
+      if (m.trains(t)) WB_TRY(options.on_gradient(t));
+    return cudaSuccess;
+  };
   if (rows == 0) {
-    fill_kernel<<<blocks_for(m.parameter_count()), kThreads>>>(grads, m.parameter_count(), 0.0f);
-    WB_TRY(launched());
-    fill_kernel<<<1, 1>>>(loss_sum, 1, 0.0f);
-    WB_TRY(launched());
-    return cudaDeviceSynchronize();
+    if (!acc) {
+      const std::vector<Tensor> tensors = m.tensors();
+      for (std::size_t i = 0; i < tensors.size(); ++i)
+        if (m.trains(static_cast<int>(i))) {
+          fill_kernel<<<blocks_for(tensors[i].count), kThreads>>>(grads + tensors[i].offset, tensors[i].count, 0.0f);
+          WB_TRY(launched());
+        }
+      fill_kernel<<<1, 1>>>(loss_sum, 1, 0.0f);
+      WB_TRY(launched());
+    }
+    WB_TRY(cudaDeviceSynchronize());
+    for (int l = L - 1; l >= 0; --l) WB_TRY(announce(l));
+    return cudaSuccess;
   }
+  // Nothing below the lowest layer with a trained tensor needs a gradient.
+  int lowest = L;
+  for (int l = L - 1; l >= 0; --l)
+    if (m.trains(2 * l) || m.trains(2 * l + 1)) lowest = l;
   WB_TRY(softmax_forward(act.z[L - 1], act.probs, rows, classes));
-  cross_entropy_loss_kernel<<<1, kThreads>>>(act.probs, labels, rows, classes, loss_sum);
+  cross_entropy_loss_kernel<<<1, kThreads>>>(act.probs, labels, rows, classes, acc, loss_sum);
   WB_TRY(launched());
   // dz: the gradient of the current layer's pre-activation; dprev: the one below.
   float* dz = act.scratch[0];
@@ -160,16 +187,22 @@ cudaError_t mlp_backward(const Mlp& m, const float* params, const float* x, cons
   const std::size_t nl = std::size_t(rows) * classes;
   cross_entropy_grad_kernel<<<blocks_for(nl), kThreads>>>(act.probs, labels, rows, classes, scale, dz);
   WB_TRY(launched());
-  for (int l = L - 1; l >= 0; --l) {
+  for (int l = L - 1; l >= lowest; --l) {
     const int fan_in = m.widths[l], fan_out = m.widths[l + 1];
     const Tensor w = m.weight(l), b = m.bias(l);
     const float* in = l == 0 ? x : act.h[l - 1];
     // dW = in^T dz (fan_in x fan_out), db = column sums of dz.
-    WB_TRY(transpose_conflict_free(rows, fan_in, in, transposed));
-    WB_TRY(sgemm(fan_in, fan_out, rows, 1.0f, transposed, rows, dz, fan_out, 0.0f, grads + w.offset, fan_out));
-    column_sum_kernel<<<(fan_out + kThreads - 1) / kThreads, kThreads>>>(dz, rows, fan_out, grads + b.offset);
-    WB_TRY(launched());
-    if (l == 0) break;
+    if (m.trains(2 * l)) {
+      WB_TRY(transpose_conflict_free(rows, fan_in, in, transposed));
+      WB_TRY(sgemm(fan_in, fan_out, rows, 1.0f, transposed, rows, dz, fan_out, acc ? 1.0f : 0.0f, grads + w.offset,
+                   fan_out));
+    }
+    if (m.trains(2 * l + 1)) {
+      column_sum_kernel<<<(fan_out + kThreads - 1) / kThreads, kThreads>>>(dz, rows, fan_out, acc, grads + b.offset);
+      WB_TRY(launched());
+    }
+    WB_TRY(announce(l));
+    if (l == lowest) break;
     // dh_{l-1} = dz W^T (rows x fan_in), then through the ReLU of layer l-1.
     WB_TRY(transpose_conflict_free(fan_in, fan_out, params + w.offset, transposed));
     WB_TRY(sgemm(rows, fan_in, fan_out, 1.0f, dz, fan_out, transposed, fan_in, 0.0f, dprev, fan_in));
@@ -221,18 +254,44 @@ cudaError_t broadcast_parameters(float* params, std::size_t count, comm::Communi
   return cudaSuccess;
 }
 
-cudaError_t ddp_train_step(Reduction reduction, const Mlp& m, const Batch& global, float* params, float* grads,
-                           Activations& act, const Optimizer& opt, OptimizerState& state, comm::Communicator& comm) {
-  if (global.rows <= 0) return cudaErrorInvalidValue;
-  const Shard s = batch_shard(global.rows, comm.size(), comm.rank());
+namespace {
+
+// The steps do not report their loss; one device float for it.
+cudaError_t loss_buffer(float** loss) {
+  static float* buffer = nullptr;
+  if (buffer == nullptr) WB_TRY(cudaMalloc(reinterpret_cast<void**>(&buffer), sizeof(float)));
+  *loss = buffer;
+  return cudaSuccess;
+}
+
+// One optimizer step of `n` parameters from `offset`, with state buffers `m`, `v` of the same
+// elements (state.t already counts this step).
+cudaError_t optimizer_step(const Optimizer& opt, const OptimizerState& state, float* params, const float* grads,
+                           float* m, float* v, std::size_t n) {
+  if (opt.kind == Optimizer::Kind::sgd) return sgd_step(params, grads, m, n, opt.sgd);
+  return adamw_step(params, grads, m, v, n, state.t, opt.adamw);
+}
+
+// Forward and backward of this rank's shard of `global`, scaled by 1 / global.rows.
+cudaError_t shard_pass(const Mlp& m, const Batch& global, const float* params, float* grads, Activations& act,
+                       int rank, int n, const BackwardOptions& options = {}) {
+  const Shard s = batch_shard(global.rows, n, rank);
   const float* x = global.x + std::size_t(s.offset) * m.inputs();
-  const int* labels = global.labels + s.offset;
+  float* loss = nullptr;
+  WB_TRY(loss_buffer(&loss));
   WB_TRY(mlp_forward(m, params, x, s.rows, act));
   // Each rank scales by the global batch, so the sum over ranks is the gradient of the mean
   // loss over the global batch, whatever the shard sizes.
-  static float* loss = nullptr;  // the step does not report its loss; one device float for it
-  if (loss == nullptr) WB_TRY(cudaMalloc(reinterpret_cast<void**>(&loss), sizeof(float)));
-  WB_TRY(mlp_backward(m, params, x, labels, s.rows, 1.0f / static_cast<float>(global.rows), act, grads, loss));
+  return mlp_backward(m, params, x, global.labels + s.offset, s.rows, 1.0f / static_cast<float>(global.rows), act,
+                      grads, loss, options);
+}
+
+}  // namespace
+
+cudaError_t ddp_train_step(Reduction reduction, const Mlp& m, const Batch& global, float* params, float* grads,
+                           Activations& act, const Optimizer& opt, OptimizerState& state, comm::Communicator& comm) {
+  if (global.rows <= 0) return cudaErrorInvalidValue;
+  WB_TRY(shard_pass(m, global, params, grads, act, comm.rank(), comm.size()));
   if (reduction == Reduction::flat) {
     lab10::ring_allreduce(grads, grads, m.parameter_count(), comm::DataType::f32, comm::RedOp::sum, comm);
   } else {
@@ -240,9 +299,193 @@ cudaError_t ddp_train_step(Reduction reduction, const Mlp& m, const Batch& globa
       lab10::ring_allreduce(grads + t.offset, grads + t.offset, t.count, comm::DataType::f32, comm::RedOp::sum, comm);
   }
   state.t += 1;
-  const std::size_t n = m.parameter_count();
-  if (opt.kind == Optimizer::Kind::sgd) return sgd_step(params, grads, state.m, n, opt.sgd);
-  return adamw_step(params, grads, state.m, state.v, n, state.t, opt.adamw);
+  return optimizer_step(opt, state, params, grads, state.m, state.v, m.parameter_count());
+}
+
+// ---- buckets ---------------------------------------------------------------------------------
+
+std::vector<Bucket> make_buckets(const Mlp& m, std::size_t bucket_floats) {
+  const std::vector<Tensor> tensors = m.tensors();
+  std::vector<Bucket> out;
+  bool open = false;
+  for (int t = static_cast<int>(tensors.size()) - 1; t >= 0; --t) {
+    if (!m.trains(t)) {
+      open = false;  // a bucket is contiguous: a frozen tensor ends it
+      continue;
+    }
+    if (!open) {
+      out.push_back({tensors[t].offset + tensors[t].count, 0, t, t});
+      open = true;
+    }
+    Bucket& b = out.back();
+    b.offset = tensors[t].offset;
+    b.count += tensors[t].count;
+    b.first = t;
+    if (b.count >= bucket_floats) open = false;
+  }
+  return out;
+}
+
+// The communication thread: it takes buckets from a queue in the order they became ready and
+// runs each one's ring all-reduce while the caller's thread goes on with the backward pass.
+// Every rank queues the same buckets in the same order, so the collectives match up. The
+// communicator is used by this thread only while a step runs (the caller touches it again
+// after wait()).
+struct BucketReducer::Impl {
+  Mlp m;
+  float* grads = nullptr;
+  comm::Communicator* comm = nullptr;
+  std::vector<Bucket> buckets;
+  std::vector<int> bucket_of;  // per tensor: its bucket, or -1 (frozen)
+  std::vector<int> missing;    // per bucket: tensors not ready yet
+  std::vector<bool> marked;    // per tensor
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<int> queue;  // buckets ready to go
+  int launched = 0, finished = 0;
+  bool stop = false;
+  std::exception_ptr error;
+  std::thread worker;
+
+  void run() {
+    for (;;) {
+      int b = -1;
+      bool skip = false;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return stop || !queue.empty(); });
+        if (queue.empty()) return;
+        b = queue.front();
+        queue.pop_front();
+        skip = error != nullptr;  // after a failure the ranks no longer agree: send nothing more
+      }
+      std::exception_ptr failure;
+      if (!skip) try {
+          float* p = grads + buckets[b].offset;
+          lab10::ring_allreduce(p, p, buckets[b].count, comm::DataType::f32, comm::RedOp::sum, *comm);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (failure && !error) error = failure;
+        ++finished;
+      }
+      cv.notify_all();
+    }
+  }
+};
+
+BucketReducer::BucketReducer(const Mlp& m, float* grads, std::size_t bucket_floats, comm::Communicator& comm)
+    : impl_(new Impl) {
+  Impl& d = *impl_;
+  d.m = m;
+  d.grads = grads;
+  d.comm = &comm;
+  d.buckets = make_buckets(m, bucket_floats);
+  const std::size_t tensors = m.tensors().size();
+  d.bucket_of.assign(tensors, -1);
+  d.marked.assign(tensors, false);
+  for (std::size_t b = 0; b < d.buckets.size(); ++b) {
+    d.missing.push_back(d.buckets[b].last - d.buckets[b].first + 1);
+    for (int t = d.buckets[b].first; t <= d.buckets[b].last; ++t) d.bucket_of[t] = static_cast<int>(b);
+  }
+  d.worker = std::thread([this] { impl_->run(); });
+}
+
+BucketReducer::~BucketReducer() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stop = true;
+  }
+  impl_->cv.notify_all();
+  if (impl_->worker.joinable()) impl_->worker.join();
+}
+
+const std::vector<Bucket>& BucketReducer::buckets() const { return impl_->buckets; }
+
+cudaError_t BucketReducer::ready(int tensor) {
+  Impl& d = *impl_;
+  if (tensor < 0 || tensor >= static_cast<int>(d.bucket_of.size()) || d.bucket_of[tensor] < 0 || d.marked[tensor])
+    return cudaErrorInvalidValue;
+  d.marked[tensor] = true;
+  const int b = d.bucket_of[tensor];
+  if (--d.missing[b] == 0) {
+    {
+      std::lock_guard<std::mutex> lock(d.mu);
+      d.queue.push_back(b);
+      ++d.launched;
+    }
+    d.cv.notify_all();
+  }
+  return cudaSuccess;
+}
+
+cudaError_t BucketReducer::wait() {
+  Impl& d = *impl_;
+  std::unique_lock<std::mutex> lock(d.mu);
+  d.cv.wait(lock, [&] { return d.finished == d.launched; });
+  if (d.error) std::rethrow_exception(d.error);
+  return d.launched == static_cast<int>(d.buckets.size()) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t bucketed_train_step(const Mlp& m, const Batch& global, std::size_t bucket_floats, float* params,
+                                float* grads, Activations& act, const Optimizer& opt, OptimizerState& state,
+                                comm::Communicator& comm) {
+  if (global.rows <= 0) return cudaErrorInvalidValue;
+  BucketReducer reducer(m, grads, bucket_floats, comm);
+  BackwardOptions options;
+  options.on_gradient = [&](int tensor) { return reducer.ready(tensor); };
+  WB_TRY(shard_pass(m, global, params, grads, act, comm.rank(), comm.size(), options));
+  WB_TRY(reducer.wait());
+  state.t += 1;
+  for (const Bucket& b : reducer.buckets())
+    WB_TRY(optimizer_step(opt, state, params + b.offset, grads + b.offset, state.m + b.offset,
+                          state.v ? state.v + b.offset : nullptr, b.count));
+  return cudaSuccess;
+}
+
+// ---- gradient accumulation -------------------------------------------------------------------
+
+cudaError_t accumulate_train_step(const Mlp& m, const Batch& global, int micro_batches, float* params, float* grads,
+                                  Activations& act, const Optimizer& opt, OptimizerState& state,
+                                  comm::Communicator& comm) {
+  if (global.rows <= 0 || micro_batches < 1) return cudaErrorInvalidValue;
+  const Shard s = batch_shard(global.rows, comm.size(), comm.rank());
+  float* loss = nullptr;
+  WB_TRY(loss_buffer(&loss));
+  for (int j = 0; j < micro_batches; ++j) {
+    const lab10::Chunk c = lab10::chunk_of(static_cast<std::size_t>(s.rows), micro_batches, j);
+    const int offset = s.offset + static_cast<int>(c.offset), rows = static_cast<int>(c.count);
+    const float* x = global.x + std::size_t(offset) * m.inputs();
+    BackwardOptions options;
+    options.accumulate = j > 0;  // the first micro-batch overwrites, the others add
+    WB_TRY(mlp_forward(m, params, x, rows, act));
+    WB_TRY(mlp_backward(m, params, x, global.labels + offset, rows, 1.0f / static_cast<float>(global.rows), act,
+                        grads, loss, options));
+  }
+  // Communication once, after the last micro-batch.
+  lab10::ring_allreduce(grads, grads, m.parameter_count(), comm::DataType::f32, comm::RedOp::sum, comm);
+  state.t += 1;
+  return optimizer_step(opt, state, params, grads, state.m, state.v, m.parameter_count());
+}
+
+// ---- ZeRO-1 ------------------------------------------------------------------------------------
+
+cudaError_t zero1_train_step(const Mlp& m, const Batch& global, float* params, float* grads, Activations& act,
+                             const Optimizer& opt, OptimizerState& shard, comm::Communicator& comm) {
+  if (global.rows <= 0) return cudaErrorInvalidValue;
+  const std::size_t P = m.parameter_count();
+  WB_TRY(shard_pass(m, global, params, grads, act, comm.rank(), comm.size()));
+  // This rank's chunk of the summed gradient, then its chunk of the update, then everyone's.
+  lab10::ring_reduce_scatter(grads, P, comm::DataType::f32, comm::RedOp::sum, comm);
+  const lab10::Chunk c = lab10::chunk_of(P, comm.size(), comm.rank());
+  shard.t += 1;
+  if (c.count > 0)
+    WB_TRY(optimizer_step(opt, shard, params + c.offset, grads + c.offset, shard.m, shard.v, c.count));
+  lab10::ring_allgather(params, P, comm::DataType::f32, comm);
+  return cudaSuccess;
 }
 
 }  // namespace lab12

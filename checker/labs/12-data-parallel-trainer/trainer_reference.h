@@ -187,4 +187,27 @@ inline double loss_at(const Mlp& m, const std::vector<double>& params, const flo
   return loss;
 }
 
+/// The buckets of trainer.h's make_buckets, written from its contract: trained tensors from
+/// the last to the first, a bucket closed once it holds bucket_floats floats or at a frozen
+/// tensor.
+inline std::vector<Bucket> buckets(const Mlp& m, std::size_t bucket_floats) {
+  const std::vector<Tensor> tensors = m.tensors();
+  std::vector<Bucket> out;
+  bool open = false;
+  for (int t = static_cast<int>(tensors.size()) - 1; t >= 0; --t) {
+    if (!m.trains(t)) {
+      open = false;
+      continue;
+    }
+    if (!open) out.push_back({tensors[t].offset + tensors[t].count, 0, t, t});
+    open = true;
+    Bucket& b = out.back();
+    b.offset = tensors[t].offset;
+    b.count += tensors[t].count;
+    b.first = t;
+    if (b.count >= bucket_floats) open = false;
+  }
+  return out;
+}
+
 }  // namespace lab12::reference
