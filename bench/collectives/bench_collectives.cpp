@@ -11,8 +11,6 @@
 // 3. an 8-byte latency run with many iterations (tree vs library);
 // 4. summary lines "case=NAME ranks=N bytes=B ratio_busbw_vs_mpi=R", the naive all-reduce's
 //    predicted vs measured time, and the predicted vs measured ring/tree crossover.
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,36 +22,12 @@
 #include "comm/error.h"
 #include "comm/harness.h"
 #include "comm/mpi_communicator.h"
+#include "mpi_self_launch.h"
 #include "point_to_point.h"
 #include "ring_allreduce.h"
 #include "tree_allreduce.h"
 
 namespace {
-
-bool under_mpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK"); }
-
-// Runs this program under mpirun with n ranks; returns its exit status.
-int launch(int n, char** argv, int argc) {
-  std::vector<std::string> args = {"mpirun", "-n", std::to_string(n), "--oversubscribe"};
-  for (int i = 0; i < argc; ++i) args.push_back(argv[i]);
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::fflush(stdout);
-  pid_t pid = fork();
-  if (pid < 0) return 127;
-  if (pid == 0) {
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-    execvp("mpirun", cargv.data());
-    std::fprintf(stderr, "%s:%d: cannot run mpirun: %s (install openmpi-bin)\n", __FILE__, __LINE__,
-                 std::strerror(errno));
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
 
 lab09::AlphaBeta fit_pingpong(comm::Communicator& c, std::FILE* out) {
   std::vector<lab09::Sample> samples;
@@ -170,18 +144,12 @@ int worker(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    if (under_mpi()) return worker(argc, argv);
+    if (bench::under_mpi()) return worker(argc, argv);
     std::vector<int> ranks = {2, 4};
     std::vector<char*> pass = {argv[0]};
     for (int i = 1; i < argc; ++i) {
       if (std::string(argv[i]) == "--ranks" && i + 1 < argc) {
-        ranks.clear();
-        std::string list = argv[++i];
-        for (std::size_t p = 0; p < list.size();) {
-          std::size_t q = list.find(',', p);
-          ranks.push_back(std::atoi(list.substr(p, q - p).c_str()));
-          p = q == std::string::npos ? list.size() : q + 1;
-        }
+        ranks = bench::parse_ranks(argv[++i]);
       } else {
         pass.push_back(argv[i]);
       }
@@ -189,7 +157,7 @@ int main(int argc, char** argv) {
     int rc = 0;
     for (int n : ranks) {
       std::printf("\n### all-reduce with %d ranks\n", n);
-      rc |= launch(n, pass.data(), static_cast<int>(pass.size()));
+      rc |= bench::launch(n, pass.data(), static_cast<int>(pass.size()));
     }
     return rc;
   } catch (const std::exception& e) {

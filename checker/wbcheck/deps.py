@@ -72,6 +72,18 @@ def _gcc_plugin_headers() -> bool:
     return os.path.isfile(os.path.join(out.strip(), "include", "gcc-plugin.h"))
 
 
+def _matplotlib() -> bool:
+    """matplotlib importable by this Python or the system's python3 (the benchmarks try both)."""
+    for python in (sys.executable, "/usr/bin/python3"):
+        try:
+            if python and subprocess.run([python, "-c", "import matplotlib"], capture_output=True,
+                                         timeout=60).returncode == 0:
+                return True
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return False
+
+
 def nvcc_path() -> str | None:
     """nvcc on PATH, from CUDACXX, or in /usr/local/cuda/bin."""
     for candidate in (os.environ.get("CUDACXX"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
@@ -108,6 +120,7 @@ DEPENDENCIES = {d.key: d for d in (
     Dependency("mpi", "Open MPI (mpirun and the MPI C++ compiler wrappers)",
                lambda: bool(shutil.which("mpirun") and (shutil.which("mpicxx") or shutil.which("mpic++"))),
                ("openmpi-bin", "libopenmpi-dev")),
+    Dependency("matplotlib", "matplotlib for Python 3 (the benchmarks' plots)", _matplotlib, ("python3-matplotlib",)),
     Dependency("doxygen", "Doxygen (and Graphviz for its diagrams)",
                lambda: bool(shutil.which("doxygen")), ("doxygen", "graphviz")),
     Dependency("nvcc", "the CUDA Toolkit's nvcc (cuda backend)", lambda: nvcc_path() is not None,
@@ -124,6 +137,8 @@ def required(command: str, backend: str | None, needs_mpi: bool = False) -> list
     if command == "docs":
         return ["doxygen"]
     keys = ["compiler", "cmake", "ninja", "gtest"]
+    if command == "bench":
+        keys.append("matplotlib")
     if backend == "sim":
         keys += ["boost_context", "openblas", "gcc_plugin"]
     if backend == "cuda":

@@ -69,6 +69,8 @@ class Dependencies(unittest.TestCase):
         self.assertNotIn("nvcc", deps.required("check", "sim"))
         self.assertIn("mpi", deps.required("check", "sim", needs_mpi=True))
         self.assertEqual(deps.required("docs", None), ["doxygen"])
+        self.assertIn("matplotlib", deps.required("bench", "sim"))  # the benchmarks' plots
+        self.assertNotIn("matplotlib", deps.required("check", "sim"))
 
 
 class CommandLine(unittest.TestCase):
