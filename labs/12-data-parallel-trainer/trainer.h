@@ -49,7 +49,8 @@ struct Mlp {
   std::vector<int> widths;  ///< at least two entries, each >= 1
   /// Per tensor (tensors() order): true for a tensor that does not train. mlp_backward neither
   /// computes nor writes its gradient, no all-reduce carries it, and the optimizer leaves it
-  /// and its state alone. Empty: every tensor trains. Checked from step 9 (bucketed) on.
+  /// and its state alone. Empty: every tensor trains. mlp_backward and the bucketed step (steps
+  /// 9 and 10) honour it; the other steps are never given frozen tensors.
   std::vector<bool> frozen;
 
   bool trains(int tensor) const { return frozen.empty() || !frozen[static_cast<std::size_t>(tensor)]; }

@@ -28,6 +28,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -541,6 +542,20 @@ struct StepRun {
   StepFn step;
 };
 
+// A StepRun of `steps` steps of `step` on global batches of `rows` rows from `seed`.
+StepRun step_run(const std::string& call, const Mlp& m, const lab12::Optimizer& opt, int rows, int steps,
+                 std::uint64_t seed, StepFn step) {
+  StepRun r;
+  r.call = call;
+  r.m = m;
+  r.opt = opt;
+  r.global_rows = rows;
+  r.steps = steps;
+  r.seed = seed;
+  r.step = std::move(step);
+  return r;
+}
+
 // The flat elements of trained tensors within [offset, offset + count).
 std::vector<std::size_t> trained_elements(const Mlp& m, std::size_t offset, std::size_t count) {
   std::vector<std::size_t> out;
@@ -697,18 +712,14 @@ std::string check_steps(const StepRun& r, int* done) {
 // Ten data-parallel steps of ddp_train_step on one global batch per step.
 std::string check_ddp(lab12::Reduction reduction, const lab12::Optimizer& opt, const Mlp& m, int global_rows,
                       int steps, std::uint64_t seed, int* done) {
-  StepRun r;
-  r.call = std::string("ddp_train_step(") + reduction_name(reduction) + ")";
-  r.m = m;
-  r.opt = opt;
-  r.global_rows = global_rows;
-  r.steps = steps;
-  r.seed = seed;
-  r.step = [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-               lab12::OptimizerState& state) {
-    return lab12::ddp_train_step(reduction, m, b, params, grads, act, opt, state, comm::check::world());
-  };
-  return check_steps(r, done);
+  return check_steps(step_run(std::string("ddp_train_step(") + reduction_name(reduction) + ")", m, opt, global_rows,
+                              steps, seed,
+                              [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+                                  lab12::OptimizerState& state) {
+                                return lab12::ddp_train_step(reduction, m, b, params, grads, act, opt, state,
+                                                             comm::check::world());
+                              }),
+                     done);
 }
 
 lab12::Optimizer adamw(float lr, float weight_decay) {
@@ -943,19 +954,15 @@ namespace {
 
 std::string check_bucketed(const Mlp& m, std::size_t floats, const lab12::Optimizer& opt, int rows, int steps,
                            std::uint64_t seed, int* done) {
-  StepRun r;
-  r.call = "bucketed_train_step(bucket_floats=" + std::to_string(floats) + frozen_name(m) + ", " +
-           std::to_string(lab12::reference::buckets(m, floats).size()) + " buckets)";
-  r.m = m;
-  r.opt = opt;
-  r.global_rows = rows;
-  r.steps = steps;
-  r.seed = seed;
-  r.step = [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-               lab12::OptimizerState& state) {
-    return lab12::bucketed_train_step(m, b, floats, params, grads, act, opt, state, comm::check::world());
-  };
-  return check_steps(r, done);
+  const std::string call = "bucketed_train_step(bucket_floats=" + std::to_string(floats) + frozen_name(m) + ", " +
+                           std::to_string(lab12::reference::buckets(m, floats).size()) + " buckets)";
+  return check_steps(step_run(call, m, opt, rows, steps, seed,
+                              [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+                                  lab12::OptimizerState& state) {
+                                return lab12::bucketed_train_step(m, b, floats, params, grads, act, opt, state,
+                                                                  comm::check::world());
+                              }),
+                     done);
 }
 
 }  // namespace
@@ -1077,22 +1084,16 @@ std::uint64_t one_allreduce_sends(std::size_t count) {
 std::string check_accumulate(const Mlp& m, int micro, const lab12::Optimizer& opt, int rows, int steps,
                              std::uint64_t seed, int* done) {
   comm::Communicator& w = comm::check::world();
-  StepRun r;
-  r.call = "accumulate_train_step(micro_batches=" + std::to_string(micro) + ")";
-  r.m = m;
-  r.opt = opt;
-  r.global_rows = rows;
-  r.steps = steps;
-  r.seed = seed;
+  StepRun r = step_run("accumulate_train_step(micro_batches=" + std::to_string(micro) + ")", m, opt, rows, steps,
+                       seed, [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+                                 lab12::OptimizerState& state) {
+                         return lab12::accumulate_train_step(m, b, micro, params, grads, act, opt, state, w);
+                       });
   // Room for the largest micro-batch of the largest shard only.
   const int largest_shard = (rows + w.size() - 1) / w.size();
   r.act_rows = std::max(1, (largest_shard + micro - 1) / micro);
   r.extra_terms = micro;
   r.max_sends = std::max<std::uint64_t>(one_allreduce_sends(m.parameter_count()), 1);
-  r.step = [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-               lab12::OptimizerState& state) {
-    return lab12::accumulate_train_step(m, b, micro, params, grads, act, opt, state, w);
-  };
   return check_steps(r, done);
 }
 
@@ -1121,18 +1122,12 @@ namespace {
 
 std::string check_zero1(const Mlp& m, const lab12::Optimizer& opt, int rows, int steps, std::uint64_t seed,
                         int* done) {
-  StepRun r;
-  r.call = "zero1_train_step";
-  r.m = m;
-  r.opt = opt;
-  r.global_rows = rows;
-  r.steps = steps;
-  r.seed = seed;
+  StepRun r = step_run("zero1_train_step", m, opt, rows, steps, seed,
+                       [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+                           lab12::OptimizerState& state) {
+                         return lab12::zero1_train_step(m, b, params, grads, act, opt, state, comm::check::world());
+                       });
   r.zero1 = true;
-  r.step = [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-               lab12::OptimizerState& state) {
-    return lab12::zero1_train_step(m, b, params, grads, act, opt, state, comm::check::world());
-  };
   return check_steps(r, done);
 }
 
