@@ -184,6 +184,21 @@ function(wb_cuda_sources target)
   set_property(TARGET ${target} APPEND PROPERTY WB_CUDA_OBJECT_LIBRARIES ${obj})
 endfunction()
 
+# wb_lab_uses(<root> <variant> <dirs_var> <files_var> <NN-name/file>...): for files of earlier
+# labs that a lab links in (its USES), their labs' header folders and the files themselves in
+# <variant> (labs or solutions) of the tree at <root>.
+function(wb_lab_uses root variant dirs_var files_var)
+  set(dirs "")
+  set(files "")
+  foreach(use IN LISTS ARGN)
+    get_filename_component(used_lab "${use}" DIRECTORY)
+    list(APPEND dirs "${root}/labs/${used_lab}")
+    list(APPEND files "${root}/${variant}/${use}")
+  endforeach()
+  set(${dirs_var} "${dirs}" PARENT_SCOPE)
+  set(${files_var} "${files}" PARENT_SCOPE)
+endfunction()
+
 # ---- lab check binaries ----------------------------------------------------------------
 # wb_add_check_binary(<target> LAB <NN-name> CHECKS <check.cpp>... LAB_SOURCES <src.cu>...
 #                     [SOURCE_LABEL <text>] [INCLUDE_DIRS <dir>...]
@@ -299,15 +314,8 @@ function(wb_add_lab lab)
   endif()
   # USES: files of earlier labs (NN-name/file) linked in from the same tree, with their lab's
   # header directory on the include path.
-  set(include_dirs ${A_INCLUDE_DIRS})
-  foreach(use IN LISTS A_USES)
-    get_filename_component(used_lab "${use}" DIRECTORY)
-    list(APPEND include_dirs "${WB_ROOT}/labs/${used_lab}")
-  endforeach()
-  set(used_solutions "")
-  foreach(use IN LISTS A_USES)
-    list(APPEND used_solutions "${WB_ROOT}/solutions/${use}")
-  endforeach()
+  wb_lab_uses("${WB_ROOT}" solutions use_dirs used_solutions ${A_USES})
+  set(include_dirs ${A_INCLUDE_DIRS} ${use_dirs})
   # What the known-wrong self-tests (tests/checker) link beside a mutated solution.
   set_property(GLOBAL PROPERTY WB_LAB_${ident}_USES "${used_solutions}")
   set_property(GLOBAL PROPERTY WB_LAB_${ident}_INCLUDE_DIRS "${include_dirs}")
@@ -320,9 +328,8 @@ function(wb_add_lab lab)
     foreach(file IN LISTS A_SOURCES)
       list(APPEND lab_sources "${WB_ROOT}/${variant}/${lab}/${file}")
     endforeach()
-    foreach(use IN LISTS A_USES)
-      list(APPEND lab_sources "${WB_ROOT}/${variant}/${use}")
-    endforeach()
+    wb_lab_uses("${WB_ROOT}" ${variant} use_dirs use_files ${A_USES})
+    list(APPEND lab_sources ${use_files})
     wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
                         INCLUDE_DIRS ${include_dirs} CUDA_BASELINES ${A_CUDA_BASELINES}
                         CUDA_LIBS ${A_CUDA_LIBS})

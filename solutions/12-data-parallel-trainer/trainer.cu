@@ -332,7 +332,6 @@ std::vector<Bucket> make_buckets(const Mlp& m, std::size_t bucket_floats) {
 // communicator is used by this thread only while a step runs (the caller touches it again
 // after wait()).
 struct BucketReducer::Impl {
-  Mlp m;
   float* grads = nullptr;
   comm::Communicator* comm = nullptr;
   std::vector<Bucket> buckets;
@@ -380,7 +379,6 @@ struct BucketReducer::Impl {
 BucketReducer::BucketReducer(const Mlp& m, float* grads, std::size_t bucket_floats, comm::Communicator& comm)
     : impl_(new Impl) {
   Impl& d = *impl_;
-  d.m = m;
   d.grads = grads;
   d.comm = &comm;
   d.buckets = make_buckets(m, bucket_floats);
