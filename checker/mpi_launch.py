@@ -8,10 +8,13 @@ one process per rank) and turns what can go wrong into a failed check with a cle
 
 - a rank that crashes (signal, MPI error, exception): named, with the check it was in and
   the call it was making;
-- a job that deadlocks or hangs: killed after the time limit of the running check, every
-  rank that did not finish is named with the call it was blocked in (for example
-  "blocked in send(to=1, tag=0, bytes=4194316)"); every rank blocked in send is reported
-  as a send-send deadlock;
+- a job that deadlocks: stopped once every rank has been blocked in a communication call (or
+  done) for a few seconds with no call completing (a progress counter in each rank's record),
+  long before the time limit; a job that hangs otherwise: killed after the time limit of the
+  running check. Every rank that did not finish is named with the call it was blocked in (for
+  example "blocked in send(to=1, tag=0, bytes=4194316)"); every rank blocked in send is
+  reported as a send-send deadlock;
+- a job that prints without end: stopped after 8 MiB;
 - no process outlives a run: mpirun runs in its own session, the whole process group is
   killed on a time limit, and every rank's pid is checked afterwards.
 
@@ -22,7 +25,7 @@ hangs or crashes, the checks that finished keep their results, that check fails,
 remaining checks run in a new job.
 
 Standard library only. Command line (for people and for ctest):
-    python3 checker/mpi_launch.py BINARY --ranks 1,2,3 [--tcp] [--time-limit 60] [--filter GLOB]
+    python3 checker/mpi_launch.py BINARY --ranks 1,2,3 [--tcp] [--time-limit 60] [--stall 5] [--filter GLOB]
 """
 
 from __future__ import annotations
@@ -46,6 +49,10 @@ from typing import Iterable, Optional
 _TEST = (0, 256)
 _ACTIVITY = (256, 256)
 _STATE = (512, 512)
+_PROGRESS = 1024  # uint64, incremented on every activity change
+
+DEFAULT_STALL_S = 5.0  # every rank blocked and none moving this long: a deadlock
+MAX_OUTPUT_BYTES = 8 * 1024 * 1024  # a job that prints more is stopped (a print in a loop)
 
 DEFAULT_RANKS = (1, 2, 3, 4, 5, 8)
 
@@ -133,8 +140,9 @@ def _read_status(path: str) -> Optional[dict]:
 
     if len(raw) < _STATE[0] + _STATE[1]:
         return None
+    progress = struct.unpack_from("<Q", raw, _PROGRESS)[0] if len(raw) >= _PROGRESS + 8 else None
     return {"test": field(_TEST), "activity": _activity(raw[_ACTIVITY[0]:_ACTIVITY[0] + _ACTIVITY[1]]),
-            "state": field(_STATE)}
+            "state": field(_STATE), "progress": progress}
 
 
 def _activity(raw: bytes) -> str:
@@ -257,25 +265,41 @@ def _deadlock_hint(st: dict) -> str:
     return "A rank did not finish in time: an endless loop, or a wait for a message that never comes."
 
 
-def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, time_limit_s: float = 60.0,
-                   tcp: bool = False, extra_args: Iterable[str] = (), env: Optional[dict] = None,
-                   mpirun: Optional[str] = None, log=None) -> list:
-    """Runs the checks `tests` (default: all) of `binary` under mpirun with `ranks` processes.
+def _limit_of(time_limit_s) -> "callable":
+    """time_limit_s as a function of the check's name (a number, a dict or a function)."""
+    if callable(time_limit_s):
+        return time_limit_s
+    if isinstance(time_limit_s, dict):
+        return lambda name: float(time_limit_s.get(name, DEFAULT_TIME_LIMIT_S))
+    return lambda name: float(time_limit_s)
 
-    time_limit_s bounds each check (not the whole run); a check that exceeds it is failed
-    with status "timeout", a rank that crashes fails the check it was in with "crashed".
-    Returns one CheckResult per test, in run order. `log`, if given, receives mpirun's
-    output (a writable text file)."""
+
+DEFAULT_TIME_LIMIT_S = 60.0
+
+
+def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, time_limit_s=60.0,
+                   tcp: bool = False, extra_args: Iterable[str] = (), env: Optional[dict] = None,
+                   mpirun: Optional[str] = None, log=None, stall_s: Optional[float] = DEFAULT_STALL_S) -> list:
+    """Runs the checks `tests` (default: all) of `binary` under mpirun with `ranks` processes,
+    all in one job (a new job for the checks after one that hangs or crashes).
+
+    time_limit_s bounds each check (not the whole run): a number, a dict name -> seconds or a
+    function of the name. A check that exceeds it, or during which every rank is blocked in a
+    communication call (or done) and none moves for stall_s seconds (a deadlock; None: wait
+    for the time limit), is failed with status "timeout"; a rank that crashes fails the check
+    it was in with "crashed". Returns one CheckResult per test, in run order. `log`, if given,
+    receives mpirun's output (a writable text file)."""
     binary = os.path.abspath(binary)
     if tests is None:
         tests = list_tests(binary)
+    limit = _limit_of(time_limit_s)
     remaining = list(tests)
     results = {}
     while remaining:
         status_dir = tempfile.mkdtemp(prefix="wb-mpi-")
         try:
-            culprit_result = _run_once(binary, ranks, remaining, status_dir, time_limit_s, tcp, extra_args, env,
-                                       mpirun, log)
+            culprit_result = _run_once(binary, ranks, remaining, status_dir, limit, tcp, extra_args, env,
+                                       mpirun, log, stall_s)
             done = _read_results(status_dir)
         finally:
             shutil.rmtree(status_dir, ignore_errors=True)
@@ -288,18 +312,30 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
                 remaining.remove(name)
         if not remaining:
             break
-        culprit = remaining[0]  # checks run in order: the first unfinished one stopped the job
         if culprit_result is None:
-            culprit_result = ("error", "the job ended before this check reported a result")
-        status, message = culprit_result
+            culprit_result = ("error", "the job ended before this check reported a result", None)
+        status, message, running = culprit_result
+        # The check the ranks were in stopped the job; without a record of it, the first one not
+        # finished (GoogleTest runs checks in the binary's order).
+        culprit = running if running in remaining else next(t for t in tests if t in remaining)
         results[culprit] = CheckResult(culprit, ranks, tcp, status, message)
         remaining.remove(culprit)  # every round settles at least this check: the loop ends
     return [results[t] for t in tests]
 
 
-def _run_once(binary, ranks, tests, status_dir, time_limit_s, tcp, extra_args, env, mpirun, log):
-    """One mpirun job over `tests`. Returns None when it ended normally, else (status, message)
-    for the check that was running when it stopped."""
+def _stuck(st: dict) -> bool:
+    """Every rank has started and is either done or blocked in a communication call, and at
+    least one is not done: nothing can move unless a message is in flight."""
+    if not st or any(s is None or s["progress"] is None for s in st.values()):
+        return False
+    waiting = [s for s in st.values() if s["state"] != "done"]
+    return bool(waiting) and all(s["state"] == "running" and s["activity"].startswith("blocked in")
+                                 for s in waiting)
+
+
+def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s):
+    """One mpirun job over `tests`. Returns None when it ended normally, else (status, message,
+    check) for the check that was running when it stopped (None when no rank recorded one)."""
     args = ["--gtest_filter=" + ":".join(tests), "--gtest_color=no"] + list(extra_args)
     cmd = mpirun_command(binary, ranks, args, tcp=tcp, mpirun=mpirun)
     out_path = os.path.join(status_dir, "mpirun.out")
@@ -308,12 +344,13 @@ def _run_once(binary, ranks, tests, status_dir, time_limit_s, tcp, extra_args, e
                                 env=_mpi_env(status_dir, env), start_new_session=True, cwd=status_dir)
         last = {}  # rank -> (test, time it started)
         start = time.monotonic()
-        timed_out = False
+        timed_out = stalled = flooded = False
+        over_limit = 0.0
+        snapshot, still_since = None, start
         while proc.poll() is None:
             time.sleep(0.1)
             now = time.monotonic()
             st = _statuses(status_dir, ranks)
-            oldest = start
             for r, s in st.items():
                 if s is None:
                     continue
@@ -322,31 +359,48 @@ def _run_once(binary, ranks, tests, status_dir, time_limit_s, tcp, extra_args, e
                     continue
                 if r not in last or last[r][0] != s["test"]:
                     last[r] = (s["test"], now)
-            running = [t0 for (_, t0) in last.values()]
-            if running:
-                oldest = min(running)
-            if now - oldest > time_limit_s:
+            running = [(t0, test) for (test, t0) in last.values()]
+            oldest, test = min(running) if running else (start, tests[0])
+            over_limit = limit(test) if test in tests else limit(tests[0])
+            if now - oldest > over_limit:
                 timed_out = True
+                break
+            if os.fstat(out.fileno()).st_size > MAX_OUTPUT_BYTES:
+                flooded = True
+                break
+            key = tuple(sorted((r, s["progress"], s["state"], s["test"]) for r, s in st.items() if s))
+            if not _stuck(st) or key != snapshot:
+                snapshot, still_since = key, now
+            elif stall_s is not None and now - still_since > stall_s:
+                timed_out = stalled = True
                 break
         final = _statuses(status_dir, ranks)
         survivors = []
-        if timed_out or proc.poll() is None:
+        if timed_out or flooded or proc.poll() is None:
             survivors = _kill_job(proc, status_dir, ranks, binary)
         else:
             # mpirun has exited; make sure no rank lingers.
             survivors = _kill_job(proc, status_dir, ranks, binary) if any(
                 _alive(p, binary) for p in _pids(status_dir, ranks).values()) else []
         out.seek(0)
-        text = out.read()
+        text = out.read(MAX_OUTPUT_BYTES)
     if log is not None:
         log.write(text)
     if survivors:
         raise RuntimeError(f"processes {survivors} of {binary} survived SIGKILL; kill them by hand")
+    unfinished = [s["test"] for s in final.values() if s and s["state"] != "done" and s["test"] in tests]
+    running = min(unfinished, key=tests.index) if unfinished else None
+    if flooded:
+        where = "".join(f"\n  rank {r} was in {s['test']}" for r, s in sorted(final.items()) if s and s["test"])
+        return ("error", f"the job printed more than {MAX_OUTPUT_BYTES // (1024 * 1024)} MiB of output and was "
+                         "stopped. Is there a print in a loop? Remove debugging output before checking." + where,
+                running)
     if timed_out:
         lines = _describe_ranks(final)
-        return ("timeout",
-                f"timed out after {time_limit_s:g} s with {ranks} ranks; ranks that did not finish:\n  " +
-                "\n  ".join(lines) + "\n" + _deadlock_hint(final))
+        first = (f"stopped after {stall_s:g} s in which no rank made progress, with {ranks} ranks (the time limit "
+                 f"is {over_limit:g} s)" if stalled else f"timed out after {over_limit:g} s with {ranks} ranks")
+        return ("timeout", first + "; ranks that did not finish:\n  " + "\n  ".join(lines) + "\n" +
+                _deadlock_hint(final), running)
     if proc.returncode == 0:
         return None
     # Abnormal end: name the rank.
@@ -364,101 +418,25 @@ def _run_once(binary, ranks, tests, status_dir, time_limit_s, tcp, extra_args, e
             culprits.append(f"rank {m.group(1)} exited with code {m.group(2)}")
     if not culprits:
         culprits = [f"mpirun exited with code {proc.returncode}"] + _describe_ranks(final)
-    tail = "\n".join(l for l in text.splitlines()[-15:] if l.strip())
-    return ("crashed", "\n".join(culprits) + ("\nlast output:\n" + tail if tail else ""))
+    tail = "\n".join(l for l in _without_banners(text).splitlines()[-15:] if l.strip())
+    return ("crashed", "\n".join(culprits) + ("\nlast output:\n" + tail if tail else ""), running)
 
 
-def run_lab(binary: str, mpi: Optional[dict] = None, *, time_limit_s: float = 60.0, tests: Optional[list] = None,
-            log=None) -> list:
-    """Runs a collective lab's checks for every launch configuration of its lab.json "mpi" entry:
-        "mpi": {"ranks": [1, 2, 3, 4, 5, 8], "tcp": {"ranks": 3, "filter": "Correctness.Ring*"}}
-    ("tcp" is optional; its checks run again with MPI restricted to TCP on loopback).
-    Returns all CheckResults (label them with CheckResult.label)."""
-    mpi = mpi or {}
-    if tests is None:
-        tests = list_tests(binary)
-    out = []
-    for n in mpi.get("ranks", DEFAULT_RANKS):
-        out += run_mpi_checks(binary, int(n), tests, time_limit_s=time_limit_s, log=log)
-    tcp = mpi.get("tcp")
-    if tcp:
-        pattern = tcp.get("filter", "*")
-        chosen = [t for t in tests if any(fnmatch.fnmatchcase(t, p) for p in pattern.split(":"))]
-        if chosen:
-            out += run_mpi_checks(binary, int(tcp.get("ranks", 2)), chosen, time_limit_s=time_limit_s, tcp=True,
-                                  log=log)
-    return out
+_BANNER_RULE = re.compile(r"^-{20,}\s*$")
 
 
-# ---- the `./workbook check` runner (checker/wbcheck) -----------------------------------
-
-def _explain(result, outcome, status_dir: str, ranks: int, binary: str) -> None:
-    """After one mpirun job of the runner: make sure no rank survives, and name the rank
-    that hung or crashed in the result's message."""
-    deadline = time.monotonic() + 5.0
-    for pid in _pids(status_dir, ranks).values():
-        while _alive(pid, binary) and time.monotonic() < deadline:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                break
-            time.sleep(0.05)
-    st = _statuses(status_dir, ranks)
-    if outcome.timed_out:
-        lines = _describe_ranks(st)
-        result.message = ("time limit exceeded with " + str(ranks) + " ranks; ranks that did not finish:\n  " +
-                          "\n  ".join(lines or ["(none reported: the job hung before the check started)"]) +
-                          "\n" + _deadlock_hint(st))
-        return
-    if result.passed:
-        return
-    text = (outcome.stdout or "") + "\n" + (outcome.stderr or "")
-    culprits = []
-    for m in _SIGNAL_RE.finditer(text):
-        r = int(m.group(1))
-        s = st.get(r)
-        where = f" while {s['activity']}" if s else ""
-        culprits.append(f"rank {r} crashed with signal {m.group(2)} ({m.group(3)}){where}")
-    for r, s in sorted(st.items()):
-        if s and s["state"].startswith("error: "):
-            culprits.append(f"rank {r} stopped with an error: {s['state'][7:]}")
-    if culprits:
-        result.message = "\n".join(culprits) + ("\n" + result.message if result.message else "")
-
-
-def wbcheck_launcher(lab, binary, gtest_args: list, workdir) -> list:
-    """The runner's "mpi" launcher (registered by checker/wbcheck/runner.py). lab.json:
-        "launch": {"kind": "mpi", "ranks": [1, 2, 3, 4, 5, 8],
-                   "tcp": {"ranks": 3, "filter": "Correctness.RingAllreduceFloatSum"}}
-    One mpirun job per rank count, plus one over TCP on loopback for the checks matching
-    the tcp filter (':'-separated globs). Each result is suffixed " [n ranks]" or
-    " [n ranks, tcp]". A check's own "launch" object in its lab.json entry overrides these
-    fields for that check, e.g. a measurement meaningful only at some rank counts:
-        {"name": "Performance.X", "launch": {"ranks": [2, 4]}}"""
-    from wbcheck.runner import Invocation  # the runner imports this module, not the reverse
-
-    check = next((a.split("=", 1)[1] for a in gtest_args if a.startswith("--gtest_filter=")), "*")
-    cfg = lab.launch_for(check)
-    jobs = [(int(n), False) for n in cfg.get("ranks", DEFAULT_RANKS)]
-    tcp = cfg.get("tcp")
-    if tcp and any(fnmatch.fnmatchcase(check, p) for p in str(tcp.get("filter", "*")).split(":")):
-        jobs.append((int(tcp.get("ranks", 2)), True))
-    invocations = []
-    for n, over_tcp in jobs:
-        tag = f"n{n}{'-tcp' if over_tcp else ''}"
-        status_dir = os.path.join(str(workdir), "status-" + tag)
-        os.makedirs(status_dir, exist_ok=True)
-        json_path = os.path.join(str(workdir), f"result-{tag}.json")
-        argv = mpirun_command(str(binary), n, list(gtest_args) + [f"--gtest_output=json:{json_path}"], tcp=over_tcp)
-        env = {k: v for k, v in _mpi_env(status_dir, {}).items()}
-        suffix = f" [{n} rank{'s' if n != 1 else ''}{', tcp' if over_tcp else ''}]"
-
-        def after(result, outcome, status_dir=status_dir, n=n):
-            _explain(result, outcome, status_dir, n, str(binary))
-
-        from pathlib import Path
-        invocations.append(Invocation(argv=argv, json_path=Path(json_path), suffix=suffix, env=env, after=after))
-    return invocations
+def _without_banners(text: str) -> str:
+    """mpirun's output without Open MPI's framed notices ("Primary job terminated normally,
+    but 1 process returned a non-zero exit code ...", "mpirun detected that one or more
+    processes exited ..."): the culprit lines above already say which rank and how."""
+    out, inside = [], False
+    for line in text.splitlines():
+        if _BANNER_RULE.match(line.strip()):
+            inside = not inside
+            continue
+        if not inside:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _main(argv=None) -> int:
@@ -467,6 +445,9 @@ def _main(argv=None) -> int:
     p.add_argument("--ranks", default=",".join(map(str, DEFAULT_RANKS)), help="comma-separated rank counts")
     p.add_argument("--tcp", action="store_true", help="restrict MPI to TCP on loopback")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per check")
+    p.add_argument("--stall", type=float, default=DEFAULT_STALL_S,
+                   help="seconds every rank may stay blocked with no call completing before the check is "
+                        "stopped as a deadlock (0: wait for the time limit)")
     p.add_argument("--filter", default="*", help="glob(s) of checks to run, ':'-separated")
     p.add_argument("--exclude", default="", help="glob(s) of checks not to run, ':'-separated")
     p.add_argument("--json", help="write the results to this file")
@@ -477,7 +458,7 @@ def _main(argv=None) -> int:
     results = []
     for n in [int(x) for x in a.ranks.split(",") if x]:
         results += run_mpi_checks(a.binary, n, tests, time_limit_s=a.time_limit, tcp=a.tcp,
-                                  log=sys.stdout if a.verbose else None)
+                                  log=sys.stdout if a.verbose else None, stall_s=a.stall or None)
     for r in results:
         print(f"{r.status.upper():8} {r.label}  {r.properties.get('measured', '')}")
         if r.status not in ("passed", "skipped") and r.message:

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, deps, labs, report, runner, sandbox
+from . import build, deps, labs, progress, report, runner, sandbox
 from .project import ROOT, bin_dir, build_dir, gpu_visible, relative, resolve_backend, state_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -70,15 +70,18 @@ def cmd_check(args) -> int:
     if targets and build.targets_matching(backend, r"wb_sandbox_probe"):
         targets.append("wb_sandbox_probe")
     if targets:
-        print(f"Building {', '.join(targets)} ({backend}) ...", flush=True)
-        result = build.build(backend, targets, _jobs(args), args.verbose)
+        names = ", ".join(lab.id.split("-")[0] for lab in selected if lab.id not in absent)
+        print(f"Building the checks of lab(s) {names} ({backend}) ...", flush=True)
+        result = build.build(backend, targets, _jobs(args), args.verbose, label=f"Building ({backend})")
         if not result.ok:
             for lab in selected:  # find out which labs do not compile; grade the others
                 if lab.id in absent:
                     continue
+                progress.STATUS.show(f"Finding which labs compile: {lab.id}")
                 one = build.build(backend, [lab.target(args.solutions)], _jobs(args), verbose=False)
                 if not one.ok:
                     broken[lab.id] = build.compiler_errors(one.output) or "the build failed (run with --verbose)"
+            progress.STATUS.clear()
 
     start = time.monotonic()
     table = report.Table(verbose=args.verbose)
@@ -94,31 +97,41 @@ def cmd_check(args) -> int:
               "backend, where a determined submission could forge its verdict (docs/concepts/checking.md).",
               flush=True)
     print(flush=True)
+    # Without a lab named, a lab whose checks all reach only the skeleton ("not implemented
+    # yet") gets one line; a lab the learner has started (or named) gets every row.
+    overview = not args.labs
     results: list[runner.CheckResult] = []
+    per_lab: dict[str, list[runner.CheckResult]] = {}
     for lab in selected:
+        rows = per_lab.setdefault(lab.id, [])
+        view = _LabView(table, lab, full=not overview or args.verbose)
         if lab.id in absent:
             needs = (" It needs Open MPI (openmpi-bin libopenmpi-dev) and a build configured with "
                      "WB_BUILD_COLLECTIVES=ON (the default)." if "mpi" in lab.requires else "")
-            results += _build_failure_rows(
+            rows += _build_failure_rows(
                 lab, backend, variant, f"the {backend} build defines no target {lab.target(args.solutions)}.{needs}",
-                table, first="{variant}/{lab} is not part of this build, so no check of this lab can run: ",
+                view, first="{variant}/{lab} is not part of this build, so no check of this lab can run: ",
                 hint=f"Reconfigure after installing what the lab needs: rm -rf build/{backend}")
-            continue
-        if lab.id in broken:
-            results += _build_failure_rows(lab, backend, variant, broken[lab.id], table)
-            continue
-        binary = bin_dir(backend) / lab.target(args.solutions)
-        try:
-            results += runner.run_lab_checks(lab, binary, on_result=table.add)
-        except runner.BinaryError as e:
-            row = runner.CheckResult(lab=lab.id, name="Build.CheckBinary", status=runner.FAILED,
-                                     weight=sum(c.weight for c in lab.checks_for(backend)) or 1.0,
-                                     message=f"the check binary could not run: {e}")
-            table.add(row)
-            results.append(row)
+        elif lab.id in broken:
+            rows += _build_failure_rows(lab, backend, variant, broken[lab.id], view)
+        else:
+            binary = bin_dir(backend) / lab.target(args.solutions)
+            label = f"{lab.number} {lab.name}"
+            try:
+                rows += runner.run_lab_checks(
+                    lab, binary, on_result=view.add,
+                    on_progress=lambda text, label=label: progress.STATUS.show(f"{label}: {text}", timed=True))
+            except runner.BinaryError as e:
+                row = runner.CheckResult(lab=lab.id, name="Build.CheckBinary", status=runner.FAILED,
+                                         weight=sum(c.weight for c in lab.checks_for(backend)) or 1.0,
+                                         message=f"the check binary could not run: {e}")
+                view.add(row)
+                rows.append(row)
+            progress.STATUS.clear()
+        view.done(rows)
+        results += rows
     elapsed = time.monotonic() - start
 
-    print("\n" + report.summary_line(results))
     gradescope = report.gradescope_results(results, backend, variant, elapsed)
     default_results = state_dir(backend) / "results.json"
     report.write_json(default_results, gradescope)
@@ -128,10 +141,59 @@ def cmd_check(args) -> int:
         report.write_junit(Path(args.junit), results, backend)
     report.update_last_results(state_dir(backend) / "last-check.json", results, variant)
     written = [relative(Path(p)) for p in (args.results or default_results, args.junit) if p]
-    print("Results: " + ", ".join(written))
+    # The end of the output is always the summary: a line per lab, the score, where the
+    # report is, and what to do next.
+    print(f"\nSummary ({variant}/, {backend} backend, {elapsed:.0f} s)")
+    for lab in selected:
+        print("  " + report.lab_line(lab.id, lab.title, per_lab[lab.id], table.width - 2))
+    print(report.summary_line(results))
     if any(r.status == runner.NOT_MEASURED for r in results):
         print("NOT MEASURED checks count as not passed: their backend could not measure them.")
+    print("Full report: " + ", ".join(written))
+    print(_next_step(selected, per_lab, args))
     return EXIT_OK if results and all(r.passed for r in results) else EXIT_FAILED
+
+
+class _LabView:
+    """The rows of one lab in the table: all of them, or (overview) only once one of them shows
+    that the lab was started; a lab that was not gets one line when it ends."""
+
+    def __init__(self, table, lab, full: bool):
+        self.table, self.lab, self.full = table, lab, full
+        self.pending: list[runner.CheckResult] = []
+        self.started = full
+
+    def add(self, row) -> None:
+        progress.STATUS.erase()
+        if not self.started and report.not_started(row):
+            self.pending.append(row)
+            return
+        if not self.started:
+            self.started = True
+            for r in self.pending:
+                self.table.add(r)
+            self.pending = []
+        self.table.add(row)
+
+    def done(self, rows) -> None:
+        if not self.started:
+            progress.STATUS.note(report.lab_line(self.lab.id, self.lab.title, rows, self.table.width)
+                                 + " (its checks: ./workbook check " + self.lab.number + ")")
+
+
+def _next_step(selected, per_lab, args) -> str:
+    """One line: what to do next, for the first lab (in the selected order) not yet passing."""
+    for lab in selected:
+        rows = per_lab[lab.id]
+        if rows and all(r.passed for r in rows):
+            continue
+        if args.solutions:
+            return f"Next: lab {lab.number}'s solution fails; ./workbook check {lab.number} --solutions --verbose"
+        if all(report.not_started(r) for r in rows):
+            return f"Next: start with labs/{lab.id}/README.md, then ./workbook check {lab.number}"
+        first = next((r for r in rows if not r.passed), rows[0])  # a started lab's rows are shown above
+        return f"Next: lab {lab.number}, {first.name} (details above), then ./workbook check {lab.number}"
+    return "Every selected check passed."
 
 
 def _build_failure_rows(lab, backend, variant, errors, table,

@@ -15,9 +15,11 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from typing import Callable
 
+from . import progress
 from .project import ROOT
 
 INCLUDE_DIRS = ("/usr/include", "/usr/local/include", "/opt/homebrew/include")
@@ -168,6 +170,24 @@ def _apt_prefix() -> list[str] | None:
     return None
 
 
+def _run_quietly(cmd: list[str], env: dict) -> tuple[bool, str]:
+    """Runs an apt-get command with its output kept (shown when it fails): on a terminal its
+    current step ("Unpacking ...", "Setting up ...") is the status line; elsewhere one line
+    with the time it took."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, errors="replace")
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith(("Get:", "Unpacking ", "Setting up ", "Reading ", "Fetched ")):
+            progress.STATUS.show(f"apt-get {cmd[cmd.index('apt-get') + 1]}: {line.strip()}")
+    proc.wait()
+    progress.STATUS.clear()
+    progress.STATUS.note(f"  {'done' if proc.returncode == 0 else 'failed'} in {time.monotonic() - start:.0f} s")
+    return proc.returncode == 0, "".join(lines)
+
+
 def ensure(keys: list[str], allow_install: bool, log=print) -> None:
     """Returns when every dependency in @p keys is present, installing with apt-get where
     allowed and possible; raises DependencyError with the exact package names otherwise."""
@@ -188,8 +208,10 @@ def ensure(keys: list[str], allow_install: bool, log=print) -> None:
         for cmd in (prefix + ["apt-get", "update"],
                     prefix + ["apt-get", "install", "-y", "--no-install-recommends", *packages]):
             log("+ " + " ".join(cmd))
-            if subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL).returncode != 0:
-                raise DependencyError(f"'{' '.join(cmd)}' failed. Install these packages yourself: "
+            ok, output = _run_quietly(cmd, env)
+            if not ok:
+                tail = "\n".join(output.splitlines()[-20:])
+                raise DependencyError(f"'{' '.join(cmd)}' failed:\n{tail}\nInstall these packages yourself: "
                                       f"{' '.join(packages)}")
         still = [d for d in installable if not d.present()]
         if still:

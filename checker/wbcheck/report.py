@@ -86,6 +86,40 @@ class Table:
             print(indent + l, file=self.stream)
 
 
+NOT_IMPLEMENTED = "not implemented yet"
+
+
+def not_started(r: CheckResult) -> bool:
+    """A check that reached only the skeleton: it failed with "not implemented yet"."""
+    return r.status == FAILED and NOT_IMPLEMENTED in (r.message or "")
+
+
+def one_line(text: str, width: int) -> str:
+    first = next((l.strip() for l in (text or "").splitlines() if l.strip()), "")
+    return first if len(first) <= width else first[:width - 3] + "..."
+
+
+def lab_status(rows: list[CheckResult], width: int = 80) -> str:
+    """What a lab's summary line says after its score: "all passed", "not started",
+    "does not compile" or its first failing check with the one-line cause."""
+    if rows and all(r.status == PASSED for r in rows):
+        return "all passed"
+    if rows and all(not_started(r) for r in rows):
+        return "not started"
+    first = next((r for r in rows if r.status == FAILED), None) or next(r for r in rows if r.status != PASSED)
+    lines = first.message.splitlines()
+    if lines and "does not compile" in lines[0]:  # cli._build_failure_rows: the compiler's lines follow
+        return one_line("does not compile: " + (lines[1].strip() if len(lines) > 1 else ""), width)
+    label = "not measured" if first.status == NOT_MEASURED else "first failure"
+    return one_line(f"{label}: {first.name}: {one_line(first.message, width)}", width)
+
+
+def lab_line(lab_id: str, title: str, rows: list[CheckResult], width: int = 100) -> str:
+    passed = sum(r.status == PASSED for r in rows)
+    head = f"{lab_id.split('-', 1)[0]}   {lab_id.split('-', 1)[1]:<22} {passed:>3}/{len(rows):<3}"
+    return head + "  " + lab_status(rows, max(30, width - len(head) - 2))
+
+
 def summary_line(results: list[CheckResult]) -> str:
     passed = sum(r.status == PASSED for r in results)
     failed = sum(r.status == FAILED for r in results)

@@ -91,16 +91,11 @@ def direct_launcher(lab: Lab, binary: Path, gtest_args: list, workdir: Path) -> 
 
 LAUNCHERS: dict[str, Launcher] = {"direct": direct_launcher}
 
-try:  # collective labs run their checks under mpirun (checker/mpi_launch.py)
-    import mpi_launch as _mpi_launch
-    LAUNCHERS["mpi"] = _mpi_launch.wbcheck_launcher
-except ImportError:  # pragma: no cover - the module sits beside this package
-    pass
-
 
 # A launch kind may instead take over a whole lab: lab_runner(lab, binary, checks=...,
-# timeout_s=..., on_result=...) -> list of CheckResult (e.g. one mpirun job per rank count
-# running every check, with its own isolation), used in place of the per-check loop below.
+# timeout_s=..., on_result=..., on_progress=...) -> list of CheckResult, used in place of the
+# per-check loop below (the collective labs: one mpirun job per rank count running every
+# check, checker/wbcheck/collectives.py, which registers kind "mpi").
 LabRunner = Callable[..., list]
 LAB_RUNNERS: dict[str, LabRunner] = {}
 
@@ -398,11 +393,14 @@ def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, ti
 
 
 def run_lab_checks(lab: Lab, binary: Path, checks: list[str] | None = None, timeout_s: float | None = None,
-                   on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
-    """Runs every check of @p binary (or only @p checks), each in its own process."""
+                   on_result: Callable[[CheckResult], None] | None = None,
+                   on_progress: Callable[[str], None] | None = None) -> list[CheckResult]:
+    """Runs every check of @p binary (or only @p checks), each in its own process.
+    @p on_progress receives a short text as each check (or job) starts."""
     kind = lab.launch.get("kind", "direct")
     if kind in LAB_RUNNERS:
-        return LAB_RUNNERS[kind](lab, binary, checks=checks, timeout_s=timeout_s, on_result=on_result)
+        return LAB_RUNNERS[kind](lab, binary, checks=checks, timeout_s=timeout_s, on_result=on_result,
+                                 on_progress=on_progress)
     launcher = LAUNCHERS.get(kind)
     if launcher is None:
         raise BinaryError(f"lab {lab.id}: unknown launch kind '{kind}' in lab.json (known: "
@@ -410,6 +408,8 @@ def run_lab_checks(lab: Lab, binary: Path, checks: list[str] | None = None, time
     names = checks if checks is not None else list_checks(binary)
     results = []
     for check in names:
+        if on_progress:
+            on_progress(check)
         limit = timeout_s if timeout_s is not None else lab.timeout_for(check)
         with tempfile.TemporaryDirectory(prefix="wbcheck-") as tmp:
             workdir = Path(tmp)

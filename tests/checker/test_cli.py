@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Unit tests of the workbook CLI's pieces that need no build: lab metadata and
-selection, dependency reporting, the exit status of a bad command line."""
+selection, dependency reporting, the exit status of a bad command line, compiler errors
+(real g++ and nvcc outputs stored in fixtures/compiler), the per-lab summary and the overview
+of untouched labs, progress without control characters, rank counts grouped per check."""
 
+import io
+import re
 import subprocess
 import sys
 import unittest
@@ -11,7 +15,11 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "checker"))
 
-from wbcheck import deps, labs  # noqa: E402
+from wbcheck import build, cli, collectives, deps, labs, progress, report, runner  # noqa: E402
+
+import mpi_launch  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "compiler"
 
 
 class LabMetadata(unittest.TestCase):
@@ -89,6 +97,169 @@ class CommandLine(unittest.TestCase):
         for text in ("Stage 1: CUDA kernels", "01-saxpy", "Stage 3: Collectives", "Stage 4: Systems",
                      "12-data-parallel-trainer"):
             self.assertIn(text, out.stdout)
+
+
+def fixture(name: str) -> str:
+    """A compiler output stored with @ROOT@ for the repository it was produced in."""
+    return (FIXTURES / name).read_text().replace("@ROOT@", str(ROOT))
+
+
+class CompilerErrors(unittest.TestCase):
+    """The learner's file:line and the error: line lead, on both compilers."""
+
+    def lines(self, name):
+        text = build.compiler_errors(fixture(name))
+        self.assertNotIn(str(ROOT), text, "paths are shown relative to the repository")
+        return text.splitlines()
+
+    def test_error_in_the_learners_file_comes_first_with_its_source_line(self):
+        for name, first in (("gcc-undeclared.txt", "labs/01-saxpy/saxpy.cu:12:34: error: ‘idx’ was not declared"),
+                            ("nvcc-undeclared.txt", 'labs/01-saxpy/saxpy.cu(12): error: identifier "idx" is undefined')):
+            lines = self.lines(name)
+            self.assertTrue(lines[0].startswith(first), f"{name}: {lines[:3]}")
+            self.assertIn("y[idx]", lines[1], f"{name}: the source line follows the error")
+
+    def test_template_error_shows_the_instantiation_point_then_the_error(self):
+        for name, where in (("gcc-template.txt", "labs/01-saxpy/saxpy.cu:12:48:   required from here"),
+                            ("nvcc-template.txt", "labs/01-saxpy/saxpy.cu(12): the error below is in a template "
+                                                  "instantiated from here")):
+            lines = self.lines(name)
+            self.assertEqual(lines[0], where, name)
+            first_error = next(i for i, l in enumerate(lines) if re.search(r"\b(error)\b", l) and l is not lines[0])
+            self.assertLessEqual(first_error, 2, f"{name}: the error: line follows the learner's line: {lines[:4]}")
+            self.assertRegex(lines[first_error], r"^/usr/include/c\+\+/.*(: |\)\: )error", name)
+
+    def test_long_output_is_folded_with_a_count(self):
+        lines = self.lines("gcc-template.txt")
+        self.assertLessEqual(len(lines), 26)
+        self.assertRegex(lines[-1], r"^\.\.\. \(\d+ more lines of compiler output: run with --verbose\)$")
+        self.assertFalse(any(l.startswith(("FAILED:", "ninja:", "/usr/bin/c++")) for l in lines),
+                         "build-tool lines and the compiler command are left out")
+
+
+def row(lab="01-saxpy", name="Correctness.A", status=runner.FAILED, message="", **kw):
+    return runner.CheckResult(lab=lab, name=name, status=status, message=message, **kw)
+
+
+NOT_IMPL = "not implemented yet: saxpy in labs/01-saxpy/saxpy.cu (saxpy(n=1) returned cudaErrorNotYetImplemented)"
+
+
+class Summary(unittest.TestCase):
+    def test_lab_status(self):
+        self.assertEqual(report.lab_status([row(status=runner.PASSED)] * 3), "all passed")
+        self.assertEqual(report.lab_status([row(message=NOT_IMPL)] * 3), "not started")
+        mixed = [row(status=runner.PASSED), row(name="Correctness.B", message="7 of 96 elements differ\nmore"),
+                 row(message=NOT_IMPL)]
+        self.assertEqual(report.lab_status(mixed), "first failure: Correctness.B: 7 of 96 elements differ")
+        broken = [row(message="labs/01-saxpy does not compile, so no check of this lab can run:\n"
+                              "labs/01-saxpy/saxpy.cu:12:34: error: ‘idx’ was not declared in this scope")]
+        self.assertEqual(report.lab_status(broken, width=120),
+                         "does not compile: labs/01-saxpy/saxpy.cu:12:34: error: ‘idx’ was not declared in this scope")
+        self.assertLessEqual(len(report.lab_status(mixed, width=30)), 30)
+
+    def test_lab_line(self):
+        line = report.lab_line("02-transpose", "Transpose", [row(status=runner.PASSED), row(message=NOT_IMPL)])
+        self.assertTrue(line.startswith("02   transpose"), line)
+        self.assertIn("1/2", line)
+
+    def test_overview_prints_one_line_for_an_untouched_lab_and_every_row_of_a_started_one(self):
+        out = io.StringIO()
+        table = report.Table(stream=out)
+        lab = labs.select_labs(["01"])[0]
+        with mock.patch.object(progress, "STATUS", progress.Status(out)):
+            untouched = cli._LabView(table, lab, full=False)
+            rows = [row(name=f"Correctness.C{i}", message=NOT_IMPL) for i in range(5)]
+            for r in rows:
+                untouched.add(r)
+            untouched.done(rows)
+            self.assertEqual(len(out.getvalue().splitlines()), 1, out.getvalue())
+            self.assertIn("not started", out.getvalue())
+            out.truncate(0)
+            out.seek(0)
+            started = cli._LabView(table, lab, full=False)
+            rows = [row(name="Correctness.First", message=NOT_IMPL), row(name="Correctness.Second", message="differs")]
+            for r in rows:
+                started.add(r)
+            started.done(rows)
+        text = out.getvalue()
+        self.assertIn("Correctness.First", text)   # held back until the lab showed it was started
+        self.assertIn("Correctness.Second", text)
+        self.assertNotIn("not started", text)
+
+    def test_next_step(self):
+        selected = labs.select_labs(["01", "02"])
+        args = mock.Mock(solutions=False, labs=[])
+        per_lab = {"01-saxpy": [row(status=runner.PASSED)], "02-transpose": [row(lab="02-transpose", message=NOT_IMPL)]}
+        self.assertEqual(cli._next_step(selected, per_lab, args),
+                         "Next: start with labs/02-transpose/README.md, then ./workbook check 02")
+        per_lab["02-transpose"] = [row(lab="02-transpose", name="Correctness.Tiles", message="wrong")]
+        self.assertIn("lab 02, Correctness.Tiles (details above)", cli._next_step(selected, per_lab, args))
+        per_lab["02-transpose"] = [row(lab="02-transpose", status=runner.PASSED)]
+        self.assertEqual(cli._next_step(selected, per_lab, args), "Every selected check passed.")
+
+
+class Progress(unittest.TestCase):
+    def test_non_interactive_output_has_no_control_characters(self):
+        out = io.StringIO()   # not a terminal
+        status = progress.Status(out)
+        status.show("Building (sim) 3/10", timed=True)
+        steps = progress.Milestones("Building (sim)", status)
+        for i in range(1, 101):
+            steps.update(i, 100)
+        status.note("a plain line")
+        status.clear()
+        text = out.getvalue()
+        self.assertNotRegex(text, r"[\x00-\x08\x0b-\x1f\x7f]", "control characters in a non-interactive run")
+        self.assertEqual(text.splitlines(), ["Building (sim): 25% (25/100)", "Building (sim): 50% (50/100)",
+                                             "Building (sim): 75% (75/100)", "a plain line"])
+
+    def test_terminal_status_line_is_rewritten_in_place(self):
+        out = io.StringIO()
+        out.isatty = lambda: True
+        with mock.patch.dict("os.environ", {"TERM": "xterm"}):
+            status = progress.Status(out)
+        status.show("Building (sim) 3/10")
+        status.note("a row")
+        status.clear()
+        self.assertEqual(out.getvalue(), "\r\033[KBuilding (sim) 3/10\r\033[Ka row\n\r\033[KBuilding (sim) 3/10\r\033[K")
+
+
+class CollectiveRows(unittest.TestCase):
+    """Labs 09-12: one row per check with its rank counts grouped."""
+
+    lab = labs.select_labs(["10"])[0]
+
+    def outcome(self, n, status="passed", message="", tcp=False, **props):
+        return mpi_launch.CheckResult("Correctness.RingAllreduceFloatSum", n, tcp, status, message, props)
+
+    def test_passing_rank_counts_are_one_row(self):
+        outcomes = {(n, False): self.outcome(n) for n in (1, 2, 3, 4, 5, 8)}
+        outcomes[(3, True)] = self.outcome(3, tcp=True)
+        r = collectives.group_results(self.lab, "Correctness.RingAllreduceFloatSum", outcomes)
+        self.assertEqual((r.status, r.measured), (runner.PASSED, "ranks 1,2,3,4,5,8 + tcp 3"))
+
+    def test_failures_name_their_rank_counts_once_per_message(self):
+        outcomes = {(1, False): self.outcome(1), (2, False): self.outcome(2, "failed", "rank 1: 3 elements differ"),
+                    (4, False): self.outcome(4, "failed", "rank 1: 3 elements differ"),
+                    (3, True): self.outcome(3, "timeout", "stopped after 5 s in which no rank made progress", tcp=True)}
+        r = collectives.group_results(self.lab, "Correctness.RingAllreduceFloatSum", outcomes)
+        self.assertEqual(r.status, runner.FAILED)
+        self.assertEqual(r.measured, "failed with ranks 2,4 + tcp 3")
+        self.assertEqual(r.message.splitlines(), [
+            "with 2 ranks, 4 ranks: rank 1: 3 elements differ",
+            "with 3 ranks over tcp: stopped after 5 s in which no rank made progress",
+            "passed with 1 rank"])
+
+    def test_skipped_everywhere_is_not_measured_never_passed(self):
+        outcomes = {(n, False): self.outcome(n, "skipped", "not measured: no GPU") for n in (2, 4)}
+        r = collectives.group_results(self.lab, "Correctness.RingAllreduceFloatSum", outcomes)
+        self.assertEqual(r.status, runner.NOT_MEASURED)
+
+    def test_measured_values_per_rank_count_for_performance(self):
+        name = "Performance.PipelinedRingBusbwVsMpiAllreduce"
+        outcomes = {(n, False): self.outcome(n, measured=f"0.{n}x") for n in (2, 4)}
+        r = collectives.group_results(self.lab, name, outcomes)
+        self.assertEqual(r.measured, "n=2: 0.2x; n=4: 0.4x")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,12 @@ TEST(Launcher, ThrowsOnRankZero) {
   world().barrier();
 }
 
+// Rank 0 computes (sleeps) for 3 s while the others wait in a barrier: slow, not a deadlock.
+TEST(Launcher, SlowRankIsNotADeadlock) {
+  if (world().rank() == 0) std::this_thread::sleep_for(std::chrono::seconds(3));
+  world().barrier();
+}
+
 TEST(Launcher, FailsCleanly) { EXPECT_TRUE(comm::check::agree_all(false)) << "deliberate failure"; }
 
 TEST(Launcher, PassesLast) { world().barrier(); }

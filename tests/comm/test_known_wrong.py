@@ -78,10 +78,30 @@ def test_launcher(ml, bin_dir):
         expect(r.status == "failed" and "deliberate failure" in r.message, f"n={ranks}: an ordinary failure is kept",
                r.status + ": " + r.message)
         expect(res["Launcher.PassesLast"].status == "passed", f"n={ranks}: checks after a crash and a hang still run")
+        expect(res["Launcher.SlowRankIsNotADeadlock"].status == "passed",
+               f"n={ranks}: a rank computing while the others wait is not taken for a deadlock",
+               res["Launcher.SlowRankIsNotADeadlock"].message)
         expect(elapsed < 60, f"n={ranks}: the whole run stays within its time limits ({elapsed:.1f} s)")
         left = processes_of(binary)
         expect(not left, f"n={ranks}: no rank process is left behind", str(left))
+    test_deadlock_is_fast(ml, binary)
     test_per_rank_output(ml, binary)
+
+
+def test_deadlock_is_fast(ml, binary, ranks=3):
+    """A deadlock (every rank blocked, none moving) ends after stall_s seconds, long before the
+    time limit; a rank that computes for longer than stall_s while the others wait does not."""
+    t0 = time.monotonic()
+    res = by_name(ml.run_mpi_checks(binary, ranks, ["Launcher.SlowRankIsNotADeadlock", "Launcher.RankZeroHangsInRecv",
+                                                    "Launcher.PassesLast"], time_limit_s=120, stall_s=2))
+    elapsed = time.monotonic() - t0
+    r = res["Launcher.RankZeroHangsInRecv"]
+    expect(r.status == "timeout" and "no rank made progress" in r.message and "rank 0: blocked in recv(from=" in r.message,
+           f"n={ranks}: a deadlock is reported as one, with the blocked receive", r.status + ": " + r.message)
+    expect(elapsed < 30, f"n={ranks}: the deadlock ends in seconds, not at the 120 s time limit ({elapsed:.1f} s)")
+    expect(res["Launcher.SlowRankIsNotADeadlock"].status == "passed",
+           f"n={ranks}: a 3 s computation with a 2 s stall window still passes", res["Launcher.SlowRankIsNotADeadlock"].message)
+    expect(res["Launcher.PassesLast"].status == "passed", f"n={ranks}: the checks after the deadlock still run")
 
 
 def test_per_rank_output(ml, binary, ranks=4):

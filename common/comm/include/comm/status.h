@@ -48,10 +48,14 @@ void set_error(const std::string& message);
 
 /// Layout of the record (bytes), shared with checker/mpi_launch.py. The activity field
 /// holds int32 op, peer, tag, nreq and uint64 bytes (little-endian), then text for Op::text.
+/// The progress field is a uint64 that every activity change increments: a rank that repeats
+/// the same blocking call (a ring's equal-sized steps) still shows that it moves, so the
+/// launcher can tell a deadlock (every rank blocked, nothing moving) from slow progress.
 constexpr std::size_t test_offset = 0, test_size = 256;
 constexpr std::size_t activity_offset = 256, activity_size = 256;
 constexpr std::size_t state_offset = 512, state_size = 512;
-constexpr std::size_t record_size = 1024;
+constexpr std::size_t progress_offset = 1024, progress_size = 8;
+constexpr std::size_t record_size = 1032;
 constexpr std::size_t activity_text_offset = 24;
 
 }  // namespace comm::status

@@ -1,0 +1,142 @@
+"""The collective labs (09-12) under `./workbook check`: one mpirun job per rank count.
+
+lab.json of such a lab:
+    "launch": {"kind": "mpi", "ranks": [1, 2, 3, 4, 5, 8],
+               "tcp": {"ranks": 3, "filter": "Correctness.RingAllreduceFloatSum"},
+               "stall_s": 5}
+A check's own "launch" object overrides these fields for that check (e.g. a measurement
+meaningful only at some rank counts: {"ranks": [2, 4]}).
+
+Every check of the lab runs in one mpirun job per rank count (plus one over TCP on loopback
+for the checks matching the tcp filter), rather than one job per check and rank count: a lab
+pays process start once per rank count. checker/mpi_launch.py keeps per-check results, fails
+the check that hangs or crashes with the rank and the call named, and runs the remaining
+checks in a new job. A deadlock (every rank blocked, none moving for stall_s seconds) ends
+in seconds, not at the time limit.
+
+Each check is reported once, with its rank counts grouped ("ranks 1,2,3,4,5,8 + tcp 3"), its
+details only for the rank counts that failed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Callable
+
+import mpi_launch
+
+from . import runner
+from .labs import Lab
+
+_STATUS = {"passed": runner.PASSED, "skipped": runner.NOT_MEASURED}
+
+
+def _configs(lab: Lab, check: str) -> list[tuple[int, bool]]:
+    cfg = lab.launch_for(check)
+    jobs = [(int(n), False) for n in cfg.get("ranks", mpi_launch.DEFAULT_RANKS)]
+    tcp = cfg.get("tcp")
+    if tcp and any(fnmatch.fnmatchcase(check, p) for p in str(tcp.get("filter", "*")).split(":")):
+        jobs.append((int(tcp.get("ranks", 2)), True))
+    return jobs
+
+
+def _config_label(n: int, tcp: bool) -> str:
+    return f"{n} rank{'s' if n != 1 else ''}{' over tcp' if tcp else ''}"
+
+
+def _ranks_label(configs: list[tuple[int, bool]]) -> str:
+    plain = [str(n) for n, tcp in configs if not tcp]
+    over_tcp = [str(n) for n, tcp in configs if tcp]
+    text = "ranks " + ",".join(plain) if plain else ""
+    if over_tcp:
+        text += (" + " if text else "") + "tcp " + ",".join(over_tcp)
+    return text
+
+
+def group_results(lab: Lab, check: str, outcomes: dict) -> runner.CheckResult:
+    """One row for @p check from its per-configuration results {(ranks, tcp): mpi_launch.CheckResult}."""
+    spec = lab.spec(check)
+    configs = list(outcomes)
+    row = runner.CheckResult(lab=lab.id, name=check, status=runner.PASSED, weight=spec.weight, hint=spec.hint,
+                             duration_s=sum(r.time_s for r in outcomes.values()))
+    if not outcomes:
+        row.status = runner.FAILED
+        row.message = "no rank count to run this check with: its \"launch\" object in lab.json lists none"
+        return row
+    statuses = {c: _STATUS.get(r.status, runner.FAILED) for c, r in outcomes.items()}
+    failed = [c for c in configs if statuses[c] == runner.FAILED]
+    skipped = [c for c in configs if statuses[c] == runner.NOT_MEASURED]
+    if failed:
+        row.status = runner.FAILED
+    elif skipped:
+        row.status = runner.NOT_MEASURED
+    # The measured value of each configuration that reported one; the threshold is the check's.
+    measured = [(c, str(r.properties.get("measured", ""))) for c, r in outcomes.items()
+                if r.properties.get("measured")]
+    row.threshold = next((str(r.properties["threshold"]) for r in outcomes.values()
+                          if r.properties.get("threshold")), "")
+    row.hint = next((str(r.properties["hint"]) for r in outcomes.values() if r.properties.get("hint")), row.hint)
+    shown = failed or skipped or configs
+    if measured and not (failed or skipped):
+        values = {m for _, m in measured}
+        if len(values) == 1:           # the same at every rank count: say it once
+            row.measured = f"{_ranks_label(configs)}: {measured[0][1]}"
+        elif row.group == "Performance":  # a figure per rank count is the point
+            row.measured = "; ".join(f"{'tcp ' if tcp else ''}n={n}: {m}" for (n, tcp), m in measured)
+        else:                          # the largest job's value; every one passed
+            (n, tcp), m = max(measured, key=lambda cm: (cm[0][0], not cm[0][1]))
+            row.measured = f"{_ranks_label(configs)} (n={n}: {m})"
+    else:
+        row.measured = _ranks_label(shown if (failed or skipped) else configs)
+        if failed:
+            row.measured = "failed with " + row.measured
+    if failed or skipped:
+        # One paragraph per distinct message, naming the configurations that gave it.
+        by_message: dict[str, list] = {}
+        for c in shown:
+            by_message.setdefault(outcomes[c].message.strip() or outcomes[c].status, []).append(c)
+        parts = []
+        for message, cs in by_message.items():
+            where = ", ".join(_config_label(n, tcp) for n, tcp in cs)
+            parts.append(f"with {where}: {message}")
+        ok = [c for c in configs if statuses[c] == runner.PASSED]
+        if ok:
+            parts.append("passed with " + ", ".join(_config_label(n, tcp) for n, tcp in ok))
+        row.message = "\n".join(parts)
+    return row
+
+
+def run_lab(lab: Lab, binary, checks: list[str] | None = None, timeout_s: float | None = None,
+            on_result: Callable[[runner.CheckResult], None] | None = None,
+            on_progress: Callable[[str], None] | None = None) -> list[runner.CheckResult]:
+    """The "mpi" lab runner of checker/wbcheck/runner.py (see the module's text)."""
+    try:
+        names = checks if checks is not None else mpi_launch.list_tests(str(binary))
+    except (RuntimeError, OSError) as e:
+        raise runner.BinaryError(str(e)) from None
+    plan: dict[tuple[int, bool], list[str]] = {}
+    for check in names:
+        for config in _configs(lab, check):
+            plan.setdefault(config, []).append(check)
+    stall = lab.launch.get("stall_s", mpi_launch.DEFAULT_STALL_S)
+
+    def limit(name: str) -> float:
+        return timeout_s if timeout_s is not None else lab.timeout_for(name)
+
+    outcomes: dict[str, dict] = {check: {} for check in names}
+    for n, tcp in sorted(plan, key=lambda c: (c[1], c[0])):
+        if on_progress:
+            on_progress(f"{len(plan[(n, tcp)])} checks with {_config_label(n, tcp)}")
+        for r in mpi_launch.run_mpi_checks(str(binary), n, plan[(n, tcp)], time_limit_s=limit, tcp=tcp,
+                                           stall_s=stall):
+            outcomes[r.name][(n, tcp)] = r
+    results = []
+    for check in names:
+        row = group_results(lab, check, outcomes[check])
+        results.append(row)
+        if on_result:
+            on_result(row)
+    return results
+
+
+runner.register_lab_runner("mpi", run_lab)
