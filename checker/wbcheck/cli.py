@@ -192,6 +192,8 @@ def _next_step(selected, per_lab, args) -> str:
         if all(report.not_started(r) for r in rows):
             return f"Next: start with labs/{lab.id}/README.md, then ./workbook check {lab.number}"
         first = next((r for r in rows if not r.passed), rows[0])  # a started lab's rows are shown above
+        if "does not compile" in first.message.split("\n", 1)[0]:
+            return f"Next: fix lab {lab.number}'s first compiler error (above), then ./workbook check {lab.number}"
         return f"Next: lab {lab.number}, {first.name} (details above), then ./workbook check {lab.number}"
     return "Every selected check passed."
 
@@ -219,7 +221,7 @@ def cmd_test(args) -> int:
     backend = resolve_backend(args.backend) if args.backend else "sim"
     _prepare("test", backend, args)
     print(f"Building everything ({backend}) ...", flush=True)
-    result = build.build(backend, None, _jobs(args), args.verbose)
+    result = build.build(backend, None, _jobs(args), args.verbose, label=f"Building ({backend})")
     if not result.ok:
         build.print_failure(result)
         print(f"The build failed ({backend} backend); no tests were run.", file=sys.stderr)
@@ -315,7 +317,7 @@ def cmd_bench(args) -> int:
     if not wanted:
         print(f"No benchmarks in the {backend} build.")
         return EXIT_OK
-    result = build.build(backend, wanted, _jobs(args), args.verbose)
+    result = build.build(backend, wanted, _jobs(args), args.verbose, label=f"Building ({backend})")
     if not result.ok:
         build.print_failure(result)
         return EXIT_FAILED

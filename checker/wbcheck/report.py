@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -109,9 +110,26 @@ def lab_status(rows: list[CheckResult], width: int = 80) -> str:
     first = next((r for r in rows if r.status == FAILED), None) or next(r for r in rows if r.status != PASSED)
     lines = first.message.splitlines()
     if lines and "does not compile" in lines[0]:  # cli._build_failure_rows: the compiler's lines follow
-        return one_line("does not compile: " + (lines[1].strip() if len(lines) > 1 else ""), width)
+        return one_line("does not compile: " + compile_cause(lines[1:]), width)
     label = "not measured" if first.status == NOT_MEASURED else "first failure"
     return one_line(f"{label}: {first.name}: {one_line(first.message, width)}", width)
+
+
+_LOCATION = re.compile(r"^(\S+?:\d+(?::\d+)?|\S+?\(\d+\))")
+_ERROR_TEXT = re.compile(r"\b((?:fatal |catastrophic )?error\b.*)$")
+
+
+def compile_cause(lines: list[str]) -> str:
+    """One line from build.compiler_errors() output: the first location (the learner's
+    file:line when it leads) with the first error's text."""
+    lines = [l.strip() for l in lines if l.strip()]
+    if not lines:
+        return ""
+    error = next((m.group(1) for l in lines for m in [_ERROR_TEXT.search(l)] if m and _LOCATION.match(l)), "")
+    where = _LOCATION.match(lines[0])
+    if where and error and not _ERROR_TEXT.search(lines[0]):
+        return f"{where.group(1)}: {error}"
+    return lines[0]
 
 
 def lab_line(lab_id: str, title: str, rows: list[CheckResult], width: int = 100) -> str:

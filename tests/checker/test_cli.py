@@ -156,6 +156,12 @@ class Summary(unittest.TestCase):
         self.assertEqual(report.lab_status(broken, width=120),
                          "does not compile: labs/01-saxpy/saxpy.cu:12:34: error: ‘idx’ was not declared in this scope")
         self.assertLessEqual(len(report.lab_status(mixed, width=30)), 30)
+        # A template error: the learner's line with the error's text.
+        template = [row(message="labs/01-saxpy does not compile, so no check of this lab can run:\n" +
+                                build.compiler_errors(fixture("gcc-template.txt")))]
+        self.assertEqual(report.lab_status(template, width=200),
+                         "does not compile: labs/01-saxpy/saxpy.cu:12:48: error: static assertion failed: result type "
+                         "must be constructible from input type")
 
     def test_lab_line(self):
         line = report.lab_line("02-transpose", "Transpose", [row(status=runner.PASSED), row(message=NOT_IMPL)])
