@@ -145,7 +145,7 @@ def cmd_check(args) -> int:
     # report is, and what to do next.
     print(f"\nSummary ({variant}/, {backend} backend, {elapsed:.0f} s)")
     for lab in selected:
-        print("  " + report.lab_line(lab.id, lab.title, per_lab[lab.id], table.width - 2))
+        print("  " + report.lab_line(lab.id, per_lab[lab.id], table.width - 2))
     print(report.summary_line(results))
     if any(r.status == runner.NOT_MEASURED for r in results):
         print("NOT MEASURED checks count as not passed: their backend could not measure them.")
@@ -159,25 +159,26 @@ class _LabView:
     that the lab was started; a lab that was not gets one line when it ends."""
 
     def __init__(self, table, lab, full: bool):
-        self.table, self.lab, self.full = table, lab, full
+        self.table, self.lab = table, lab
         self.pending: list[runner.CheckResult] = []
         self.started = full
 
     def add(self, row) -> None:
-        progress.STATUS.erase()
         if not self.started and report.not_started(row):
             self.pending.append(row)
             return
-        if not self.started:
-            self.started = True
-            for r in self.pending:
-                self.table.add(r)
-            self.pending = []
-        self.table.add(row)
+        with progress.STATUS.lock:  # the status line's ticker must not draw inside a row
+            progress.STATUS.erase()
+            if not self.started:
+                self.started = True
+                for r in self.pending:
+                    self.table.add(r)
+                self.pending = []
+            self.table.add(row)
 
     def done(self, rows) -> None:
         if not self.started:
-            progress.STATUS.note(report.lab_line(self.lab.id, self.lab.title, rows, self.table.width)
+            progress.STATUS.note(report.lab_line(self.lab.id, rows, self.table.width)
                                  + " (its checks: ./workbook check " + self.lab.number + ")")
 
 

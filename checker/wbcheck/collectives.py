@@ -21,12 +21,14 @@ details only for the rank counts that failed.
 from __future__ import annotations
 
 import fnmatch
+import re
 from typing import Callable
 
 import mpi_launch
 
 from . import runner
 from .labs import Lab
+from .project import ROOT
 
 _STATUS = {"passed": runner.PASSED, "skipped": runner.NOT_MEASURED}
 
@@ -44,6 +46,19 @@ def _config_label(n: int, tcp: bool) -> str:
     return f"{n} rank{'s' if n != 1 else ''}{' over tcp' if tcp else ''}"
 
 
+def _phrase(configs: list[tuple[int, bool]]) -> str:
+    """"1, 2 and 4 ranks", "3 ranks over tcp", "1 rank and 3 ranks over tcp"."""
+    def numbers(ns):
+        ns = [str(n) for n in ns]
+        return ns[0] if len(ns) == 1 else ", ".join(ns[:-1]) + " and " + ns[-1]
+    parts = []
+    for over_tcp in (False, True):
+        ns = [n for n, tcp in configs if tcp == over_tcp]
+        if ns:
+            parts.append(f"{numbers(ns)} rank{'s' if ns != [1] else ''}{' over tcp' if over_tcp else ''}")
+    return " and ".join(parts)
+
+
 def _ranks_label(configs: list[tuple[int, bool]]) -> str:
     plain = [str(n) for n, tcp in configs if not tcp]
     over_tcp = [str(n) for n, tcp in configs if tcp]
@@ -51,6 +66,18 @@ def _ranks_label(configs: list[tuple[int, bool]]) -> str:
     if over_tcp:
         text += (" + " if text else "") + "tcp " + ",".join(over_tcp)
     return text
+
+
+_RANKS_PREFIX = re.compile(r"^ranks? \d+(?:(?:, | and )\d+)*: ", re.M)
+
+
+def _clean(message: str) -> str:
+    """A rank's message without GoogleTest's bare "Failed" line and with paths relative to the
+    repository."""
+    lines = message.strip().splitlines()
+    if lines and lines[0].strip() == "Failed":
+        lines = lines[1:]
+    return "\n".join(lines).replace(str(ROOT) + "/", "").strip()
 
 
 def group_results(lab: Lab, check: str, outcomes: dict) -> runner.CheckResult:
@@ -92,16 +119,21 @@ def group_results(lab: Lab, check: str, outcomes: dict) -> runner.CheckResult:
             row.measured = "failed with " + row.measured
     if failed or skipped:
         # One paragraph per distinct message, naming the configurations that gave it.
+        # The same mistake at every rank count differs only in which ranks it names: grouped by
+        # the message without its "rank 0:" / "ranks 0, 1:" prefixes, shown as the first one says it.
         by_message: dict[str, list] = {}
+        text: dict[str, str] = {}
         for c in shown:
-            by_message.setdefault(outcomes[c].message.strip() or outcomes[c].status, []).append(c)
+            message = _clean(outcomes[c].message) or outcomes[c].status
+            key = _RANKS_PREFIX.sub("", message)
+            by_message.setdefault(key, []).append(c)
+            text.setdefault(key, message)
         parts = []
-        for message, cs in by_message.items():
-            where = ", ".join(_config_label(n, tcp) for n, tcp in cs)
-            parts.append(f"with {where}: {message}")
+        for key, cs in by_message.items():
+            parts.append(f"with {_phrase(cs)}: {text[key]}")
         ok = [c for c in configs if statuses[c] == runner.PASSED]
         if ok:
-            parts.append("passed with " + ", ".join(_config_label(n, tcp) for n, tcp in ok))
+            parts.append("passed with " + _phrase(ok))
         row.message = "\n".join(parts)
     return row
 

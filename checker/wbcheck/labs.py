@@ -7,8 +7,8 @@ lab.json fields (all optional except title and stage):
   timeout_s   time limit per check, in seconds (default 60)
   requires    system features the lab needs beyond the basics, e.g. ["mpi"]
   launch      how a check process is started: {"kind": "direct"} (default) runs the check
-              binary itself; other kinds are registered in runner.LAUNCHERS and read
-              their own fields from this object (e.g. rank counts for mpirun)
+              binary itself; other kinds are registered with the runner and read their own
+              fields from this object (kind "mpi": ranks, tcp, stall_s; see collectives.py)
   weights     default weight per group: {"Correctness": 1, "Analysis": 1, "Performance": 1}
   checks      [{"name": "Correctness.SaxpySmallSizes", "weight": 2, "hint": "...",
                 "backends": ["sim"], "timeout_s": 120, "launch": {...}}, ...]

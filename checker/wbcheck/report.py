@@ -132,7 +132,8 @@ def compile_cause(lines: list[str]) -> str:
     return lines[0]
 
 
-def lab_line(lab_id: str, title: str, rows: list[CheckResult], width: int = 100) -> str:
+def lab_line(lab_id: str, rows: list[CheckResult], width: int = 100) -> str:
+    """A lab's summary line: "02   transpose   7/10  first failure: ..."."""
     passed = sum(r.status == PASSED for r in rows)
     head = f"{lab_id.split('-', 1)[0]}   {lab_id.split('-', 1)[1]:<22} {passed:>3}/{len(rows):<3}"
     return head + "  " + lab_status(rows, max(30, width - len(head) - 2))

@@ -7,8 +7,9 @@ the whole process group is killed. The outcome of each check comes from GoogleTe
 JSON output, its exit status and the tail of its stderr (where device fault reports go).
 
 How a check process is started is a *launcher*, chosen by the lab's "launch" metadata
-(lab.json). The built-in "direct" launcher runs the binary itself; a lab whose checks run
-under mpirun registers its own launcher with register_launcher().
+(lab.json). The built-in "direct" launcher runs the binary itself; other kinds register a
+launcher with register_launcher(), or a runner for the whole lab with register_lab_runner()
+(the collective labs: one mpirun job per rank count, checker/wbcheck/collectives.py).
 """
 
 from __future__ import annotations

@@ -164,7 +164,7 @@ class Summary(unittest.TestCase):
                          "must be constructible from input type")
 
     def test_lab_line(self):
-        line = report.lab_line("02-transpose", "Transpose", [row(status=runner.PASSED), row(message=NOT_IMPL)])
+        line = report.lab_line("02-transpose", [row(status=runner.PASSED), row(message=NOT_IMPL)])
         self.assertTrue(line.startswith("02   transpose"), line)
         self.assertIn("1/2", line)
 
@@ -252,9 +252,17 @@ class CollectiveRows(unittest.TestCase):
         self.assertEqual(r.status, runner.FAILED)
         self.assertEqual(r.measured, "failed with ranks 2,4 + tcp 3")
         self.assertEqual(r.message.splitlines(), [
-            "with 2 ranks, 4 ranks: rank 1: 3 elements differ",
+            "with 2 and 4 ranks: rank 1: 3 elements differ",
             "with 3 ranks over tcp: stopped after 5 s in which no rank made progress",
             "passed with 1 rank"])
+
+    def test_one_mistake_at_every_rank_count_is_one_paragraph(self):
+        outcomes = {(1, False): self.outcome(1, "failed", "Failed\nrank 0: " + str(ROOT) + "/labs/x.cpp:17: not "
+                                                                                          "implemented yet: pingpong"),
+                    (2, False): self.outcome(2, "failed", "Failed\nranks 0, 1: " + str(ROOT) + "/labs/x.cpp:17: not "
+                                                                                              "implemented yet: pingpong")}
+        r = collectives.group_results(self.lab, "Correctness.RingAllreduceFloatSum", outcomes)
+        self.assertEqual(r.message, "with 1 and 2 ranks: rank 0: labs/x.cpp:17: not implemented yet: pingpong")
 
     def test_skipped_everywhere_is_not_measured_never_passed(self):
         outcomes = {(n, False): self.outcome(n, "skipped", "not measured: no GPU") for n in (2, 4)}
