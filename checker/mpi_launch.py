@@ -265,26 +265,14 @@ def _deadlock_hint(st: dict) -> str:
     return "A rank did not finish in time: an endless loop, or a wait for a message that never comes."
 
 
-def _limit_of(time_limit_s) -> "callable":
-    """time_limit_s as a function of the check's name (a number, a dict or a function)."""
-    if callable(time_limit_s):
-        return time_limit_s
-    if isinstance(time_limit_s, dict):
-        return lambda name: float(time_limit_s.get(name, DEFAULT_TIME_LIMIT_S))
-    return lambda name: float(time_limit_s)
-
-
-DEFAULT_TIME_LIMIT_S = 60.0
-
-
 def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, time_limit_s=60.0,
                    tcp: bool = False, extra_args: Iterable[str] = (), env: Optional[dict] = None,
                    mpirun: Optional[str] = None, log=None, stall_s: Optional[float] = DEFAULT_STALL_S) -> list:
     """Runs the checks `tests` (default: all) of `binary` under mpirun with `ranks` processes,
     all in one job (a new job for the checks after one that hangs or crashes).
 
-    time_limit_s bounds each check (not the whole run): a number, a dict name -> seconds or a
-    function of the name. A check that exceeds it, or during which every rank is blocked in a
+    time_limit_s bounds each check (not the whole run): a number or a function of the check's
+    name. A check that exceeds it, or during which every rank is blocked in a
     communication call (or done) and none moves for stall_s seconds (a deadlock; None: wait
     for the time limit), is failed with status "timeout"; a rank that crashes fails the check
     it was in with "crashed". Returns one CheckResult per test, in run order. `log`, if given,
@@ -292,7 +280,7 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
     binary = os.path.abspath(binary)
     if tests is None:
         tests = list_tests(binary)
-    limit = _limit_of(time_limit_s)
+    limit = time_limit_s if callable(time_limit_s) else (lambda name: float(time_limit_s))
     remaining = list(tests)
     results = {}
     while remaining:

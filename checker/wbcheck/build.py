@@ -91,7 +91,6 @@ def targets_matching(backend: str, pattern: str) -> list[str]:
 _GCC_DIAG = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)?\s(?P<rest>.*)$")
 _NVCC_DIAG = re.compile(r"^(?P<path>[^\s(][^(]*?)\((?P<line>\d+)\):\s(?P<rest>.*)$")
 _CONTEXT = re.compile(r"^(?P<path>[^\s:][^:]*?): (In |At )")          # "file.cu: In function 'f':"
-_INCLUDED = re.compile(r"^(In file included from |\s+from )")
 _IS_ERROR = re.compile(r"^(fatal error|error|catastrophic error)\b|^error #")
 _NOISE = re.compile(r"^(FAILED: |ninja: |\[\d+/\d+\] |\d+ errors? detected in the compilation|"
                     r"compilation terminated\.|make(\[\d+\])?: )")
@@ -140,7 +139,7 @@ def compiler_errors(output: str, max_lines: int = 25, learner_dirs: tuple[str, .
     # it (source excerpt, caret, continuation), so that a block is shown or left out whole.
     blocks: list[list[str]] = []
     for line in lines:
-        starts = _diagnostic(line) or _CONTEXT.match(line) or (_INCLUDED.match(line) and line.startswith("In "))
+        starts = _diagnostic(line) or _CONTEXT.match(line) or line.startswith("In file included from ")
         if starts or not blocks:
             blocks.append([line])
         else:

@@ -42,10 +42,6 @@ def _configs(lab: Lab, check: str) -> list[tuple[int, bool]]:
     return jobs
 
 
-def _config_label(n: int, tcp: bool) -> str:
-    return f"{n} rank{'s' if n != 1 else ''}{' over tcp' if tcp else ''}"
-
-
 def _phrase(configs: list[tuple[int, bool]]) -> str:
     """"1, 2 and 4 ranks", "3 ranks over tcp", "1 rank and 3 ranks over tcp"."""
     def numbers(ns):
@@ -114,7 +110,7 @@ def group_results(lab: Lab, check: str, outcomes: dict) -> runner.CheckResult:
             (n, tcp), m = max(measured, key=lambda cm: (cm[0][0], not cm[0][1]))
             row.measured = f"{_ranks_label(configs)} (n={n}: {m})"
     else:
-        row.measured = _ranks_label(shown if (failed or skipped) else configs)
+        row.measured = _ranks_label(shown)
         if failed:
             row.measured = "failed with " + row.measured
     if failed or skipped:
@@ -158,7 +154,7 @@ def run_lab(lab: Lab, binary, checks: list[str] | None = None, timeout_s: float 
     outcomes: dict[str, dict] = {check: {} for check in names}
     for n, tcp in sorted(plan, key=lambda c: (c[1], c[0])):
         if on_progress:
-            on_progress(f"{len(plan[(n, tcp)])} checks with {_config_label(n, tcp)}")
+            on_progress(f"{len(plan[(n, tcp)])} checks with {_phrase([(n, tcp)])}")
         for r in mpi_launch.run_mpi_checks(str(binary), n, plan[(n, tcp)], time_limit_s=limit, tcp=tcp,
                                            stall_s=stall):
             outcomes[r.name][(n, tcp)] = r
