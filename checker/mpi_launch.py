@@ -161,6 +161,11 @@ def _activity(raw: bytes) -> str:
         return "blocked in barrier()"
     if op == 6:
         return f"blocked in library_allreduce(bytes={nbytes})"
+    if op == 8:
+        names = ["allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "gather", "scatter", "alltoall"]
+        name = names[tag] if 0 <= tag < len(names) else "collective"
+        rooted = name in ("broadcast", "reduce", "gather", "scatter")
+        return f"blocked in library_{name}(" + (f"root={peer}, " if rooted else "") + f"bytes={nbytes})"
     if op == 7:
         return raw[24:].split(b"\0", 1)[0].decode("utf-8", "replace")
     return "running"

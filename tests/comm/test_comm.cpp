@@ -302,3 +302,133 @@ TEST(Check, DiagnosisNamesAMissingAllGather) {
   std::string d = comm::check::check_allreduce(no_allgather, 1000, DataType::f32, RedOp::sum, false);
   EXPECT_NE(d.find("all-gather phase is missing"), std::string::npos) << d;
 }
+
+namespace {
+
+// The result of `kind` on rank `rank` by its definition, from every rank's send buffer
+// (int32, so sums are exact): what every library collective must give.
+std::vector<std::int32_t> defined_result(comm::Collective kind, std::size_t count, int n, int rank, int root,
+                                         const std::vector<std::vector<std::int32_t>>& send) {
+  using comm::Collective;
+  std::vector<std::int32_t> out;
+  auto sum_of = [&](std::size_t i) {
+    std::int32_t s = 0;
+    for (int q = 0; q < n; ++q) s += send[q][i];
+    return s;
+  };
+  switch (kind) {
+    case Collective::allreduce:
+    case Collective::reduce:
+      for (std::size_t i = 0; i < count; ++i) out.push_back(sum_of(i));
+      break;
+    case Collective::broadcast: out = send[root]; break;
+    case Collective::allgather:
+    case Collective::gather:
+      for (int q = 0; q < n; ++q) out.insert(out.end(), send[q].begin(), send[q].end());
+      break;
+    case Collective::reduce_scatter:
+      for (std::size_t i = 0; i < count; ++i) out.push_back(sum_of(rank * count + i));
+      break;
+    case Collective::scatter:
+      out.assign(send[root].begin() + rank * count, send[root].begin() + (rank + 1) * count);
+      break;
+    case Collective::alltoall:
+      for (int q = 0; q < n; ++q)
+        out.insert(out.end(), send[q].begin() + rank * count, send[q].begin() + (rank + 1) * count);
+      break;
+  }
+  return out;
+}
+
+const comm::Collective kAllCollectives[] = {
+    comm::Collective::allreduce, comm::Collective::broadcast, comm::Collective::reduce,
+    comm::Collective::allgather, comm::Collective::reduce_scatter, comm::Collective::gather,
+    comm::Collective::scatter,   comm::Collective::alltoall};
+
+}  // namespace
+
+TEST(Library, EveryCollectiveMatchesItsDefinitionInAndOutOfPlace) {
+  using comm::Collective;
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank();
+  const std::size_t nn = static_cast<std::size_t>(n);
+  for (Collective kind : kAllCollectives) {
+    for (std::size_t count : {std::size_t(1), std::size_t(5), std::size_t(1000)}) {
+      const bool per_rank = kind == Collective::reduce_scatter || kind == Collective::scatter ||
+                            kind == Collective::alltoall;
+      const std::size_t send_n = per_rank ? count * nn : count;
+      const bool gathers = kind == Collective::allgather || kind == Collective::gather || kind == Collective::alltoall;
+      const std::size_t recv_n = gathers ? count * nn : count;
+      std::vector<std::vector<std::int32_t>> send(nn, std::vector<std::int32_t>(send_n));
+      for (int q = 0; q < n; ++q)
+        for (std::size_t i = 0; i < send_n; ++i) send[q][i] = q * 100000 + static_cast<std::int32_t>(i);
+      for (int root : comm::check::sweep_roots(n)) {
+        for (bool in_place : {false, true}) {
+          const bool root_here = r == root;
+          const bool has_result = !(kind == Collective::reduce || kind == Collective::gather) || root_here;
+          std::vector<std::int32_t> got(recv_n, -1);
+          if (!in_place || ((kind == Collective::gather || kind == Collective::scatter) && !root_here)) {
+            std::vector<std::int32_t> sb = send[r];
+            w.library({kind, sb.data(), got.data(), count, DataType::i32, RedOp::sum, root});
+            EXPECT_EQ(sb, send[r]) << comm::name_of(kind) << ": out of place leaves the send buffer";
+          } else {
+            std::vector<std::int32_t> one(std::max(send_n, recv_n), -1);
+            std::int32_t* s = one.data();
+            std::int32_t* d = one.data();
+            if (kind == Collective::allgather || kind == Collective::gather) s += r * count;
+            if (kind == Collective::reduce_scatter || kind == Collective::scatter) d += r * count;
+            std::copy(send[r].begin(), send[r].end(), s);
+            w.library({kind, s, d, count, DataType::i32, RedOp::sum, root});
+            std::copy(d, d + recv_n, got.begin());
+          }
+          if (has_result)
+            EXPECT_EQ(got, defined_result(kind, count, n, r, root, send))
+                << comm::name_of(kind) << " count " << count << " root " << root << (in_place ? " in place" : "");
+        }
+      }
+    }
+  }
+}
+
+TEST(Check, CollectiveCheckPassesTheLibraryAndNamesMistakes) {
+  using comm::Collective;
+  comm::Communicator& w = world();
+  const int n = w.size();
+  for (Collective kind : kAllCollectives) {
+    comm::check::CollectiveFn fn = [kind](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root,
+                                          comm::Communicator& cm) { cm.library({kind, s, r, c, t, op, root}); };
+    std::size_t cases = 0;
+    EXPECT_EQ(comm::check::sweep_collective(fn, kind, DataType::f32, RedOp::sum, &cases), "") << comm::name_of(kind);
+    EXPECT_GT(cases, 0u);
+  }
+  if (n < 2) return;
+  // A broadcast that never sends: the other ranks' buffers keep their 0xff bytes.
+  comm::check::CollectiveFn lazy = [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root,
+                                      comm::Communicator& cm) {
+    if (cm.rank() == root && s != r) cm.copy(r, s, c * comm::size_of(t));
+  };
+  std::string d = comm::check::check_collective(lazy, {Collective::broadcast, 10, DataType::f32, RedOp::sum, 0, false});
+  EXPECT_NE(d.find("broadcast of 10 float from root 0 (out of place"), std::string::npos) << d;
+  EXPECT_NE(d.find("never written"), std::string::npos) << d;
+  // A gather that puts every rank's block in the slot of the next rank.
+  comm::check::CollectiveFn shifted = [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root,
+                                         comm::Communicator& cm) {
+    const std::size_t b = c * comm::size_of(t);
+    const int n = cm.size();
+    std::vector<char> all(b * static_cast<std::size_t>(n));
+    cm.library_gather(s, all.data(), c, t, root);
+    if (cm.rank() == root)
+      for (int q = 0; q < n; ++q) std::memcpy(static_cast<char*>(r) + ((q + 1) % n) * b, all.data() + q * b, b);
+  };
+  d = comm::check::check_collective(shifted, {Collective::gather, 3, DataType::i32, RedOp::sum, n - 1, false});
+  EXPECT_NE(d.find("first at index 0 (block 0, element 0 of rank 0's send buffer at 0)"), std::string::npos) << d;
+  EXPECT_NE(d.find("which is rank " + std::to_string(n - 1) + "'s send element 0"), std::string::npos) << d;
+  // A reduce that writes partial sums into every rank's receive buffer.
+  comm::check::CollectiveFn scribbles = [](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root,
+                                           comm::Communicator& cm) {
+    cm.library_allreduce(s, r, c, t, op);
+    (void)root;
+  };
+  d = comm::check::check_collective(scribbles, {Collective::reduce, 4, DataType::f64, RedOp::max, 0, false});
+  EXPECT_NE(d.find("(not the root) was written"), std::string::npos) << d;
+}

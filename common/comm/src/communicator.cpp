@@ -177,11 +177,72 @@ void Communicator::copy(void* dst, const void* src, std::size_t bytes) {
   comm::copy(dst, space_, src, space_, bytes);
 }
 
+const char* name_of(Collective c) {
+  switch (c) {
+    case Collective::allreduce: return "allreduce";
+    case Collective::broadcast: return "broadcast";
+    case Collective::reduce: return "reduce";
+    case Collective::allgather: return "allgather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::gather: return "gather";
+    case Collective::scatter: return "scatter";
+    case Collective::alltoall: return "alltoall";
+  }
+  return "?";
+}
+
+void Communicator::library(const LibraryCall& c) {
+  const std::string what = std::string("library_") + name_of(c.kind);
+  const bool rooted = c.kind == Collective::broadcast || c.kind == Collective::reduce ||
+                      c.kind == Collective::gather || c.kind == Collective::scatter;
+  if (rooted && (c.root < 0 || c.root >= size_))
+    COMM_THROW(what + ": root " + std::to_string(c.root) + " is not a rank of this communicator (size " +
+               std::to_string(size_) + ")");
+  // Which buffers this rank needs: the others may be null.
+  const bool root = rank_ == c.root;
+  bool needs_send = true, needs_recv = true;
+  if (c.kind == Collective::broadcast || c.kind == Collective::scatter) needs_send = root;
+  if (c.kind == Collective::reduce || c.kind == Collective::gather) needs_recv = root;
+  if (c.count > 0 && ((needs_send && c.sendbuf == nullptr) || (needs_recv && c.recvbuf == nullptr)))
+    COMM_THROW(what + ": null " + (needs_send && c.sendbuf == nullptr ? "sendbuf" : "recvbuf") + " on rank " +
+               std::to_string(rank_) + " with count " + std::to_string(c.count));
+  const std::size_t n = static_cast<std::size_t>(size_);
+  std::size_t bytes = c.count * size_of(c.type);
+  if (c.kind != Collective::allreduce && c.kind != Collective::broadcast && c.kind != Collective::reduce) bytes *= n;
+  if (c.kind == Collective::allreduce)
+    status::set_blocked(status::Op::library_allreduce, -1, -1, bytes);
+  else
+    status::set_blocked(status::Op::library, c.root, static_cast<int>(c.kind), bytes);
+  if (c.count > 0) do_library(c);
+  status::set_running();
+}
+
 void Communicator::library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
                                      RedOp op) {
-  status::set_blocked(status::Op::library_allreduce, -1, -1, count * size_of(type));
-  do_library_allreduce(sendbuf, recvbuf, count, type, op);
-  status::set_running();
+  library({Collective::allreduce, sendbuf, recvbuf, count, type, op, 0});
+}
+void Communicator::library_broadcast(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, int root) {
+  library({Collective::broadcast, sendbuf, recvbuf, count, type, RedOp::sum, root});
+}
+void Communicator::library_reduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, RedOp op,
+                                  int root) {
+  library({Collective::reduce, sendbuf, recvbuf, count, type, op, root});
+}
+void Communicator::library_allgather(const void* sendbuf, void* recvbuf, std::size_t count, DataType type) {
+  library({Collective::allgather, sendbuf, recvbuf, count, type, RedOp::sum, 0});
+}
+void Communicator::library_reduce_scatter(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
+                                          RedOp op) {
+  library({Collective::reduce_scatter, sendbuf, recvbuf, count, type, op, 0});
+}
+void Communicator::library_gather(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, int root) {
+  library({Collective::gather, sendbuf, recvbuf, count, type, RedOp::sum, root});
+}
+void Communicator::library_scatter(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, int root) {
+  library({Collective::scatter, sendbuf, recvbuf, count, type, RedOp::sum, root});
+}
+void Communicator::library_alltoall(const void* sendbuf, void* recvbuf, std::size_t count, DataType type) {
+  library({Collective::alltoall, sendbuf, recvbuf, count, type, RedOp::sum, 0});
 }
 
 void* Communicator::scratch(std::size_t bytes, int slot) {

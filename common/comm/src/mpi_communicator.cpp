@@ -1,6 +1,7 @@
 #include "comm/mpi_communicator.h"
 
 #include <climits>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -212,27 +213,75 @@ class MpiCommunicator final : public Communicator {
 
   void do_barrier() override { COMM_MPI_CHECK(MPI_Barrier(comm_)); }
 
-  void do_library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
-                            RedOp op) override {
-    if (count == 0) return;
-    COMM_REQUIRE(count <= static_cast<std::size_t>(INT_MAX), "library_allreduce: count exceeds INT_MAX");
-    const void* send = sendbuf == recvbuf ? MPI_IN_PLACE : sendbuf;
+  void do_library(const LibraryCall& c) override {
+    const std::size_t elem = size_of(c.type), n = static_cast<std::size_t>(size());
+    const bool root = rank() == c.root;
+    // The bytes of each buffer this rank reads or writes (0: unused here).
+    std::size_t send_bytes = c.count * elem, recv_bytes = c.count * elem;
+    switch (c.kind) {
+      case Collective::allreduce: break;
+      case Collective::broadcast: send_bytes = root ? send_bytes : 0; break;
+      case Collective::reduce: recv_bytes = root ? recv_bytes : 0; break;
+      case Collective::allgather: recv_bytes *= n; break;
+      case Collective::reduce_scatter: send_bytes *= n; break;
+      case Collective::gather: recv_bytes = root ? recv_bytes * n : 0; break;
+      case Collective::scatter: send_bytes = root ? send_bytes * n : 0; break;
+      case Collective::alltoall: send_bytes *= n; recv_bytes *= n; break;
+    }
+    COMM_REQUIRE(c.count * (c.kind == Collective::allreduce || c.kind == Collective::broadcast ||
+                                    c.kind == Collective::reduce ? 1 : n) <= static_cast<std::size_t>(INT_MAX),
+                 std::string("library_") + name_of(c.kind) + ": count exceeds INT_MAX");
     if (!stage_) {
-      COMM_MPI_CHECK(MPI_Allreduce(send, recvbuf, static_cast<int>(count), mpi_type(type), mpi_op(op), comm_));
+      run_host(c);
       return;
     }
 #ifdef COMM_WITH_CUDA
-    std::size_t bytes = count * size_of(type);
-    void* host = detail::pinned_acquire(bytes);
+    // Device buffers through pinned host memory: one region per buffer, or one for both when
+    // one lies inside the other (in place), so that the pointer relation MPI_IN_PLACE relies
+    // on holds on the host copies too.
+    auto* sb = static_cast<const char*>(c.sendbuf);
+    auto* rb = static_cast<char*>(c.recvbuf);
+    auto inside = [](const char* p, std::size_t pb, const char* q, std::size_t qb) {
+      return pb > 0 && qb >= pb && p >= q && p + pb <= q + qb;
+    };
+    LibraryCall h = c;
+    void* region = nullptr;
+    void* extra = nullptr;
     try {
-      detail::device_copy(host, false, sendbuf, true, bytes);
-      COMM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, host, static_cast<int>(count), mpi_type(type), mpi_op(op), comm_));
-      detail::device_copy(recvbuf, true, host, false, bytes);
+      if (send_bytes > 0 && recv_bytes > 0 && inside(sb, send_bytes, rb, recv_bytes)) {
+        region = detail::pinned_acquire(recv_bytes);
+        detail::device_copy(region, false, rb, true, recv_bytes);
+        h.recvbuf = region;
+        h.sendbuf = static_cast<char*>(region) + (sb - rb);
+        run_host(h);
+        detail::device_copy(rb, true, region, false, recv_bytes);
+      } else if (send_bytes > 0 && recv_bytes > 0 && inside(rb, recv_bytes, sb, send_bytes)) {
+        region = detail::pinned_acquire(send_bytes);
+        detail::device_copy(region, false, sb, true, send_bytes);
+        h.sendbuf = region;
+        h.recvbuf = static_cast<char*>(region) + (rb - sb);
+        run_host(h);
+        detail::device_copy(rb, true, h.recvbuf, false, recv_bytes);
+      } else {
+        if (send_bytes > 0) {
+          region = detail::pinned_acquire(send_bytes);
+          detail::device_copy(region, false, sb, true, send_bytes);
+          h.sendbuf = region;
+        }
+        if (recv_bytes > 0) {
+          extra = detail::pinned_acquire(recv_bytes);
+          h.recvbuf = extra;
+        }
+        run_host(h);
+        if (recv_bytes > 0) detail::device_copy(rb, true, extra, false, recv_bytes);
+      }
     } catch (...) {
-      detail::pinned_release(host);
+      if (region) detail::pinned_release(region);
+      if (extra) detail::pinned_release(extra);
       throw;
     }
-    detail::pinned_release(host);
+    if (region) detail::pinned_release(region);
+    if (extra) detail::pinned_release(extra);
 #endif
   }
 
@@ -244,6 +293,51 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
+  /// The MPI call of `c` on host (or MPI-accessible) buffers.
+  void run_host(const LibraryCall& c) {
+    const int count = static_cast<int>(c.count);
+    const MPI_Datatype t = mpi_type(c.type);
+    const std::size_t block = c.count * size_of(c.type);
+    auto* sb = static_cast<const char*>(c.sendbuf);
+    auto* rb = static_cast<char*>(c.recvbuf);
+    const bool root = rank() == c.root;
+    switch (c.kind) {
+      case Collective::allreduce:
+        COMM_MPI_CHECK(MPI_Allreduce(sb == rb ? MPI_IN_PLACE : sb, rb, count, t, mpi_op(c.op), comm_));
+        return;
+      case Collective::broadcast:
+        if (root && sb != rb) std::memcpy(rb, sb, block);
+        COMM_MPI_CHECK(MPI_Bcast(rb, count, t, c.root, comm_));
+        return;
+      case Collective::reduce:
+        COMM_MPI_CHECK(MPI_Reduce(root && sb == rb ? MPI_IN_PLACE : sb, rb, count, t, mpi_op(c.op), c.root, comm_));
+        return;
+      case Collective::allgather:
+        COMM_MPI_CHECK(MPI_Allgather(sb == rb + rank() * block ? MPI_IN_PLACE : sb, count, t, rb, count, t, comm_));
+        return;
+      case Collective::reduce_scatter:
+        if (rb == sb + rank() * block) {
+          // NCCL's in place (result at the rank's own block) from MPI's (result at the front).
+          COMM_MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<char*>(sb), count, t, mpi_op(c.op), comm_));
+          if (rank() != 0) std::memmove(rb, sb, block);
+        } else {
+          COMM_MPI_CHECK(MPI_Reduce_scatter_block(sb, rb, count, t, mpi_op(c.op), comm_));
+        }
+        return;
+      case Collective::gather:
+        COMM_MPI_CHECK(MPI_Gather(root && sb == rb + rank() * block ? MPI_IN_PLACE : sb, count, t, rb, count, t, c.root,
+                                  comm_));
+        return;
+      case Collective::scatter:
+        COMM_MPI_CHECK(MPI_Scatter(sb, count, t, root && rb == sb + rank() * block ? MPI_IN_PLACE : rb, count, t,
+                                   c.root, comm_));
+        return;
+      case Collective::alltoall:
+        COMM_MPI_CHECK(MPI_Alltoall(sb == rb ? MPI_IN_PLACE : sb, count, t, rb, count, t, comm_));
+        return;
+    }
+  }
+
   MPI_Comm comm_;
   bool stage_ = false;
 };

@@ -114,10 +114,70 @@ class NcclCommunicator final : public Communicator {
     COMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     COMM_MPI_CHECK(MPI_Barrier(mpi_));
   }
-  void do_library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
-                            RedOp op) override {
+  void do_library(const LibraryCall& c) override {
     flush();
-    COMM_NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, count, nccl_type(type), nccl_op(op), nccl_, stream_));
+    const ncclDataType_t t = nccl_type(c.type);
+    const std::size_t block = c.count * size_of(c.type);
+    auto* sb = static_cast<const char*>(c.sendbuf);
+    auto* rb = static_cast<char*>(c.recvbuf);
+    const int n = size(), me = rank();
+    switch (c.kind) {
+      case Collective::allreduce:
+        COMM_NCCL_CHECK(ncclAllReduce(sb, rb, c.count, t, nccl_op(c.op), nccl_, stream_));
+        break;
+      case Collective::broadcast:
+        COMM_NCCL_CHECK(ncclBroadcast(sb, rb, c.count, t, c.root, nccl_, stream_));
+        break;
+      case Collective::reduce:
+        COMM_NCCL_CHECK(ncclReduce(sb, rb, c.count, t, nccl_op(c.op), c.root, nccl_, stream_));
+        break;
+      case Collective::allgather:
+        COMM_NCCL_CHECK(ncclAllGather(sb, rb, c.count, t, nccl_, stream_));
+        break;
+      case Collective::reduce_scatter:
+        COMM_NCCL_CHECK(ncclReduceScatter(sb, rb, c.count, t, nccl_op(c.op), nccl_, stream_));
+        break;
+      // Gather, scatter and all-to-all as nccl-tests builds them: grouped send/recv.
+      case Collective::gather:
+        COMM_NCCL_CHECK(ncclGroupStart());
+        if (me == c.root) {
+          for (int r = 0; r < n; ++r)
+            if (r != me) COMM_NCCL_CHECK(ncclRecv(rb + r * block, c.count, t, r, nccl_, stream_));
+        } else {
+          COMM_NCCL_CHECK(ncclSend(sb, c.count, t, c.root, nccl_, stream_));
+        }
+        COMM_NCCL_CHECK(ncclGroupEnd());
+        if (me == c.root && sb != rb + me * block)
+          COMM_CUDA_CHECK(cudaMemcpyAsync(rb + me * block, sb, block, cudaMemcpyDeviceToDevice, stream_));
+        break;
+      case Collective::scatter:
+        COMM_NCCL_CHECK(ncclGroupStart());
+        if (me == c.root) {
+          for (int r = 0; r < n; ++r)
+            if (r != me) COMM_NCCL_CHECK(ncclSend(sb + r * block, c.count, t, r, nccl_, stream_));
+        } else {
+          COMM_NCCL_CHECK(ncclRecv(rb, c.count, t, c.root, nccl_, stream_));
+        }
+        COMM_NCCL_CHECK(ncclGroupEnd());
+        if (me == c.root && rb != sb + me * block)
+          COMM_CUDA_CHECK(cudaMemcpyAsync(rb, sb + me * block, block, cudaMemcpyDeviceToDevice, stream_));
+        break;
+      case Collective::alltoall: {
+        const char* src = sb;
+        if (sb == rb) {  // in place: send from a copy
+          if (inplace_copy_.bytes() < block * n) inplace_copy_ = allocate(block * n);
+          src = static_cast<const char*>(inplace_copy_.data());
+          COMM_CUDA_CHECK(cudaMemcpyAsync(const_cast<char*>(src), sb, block * n, cudaMemcpyDeviceToDevice, stream_));
+        }
+        COMM_NCCL_CHECK(ncclGroupStart());
+        for (int r = 0; r < n; ++r) {
+          COMM_NCCL_CHECK(ncclSend(src + r * block, c.count, t, r, nccl_, stream_));
+          COMM_NCCL_CHECK(ncclRecv(rb + r * block, c.count, t, r, nccl_, stream_));
+        }
+        COMM_NCCL_CHECK(ncclGroupEnd());
+        break;
+      }
+    }
     COMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   void abandon(detail::RequestImpl* impl) noexcept override {
@@ -148,6 +208,7 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t nccl_;
   cudaStream_t stream_;
   std::vector<NcclRequest*> queued_;
+  Buffer inplace_copy_;  // the send side of an in-place library all-to-all
 };
 
 }  // namespace

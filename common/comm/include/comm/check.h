@@ -50,7 +50,8 @@ std::string sweep_allreduce(const std::function<AllreduceFn(std::size_t count, D
                             RedOp op, std::size_t* cases);
 
 /// Sizes of the sweep every collective check runs: 0, 1, 7, n-1, n+1 elements and
-/// 1 MiB / sizeof(T) + 3 elements (duplicates removed).
+/// 1 MiB / sizeof(T) + 3 elements (duplicates removed); per rank (per block) for gather,
+/// scatter, all-gather, reduce-scatter and all-to-all.
 std::vector<std::size_t> sweep_counts(int nranks, DataType type);
 
 /// One all-reduce check: inputs of `mode` for `count` elements, out of place or in place.
@@ -70,5 +71,38 @@ struct Range {
   std::size_t offset = 0, count = 0;
 };
 Range reference_chunk(std::size_t count, int n, int c);
+
+// ---- the other collectives (broadcast, reduce, gather, scatter, all-to-all, ...) --------
+
+/// A lab's collective in NCCL's form (see comm::LibraryCall for counts and in place); the
+/// arguments a collective does not take (op, root) are ignored by its adapter.
+using CollectiveFn = std::function<void(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
+                                        RedOp op, int root, Communicator& comm)>;
+
+struct CollectiveCase {
+  Collective kind = Collective::broadcast;
+  std::size_t count = 0;
+  DataType type = DataType::f32;
+  RedOp op = RedOp::sum;
+  int root = 0;
+  bool in_place = false;
+};
+
+/// "broadcast of 7 float from root 2 (in place, 3 ranks)".
+std::string describe(const CollectiveCase& c, int nranks);
+
+/// Runs `fn` and the library's collective (MPI_Bcast, MPI_Reduce, ...) on the same inputs and
+/// compares every rank's result bit for bit, and that the buffers the collective must not
+/// change (an out-of-place send buffer; the receive buffer of reduce and gather on the other
+/// ranks) are unchanged. Returns "" or a learner-facing report gathered from all ranks that
+/// names the rank, the element, the block it belongs to and where it should have come from.
+std::string check_collective(const CollectiveFn& fn, const CollectiveCase& c);
+
+/// The roots a sweep tries on n ranks: 0, n-1 and n/2 (duplicates removed).
+std::vector<int> sweep_roots(int nranks);
+
+/// check_collective over sweep_counts x sweep_roots (rooted collectives) x out of place and
+/// in place, stopping at the first failing case; *cases counts the cases that passed.
+std::string sweep_collective(const CollectiveFn& fn, Collective kind, DataType type, RedOp op, std::size_t* cases);
 
 }  // namespace comm::check

@@ -1,8 +1,8 @@
 // The communicator: rank, size, blocking and non-blocking point-to-point, wait, barrier.
 //
-// Labs write collectives on top of these calls only. The library collective
-// (library_allreduce: MPI_Allreduce or ncclAllReduce) is there as the correctness reference
-// and the performance baseline, never as a building block for lab code.
+// Labs write collectives on top of these calls only. The library collectives (library_*:
+// MPI_Allreduce, MPI_Bcast, ... or ncclAllReduce, ncclBroadcast, ...) are there as the
+// correctness reference and the performance baseline, never as building blocks for lab code.
 //
 // Semantics (the same on every backend):
 // - send/recv block until the buffer may be reused. A blocking send may wait for the matching
@@ -51,6 +51,34 @@ struct MessageTime {
   std::size_t bytes = 0;
   double posted = 0;     ///< wtime() when send/recv/isend/irecv was called
   double completed = 0;  ///< wtime() when send/recv returned or the request's wait completed
+};
+
+/// The eight collectives of NCCL (and their MPI equivalents), for the library_* calls.
+enum class Collective : std::int32_t {
+  allreduce = 0,
+  broadcast = 1,
+  reduce = 2,
+  allgather = 3,
+  reduce_scatter = 4,
+  gather = 5,
+  scatter = 6,
+  alltoall = 7,
+};
+const char* name_of(Collective c);
+
+/// One library collective call, in NCCL's conventions: `count` is the element count of a
+/// broadcast, reduce or all-reduce buffer, and the per-rank (per-block) count of the others.
+/// In place is expressed by pointers as in NCCL: sendbuf == recvbuf (all-reduce, broadcast,
+/// reduce, all-to-all), sendbuf == recvbuf + rank * count (all-gather, gather on the root),
+/// recvbuf == sendbuf + rank * count (reduce-scatter, scatter on the root).
+struct LibraryCall {
+  Collective kind = Collective::allreduce;
+  const void* sendbuf = nullptr;
+  void* recvbuf = nullptr;
+  std::size_t count = 0;
+  DataType type = DataType::f32;
+  RedOp op = RedOp::sum;
+  int root = 0;
 };
 
 namespace detail {
@@ -114,6 +142,18 @@ class Communicator {
 
   /// The library's own all-reduce: the reference and the baseline (in place if send == recv).
   void library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, RedOp op);
+  /// The library's other collectives (see LibraryCall for counts and in place). Buffers a
+  /// rank does not use may be null: recvbuf of reduce and gather and sendbuf of broadcast and
+  /// scatter on ranks other than the root.
+  void library_broadcast(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, int root);
+  void library_reduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, RedOp op, int root);
+  void library_allgather(const void* sendbuf, void* recvbuf, std::size_t count, DataType type);
+  void library_reduce_scatter(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, RedOp op);
+  void library_gather(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, int root);
+  void library_scatter(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, int root);
+  void library_alltoall(const void* sendbuf, void* recvbuf, std::size_t count, DataType type);
+  /// Any of them.
+  void library(const LibraryCall& call);
   /// Seconds on a monotonic clock (MPI_Wtime on the MPI backend).
   virtual double wtime() const = 0;
 
@@ -138,8 +178,8 @@ class Communicator {
   /// Completes all of `impls` (entries may be null: already completed).
   virtual void do_wait_all(detail::RequestImpl** impls, std::size_t n) = 0;
   virtual void do_barrier() = 0;
-  virtual void do_library_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
-                                    RedOp op) = 0;
+  /// The library collective `call` (arguments already validated).
+  virtual void do_library(const LibraryCall& call) = 0;
   /// Called by ~Request for a request that was never waited: release it without throwing.
   virtual void abandon(detail::RequestImpl* impl) noexcept = 0;
 

@@ -33,6 +33,7 @@ enum class Op : std::int32_t {
   barrier = 5,
   library_allreduce = 6,
   text = 7,
+  library = 8,  ///< another library collective: peer = root, tag = comm::Collective
 };
 
 /// The rank is about to block in `op`; `nreq` > 1 for a wait_all over several requests.
