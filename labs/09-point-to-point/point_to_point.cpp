@@ -39,4 +39,38 @@ double predicted_naive_allreduce_time(const AlphaBeta& m, int n, std::size_t byt
   COMM_NOT_IMPLEMENTED("predicted_naive_allreduce_time");
 }
 
+void linear_broadcast(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                      comm::Communicator& comm) {
+  // TODO(step 5): on the root, copy sendbuf to recvbuf unless in place, then send recvbuf to
+  // every other rank (isend them all, then wait_all); the others receive into recvbuf.
+  (void)sendbuf, (void)recvbuf, (void)count, (void)type, (void)root, (void)comm;
+  COMM_NOT_IMPLEMENTED("linear_broadcast");
+}
+
+void linear_reduce(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, comm::RedOp op,
+                   int root, comm::Communicator& comm) {
+  // TODO(step 5): like the first half of naive_allreduce, with any root: the others send
+  // sendbuf to the root; the root copies its own sendbuf to recvbuf (unless in place) and
+  // reduces each incoming buffer (received into comm.scratch) into recvbuf, in rank order.
+  (void)sendbuf, (void)recvbuf, (void)count, (void)type, (void)op, (void)root, (void)comm;
+  COMM_NOT_IMPLEMENTED("linear_reduce");
+}
+
+void linear_gather(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                   comm::Communicator& comm) {
+  // TODO(step 6): the root posts one irecv per other rank straight into its block of recvbuf
+  // (block q starts at byte q * count * size_of(type)) and copies its own block unless in
+  // place; the others send sendbuf to the root.
+  (void)sendbuf, (void)recvbuf, (void)count, (void)type, (void)root, (void)comm;
+  COMM_NOT_IMPLEMENTED("linear_gather");
+}
+
+void linear_scatter(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                    comm::Communicator& comm) {
+  // TODO(step 6): the mirror of linear_gather: the root isends block q of sendbuf to rank q
+  // and copies its own block unless in place; the others receive into recvbuf.
+  (void)sendbuf, (void)recvbuf, (void)count, (void)type, (void)root, (void)comm;
+  COMM_NOT_IMPLEMENTED("linear_scatter");
+}
+
 }  // namespace lab09

@@ -45,4 +45,33 @@ void naive_allreduce(const void* sendbuf, void* recvbuf, std::size_t count, comm
 /// root handles 2(n-1) messages one after another, 2 (n-1) (alpha + bytes * beta).
 double predicted_naive_allreduce_time(const AlphaBeta& m, int n, std::size_t bytes);
 
+// Steps 5 and 6: the rooted collectives, linear (the root talks to every other rank in turn).
+// They follow NCCL's conventions, which the checker compares against MPI_Bcast, MPI_Reduce,
+// MPI_Gather and MPI_Scatter bit for bit:
+// - any root 0..n-1; `count` elements (broadcast, reduce) or elements per rank (gather,
+//   scatter; the root's buffer of n*count elements holds rank q's block at q*count);
+// - in place: sendbuf == recvbuf (broadcast, reduce), sendbuf == recvbuf + root*count
+//   elements (gather, on the root), recvbuf == sendbuf + root*count elements (scatter, on
+//   the root); out of place the send buffer stays unchanged;
+// - the buffers a rank does not use may be null: sendbuf of broadcast and scatter, recvbuf of
+//   reduce and gather on ranks other than the root. Those receive buffers are not yours to
+//   write: keep partial results in comm.scratch().
+
+/// Step 5. Broadcast: the root sends its `count` elements to every other rank (n-1 messages).
+void linear_broadcast(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                      comm::Communicator& comm);
+
+/// Step 5. Reduce: every other rank sends its buffer to the root, which reduces them into its
+/// recvbuf in rank order.
+void linear_reduce(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, comm::RedOp op,
+                   int root, comm::Communicator& comm);
+
+/// Step 6. Gather: every rank's `count` elements end in block `rank` of the root's recvbuf.
+void linear_gather(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                   comm::Communicator& comm);
+
+/// Step 6. Scatter: block q of the root's sendbuf ends in rank q's recvbuf.
+void linear_scatter(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                    comm::Communicator& comm);
+
 }  // namespace lab09

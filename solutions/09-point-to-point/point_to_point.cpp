@@ -81,4 +81,69 @@ double predicted_naive_allreduce_time(const AlphaBeta& m, int n, std::size_t byt
   return 2.0 * (n - 1) * (m.alpha + static_cast<double>(bytes) * m.beta);
 }
 
+void linear_broadcast(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                      comm::Communicator& comm) {
+  const std::size_t bytes = count * comm::size_of(type);
+  if (comm.rank() != root) {
+    comm.recv(recvbuf, bytes, root, 0);
+    return;
+  }
+  if (sendbuf != recvbuf) comm.copy(recvbuf, sendbuf, bytes);
+  // All sends at once: the root's link is the bottleneck either way, and no receiver waits
+  // for an earlier one to finish receiving.
+  std::vector<comm::Request> sends;
+  for (int r = 0; r < comm.size(); ++r)
+    if (r != root) sends.push_back(comm.isend(recvbuf, bytes, r, 0));
+  comm.wait_all(sends);
+}
+
+void linear_reduce(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, comm::RedOp op,
+                   int root, comm::Communicator& comm) {
+  const std::size_t bytes = count * comm::size_of(type);
+  if (comm.rank() != root) {
+    comm.send(sendbuf, bytes, root, 0);
+    return;
+  }
+  if (sendbuf != recvbuf) comm.copy(recvbuf, sendbuf, bytes);
+  // One receive at a time into one scratch buffer: memory stays one buffer whatever n is.
+  void* incoming = comm.scratch(bytes);
+  for (int r = 0; r < comm.size(); ++r) {
+    if (r == root) continue;
+    comm.recv(incoming, bytes, r, 0);
+    comm.reduce(recvbuf, incoming, count, type, op);
+  }
+}
+
+void linear_gather(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                   comm::Communicator& comm) {
+  const std::size_t block = count * comm::size_of(type);
+  if (comm.rank() != root) {
+    comm.send(sendbuf, block, root, 0);
+    return;
+  }
+  char* out = static_cast<char*>(recvbuf);
+  std::vector<comm::Request> recvs;
+  for (int r = 0; r < comm.size(); ++r)
+    if (r != root) recvs.push_back(comm.irecv(out + static_cast<std::size_t>(r) * block, block, r, 0));
+  char* own = out + static_cast<std::size_t>(root) * block;
+  if (sendbuf != own) comm.copy(own, sendbuf, block);
+  comm.wait_all(recvs);
+}
+
+void linear_scatter(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                    comm::Communicator& comm) {
+  const std::size_t block = count * comm::size_of(type);
+  if (comm.rank() != root) {
+    comm.recv(recvbuf, block, root, 0);
+    return;
+  }
+  const char* in = static_cast<const char*>(sendbuf);
+  std::vector<comm::Request> sends;
+  for (int r = 0; r < comm.size(); ++r)
+    if (r != root) sends.push_back(comm.isend(in + static_cast<std::size_t>(r) * block, block, r, 0));
+  const char* own = in + static_cast<std::size_t>(root) * block;
+  if (recvbuf != own) comm.copy(recvbuf, own, block);
+  comm.wait_all(sends);
+}
+
 }  // namespace lab09

@@ -421,7 +421,7 @@ TEST(Check, CollectiveCheckPassesTheLibraryAndNamesMistakes) {
       for (int q = 0; q < n; ++q) std::memcpy(static_cast<char*>(r) + ((q + 1) % n) * b, all.data() + q * b, b);
   };
   d = comm::check::check_collective(shifted, {Collective::gather, 3, DataType::i32, RedOp::sum, n - 1, false});
-  EXPECT_NE(d.find("first at index 0 (block 0, element 0 of rank 0's send buffer at 0)"), std::string::npos) << d;
+  EXPECT_NE(d.find("first at index 0 (block 0: element 0 of rank 0's sendbuf)"), std::string::npos) << d;
   EXPECT_NE(d.find("which is rank " + std::to_string(n - 1) + "'s send element 0"), std::string::npos) << d;
   // A reduce that writes partial sums into every rank's receive buffer.
   comm::check::CollectiveFn scribbles = [](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root,
@@ -429,6 +429,14 @@ TEST(Check, CollectiveCheckPassesTheLibraryAndNamesMistakes) {
     cm.library_allreduce(s, r, c, t, op);
     (void)root;
   };
+  // A reduce that leaves out the root's own contribution.
+  comm::check::CollectiveFn no_root = [](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root,
+                                         comm::Communicator& cm) {
+    std::vector<char> zero(c * comm::size_of(t), 0);
+    cm.library_reduce(cm.rank() == root ? zero.data() : s, r, c, t, op, root);
+  };
+  d = comm::check::check_collective(no_root, {Collective::reduce, 4, DataType::i32, RedOp::sum, 1, false});
+  EXPECT_NE(d.find("the reduction over every rank but rank 1 (its contribution is missing)"), std::string::npos) << d;
   d = comm::check::check_collective(scribbles, {Collective::reduce, 4, DataType::f64, RedOp::max, 0, false});
   EXPECT_NE(d.find("(not the root) was written"), std::string::npos) << d;
 }

@@ -216,3 +216,98 @@ TEST(Correctness, PredictedNaiveTimeFollowsTheModel) {
   if (!ni.empty()) FAIL() << ni;
   EXPECT_TRUE(failure.empty()) << failure;
 }
+
+// ---- steps 5 and 6: linear broadcast, reduce, gather and scatter ----------------------------
+
+namespace {
+
+using comm::Collective;
+
+comm::check::CollectiveFn linear(Collective kind) {
+  return [kind](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root, comm::Communicator& w) {
+    switch (kind) {
+      case Collective::broadcast: lab09::linear_broadcast(s, r, c, t, root, w); break;
+      case Collective::reduce: lab09::linear_reduce(s, r, c, t, op, root, w); break;
+      case Collective::gather: lab09::linear_gather(s, r, c, t, root, w); break;
+      case Collective::scatter: lab09::linear_scatter(s, r, c, t, root, w); break;
+      default: COMM_THROW("no linear version of this collective");
+    }
+  };
+}
+
+// Sweeps of `kind` (counts, roots, in and out of place) for each type and operator, compared
+// bit for bit with the library's collective.
+void collective_sweep(Collective kind, std::vector<std::pair<DataType, RedOp>> cases_of) {
+  std::size_t cases = 0;
+  record("threshold", std::string("bit-exact on every rank against the library's ") + comm::name_of(kind));
+  for (auto [type, op] : cases_of) {
+    std::size_t passed = 0;
+    std::string failure = comm::check::sweep_collective(linear(kind), kind, type, op, &passed);
+    cases += passed;
+    if (!failure.empty()) {
+      record("measured", std::to_string(cases) + " cases passed before the failing one");
+      FAIL() << failure;
+    }
+  }
+  record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
+}
+
+}  // namespace
+
+TEST(Correctness, LinearBroadcast) {
+  collective_sweep(Collective::broadcast, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
+}
+TEST(Correctness, LinearReduce) {
+  collective_sweep(Collective::reduce,
+                   {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::max}, {DataType::f64, RedOp::sum}});
+}
+TEST(Correctness, LinearGather) {
+  collective_sweep(Collective::gather, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
+}
+TEST(Correctness, LinearScatter) {
+  collective_sweep(Collective::scatter, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
+}
+
+// Linear means one step: the root exchanges one message with each other rank, the others one
+// message with the root. A relay (a chain or a tree) gives the same result and fails here.
+TEST(Correctness, LinearCollectivesTalkToTheRootOnly) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank(), root = n - 1;
+  const std::size_t count = 1000, block = count * 4;
+  comm::Buffer send = w.allocate(block * n), recv = w.allocate(block * n);
+  comm::fill_bytes(send.data(), send.space(), 0, block * n);
+  std::ostringstream local;
+  for (Collective kind : {Collective::broadcast, Collective::reduce, Collective::gather, Collective::scatter}) {
+    w.reset_stats();
+    w.record_message_times(true);
+    std::string ni = run_lab_code([&] { linear(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); });
+    w.record_message_times(false);
+    if (!ni.empty()) FAIL() << ni;
+    // Data flows out of the root for broadcast and scatter, into it for reduce and gather.
+    const bool outward = kind == Collective::broadcast || kind == Collective::scatter;
+    std::size_t to_root = 0, from_root = 0, others = 0;
+    for (const comm::MessageTime& m : w.message_times()) {
+      if (m.peer != root) ++others;
+      else if (m.recv) ++from_root;
+      else ++to_root;
+    }
+    const comm::Stats st = w.stats();
+    const std::uint64_t peers = static_cast<std::uint64_t>(n - 1);
+    std::ostringstream why;
+    if (r == root) {
+      const std::uint64_t out = outward ? peers : 0, in = outward ? 0 : peers;
+      if (st.sends != out || st.recvs != in)
+        why << "the root sent " << st.sends << " and received " << st.recvs << " messages, expected " << out
+            << " and " << in << " (one " << (outward ? "to" : "from") << " each other rank)";
+    } else if (others > 0 || (outward ? from_root != 1 || to_root != 0 : to_root != 1 || from_root != 0)) {
+      why << "rank " << r << " exchanged " << others << " messages with ranks other than the root and "
+          << (outward ? from_root : to_root) << " with the root, expected exactly one " << (outward ? "from" : "to")
+          << " root " << root << " and nothing else";
+    }
+    if (!why.str().empty())
+      local << comm::name_of(kind) << " of " << count << " float from root " << root << ": " << why.str()
+            << "; a linear " << comm::name_of(kind) << " has no relays (trees are lab 11).\n";
+  }
+  record("measured", "messages per rank counted for broadcast, reduce, gather and scatter");
+  if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
+}

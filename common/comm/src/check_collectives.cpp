@@ -79,6 +79,48 @@ bool sends_value(const CollectiveCase& c, int n, int q, std::size_t j, const cha
   });
 }
 
+// For a reduction: whether `got` is the reduction with one rank's contribution left out or
+// counted twice (the usual mistakes), as text, or "".
+std::string reduction_mixup(const CollectiveCase& c, int n, int r, std::size_t i, const char* got) {
+  // Element i of this rank's result reduces element j of every rank's send buffer.
+  const std::size_t j = c.kind == Collective::reduce_scatter ? static_cast<std::size_t>(r) * c.count + i : i;
+  return dispatch(c.type, [&](auto zero) -> std::string {
+    using T = decltype(zero);
+    T g;
+    std::memcpy(&g, got, sizeof g);
+    auto value = [&](int q) { return input_value<T>(DataMode::verifiable, c.op, n, q, j, seed_of(c)); };
+    auto combine = [&](T a, T b) -> T {
+      switch (c.op) {
+        case RedOp::sum: return static_cast<T>(a + b);
+        case RedOp::prod: return static_cast<T>(a * b);
+        case RedOp::min: return b < a ? b : a;
+        case RedOp::max: return b > a ? b : a;
+      }
+      return a;
+    };
+    for (int q = 0; q < n; ++q) {
+      bool first = true;
+      T without{}, twice{};
+      for (int p = 0; p < n; ++p) {
+        const T v = value(p);
+        twice = p == 0 ? v : combine(twice, v);
+        if (p == q) {
+          twice = combine(twice, v);
+          continue;
+        }
+        without = first ? v : combine(without, v);
+        first = false;
+      }
+      if (n > 1 && std::memcmp(&without, &g, sizeof g) == 0)
+        return "the reduction over every rank but rank " + std::to_string(q) + " (its contribution is missing)";
+      if (std::memcmp(&twice, &g, sizeof g) == 0 && c.op != RedOp::min && c.op != RedOp::max)
+        return "the reduction with rank " + std::to_string(q) + "'s contribution counted twice";
+    }
+    if (std::memcmp(&g, &zero, sizeof g) == 0) return "zero";
+    return "";
+  });
+}
+
 std::string sentinel_or_value(DataType t, const char* p) {
   bool all_ff = true;
   for (std::size_t i = 0; i < size_of(t); ++i) all_ff = all_ff && static_cast<unsigned char>(p[i]) == 0xff;
@@ -186,16 +228,31 @@ std::string check_collective(const CollectiveFn& fn, const CollectiveCase& c) {
       const char* g = got.data() + m.index * elem;
       local << describe(c, n) << ": " << wrong << " of " << recv_n << " elements of recvbuf wrong; first at index "
             << m.index;
-      if (!reduces(c.kind) && c.kind != Collective::broadcast && c.count > 0) {
-        const Source s = source_of(c, r, m.index);
-        local << " (block " << m.index / c.count << ", element " << m.index % c.count << " of rank " << s.rank
-              << "'s send buffer at " << s.index << ")";
-      } else if (c.kind == Collective::broadcast) {
-        local << " (element " << m.index << " of root " << c.root << "'s buffer)";
+      if (c.count > 0) {
+        const Source src = source_of(c, r, m.index);
+        const std::size_t b = m.index / c.count, k = m.index % c.count;
+        switch (c.kind) {
+          case Collective::broadcast: local << " (root " << c.root << "'s element " << m.index << ")"; break;
+          case Collective::gather:
+          case Collective::allgather:
+            local << " (block " << b << ": element " << k << " of rank " << b << "'s sendbuf)";
+            break;
+          case Collective::scatter:
+            local << " (root " << c.root << "'s send element " << src.index << ", in its block for rank " << r << ")";
+            break;
+          case Collective::alltoall:
+            local << " (block " << b << ": element " << k << " of rank " << b << "'s block for rank " << r
+                  << ", its send element " << src.index << ")";
+            break;
+          default: break;
+        }
       }
       local << ": expected " << value_text(c.type, want.data() + m.index * elem) << " (what the library's "
             << name_of(c.kind) << " gives), got " << sentinel_or_value(c.type, g);
-      if (!reduces(c.kind)) {
+      if (reduces(c.kind)) {
+        const std::string d = reduction_mixup(c, n, r, m.index, g);
+        if (!d.empty()) local << ", which is " << d;
+      } else {
         // Whose value arrived instead: the same element of another rank, or another block.
         std::string from;
         const std::size_t blocks = std::max<std::size_t>(send_n / std::max<std::size_t>(c.count, 1), 1);
