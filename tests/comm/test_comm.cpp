@@ -440,3 +440,38 @@ TEST(Check, CollectiveCheckPassesTheLibraryAndNamesMistakes) {
   d = comm::check::check_collective(scribbles, {Collective::reduce, 4, DataType::f64, RedOp::max, 0, false});
   EXPECT_NE(d.find("(not the root) was written"), std::string::npos) << d;
 }
+
+TEST(Harness, EveryCollectiveSweepsWithBusFactorsAndCountsWrongElements) {
+  using comm::Collective;
+  comm::Communicator& w = world();
+  const int n = w.size();
+  comm::HarnessOptions o;
+  o.min_bytes = 64;
+  o.max_bytes = 64 * 1024;
+  o.step_factor = 32;
+  o.iters = 2;
+  o.warmup = 1;
+  o.root = n - 1;
+  EXPECT_DOUBLE_EQ(comm::bus_factor(Collective::broadcast, 4), 1.0);
+  EXPECT_DOUBLE_EQ(comm::bus_factor(Collective::alltoall, 4), 0.75);
+  EXPECT_DOUBLE_EQ(comm::bus_factor(Collective::allreduce, 4), 1.5);
+  EXPECT_EQ(comm::collective_bytes(Collective::gather, 10, DataType::f32, 4), 160u);
+  for (Collective kind : {Collective::broadcast, Collective::reduce, Collective::allgather, Collective::reduce_scatter,
+                          Collective::gather, Collective::scatter, Collective::alltoall}) {
+    // The library, and a version that leaves recvbuf as it was.
+    comm::CollectiveImplementation idle{"idle", [](const void*, void*, std::size_t, DataType, RedOp, int,
+                                                   comm::Communicator&) {}};
+    auto res = comm::run_collective_sweep(w, kind, {comm::library_implementation(w, kind), idle}, o, nullptr);
+    ASSERT_FALSE(res.empty()) << comm::name_of(kind);
+    for (const auto& r : res) {
+      EXPECT_EQ(r.bytes % (comm::collective_bytes(kind, 1, DataType::f32, n)), 0u);
+      if (r.impl == "mpi") {
+        EXPECT_EQ(r.out_of_place.wrong, 0u) << comm::name_of(kind) << " " << r.bytes;
+        EXPECT_EQ(r.in_place.wrong, 0u) << comm::name_of(kind) << " " << r.bytes;
+        EXPECT_NEAR(r.out_of_place.busbw, r.out_of_place.algbw * comm::bus_factor(kind, n), 1e-9);
+      } else if (n > 1) {
+        EXPECT_GT(r.out_of_place.wrong, 0u) << comm::name_of(kind) << " " << r.bytes;
+      }
+    }
+  }
+}

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "comm/error.h"
+#include "comm/verify.h"
 
 namespace comm {
 
@@ -54,6 +55,7 @@ HarnessOptions parse_harness_options(int argc, char** argv, std::vector<std::str
     else if (a == "-c" || a == "--check") o.check = to_int(value(i), "-c") != 0;
     else if (a == "-d" || a == "--datatype") o.type = parse_data_type(value(i));
     else if (a == "-o" || a == "--op") o.op = parse_red_op(value(i));
+    else if (a == "-r" || a == "--root") o.root = to_int(value(i), "-r");
     else if (a == "--data") o.data = parse_data_mode(value(i));
     else if (a == "--seed") o.seed = static_cast<std::uint64_t>(to_int(value(i), "--seed"));
     else if (a == "--no-in-place") o.in_place = false;
@@ -204,6 +206,190 @@ std::vector<Result> run_allreduce_sweep(Communicator& comm, const std::vector<Im
         std::fprintf(out, " %11zu %13zu %8s %6s %10s %10.2f %7.3f %7.3f %6zu", bytes, count, name_of(o.type),
                      name_of(o.op), r.impl.c_str(), r.out_of_place.time_us, r.out_of_place.algbw,
                      r.out_of_place.busbw, r.out_of_place.wrong);
+        if (o.in_place)
+          std::fprintf(out, " %10.2f %7.3f %7.3f %6zu", r.in_place.time_us, r.in_place.algbw, r.in_place.busbw,
+                       r.in_place.wrong);
+        std::fprintf(out, "\n");
+        std::fflush(out);
+      }
+      results.push_back(r);
+    }
+  }
+  return results;
+}
+
+// ---- the other seven collectives ------------------------------------------------------------
+
+namespace {
+
+bool per_rank(Collective k) {
+  return k == Collective::allgather || k == Collective::reduce_scatter || k == Collective::gather ||
+         k == Collective::scatter || k == Collective::alltoall;
+}
+std::size_t send_elems(Collective k, std::size_t count, std::size_t n) {
+  return (k == Collective::reduce_scatter || k == Collective::scatter || k == Collective::alltoall) ? count * n
+                                                                                                    : count;
+}
+std::size_t recv_elems(Collective k, std::size_t count, std::size_t n) {
+  return (k == Collective::allgather || k == Collective::gather || k == Collective::alltoall) ? count * n : count;
+}
+
+// Buffers of one implementation's run, laid out as NCCL expresses in place (only the root is
+// in place for reduce, gather and scatter).
+struct Layout {
+  Buffer a, b;
+  void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t send_bytes = 0, recv_bytes = 0;
+};
+
+Layout make_layout(Communicator& comm, Collective k, std::size_t count, DataType type, int root, bool in_place) {
+  const std::size_t n = static_cast<std::size_t>(comm.size()), elem = size_of(type), block = count * elem;
+  const std::size_t r = static_cast<std::size_t>(comm.rank());
+  Layout L;
+  L.send_bytes = send_elems(k, count, n) * elem;
+  L.recv_bytes = recv_elems(k, count, n) * elem;
+  const bool rooted_only = k == Collective::reduce || k == Collective::gather || k == Collective::scatter;
+  if (in_place && rooted_only && comm.rank() != root) in_place = false;
+  if (!in_place) {
+    L.a = comm.allocate(std::max<std::size_t>(L.send_bytes, 1));
+    L.b = comm.allocate(std::max<std::size_t>(L.recv_bytes, 1));
+    L.send = L.a.data();
+    L.recv = L.b.data();
+    return L;
+  }
+  L.a = comm.allocate(std::max<std::size_t>(std::max(L.send_bytes, L.recv_bytes), 1));
+  char* base = static_cast<char*>(L.a.data());
+  L.send = base;
+  L.recv = base;
+  if (k == Collective::allgather || k == Collective::gather) L.send = base + r * block;
+  if (k == Collective::reduce_scatter || k == Collective::scatter) L.recv = base + r * block;
+  return L;
+}
+
+bool holds_result(Collective k, const Communicator& comm, int root) {
+  return !(k == Collective::reduce || k == Collective::gather) || comm.rank() == root;
+}
+
+}  // namespace
+
+CollectiveImplementation library_implementation(const Communicator& comm, Collective kind) {
+  return {comm.backend_name(), [kind](const void* s, void* r, std::size_t count, DataType t, RedOp op, int root,
+                                      Communicator& c) { c.library({kind, s, r, count, t, op, root}); }};
+}
+
+double bus_factor(Collective kind, int nranks) {
+  const double n = nranks;
+  switch (kind) {
+    case Collective::allreduce: return allreduce_bus_factor(nranks);
+    case Collective::broadcast:
+    case Collective::reduce: return 1.0;
+    default: return n > 0 ? (n - 1) / n : 0.0;
+  }
+}
+
+std::size_t collective_bytes(Collective kind, std::size_t count, DataType type, int nranks) {
+  return count * size_of(type) * (per_rank(kind) ? static_cast<std::size_t>(nranks) : 1);
+}
+
+std::vector<Result> run_collective_sweep(Communicator& comm, Collective kind,
+                                         const std::vector<CollectiveImplementation>& impls,
+                                         const HarnessOptions& o, std::FILE* out) {
+  const int n = comm.size();
+  if (o.root < 0 || o.root >= n)
+    COMM_THROW("-r " + std::to_string(o.root) + ": the root must be a rank 0.." + std::to_string(n - 1));
+  if (comm.rank() != 0) out = nullptr;
+  const std::size_t elem = size_of(o.type);
+  const std::size_t nn = per_rank(kind) ? static_cast<std::size_t>(n) : 1;
+  if (out) {
+    std::fprintf(out, "# %s  ranks %d  root %d  backend %s  memory %s  data verifiable\n", name_of(kind), n, o.root,
+                 comm.backend_name(), name_of(comm.memory_space()));
+    std::fprintf(out, "#  size = bytes of the larger buffer; time = median over %d iterations of the maximum over "
+                      "ranks; busbw = algbw * %.3f; #wrong = elements differing from the library's result\n#\n",
+                 o.iters, bus_factor(kind, n));
+    std::fprintf(out, "#%11s %13s %8s %6s %10s %10s %7s %7s %6s %10s %7s %7s %6s\n", "size", "count", "type", "redop",
+                 "impl", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+    std::fflush(out);
+  }
+  std::vector<Result> results;
+  std::vector<std::size_t> seen;
+  for (std::size_t size : sweep_sizes(o)) {
+    const std::size_t count = size / elem / nn;
+    if (count == 0 && size > 0) continue;
+    const std::size_t bytes = count * elem * nn;
+    if (std::find(seen.begin(), seen.end(), bytes) != seen.end()) continue;  // rounded onto an earlier size
+    seen.push_back(bytes);
+    // Inputs: every rank's send buffer (verifiable data: a reduction is exact in any order).
+    const std::size_t send_n = send_elems(kind, count, static_cast<std::size_t>(n));
+    std::vector<char> input(send_n * elem);
+    fill_input(input.data(), send_n, o.type, DataMode::verifiable,
+               kind == Collective::reduce || kind == Collective::reduce_scatter ? o.op : RedOp::max, n, comm.rank(),
+               o.seed + static_cast<std::uint64_t>(kind));
+    std::vector<Result> rows(impls.size());
+    for (int pass = 0; pass < (o.in_place ? 2 : 1); ++pass) {
+      const bool in_place = pass == 1;
+      // The library's result on these inputs, the reference of #wrong.
+      std::vector<char> want;
+      if (o.check) {
+        Layout L = make_layout(comm, kind, count, o.type, o.root, in_place);
+        comm::copy(L.send, comm.memory_space(), input.data(), MemorySpace::host, input.size());
+        comm.library({kind, L.send, L.recv, count, o.type, o.op, o.root});
+        want.resize(L.recv_bytes);
+        comm::copy(want.data(), MemorySpace::host, L.recv, comm.memory_space(), L.recv_bytes);
+      }
+      std::vector<Layout> layouts;
+      for (std::size_t k = 0; k < impls.size(); ++k)
+        layouts.push_back(make_layout(comm, kind, count, o.type, o.root, in_place));
+      auto run_once = [&](std::size_t k) -> double {
+        Layout& L = layouts[k];
+        comm::copy(L.send, comm.memory_space(), input.data(), MemorySpace::host, input.size());  // fresh input
+        comm.barrier();
+        const double t0 = comm.wtime();
+        impls[k].run(L.send, L.recv, count, o.type, o.op, o.root, comm);
+        return comm.wtime() - t0;
+      };
+      const std::size_t m = impls.size();
+      for (int w = 0; w < o.warmup; ++w)
+        for (std::size_t k = 0; k < m; ++k) run_once(k);
+      std::vector<double> t(static_cast<std::size_t>(o.iters) * m, 0.0), tmax(t.size());
+      for (int it = 0; it < o.iters; ++it)
+        for (std::size_t j = 0; j < m; ++j) {
+          const std::size_t k = (j + static_cast<std::size_t>(it)) % m;
+          t[static_cast<std::size_t>(it) * m + k] = run_once(k);
+        }
+      comm.library_allreduce(t.data(), tmax.data(), t.size(), DataType::f64, RedOp::max);
+      for (std::size_t k = 0; k < m; ++k) {
+        std::vector<double> col;
+        for (int it = 0; it < o.iters; ++it) col.push_back(tmax[static_cast<std::size_t>(it) * m + k]);
+        std::sort(col.begin(), col.end());
+        const double med = col.size() % 2 ? col[col.size() / 2] : 0.5 * (col[col.size() / 2 - 1] + col[col.size() / 2]);
+        Timing& tm = in_place ? rows[k].in_place : rows[k].out_of_place;
+        tm.time_us = med * 1e6;
+        tm.algbw = med > 0 ? static_cast<double>(bytes) / med / 1e9 : 0;
+        tm.busbw = tm.algbw * bus_factor(kind, n);
+        if (o.check) {
+          // The last timed run left its result in place: compare it (fresh input each run).
+          double wrong = 0, total = 0;
+          if (holds_result(kind, comm, o.root)) {
+            std::vector<char> got(layouts[k].recv_bytes);
+            comm::copy(got.data(), MemorySpace::host, layouts[k].recv, comm.memory_space(), got.size());
+            wrong = static_cast<double>(count_wrong(got.data(), want.data(), nullptr, got.size() / elem, o.type));
+          }
+          comm.library_allreduce(&wrong, &total, 1, DataType::f64, RedOp::sum);
+          tm.wrong = static_cast<std::size_t>(total);
+        }
+      }
+    }
+    for (std::size_t k = 0; k < impls.size(); ++k) {
+      Result& r = rows[k];
+      r.impl = impls[k].name;
+      r.bytes = bytes;
+      r.count = count;
+      if (out) {
+        std::fprintf(out, " %11zu %13zu %8s %6s %10s %10.2f %7.3f %7.3f %6zu", bytes, count, name_of(o.type),
+                     kind == Collective::reduce || kind == Collective::reduce_scatter ? name_of(o.op) : "none",
+                     r.impl.c_str(), r.out_of_place.time_us, r.out_of_place.algbw, r.out_of_place.busbw,
+                     r.out_of_place.wrong);
         if (o.in_place)
           std::fprintf(out, " %10.2f %7.3f %7.3f %6zu", r.in_place.time_us, r.in_place.algbw, r.in_place.busbw,
                        r.in_place.wrong);

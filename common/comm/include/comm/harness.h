@@ -1,4 +1,5 @@
-// An all-reduce benchmark harness in the format of nccl-tests.
+// A collective benchmark harness in the format of nccl-tests (all-reduce, and the other seven
+// collectives through run_collective_sweep).
 //
 // Each implementation plugs in as a name and a function with the signature of ncclAllReduce
 // (sendbuf, recvbuf, count, type, op, communicator); in place when sendbuf == recvbuf.
@@ -47,9 +48,10 @@ struct HarnessOptions {
   DataMode data = DataMode::verifiable;      ///< --data verifiable|random
   bool in_place = true;                      ///< --no-in-place turns the in-place half off
   std::uint64_t seed = 1;                    ///< --seed
+  int root = 0;                              ///< -r  (broadcast, reduce, gather, scatter)
 };
 
-/// Parses nccl-tests' flags -b -e -f -i -n -w -c -d -o (sizes accept K, M, G suffixes) and
+/// Parses nccl-tests' flags -b -e -f -i -n -w -c -d -o -r (sizes accept K, M, G suffixes) and
 /// --data, --seed, --no-in-place. Arguments it does not know are returned in `rest`.
 /// Throws comm::Error on a malformed value. Flags not given keep their value in `defaults`.
 HarnessOptions parse_harness_options(int argc, char** argv, std::vector<std::string>* rest,
@@ -78,5 +80,36 @@ struct Result {
 /// Every rank returns the same results.
 std::vector<Result> run_allreduce_sweep(Communicator& comm, const std::vector<Implementation>& impls,
                                         const HarnessOptions& options, std::FILE* out);
+
+// ---- the other seven collectives ------------------------------------------------------------
+
+/// An implementation of one collective in NCCL's form (comm::LibraryCall: count per rank for
+/// all-gather, reduce-scatter, gather, scatter and all-to-all; arguments the collective does
+/// not take are ignored).
+using CollectiveRun = std::function<void(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
+                                         RedOp op, int root, Communicator& comm)>;
+struct CollectiveImplementation {
+  std::string name;
+  CollectiveRun run;
+};
+
+/// The library's `kind` ("mpi" or "nccl").
+CollectiveImplementation library_implementation(const Communicator& comm, Collective kind);
+
+/// nccl-tests' bus-bandwidth factor: all-reduce 2(n-1)/n; broadcast and reduce 1;
+/// all-gather, reduce-scatter, gather, scatter and all-to-all (n-1)/n.
+double bus_factor(Collective kind, int nranks);
+
+/// The size column of nccl-tests: the bytes of the larger buffer (n * count elements for
+/// the per-rank collectives), for `count` elements per rank or buffer.
+std::size_t collective_bytes(Collective kind, std::size_t count, DataType type, int nranks);
+
+/// run_allreduce_sweep for any collective (`options.root` for the rooted ones): sizes are
+/// nccl-tests' (the larger buffer, rounded down to whole elements per rank), busbw uses
+/// bus_factor, and #wrong counts elements that differ bit for bit from the library's result
+/// on the same (verifiable) inputs, summed over the ranks that hold a result.
+std::vector<Result> run_collective_sweep(Communicator& comm, Collective kind,
+                                         const std::vector<CollectiveImplementation>& impls,
+                                         const HarnessOptions& options, std::FILE* out);
 
 }  // namespace comm
