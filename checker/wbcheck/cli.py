@@ -323,13 +323,55 @@ def cmd_bench(args) -> int:
         build.print_failure(result)
         return EXIT_FAILED
     status = EXIT_OK
+    results = build_dir(backend) / "bench"
+    results.mkdir(parents=True, exist_ok=True)
     for target in wanted:
         print(f"== {target} ({backend}) ==", flush=True)
-        rc = subprocess.run([str(bin_dir(backend) / target)], cwd=ROOT, stdin=subprocess.DEVNULL).returncode
+        # The text results are kept beside the CSV a benchmark may write (WB_BENCH_CSV).
+        text, csv = results / f"{target}.txt", results / f"{target}.csv"
+        csv.unlink(missing_ok=True)
+        env = dict(os.environ, WB_BENCH_CSV=str(csv))
+        with open(text, "w") as log:
+            proc = subprocess.Popen([str(bin_dir(backend) / target)], cwd=ROOT, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+                log.write(line)
+            rc = proc.wait()
         if rc != 0:
             print(f"{target} {runner.describe_exit(rc)}", file=sys.stderr)
             status = EXIT_FAILED
+        print(f"results: {relative(text)}" + (f", {relative(csv)}" if csv.exists() else ""))
+        if args.plot:
+            status = max(status, _plot_bench(target, csv))
     return status
+
+
+def _plot_bench(target: str, csv: Path) -> int:
+    """Draws a benchmark's CSV with its plot script (bench/<name>/plot.py) beside the CSV."""
+    script = ROOT / "bench" / target[len("bench_"):] / "plot.py"
+    if not script.exists():
+        print(f"--plot: {target} has no plot script ({relative(script)}); nothing drawn")
+        return EXIT_OK
+    if not csv.exists():
+        print(f"--plot: {target} wrote no CSV ({relative(csv)}); nothing drawn", file=sys.stderr)
+        return EXIT_FAILED
+    # matplotlib may live in the system's Python only (Debian's python3-matplotlib).
+    for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+        if not Path(python).exists():
+            continue
+        probe = subprocess.run([python, "-c", "import matplotlib"], capture_output=True)
+        if probe.returncode == 0:
+            png = csv.with_suffix(".png")
+            rc = subprocess.run([python, str(script), str(csv), str(png)], cwd=ROOT, stdout=subprocess.DEVNULL).returncode
+            if rc == 0:
+                print(f"plot: {relative(png)}")
+                return EXIT_OK
+            print(f"--plot: {relative(script)} failed ({runner.describe_exit(rc)})", file=sys.stderr)
+            return EXIT_FAILED
+    print("--plot: matplotlib is missing: install python3-matplotlib (apt-get) or matplotlib (pip)", file=sys.stderr)
+    return EXIT_FAILED
 
 
 # ---- run / sanitize / profile: any standalone CUDA program through cusim ---------------------
@@ -385,6 +427,9 @@ def parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", parents=[common, jobs, backend], help="build and run benchmarks")
     b.add_argument("names", nargs="*", metavar="NAME", help="benchmark bench_NAME; default: all")
+    b.add_argument("--plot", action="store_true",
+                   help="also draw the results (bench/NAME/plot.py, matplotlib) beside the text and CSV in "
+                        "build/BACKEND/bench/")
     b.set_defaults(func=cmd_bench)
 
     m = sub.add_parser("mutate", parents=[common, jobs],

@@ -276,5 +276,48 @@ class CollectiveRows(unittest.TestCase):
         self.assertEqual(r.measured, "n=2: 0.2x; n=4: 0.4x")
 
 
+class BenchPlot(unittest.TestCase):
+    """bench/collectives/plot.py draws bench_collectives' CSV (`./workbook bench --plot`)."""
+
+    CSV = ("collective,impl,ranks,bytes,in_place,time_us,algbw_gbs,busbw_gbs,wrong\n"
+           "broadcast,binomial,2,1024,0,5.0,0.2,0.2,0\nbroadcast,binomial,2,16384,0,9.0,1.8,1.8,0\n"
+           "broadcast,mpi,2,1024,0,4.0,0.25,0.25,0\nbroadcast,mpi,2,16384,0,8.0,2.0,2.0,0\n"
+           "alltoall,pairwise,4,4096,0,7.0,0.5,0.4,0\nalltoall,pairwise,4,4096,1,7.5,0.5,0.4,0\n")
+
+    def python_with_matplotlib(self):
+        for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+            if Path(python).exists() and subprocess.run([python, "-c", "import matplotlib"],
+                                                         capture_output=True).returncode == 0:
+                return python
+        return None
+
+    def test_plot_writes_a_png_per_csv(self):
+        import tempfile
+        python = self.python_with_matplotlib()
+        if not python:
+            self.skipTest("matplotlib is not installed (python3-matplotlib)")
+        with tempfile.TemporaryDirectory() as tmp:
+            csv = Path(tmp) / "bench_collectives.csv"
+            csv.write_text(self.CSV)
+            out = subprocess.run([python, str(ROOT / "bench/collectives/plot.py"), str(csv)],
+                                 capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            png = Path(tmp) / "bench_collectives.png"
+            self.assertTrue(png.exists())
+            self.assertEqual(png.read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
+
+    def test_series_keep_out_of_place_rows_per_algorithm_and_rank_count(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("plot", ROOT / "bench/collectives/plot.py")
+        plot = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(plot)
+        import csv as csvmod
+        rows = list(csvmod.DictReader(io.StringIO(self.CSV)))
+        data = plot.series(rows)
+        self.assertEqual(sorted(data), ["alltoall", "broadcast"])
+        self.assertEqual(data["broadcast"][("binomial", 2)], [(1024, 0.2), (16384, 1.8)])
+        self.assertEqual(data["alltoall"][("pairwise", 4)], [(4096, 0.4)])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
