@@ -1,8 +1,14 @@
-// All-reduce benchmark: ring (lab 10 solution), double binary tree (lab 11 solution),
-// naive reduce+broadcast (lab 09 solution) and the library (MPI_Allreduce), interleaved, in
-// the format of nccl-tests, plus the alpha-beta model fitted from ping-pong.
+// Collective benchmark of the reference solutions of labs 09-11 beside the library (MPI or
+// NCCL), interleaved, in the format of nccl-tests, plus the alpha-beta model fitted from
+// ping-pong. All eight of NCCL's collectives: all-reduce (ring, double binary tree, naive),
+// broadcast and reduce (linear, binomial tree, pipelined chain), gather and scatter (linear,
+// binomial tree), all-gather and reduce-scatter (ring), all-to-all (pairwise, Bruck).
 //
-//   bench_collectives [--ranks 2,4] [nccl-tests flags: -b -e -f -n -w -c -d -o]
+//   bench_collectives [--ranks 2,4] [--collectives allreduce,broadcast,...] [--csv FILE]
+//                     [nccl-tests flags: -b -e -f -n -w -c -d -o -r]
+//
+// --csv FILE appends one line per measurement (collective, impl, ranks, bytes, in_place,
+// time_us, algbw, busbw, wrong) for plotting (bench/collectives/plot.py).
 //
 // Without an MPI launcher around it, it runs itself under mpirun once per rank count
 // (more ranks than cores are allowed). Under mpirun it measures:
@@ -10,8 +16,11 @@
 // 2. the all-reduce sweep table (default 8 B to 64 MiB, factor 8);
 // 3. an 8-byte latency run with many iterations (tree vs library);
 // 4. summary lines "case=NAME ranks=N bytes=B ratio_busbw_vs_mpi=R", the naive all-reduce's
-//    predicted vs measured time, and the predicted vs measured ring/tree crossover.
+//    predicted vs measured time, and the predicted vs measured ring/tree crossover;
+// 5. one table per other collective (default 1 KiB to 16 MiB, factor 16).
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +30,7 @@
 
 #include "comm/error.h"
 #include "comm/harness.h"
+#include "comm/types.h"
 #include "comm/mpi_communicator.h"
 #include "mpi_self_launch.h"
 #include "point_to_point.h"
@@ -49,10 +59,118 @@ lab09::AlphaBeta fit_pingpong(comm::Communicator& c, std::FILE* out) {
   return m;
 }
 
+using comm::Collective;
+using comm::CollectiveImplementation;
+
+// The reference algorithms of each collective (lab 09: linear; lab 10: ring, all-to-all; lab
+// 11: trees and chain).
+std::vector<CollectiveImplementation> algorithms(Collective kind) {
+  using comm::DataType;
+  using comm::RedOp;
+  using W = comm::Communicator;
+  switch (kind) {
+    case Collective::broadcast:
+      return {{"linear", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root, W& w) {
+                 lab09::linear_broadcast(s, r, c, t, root, w);
+               }},
+              {"binomial", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root, W& w) {
+                 lab11::binomial_broadcast(s, r, c, t, root, w);
+               }},
+              {"chain", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root, W& w) {
+                 lab11::chain_broadcast(s, r, c, t, root, w, lab11::default_chain_segment_bytes);
+               }}};
+    case Collective::reduce:
+      return {{"linear", [](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root, W& w) {
+                 lab09::linear_reduce(s, r, c, t, op, root, w);
+               }},
+              {"binomial", [](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root, W& w) {
+                 lab11::binomial_reduce(s, r, c, t, op, root, w);
+               }},
+              {"chain", [](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root, W& w) {
+                 lab11::chain_reduce(s, r, c, t, op, root, w, lab11::default_chain_segment_bytes);
+               }}};
+    case Collective::gather:
+      return {{"linear", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root, W& w) {
+                 lab09::linear_gather(s, r, c, t, root, w);
+               }},
+              {"binomial", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root, W& w) {
+                 lab11::binomial_gather(s, r, c, t, root, w);
+               }}};
+    case Collective::scatter:
+      return {{"linear", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root, W& w) {
+                 lab09::linear_scatter(s, r, c, t, root, w);
+               }},
+              {"binomial", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root, W& w) {
+                 lab11::binomial_scatter(s, r, c, t, root, w);
+               }}};
+    case Collective::allgather:
+      // Lab 10's in-place ring all-gather: with count elements per rank, chunk q is block q.
+      return {{"ring", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int, W& w) {
+                 const std::size_t block = c * comm::size_of(t);
+                 char* own = static_cast<char*>(r) + static_cast<std::size_t>(w.rank()) * block;
+                 if (s != own) w.copy(own, s, block);
+                 lab10::ring_allgather(r, c * static_cast<std::size_t>(w.size()), t, w);
+               }}};
+    case Collective::reduce_scatter:
+      // Lab 10's ring reduce-scatter works in place on the whole buffer: on a copy, so that an
+      // out-of-place send buffer stays as it was (the copy is part of the measured time).
+      return {{"ring", [](const void* s, void* r, std::size_t c, DataType t, RedOp op, int, W& w) {
+                 const std::size_t block = c * comm::size_of(t), n = static_cast<std::size_t>(w.size());
+                 void* work = w.scratch(block * n, 3);
+                 w.copy(work, s, block * n);
+                 lab10::ring_reduce_scatter(work, c * n, t, op, w);
+                 w.copy(r, static_cast<char*>(work) + static_cast<std::size_t>(w.rank()) * block, block);
+               }}};
+    case Collective::alltoall:
+      return {{"pairwise", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int, W& w) {
+                 lab10::alltoall_pairwise(s, r, c, t, w);
+               }},
+              {"bruck", [](const void* s, void* r, std::size_t c, DataType t, RedOp, int, W& w) {
+                 lab10::alltoall_bruck(s, r, c, t, w);
+               }}};
+    case Collective::allreduce: break;
+  }
+  return {};
+}
+
+Collective parse_collective(const std::string& name) {
+  for (int k = 0; k < 8; ++k)
+    if (name == comm::name_of(static_cast<Collective>(k))) return static_cast<Collective>(k);
+  throw comm::Error(__FILE__, __LINE__,
+                    "--collectives: unknown collective '" + name +
+                        "' (allreduce, broadcast, reduce, allgather, reduce_scatter, gather, scatter, alltoall)");
+}
+
+void write_csv(const std::string& path, Collective kind, int n, const std::vector<comm::Result>& rs) {
+  if (path.empty()) return;
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) throw comm::Error(__FILE__, __LINE__, "--csv: cannot open " + path + ": " + std::strerror(errno));
+  for (const auto& r : rs)
+    for (int ip = 0; ip < 2; ++ip) {
+      const comm::Timing& t = ip ? r.in_place : r.out_of_place;
+      if (t.time_us <= 0) continue;
+      std::fprintf(f, "%s,%s,%d,%zu,%d,%.3f,%.4f,%.4f,%zu\n", comm::name_of(kind), r.impl.c_str(), n, r.bytes, ip,
+                   t.time_us, t.algbw, t.busbw, t.wrong);
+    }
+  std::fclose(f);
+}
+
 const comm::Result* find(const std::vector<comm::Result>& rs, const std::string& impl, std::size_t bytes) {
   for (const auto& r : rs)
     if (r.impl == impl && r.bytes == bytes) return &r;
   return nullptr;
+}
+
+void report_allreduce(comm::Communicator& c, const comm::HarnessOptions& o, const lab09::AlphaBeta& m09,
+                      const std::string& csv, std::FILE* out);
+
+// True when the command line sets the sweep's sizes (then every collective uses them).
+bool explicit_sizes(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-b" || a == "-e" || a == "-f" || a == "-i" || a == "--minbytes" || a == "--maxbytes") return true;
+  }
+  return false;
 }
 
 int worker(int argc, char** argv) {
@@ -68,10 +186,61 @@ int worker(int argc, char** argv) {
   defaults.iters = 10;
   defaults.warmup = 3;
   const comm::HarnessOptions o = comm::parse_harness_options(argc, argv, &rest, defaults);
-  if (!rest.empty()) throw comm::Error(__FILE__, __LINE__, "unknown option '" + rest[0] + "'");
+  std::string csv;
+  std::vector<Collective> kinds;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == "--csv" && i + 1 < rest.size()) {
+      csv = rest[++i];
+    } else if (rest[i] == "--collectives" && i + 1 < rest.size()) {
+      const std::string list = rest[++i];
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        if (q > p) kinds.push_back(parse_collective(list.substr(p, q - p)));
+        p = q + 1;
+      }
+    } else {
+      throw comm::Error(__FILE__, __LINE__, "unknown option '" + rest[i] + "'");
+    }
+  }
+  if (kinds.empty())
+    for (int k = 0; k < 8; ++k) kinds.push_back(static_cast<Collective>(k));
+  const bool allreduce = std::find(kinds.begin(), kinds.end(), Collective::allreduce) != kinds.end();
+  if (c->rank() != 0) csv.clear();
 
   lab09::AlphaBeta m09{};
-  if (n >= 2) m09 = fit_pingpong(*c, out);
+  if (n >= 2 && allreduce) m09 = fit_pingpong(*c, out);
+  if (allreduce) report_allreduce(*c, o, m09, csv, out);
+  // The other collectives: smaller sweeps by default (1 KiB to 16 MiB, factor 16).
+  comm::HarnessOptions other = o;
+  if (!explicit_sizes(argc, argv)) {
+    other.min_bytes = 1024;
+    other.max_bytes = 16 << 20;
+    other.step_factor = 16;
+  }
+  for (Collective kind : kinds) {
+    if (kind == Collective::allreduce) continue;
+    if (out) std::fprintf(out, "#\n");
+    auto impls = algorithms(kind);
+    impls.push_back(comm::library_implementation(*c, kind));
+    const std::string lib = impls.back().name;
+    auto rs = comm::run_collective_sweep(*c, kind, impls, other, out);
+    write_csv(csv, kind, n, rs);
+    if (out)
+      for (const auto& r : rs) {
+        const comm::Result* base = find(rs, lib, r.bytes);
+        if (r.impl == lib || !base || base->out_of_place.busbw <= 0) continue;
+        std::fprintf(out, "case=%s_%s ranks=%d bytes=%zu ratio_busbw_vs_%s=%.3f\n", comm::name_of(kind),
+                     r.impl.c_str(), n, r.bytes, lib.c_str(), r.out_of_place.busbw / base->out_of_place.busbw);
+      }
+  }
+  return 0;
+}
+
+// The all-reduce report: sweep table, 8-byte latency, summary, naive prediction, crossover.
+void report_allreduce(comm::Communicator& cref, const comm::HarnessOptions& o, const lab09::AlphaBeta& m09,
+                      const std::string& csv, std::FILE* out) {
+  comm::Communicator* c = &cref;
+  const int n = c->size();
 
   std::vector<comm::Implementation> impls = {
       {"ring", [](const void* s, void* r, std::size_t k, comm::DataType t, comm::RedOp op, comm::Communicator& w) {
@@ -86,6 +255,7 @@ int worker(int argc, char** argv) {
       comm::library_implementation(*c)};
   const std::string lib = impls.back().name;
   auto results = comm::run_allreduce_sweep(*c, impls, o, out);
+  write_csv(csv, Collective::allreduce, n, results);
 
   // Latency: 8 bytes, many iterations.
   comm::HarnessOptions lat = o;
@@ -137,7 +307,6 @@ int worker(int argc, char** argv) {
                    found ? std::to_string(measured).c_str() : "none (the tree was faster at the largest size)");
     }
   }
-  return 0;
 }
 
 }  // namespace
@@ -147,16 +316,30 @@ int main(int argc, char** argv) {
     if (bench::under_mpi()) return worker(argc, argv);
     std::vector<int> ranks = {2, 4};
     std::vector<char*> pass = {argv[0]};
+    // --csv FILE, or WB_BENCH_CSV from `./workbook bench`: started afresh with a header here,
+    // appended to by rank 0 of each job.
+    std::string csv = std::getenv("WB_BENCH_CSV") ? std::getenv("WB_BENCH_CSV") : "";
     for (int i = 1; i < argc; ++i) {
       if (std::string(argv[i]) == "--ranks" && i + 1 < argc) {
         ranks = bench::parse_ranks(argv[++i]);
+      } else if (std::string(argv[i]) == "--csv" && i + 1 < argc) {
+        csv = argv[++i];
       } else {
         pass.push_back(argv[i]);
       }
     }
+    std::string csv_flag = "--csv";
+    if (!csv.empty()) {
+      std::FILE* f = std::fopen(csv.c_str(), "w");
+      if (!f) throw comm::Error(__FILE__, __LINE__, "cannot write " + csv + ": " + std::strerror(errno));
+      std::fprintf(f, "collective,impl,ranks,bytes,in_place,time_us,algbw_gbs,busbw_gbs,wrong\n");
+      std::fclose(f);
+      pass.push_back(csv_flag.data());
+      pass.push_back(csv.data());
+    }
     int rc = 0;
     for (int n : ranks) {
-      std::printf("\n### all-reduce with %d ranks\n", n);
+      std::printf("\n### collectives with %d ranks\n", n);
       rc |= bench::launch(n, pass.data(), static_cast<int>(pass.size()));
     }
     return rc;

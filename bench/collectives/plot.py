@@ -53,14 +53,20 @@ def plot(csv_path, png_path):
     cols = min(4, len(kinds))
     rows = math.ceil(len(kinds) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    markers = "os^Dv<>p"
     for ax, kind in zip(axes.flat, kinds):
+        # One colour per algorithm, one marker per rank count; the library dashed.
+        impls = sorted({impl for impl, _ in data[kind]})
+        rank_counts = sorted({n for _, n in data[kind]})
         for (impl, ranks), pts in sorted(data[kind].items()):
             xs = [b for b, _ in pts if b > 0]
             ys = [bw for b, bw in pts if b > 0]
             if not xs:
                 continue
-            ax.plot(xs, ys, linestyle="--" if impl in LIBRARIES else "-", marker="o", markersize=3,
-                    label=f"{impl} n={ranks}")
+            ax.plot(xs, ys, linestyle="--" if impl in LIBRARIES else "-",
+                    color=colors[impls.index(impl) % len(colors)],
+                    marker=markers[rank_counts.index(ranks) % len(markers)], markersize=4, label=f"{impl} n={ranks}")
         ax.set_xscale("log", base=2)
         ax.set_title(kind)
         ax.set_xlabel("size (bytes)")

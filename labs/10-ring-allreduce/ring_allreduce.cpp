@@ -51,4 +51,38 @@ void ring_allreduce_pipelined(const void* sendbuf, void* recvbuf, std::size_t co
   COMM_NOT_IMPLEMENTED("ring_allreduce_pipelined");
 }
 
+void alltoall_pairwise(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type,
+                       comm::Communicator& comm) {
+  // TODO(step 6): copy block r of sendbuf to block r of recvbuf (unless in place); then for
+  // s = 1..n-1 irecv block (r-s) mod n from rank (r-s) mod n and send block (r+s) mod n to
+  // rank (r+s) mod n, and wait for both. In place, the receive of step s overwrites the block
+  // you still have to send at step n-s: first copy the send buffer to comm.scratch memory and
+  // send from there.
+  (void)sendbuf, (void)recvbuf, (void)count, (void)type, (void)comm;
+  COMM_NOT_IMPLEMENTED("alltoall_pairwise");
+}
+
+void alltoall_bruck(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type,
+                    comm::Communicator& comm) {
+  // TODO(step 7): in a comm.scratch working buffer, block i = send block (r+i) mod n. For
+  // bit = 1, 2, 4, ... < n: pack the working blocks whose index has that bit set into a
+  // second scratch buffer, send them as one message to rank (r+bit) mod n, receive the same
+  // number of blocks from rank (r-bit) mod n and unpack them to the same indices. At the end
+  // block j of recvbuf is working block (r-j) mod n.
+  (void)sendbuf, (void)recvbuf, (void)count, (void)type, (void)comm;
+  COMM_NOT_IMPLEMENTED("alltoall_bruck");
+}
+
+double predicted_pairwise_alltoall_time(const AlphaBeta& m, int n, std::size_t block_bytes) {
+  // TODO(step 8): the formula in ring_allreduce.h.
+  (void)m, (void)n, (void)block_bytes;
+  COMM_NOT_IMPLEMENTED("predicted_pairwise_alltoall_time");
+}
+
+double predicted_bruck_alltoall_time(const AlphaBeta& m, int n, std::size_t block_bytes) {
+  // TODO(step 8): the formula in ring_allreduce.h: one term per round, B_k blocks in round k.
+  (void)m, (void)n, (void)block_bytes;
+  COMM_NOT_IMPLEMENTED("predicted_bruck_alltoall_time");
+}
+
 }  // namespace lab10

@@ -50,4 +50,34 @@ void ring_allreduce_pipelined(const void* sendbuf, void* recvbuf, std::size_t co
 /// The segment size ring_allreduce_pipelined uses when the caller has no better idea.
 constexpr std::size_t default_segment_bytes = 256 * 1024;
 
+// ---- all-to-all: block j of rank i's sendbuf lands in block i of rank j's recvbuf ------
+// sendbuf and recvbuf hold n blocks of `count` elements each (count per block). In place
+// when sendbuf == recvbuf; out of place sendbuf must stay unchanged.
+
+/// Step 6. Pairwise exchange: copy the own block locally, then in n-1 steps s = 1..n-1 send
+/// block (r+s) mod n to rank (r+s) mod n and receive block (r-s) mod n from rank (r-s) mod n
+/// (post the receive first). Every step is a permutation: no rank receives from two at once.
+void alltoall_pairwise(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type,
+                       comm::Communicator& comm);
+
+/// Step 7. Bruck's algorithm for small blocks: rotate so that working block i is send block
+/// (r+i) mod n; in ceil(log2 n) rounds k (bit = 2^k) send all working blocks whose index has
+/// that bit set, packed into one message, to rank (r+bit) mod n and receive the same blocks
+/// from rank (r-bit) mod n; then working block (r-j) mod n is recvbuf's block j.
+void alltoall_bruck(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type,
+                    comm::Communicator& comm);
+
+/// The Hockney (alpha-beta) model of one message of b bytes: alpha + b * beta seconds.
+struct AlphaBeta {
+  double alpha = 0;  ///< seconds per message (latency)
+  double beta = 0;   ///< seconds per byte (inverse bandwidth)
+};
+
+/// Step 8. Predicted times of an all-to-all of blocks of `block_bytes` bytes over n ranks:
+///   pairwise: (n-1) (alpha + block_bytes beta)
+///   Bruck:    sum over rounds k < ceil(log2 n) of (alpha + B_k block_bytes beta), where B_k
+///             is the number of block indices i in [0, n) with bit k set (0 for n = 1).
+double predicted_pairwise_alltoall_time(const AlphaBeta& m, int n, std::size_t block_bytes);
+double predicted_bruck_alltoall_time(const AlphaBeta& m, int n, std::size_t block_bytes);
+
 }  // namespace lab10

@@ -62,4 +62,53 @@ double predicted_crossover_bytes(const AlphaBeta& m, int n);
 /// Step 4. The algorithm with the smaller predicted time (the tree on ties).
 Algorithm select_algorithm(const AlphaBeta& m, int n, std::size_t bytes);
 
+// ---- Rooted collectives (NCCL's conventions; see README.md) --------------------------------
+// count is the element count of a broadcast or reduce buffer and the per-rank block count of
+// gather and scatter (the root's gather recvbuf and scatter sendbuf hold n * count elements,
+// rank q's block at q * count). In place as in NCCL: sendbuf == recvbuf (broadcast, reduce);
+// on the root sendbuf == recvbuf + root * count (gather), recvbuf == sendbuf + root * count
+// (scatter). Out of place, sendbuf is left unchanged. Buffers a rank does not use may be
+// anything (even null): sendbuf of broadcast and scatter on the other ranks, recvbuf of
+// reduce and gather on the other ranks, which must not be written (partial results go to
+// comm.scratch()). Any root 0..n-1, any n >= 1, any count (also 0).
+
+/// Step 5. Binomial trees, in relative ranks v = (rank - root + n) % n (the root is v = 0).
+/// broadcast: in round mask = 1, 2, 4, ... every rank v < mask sends to v + mask (if < n):
+///   ceil(log2 n) rounds; the root sends ceil(log2 n) messages, every other rank receives one.
+/// reduce: the same tree with the data flowing up; the result lands in the root's recvbuf.
+/// gather: the tree whose subtrees are contiguous: rank v's subtree is the relative ranks
+///   v .. v + min(lowbit(v), n - v) - 1 (all n for the root); in round mask = 1, 2, 4, ... the
+///   ranks with lowbit(v) == mask send their whole subtree's blocks to v - mask in ONE message.
+///   The root turns relative order into rank order (block of relative rank j -> rank (j + root) % n).
+/// scatter: the mirror of gather (rounds mask = ..., 4, 2, 1).
+void binomial_broadcast(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                        comm::Communicator& comm);
+void binomial_reduce(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, comm::RedOp op,
+                     int root, comm::Communicator& comm);
+void binomial_gather(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                     comm::Communicator& comm);
+void binomial_scatter(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                      comm::Communicator& comm);
+
+/// Step 6. Pipelined chains for large messages: the ranks in chain order root, root+1, ...,
+/// root+n-1 (mod n); the buffer is cut into segments of at most segment_bytes (whole elements,
+/// at least one). broadcast: each rank receives segment k from its predecessor and forwards it
+/// to its successor while segment k+1 arrives (two or more receives posted at once). reduce:
+/// the flow reversed: the tail sends its segments to its predecessor, each rank reduces the
+/// incoming partial segment with its own contribution and passes it on, the root reduces the
+/// last one into recvbuf.
+void chain_broadcast(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, int root,
+                     comm::Communicator& comm, std::size_t segment_bytes);
+void chain_reduce(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type, comm::RedOp op,
+                  int root, comm::Communicator& comm, std::size_t segment_bytes);
+
+constexpr std::size_t default_chain_segment_bytes = 64 * 1024;
+
+/// Step 7. Predicted broadcast times of `bytes` bytes over n ranks (0 for n = 1):
+///   binomial: ceil(log2 n) (alpha + bytes beta)
+///   chain:    (n - 2 + S) (alpha + s beta), S = ceil(bytes / segment_bytes) segments of
+///             s = min(bytes, segment_bytes) bytes (0 also for bytes = 0)
+double predicted_binomial_broadcast_time(const AlphaBeta& m, int n, std::size_t bytes);
+double predicted_chain_broadcast_time(const AlphaBeta& m, int n, std::size_t bytes, std::size_t segment_bytes);
+
 }  // namespace lab11

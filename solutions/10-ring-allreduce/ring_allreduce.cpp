@@ -145,4 +145,94 @@ void ring_allreduce_pipelined(const void* sendbuf, void* recvbuf, std::size_t co
   comm.wait_all(sends);
 }
 
+// Pairwise exchange: at step s every rank sends to r+s and receives from r-s, so each step
+// is a permutation (no rank is the target of two messages at once) and each block crosses
+// the network once, at the price of n-1 latencies.
+void alltoall_pairwise(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type,
+                       comm::Communicator& comm) {
+  const int n = comm.size(), r = comm.rank();
+  const std::size_t block = count * comm::size_of(type), nn = static_cast<std::size_t>(n);
+  char* recv = static_cast<char*>(recvbuf);
+  const char* send = static_cast<const char*>(sendbuf);
+  if (sendbuf != recvbuf) {
+    comm.copy(recv + static_cast<std::size_t>(r) * block, send + static_cast<std::size_t>(r) * block, block);
+  } else if (n > 1) {
+    // In place, the receive of step s lands on block r-s, which this rank still sends at step
+    // n-s when s < n-s: send from a copy of the whole buffer.
+    void* stage = comm.scratch(nn * block);
+    comm.copy(stage, sendbuf, nn * block);
+    send = static_cast<const char*>(stage);
+  }
+  for (int s = 1; s < n; ++s) {
+    const int to = mod(r + s, n), from = mod(r - s, n);
+    std::vector<comm::Request> reqs;
+    reqs.push_back(comm.irecv(recv + static_cast<std::size_t>(from) * block, block, from, tag_of(s)));
+    reqs.push_back(comm.isend(send + static_cast<std::size_t>(to) * block, block, to, tag_of(s)));
+    comm.wait_all(reqs);
+  }
+}
+
+// Bruck: after the rotation, working block i on rank r is bound for rank r+i. Round k moves
+// every block whose index has bit k set one hop of 2^k to the right, index unchanged, so
+// after all rounds block i has travelled exactly i ranks: it sits on its destination, and
+// came from rank r-i. ceil(log2 n) messages instead of n-1, but a block moves once per set
+// bit of its index: about n/2 blocks per round instead of one.
+void alltoall_bruck(const void* sendbuf, void* recvbuf, std::size_t count, comm::DataType type,
+                    comm::Communicator& comm) {
+  const int n = comm.size(), r = comm.rank();
+  const std::size_t block = count * comm::size_of(type), nn = static_cast<std::size_t>(n);
+  const std::size_t ur = static_cast<std::size_t>(r);
+  if (n == 1) {
+    if (sendbuf != recvbuf) comm.copy(recvbuf, sendbuf, block);
+    return;
+  }
+  // The working buffer is scratch memory: in place, recvbuf is also the send buffer.
+  char* work = static_cast<char*>(comm.scratch(nn * block, 0));
+  const char* send = static_cast<const char*>(sendbuf);
+  comm.copy(work, send + ur * block, (nn - ur) * block);  // blocks r..n-1 to 0..n-r-1
+  if (r > 0) comm.copy(work + (nn - ur) * block, send, ur * block);
+  // At most n/2 indices have a given bit set (i -> i - bit maps them to indices without it).
+  char* out = static_cast<char*>(comm.scratch(nn / 2 * block, 1));
+  char* in = static_cast<char*>(comm.scratch(nn / 2 * block, 2));
+  // The indices with bit set are runs [start, start + bit) for start = bit, 3 bit, 5 bit, ...
+  auto move_runs = [&](int bit, bool pack) {
+    std::size_t packed = 0;
+    for (int start = bit; start < n; start += 2 * bit) {
+      const std::size_t len = static_cast<std::size_t>(std::min(bit, n - start));
+      char* w = work + static_cast<std::size_t>(start) * block;
+      if (pack) comm.copy(out + packed * block, w, len * block);
+      else comm.copy(w, in + packed * block, len * block);
+      packed += len;
+    }
+    return packed;
+  };
+  for (int bit = 1, k = 0; bit < n; bit <<= 1, ++k) {
+    const std::size_t bytes = move_runs(bit, true) * block;
+    std::vector<comm::Request> reqs;
+    reqs.push_back(comm.irecv(in, bytes, mod(r - bit, n), tag_of(static_cast<std::size_t>(k))));
+    reqs.push_back(comm.isend(out, bytes, mod(r + bit, n), tag_of(static_cast<std::size_t>(k))));
+    comm.wait_all(reqs);
+    move_runs(bit, false);
+  }
+  // Working block i came from rank r-i: it is block (r-i) mod n of recvbuf.
+  char* recv = static_cast<char*>(recvbuf);
+  for (int j = 0; j < n; ++j)
+    comm.copy(recv + static_cast<std::size_t>(j) * block, work + static_cast<std::size_t>(mod(r - j, n)) * block,
+              block);
+}
+
+double predicted_pairwise_alltoall_time(const AlphaBeta& m, int n, std::size_t block_bytes) {
+  return (n - 1) * (m.alpha + static_cast<double>(block_bytes) * m.beta);
+}
+
+double predicted_bruck_alltoall_time(const AlphaBeta& m, int n, std::size_t block_bytes) {
+  double t = 0;
+  for (int bit = 1; bit < n; bit <<= 1) {
+    int blocks = 0;  // indices in [0, n) with this bit set
+    for (int i = 0; i < n; ++i) blocks += (i & bit) ? 1 : 0;
+    t += m.alpha + blocks * static_cast<double>(block_bytes) * m.beta;
+  }
+  return t;
+}
+
 }  // namespace lab10

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -264,6 +265,194 @@ TEST(Correctness, PipelinedKeepsTwoSegmentsInFlight) {
   record("measured", m.str());
   record("threshold", ">= 2 receives in flight, >= half the reductions overlapped");
   if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
+}
+
+// ---- steps 6 and 7: all-to-all --------------------------------------------------------
+
+namespace {
+
+using AlltoallFn = void (*)(const void*, void*, std::size_t, DataType, comm::Communicator&);
+
+comm::check::CollectiveFn collective(AlltoallFn f) {
+  return [f](const void* s, void* r, std::size_t c, DataType t, RedOp, int, comm::Communicator& w) {
+    f(s, r, c, t, w);
+  };
+}
+
+// The all-to-all against the library's, float and int32, every size of the sweep, out of
+// place and in place.
+void sweep_alltoall(AlltoallFn f) {
+  record("threshold", "bit-exact against the library's all-to-all on every rank");
+  std::size_t passed = 0;
+  for (DataType type : {DataType::f32, DataType::i32}) {
+    std::size_t cases = 0;
+    std::string failure = comm::check::sweep_collective(collective(f), comm::Collective::alltoall, type, RedOp::sum,
+                                                        &cases);
+    passed += cases;
+    if (!failure.empty()) {
+      record("measured", std::to_string(passed) + " cases passed before the failing one");
+      FAIL() << failure;
+    }
+  }
+  record("measured", std::to_string(passed) + "/" + std::to_string(passed) + " cases bit-exact");
+}
+
+// Runs an all-to-all of `count` floats per block out of place with message times recorded;
+// returns "" or the not-implemented text, and this rank's sends and receives in posted order.
+std::string trace_alltoall(AlltoallFn f, std::size_t count, std::vector<comm::MessageTime>* sends,
+                           std::vector<comm::MessageTime>* recvs) {
+  comm::Communicator& w = world();
+  const std::size_t bytes = static_cast<std::size_t>(w.size()) * count * 4;
+  comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
+  comm::fill_bytes(send.data(), send.space(), 0, bytes);
+  w.reset_stats();
+  w.record_message_times(true);
+  std::string ni = run_lab([&] { f(send.data(), recv.data(), count, DataType::f32, w); });
+  w.record_message_times(false);
+  for (const comm::MessageTime& m : w.message_times()) (m.recv ? recvs : sends)->push_back(m);
+  return ni;
+}
+
+// The number of block indices in [0, n) with bit k set: the blocks Bruck's round k moves.
+// Counted per period of 2^(k+1) indices (the second half of each has the bit), not by a loop.
+std::size_t blocks_with_bit(int n, int k) {
+  const std::size_t period = std::size_t(2) << k, half = std::size_t(1) << k, un = static_cast<std::size_t>(n);
+  return un / period * half + (un % period > half ? un % period - half : 0);
+}
+
+int ceil_log2(int n) {
+  int d = 0;
+  while ((1 << d) < n) ++d;
+  return d;
+}
+
+}  // namespace
+
+TEST(Correctness, AlltoallPairwise) { sweep_alltoall(lab10::alltoall_pairwise); }
+
+TEST(Correctness, PairwiseExchangeOrder) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank();
+  const std::size_t count = 1027, block = count * 4;
+  std::vector<comm::MessageTime> sends, recvs;
+  std::string ni = trace_alltoall(lab10::alltoall_pairwise, count, &sends, &recvs);
+  if (!ni.empty()) FAIL() << ni;
+  std::ostringstream local;
+  const std::size_t want = static_cast<std::size_t>(n - 1);
+  if (sends.size() != want) {
+    local << "sent " << sends.size() << " messages for an all-to-all over " << n
+          << " ranks; the pairwise exchange sends n-1 = " << want << ", one block to each other rank"
+          << (sends.size() > want ? " (is a block cut into pieces, or sent twice?)" : " (is a step missing?)");
+  } else if (recvs.size() != want) {
+    local << "received " << recvs.size() << " messages, expected n-1 = " << want << ": one block from each other rank";
+  } else {
+    for (int s = 1; s < n; ++s) {
+      const comm::MessageTime& m = sends[static_cast<std::size_t>(s - 1)];
+      const int to = (r + s) % n;
+      if (m.bytes != block) {
+        local << "the message of step " << s << " carried " << m.bytes << " bytes, expected one block of " << count
+              << " floats = " << block << " bytes.";
+      } else if (m.peer != to) {
+        local << "the message of step " << s << " went to rank " << m.peer << ", expected rank (r+s) mod n = " << to
+              << ". At step s every rank sends to r+s and receives from r-s, so each step is a permutation; in rank "
+              << "order (0, 1, ...) all ranks would send to the same rank first and queue up there.";
+      }
+      if (!local.str().empty()) break;
+    }
+  }
+  std::ostringstream measured;
+  measured << "rank " << r << (sends.empty() ? " sent nothing" : " sent to ranks");
+  for (std::size_t i = 0; i < sends.size(); ++i) measured << (i ? ", " : " ") << sends[i].peer;
+  record("measured", measured.str());
+  record("threshold", "n-1 sends of one block each, step s to rank (r+s) mod n");
+  if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
+}
+
+TEST(Correctness, AlltoallBruck) { sweep_alltoall(lab10::alltoall_bruck); }
+
+TEST(Correctness, BruckSendsLogNMessages) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank();
+  const std::size_t count = 3, block = count * 4;  // small blocks: Bruck's regime
+  std::vector<comm::MessageTime> sends, recvs;
+  std::string ni = trace_alltoall(lab10::alltoall_bruck, count, &sends, &recvs);
+  if (!ni.empty()) FAIL() << ni;
+  const int rounds = ceil_log2(n);
+  const std::size_t want = static_cast<std::size_t>(rounds);
+  std::size_t per_block = 0;  // messages if every block went on its own
+  for (int k = 0; k < rounds; ++k) per_block += blocks_with_bit(n, k);
+  std::ostringstream local;
+  if (sends.size() != want) {
+    local << "sent " << sends.size() << " messages for an all-to-all over " << n
+          << " ranks; Bruck's algorithm sends ceil(log2 n) = " << want << ", one per round";
+    if (sends.size() == per_block && per_block != want)
+      local << ": that is one message per block; pack all blocks of a round into one contiguous scratch buffer";
+    else if (sends.size() == static_cast<std::size_t>(n - 1))
+      local << ": that is one message per rank, as in the pairwise exchange";
+    local << ".";
+  } else if (recvs.size() != want) {
+    local << "received " << recvs.size() << " messages, expected ceil(log2 n) = " << want << ", one per round.";
+  } else {
+    for (int k = 0; k < rounds; ++k) {
+      const comm::MessageTime& m = sends[static_cast<std::size_t>(k)];
+      const int to = (r + (1 << k)) % n;
+      const std::size_t blocks = blocks_with_bit(n, k);
+      if (m.peer != to) {
+        local << "the message of round " << k << " went to rank " << m.peer << ", expected rank (r + " << (1 << k)
+              << ") mod n = " << to << ": round k sends to the rank 2^k to the right.";
+      } else if (m.bytes != blocks * block) {
+        local << "the message of round " << k << " carried " << m.bytes << " bytes, expected " << blocks
+              << " blocks of " << block << " bytes = " << blocks * block << ": round k sends every working block "
+              << "whose index has bit k set (" << blocks << " of the " << n << " indices).";
+      }
+      if (!local.str().empty()) break;
+    }
+  }
+  std::ostringstream measured;
+  measured << "rank " << r << ": " << sends.size() << (sends.size() == 1 ? " send" : " sends");
+  for (std::size_t i = 0; i < sends.size(); ++i) measured << (i ? ", " : " of ") << sends[i].bytes;
+  if (!sends.empty()) measured << " bytes";
+  record("measured", measured.str());
+  record("threshold", "ceil(log2 n) sends, round k: B_k blocks to rank (r + 2^k) mod n");
+  if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
+}
+
+// ---- step 8 ---------------------------------------------------------------------------
+
+TEST(Analysis, PredictedAlltoallTimesFollowTheModel) {
+  std::string failure;
+  std::string ni = run_lab([&] {
+    const lab10::AlphaBeta m{2e-6, 1e-9};
+    auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-15 + 1e-9 * std::fabs(b); };
+    for (int n : {1, 2, 3, 4, 5, 7, 8, 16, 24})
+      for (std::size_t b : {std::size_t(8), std::size_t(4096), std::size_t(1) << 20}) {
+        const double pairwise = (n - 1) * (m.alpha + static_cast<double>(b) * m.beta);
+        double bruck = 0;
+        std::ostringstream blocks;
+        for (int k = 0; k < ceil_log2(n); ++k) {
+          bruck += m.alpha + static_cast<double>(blocks_with_bit(n, k) * b) * m.beta;
+          blocks << (k ? ", " : "") << blocks_with_bit(n, k);
+        }
+        std::ostringstream s;
+        const double got_pairwise = lab10::predicted_pairwise_alltoall_time(m, n, b);
+        const double got_bruck = lab10::predicted_bruck_alltoall_time(m, n, b);
+        if (!close(got_pairwise, pairwise))
+          s << "predicted_pairwise_alltoall_time(n=" << n << ", block_bytes=" << b << ") = " << got_pairwise
+            << ", expected (n-1)(alpha + block_bytes beta) = " << pairwise << ": one message of one block to each of "
+            << "the n-1 other ranks.";
+        else if (!close(got_bruck, bruck))
+          s << "predicted_bruck_alltoall_time(n=" << n << ", block_bytes=" << b << ") = " << got_bruck << ", expected "
+            << bruck << ": " << ceil_log2(n) << " rounds moving B_k = {" << blocks.str()
+            << "} blocks (the indices in [0, n) with bit k set), each round alpha + B_k block_bytes beta.";
+        if (!s.str().empty()) {
+          failure = s.str();
+          return;
+        }
+      }
+  });
+  if (!ni.empty()) FAIL() << ni;
+  record("threshold", "the alpha-beta formulas of ring_allreduce.h, relative error <= 1e-9");
+  if (!failure.empty()) FAIL() << failure;
 }
 
 // ---- performance ----------------------------------------------------------------------

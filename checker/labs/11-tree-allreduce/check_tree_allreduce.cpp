@@ -95,6 +95,77 @@ std::uint64_t busiest_rank_bytes(const comm::AllreduceFn& fn, std::size_t count,
   return static_cast<std::uint64_t>(most);
 }
 
+// ---- rooted collectives (steps 5-7) ---------------------------------------------------------
+
+using comm::Collective;
+using comm::check::CollectiveFn;
+
+int ceil_log2(int n) {
+  int d = 0;
+  while ((1 << d) < n) ++d;
+  return d;
+}
+
+CollectiveFn binomial(Collective kind) {
+  return [kind](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root, comm::Communicator& w) {
+    switch (kind) {
+      case Collective::broadcast: lab11::binomial_broadcast(s, r, c, t, root, w); break;
+      case Collective::reduce: lab11::binomial_reduce(s, r, c, t, op, root, w); break;
+      case Collective::gather: lab11::binomial_gather(s, r, c, t, root, w); break;
+      case Collective::scatter: lab11::binomial_scatter(s, r, c, t, root, w); break;
+      default: COMM_THROW("no binomial version of this collective");
+    }
+  };
+}
+
+// A chain with segments of `segment_bytes` for the 1 MiB case and of 3 elements and 1 byte
+// (not a whole number of elements) for the small counts, so that every size is pipelined.
+CollectiveFn chain(Collective kind, std::size_t segment_bytes) {
+  return [kind, segment_bytes](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root,
+                               comm::Communicator& w) {
+    const std::size_t seg = c < 4096 ? 3 * comm::size_of(t) + 1 : segment_bytes;
+    if (kind == Collective::broadcast)
+      lab11::chain_broadcast(s, r, c, t, root, w, seg);
+    else
+      lab11::chain_reduce(s, r, c, t, op, root, w, seg);
+  };
+}
+
+struct SweepCase {
+  DataType type;
+  RedOp op;
+  CollectiveFn fn;
+};
+
+// Sweeps of `kind` (counts, roots, in and out of place) for each case, compared bit for bit
+// with the library's collective.
+void collective_sweep(Collective kind, const std::vector<SweepCase>& sweeps) {
+  std::size_t cases = 0;
+  record("threshold", std::string("bit-exact on every rank against the library's ") + comm::name_of(kind));
+  for (const SweepCase& c : sweeps) {
+    std::size_t passed = 0;
+    std::string failure = comm::check::sweep_collective(c.fn, kind, c.type, c.op, &passed);
+    cases += passed;
+    if (!failure.empty()) {
+      record("measured", std::to_string(cases) + " cases passed before the failing one");
+      FAIL() << failure;
+    }
+  }
+  record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
+}
+
+// Every rank's `mine`, on every rank.
+std::vector<int> allgather_ints(int mine) {
+  comm::Communicator& w = world();
+  const std::size_t n = static_cast<std::size_t>(w.size());
+  comm::Buffer one = w.allocate(sizeof(int)), all = w.allocate(n * sizeof(int));
+  comm::copy(one.data(), one.space(), &mine, comm::MemorySpace::host, sizeof(int));
+  w.library_allgather(one.data(), all.data(), 1, DataType::i32);
+  std::vector<int> out(n);
+  comm::copy(out.data(), comm::MemorySpace::host, all.data(), all.space(), n * sizeof(int));
+  return out;
+}
+
 }  // namespace
 
 TEST(Correctness, BinaryTreeLayout) {
@@ -264,4 +335,221 @@ TEST(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce) {
   EXPECT_LE(ratio, 3.0) << "double_tree_allreduce takes " << m.str() << " of MPI_Allreduce's time for 8 bytes with "
                         << n << " ranks; the goal is 3x. Small messages pay per message: avoid allocations, "
                         << "extra messages and copies when the whole buffer is one segment.";
+}
+
+// ---- rooted collectives (steps 5-7) ---------------------------------------------------------
+
+TEST(Correctness, BinomialBroadcast) {
+  collective_sweep(Collective::broadcast, {{DataType::f32, RedOp::sum, binomial(Collective::broadcast)},
+                                           {DataType::i32, RedOp::max, binomial(Collective::broadcast)}});
+}
+TEST(Correctness, BinomialReduce) {
+  collective_sweep(Collective::reduce, {{DataType::f32, RedOp::sum, binomial(Collective::reduce)},
+                                        {DataType::i32, RedOp::max, binomial(Collective::reduce)},
+                                        {DataType::f64, RedOp::sum, binomial(Collective::reduce)}});
+}
+TEST(Correctness, BinomialGather) {
+  collective_sweep(Collective::gather, {{DataType::f32, RedOp::sum, binomial(Collective::gather)},
+                                        {DataType::i32, RedOp::max, binomial(Collective::gather)}});
+}
+TEST(Correctness, BinomialScatter) {
+  collective_sweep(Collective::scatter, {{DataType::f32, RedOp::sum, binomial(Collective::scatter)},
+                                         {DataType::i32, RedOp::max, binomial(Collective::scatter)}});
+}
+// 4 KiB segments cut the 1 MiB case into 256 segments; 4098 bytes is not a whole number of
+// 4- or 8-byte elements (segments of 1024 or 512 elements).
+TEST(Correctness, ChainBroadcast) {
+  collective_sweep(Collective::broadcast, {{DataType::f32, RedOp::sum, chain(Collective::broadcast, 4096)},
+                                           {DataType::i32, RedOp::max, chain(Collective::broadcast, 4098)}});
+}
+TEST(Correctness, ChainReduce) {
+  collective_sweep(Collective::reduce, {{DataType::f32, RedOp::sum, chain(Collective::reduce, 4096)},
+                                        {DataType::i32, RedOp::max, chain(Collective::reduce, 4098)},
+                                        {DataType::f64, RedOp::sum, chain(Collective::reduce, 4098)}});
+}
+
+// The shape of the four binomial trees, from root n-1 (relative ranks wrap around): the root
+// exchanges ceil(log2 n) messages, every other rank exactly one with its parent (a gather
+// sends its whole subtree in one message), and no rank is more than ceil(log2 n) hops from the
+// root. A linear version (the root talks to all n-1 others) and a chain (the root talks to
+// one rank, the last rank is n-1 hops away) both fail here.
+TEST(Correctness, BinomialTreeShape) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank(), root = n - 1, d = ceil_log2(n);
+  const std::size_t count = 1000, block = count * 4;
+  comm::Buffer send = w.allocate(block * n), recv = w.allocate(block * n);
+  comm::fill_bytes(send.data(), send.space(), 0, block * n);
+  std::ostringstream local;
+  for (Collective kind : {Collective::broadcast, Collective::reduce, Collective::gather, Collective::scatter}) {
+    w.reset_stats();
+    w.record_message_times(true);
+    std::string ni = run_lab_code(
+        [&] { binomial(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); });
+    w.record_message_times(false);
+    if (!ni.empty()) FAIL() << ni;
+    // Data flows out of the root for broadcast and scatter, into it for reduce and gather.
+    const bool outward = kind == Collective::broadcast || kind == Collective::scatter;
+    std::uint64_t sends = 0, recvs = 0;
+    int parent = -1, toward_parent = 0;  // messages exchanged in the parent's direction (in when outward)
+    for (const comm::MessageTime& m : w.message_times()) {
+      (m.recv ? recvs : sends)++;
+      if (m.recv == outward) {
+        ++toward_parent;
+        parent = m.peer;
+      }
+    }
+    const comm::Stats st = w.stats();
+    const bool blocks = kind == Collective::gather || kind == Collective::scatter;
+    const std::string what = std::string(comm::name_of(kind)) + " of " + std::to_string(count) + " float " +
+                             (blocks ? "per rank " : "") + (outward ? "from" : "to") + " root " +
+                             std::to_string(root) + " (" + std::to_string(n) + " ranks): ";
+    std::ostringstream why;
+    if (r == root) {
+      parent = -1;
+      const std::uint64_t out = outward ? d : 0, in = outward ? 0 : d;
+      const std::uint64_t moved = outward ? st.bytes_sent : st.bytes_received;
+      const bool whole = kind == Collective::broadcast || kind == Collective::reduce;
+      const std::uint64_t want = whole ? d * block : (n - 1) * block;
+      if (sends != out || recvs != in)
+        why << "the root sent " << sends << " and received " << recvs << " messages, expected " << out << " and " << in
+            << " (ceil(log2 " << n << ") = " << d << " children, one per round mask = 1, 2, 4, ...)";
+      else if (moved != want)
+        why << "the root " << (outward ? "sent " : "received ") << moved << " bytes, expected " << want << " ("
+            << (whole ? "the whole buffer per child" : "the n-1 blocks of the other ranks, each once") << ")";
+    } else if (toward_parent != 1) {
+      why << "rank " << r << " " << (outward ? "received " : "sent ") << toward_parent
+          << " messages, expected exactly one (" << (outward ? "from" : "to") << " its parent in the tree"
+          << (blocks ? ", with its whole subtree's blocks" : "")
+          << ")";
+    }
+    // Depth: every rank's path to the root, followed on the root (once each rank has exactly
+    // one parent; otherwise the rank has reported that already).
+    const std::vector<int> parents = allgather_ints(why.str().empty() ? parent : -2);
+    const bool all_have_one = std::count(parents.begin(), parents.end(), -2) == 0;
+    for (int q = 0; q < n && r == root && all_have_one && why.str().empty(); ++q) {
+      std::vector<int> path = {q};
+      while (path.back() != root && path.size() <= static_cast<std::size_t>(n)) path.push_back(parents[path.back()]);
+      const int hops = static_cast<int>(path.size()) - 1;
+      if (path.back() == root && hops <= d) continue;
+      why << "rank " << q << " is " << (path.back() == root ? std::to_string(hops) + " hops" : "not connected")
+          << " from the root (path";
+      for (std::size_t i = 0; i < path.size() && i <= static_cast<std::size_t>(d) + 1; ++i)
+        why << (i ? " <- " : " ") << path[i];
+      why << (path.size() > static_cast<std::size_t>(d) + 2 ? " ..." : "")
+          << "); in a binomial tree no rank is more than ceil(log2 n) = " << d << " hops away";
+    }
+    if (!why.str().empty()) local << what << why.str() << ".\n";
+  }
+  record("measured", "messages per rank and tree depth for broadcast, reduce, gather and scatter");
+  record("threshold", "root: ceil(log2 n) messages; others: one with the parent; depth <= ceil(log2 n)");
+  std::string text = local.str();
+  if (!text.empty()) text.pop_back();  // the last newline: gather_text ends each rank's text
+  if (!agree_all(text.empty()))
+    FAIL() << gather_text(text) << "Work in relative ranks v = (rank - root + n) % n; the README spells out each tree.";
+}
+
+// The chain, from root n-1 (its successor is rank 0): each rank talks to its predecessor and
+// successor only, every message is one segment, and a receiving rank keeps a second receive
+// posted while it waits for a segment, for most segments.
+TEST(Correctness, ChainIsPipelined) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank(), root = n - 1;
+  const std::size_t count = 100003, seg = 8192, bytes = count * 4;
+  const std::uint64_t segments = (count + seg / 4 - 1) / (seg / 4);
+  comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
+  comm::fill_bytes(send.data(), send.space(), 0, bytes);
+  const int pos = (r - root + n) % n, prev = (r - 1 + n) % n, next = (r + 1) % n;
+  std::ostringstream local;
+  std::string overlaps;  // this rank's count of overlapped waits, per direction it receives in
+  for (Collective kind : {Collective::broadcast, Collective::reduce}) {
+    w.reset_stats();
+    w.record_message_times(true);
+    std::string ni =
+        run_lab_code([&] { chain(kind, seg)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); });
+    w.record_message_times(false);
+    if (!ni.empty()) FAIL() << ni;
+    const std::vector<comm::MessageTime> msgs = w.message_times();
+    // Broadcast: segments come from the predecessor and go to the successor; reduce: the reverse.
+    const bool bcast = kind == Collective::broadcast;
+    const bool receives = n > 1 && (bcast ? pos > 0 : pos < n - 1), sends = n > 1 && (bcast ? pos < n - 1 : pos > 0);
+    const int from = bcast ? prev : next, to = bcast ? next : prev;
+    std::vector<const comm::MessageTime*> in;
+    std::uint64_t out = 0;
+    std::ostringstream why;
+    for (const comm::MessageTime& m : msgs) {
+      if (m.bytes > seg && why.str().empty())
+        why << "a message of " << m.bytes << " bytes " << (m.recv ? "from" : "to") << " rank " << m.peer
+            << " is larger than a segment (" << seg << " bytes): cut the buffer into segments";
+      if ((m.recv ? !receives || m.peer != from : !sends || m.peer != to) && why.str().empty())
+        why << "rank " << r << " (position " << pos << " in the chain from root " << root << ") "
+            << (m.recv ? "received from" : "sent to") << " rank " << m.peer << "; in a " << comm::name_of(kind)
+            << " it only " << (receives ? "receives from rank " + std::to_string(from) : "receives nothing")
+            << " and " << (sends ? "sends to rank " + std::to_string(to) : "sends nothing");
+      if (m.recv) in.push_back(&m);
+      else ++out;
+    }
+    if (why.str().empty() && ((receives && in.size() != segments) || (sends && out != segments)))
+      why << "rank " << r << " received " << in.size() << " and sent " << out << " messages for " << bytes
+          << " bytes with " << seg << "-byte segments, expected " << (receives ? segments : 0) << " and "
+          << (sends ? segments : 0) << " (one per segment)";
+    if (why.str().empty() && receives && segments > 1) {
+      // A second receive was in flight while segment k was awaited: k+1 posted before k completed.
+      std::uint64_t overlapped = 0;
+      for (std::size_t k = 0; k + 1 < in.size(); ++k) overlapped += in[k + 1]->posted < in[k]->completed;
+      overlaps += (overlaps.empty() ? "" : ", ") + std::string(comm::name_of(kind)) + " " +
+                  std::to_string(overlapped) + " of " + std::to_string(segments - 1);
+      if (2 * overlapped < segments - 1)
+        why << "rank " << r << " had the receive of the next segment posted while it waited for a segment only "
+            << overlapped << " of " << segments - 1 << " times: keep two receives posted (irecv k+1 before you wait "
+            << "for k), so that a segment arrives while the previous one is forwarded";
+    }
+    if (!why.str().empty())
+      local << comm::name_of(kind) << " of " << bytes << " bytes from root " << root << ", " << seg
+            << "-byte segments (" << n << " ranks): " << why.str() << ".\n";
+  }
+  record("measured", std::to_string(segments) + " segments; rank " + std::to_string(r) +
+                         " waited with the next receive posted: " + (overlaps.empty() ? "no receives" : overlaps));
+  record("threshold", "one message per segment, to the neighbours only; the next receive posted for >= half of them");
+  std::string text = local.str();
+  if (!text.empty()) text.pop_back();  // the last newline: gather_text ends each rank's text
+  if (!agree_all(text.empty())) FAIL() << gather_text(text);
+}
+
+TEST(Analysis, PredictedBroadcastTimesFollowTheModel) {
+  std::string failure;
+  std::string ni = run_lab_code([&] {
+    const lab11::AlphaBeta m{2e-6, 1e-9};
+    auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-15 + 1e-9 * std::fabs(b); };
+    for (int n : {1, 2, 3, 4, 5, 8, 16}) {
+      const int d = ceil_log2(n);
+      for (std::size_t b : {std::size_t(0), std::size_t(8), std::size_t(4096), std::size_t(1) << 20,
+                            std::size_t(64) << 20}) {
+        const double tree = d * (m.alpha + b * m.beta);
+        const double got = lab11::predicted_binomial_broadcast_time(m, n, b);
+        std::ostringstream s;
+        if (!close(got, tree))
+          s << "predicted_binomial_broadcast_time(n=" << n << ", bytes=" << b << ") = " << got << ", expected "
+            << tree << " = ceil(log2 n) (alpha + bytes beta) with alpha = 2e-6, beta = 1e-9";
+        for (std::size_t seg : {std::size_t(4096), std::size_t(65536), std::size_t(4098)}) {
+          if (!s.str().empty()) break;
+          const double segments = b == 0 ? 0.0 : static_cast<double>((b + seg - 1) / seg);
+          const double step = m.alpha + static_cast<double>(std::min(b, seg)) * m.beta;
+          const double pipeline = n == 1 || b == 0 ? 0.0 : (n - 2 + segments) * step;
+          const double c = lab11::predicted_chain_broadcast_time(m, n, b, seg);
+          if (!close(c, pipeline))
+            s << "predicted_chain_broadcast_time(n=" << n << ", bytes=" << b << ", segment_bytes=" << seg << ") = " << c
+              << ", expected " << pipeline << " = (n - 2 + S)(alpha + s beta) with S = " << segments
+              << " segments of s = " << std::min(b, seg)
+              << " bytes: n - 1 steps for the first segment to reach the tail, one more for each other segment";
+        }
+        if (!s.str().empty()) {
+          failure = s.str();
+          return;
+        }
+      }
+    }
+  });
+  record("threshold", "the formulas of tree_allreduce.h, relative error <= 1e-9");
+  if (!ni.empty()) FAIL() << ni;
+  EXPECT_TRUE(failure.empty()) << failure;
 }
