@@ -21,15 +21,6 @@ bool reduces(Collective k) {
   return k == Collective::allreduce || k == Collective::reduce || k == Collective::reduce_scatter;
 }
 
-// Element counts of the send and receive buffers (NCCL's conventions, on every rank).
-std::size_t send_elems(Collective k, std::size_t count, std::size_t n) {
-  return (k == Collective::reduce_scatter || k == Collective::scatter || k == Collective::alltoall) ? count * n
-                                                                                                    : count;
-}
-std::size_t recv_elems(Collective k, std::size_t count, std::size_t n) {
-  return (k == Collective::allgather || k == Collective::gather || k == Collective::alltoall) ? count * n : count;
-}
-
 // Where in a rank's send buffer element `i` of rank `r`'s result comes from, for the
 // collectives that move data without reducing it: {source rank, index in its send buffer}.
 struct Source {
@@ -153,8 +144,8 @@ std::vector<int> sweep_roots(int n) {
 std::string check_collective(const CollectiveFn& fn, const CollectiveCase& c) {
   Communicator& w = world();
   const int n = w.size(), r = w.rank();
-  const std::size_t nn = static_cast<std::size_t>(n), elem = size_of(c.type);
-  const std::size_t send_n = send_elems(c.kind, c.count, nn), recv_n = recv_elems(c.kind, c.count, nn);
+  const std::size_t elem = size_of(c.type);
+  const std::size_t send_n = send_elements(c.kind, c.count, n), recv_n = recv_elements(c.kind, c.count, n);
   const std::size_t block = c.count * elem;
   const bool is_root = r == c.root;
 

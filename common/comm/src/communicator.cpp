@@ -191,6 +191,16 @@ const char* name_of(Collective c) {
   return "?";
 }
 
+std::size_t send_elements(Collective c, std::size_t count, int nranks) {
+  const bool per_rank = c == Collective::reduce_scatter || c == Collective::scatter || c == Collective::alltoall;
+  return per_rank ? count * static_cast<std::size_t>(nranks) : count;
+}
+
+std::size_t recv_elements(Collective c, std::size_t count, int nranks) {
+  const bool per_rank = c == Collective::allgather || c == Collective::gather || c == Collective::alltoall;
+  return per_rank ? count * static_cast<std::size_t>(nranks) : count;
+}
+
 void Communicator::library(const LibraryCall& c) {
   const std::string what = std::string("library_") + name_of(c.kind);
   const bool rooted = c.kind == Collective::broadcast || c.kind == Collective::reduce ||

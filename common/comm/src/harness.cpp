@@ -226,13 +226,6 @@ bool per_rank(Collective k) {
   return k == Collective::allgather || k == Collective::reduce_scatter || k == Collective::gather ||
          k == Collective::scatter || k == Collective::alltoall;
 }
-std::size_t send_elems(Collective k, std::size_t count, std::size_t n) {
-  return (k == Collective::reduce_scatter || k == Collective::scatter || k == Collective::alltoall) ? count * n
-                                                                                                    : count;
-}
-std::size_t recv_elems(Collective k, std::size_t count, std::size_t n) {
-  return (k == Collective::allgather || k == Collective::gather || k == Collective::alltoall) ? count * n : count;
-}
 
 // Buffers of one implementation's run, laid out as NCCL expresses in place (only the root is
 // in place for reduce, gather and scatter).
@@ -244,11 +237,11 @@ struct Layout {
 };
 
 Layout make_layout(Communicator& comm, Collective k, std::size_t count, DataType type, int root, bool in_place) {
-  const std::size_t n = static_cast<std::size_t>(comm.size()), elem = size_of(type), block = count * elem;
+  const std::size_t elem = size_of(type), block = count * elem;
   const std::size_t r = static_cast<std::size_t>(comm.rank());
   Layout L;
-  L.send_bytes = send_elems(k, count, n) * elem;
-  L.recv_bytes = recv_elems(k, count, n) * elem;
+  L.send_bytes = send_elements(k, count, comm.size()) * elem;
+  L.recv_bytes = recv_elements(k, count, comm.size()) * elem;
   const bool rooted_only = k == Collective::reduce || k == Collective::gather || k == Collective::scatter;
   if (in_place && rooted_only && comm.rank() != root) in_place = false;
   if (!in_place) {
@@ -320,7 +313,7 @@ std::vector<Result> run_collective_sweep(Communicator& comm, Collective kind,
     if (std::find(seen.begin(), seen.end(), bytes) != seen.end()) continue;  // rounded onto an earlier size
     seen.push_back(bytes);
     // Inputs: every rank's send buffer (verifiable data: a reduction is exact in any order).
-    const std::size_t send_n = send_elems(kind, count, static_cast<std::size_t>(n));
+    const std::size_t send_n = send_elements(kind, count, n);
     std::vector<char> input(send_n * elem);
     fill_input(input.data(), send_n, o.type, DataMode::verifiable,
                kind == Collective::reduce || kind == Collective::reduce_scatter ? o.op : RedOp::max, n, comm.rank(),

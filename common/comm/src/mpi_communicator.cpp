@@ -214,22 +214,14 @@ class MpiCommunicator final : public Communicator {
   void do_barrier() override { COMM_MPI_CHECK(MPI_Barrier(comm_)); }
 
   void do_library(const LibraryCall& c) override {
-    const std::size_t elem = size_of(c.type), n = static_cast<std::size_t>(size());
+    const std::size_t elem = size_of(c.type);
     const bool root = rank() == c.root;
     // The bytes of each buffer this rank reads or writes (0: unused here).
-    std::size_t send_bytes = c.count * elem, recv_bytes = c.count * elem;
-    switch (c.kind) {
-      case Collective::allreduce: break;
-      case Collective::broadcast: send_bytes = root ? send_bytes : 0; break;
-      case Collective::reduce: recv_bytes = root ? recv_bytes : 0; break;
-      case Collective::allgather: recv_bytes *= n; break;
-      case Collective::reduce_scatter: send_bytes *= n; break;
-      case Collective::gather: recv_bytes = root ? recv_bytes * n : 0; break;
-      case Collective::scatter: send_bytes = root ? send_bytes * n : 0; break;
-      case Collective::alltoall: send_bytes *= n; recv_bytes *= n; break;
-    }
-    COMM_REQUIRE(c.count * (c.kind == Collective::allreduce || c.kind == Collective::broadcast ||
-                                    c.kind == Collective::reduce ? 1 : n) <= static_cast<std::size_t>(INT_MAX),
+    std::size_t send_bytes = send_elements(c.kind, c.count, size()) * elem;
+    std::size_t recv_bytes = recv_elements(c.kind, c.count, size()) * elem;
+    if (!root && (c.kind == Collective::broadcast || c.kind == Collective::scatter)) send_bytes = 0;
+    if (!root && (c.kind == Collective::reduce || c.kind == Collective::gather)) recv_bytes = 0;
+    COMM_REQUIRE(c.count <= static_cast<std::size_t>(INT_MAX),
                  std::string("library_") + name_of(c.kind) + ": count exceeds INT_MAX");
     if (!stage_) {
       run_host(c);

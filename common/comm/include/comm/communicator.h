@@ -66,6 +66,11 @@ enum class Collective : std::int32_t {
 };
 const char* name_of(Collective c);
 
+/// Elements of a rank's send and receive buffers for `count` (NCCL's convention below): n *
+/// count for the per-rank side of all-gather, reduce-scatter, gather, scatter and all-to-all.
+std::size_t send_elements(Collective c, std::size_t count, int nranks);
+std::size_t recv_elements(Collective c, std::size_t count, int nranks);
+
 /// One library collective call, in NCCL's conventions: `count` is the element count of a
 /// broadcast, reduce or all-reduce buffer, and the per-rank (per-block) count of the others.
 /// In place is expressed by pointers as in NCCL: sendbuf == recvbuf (all-reduce, broadcast,
