@@ -237,10 +237,9 @@ int worker(int argc, char** argv) {
 }
 
 // The all-reduce report: sweep table, 8-byte latency, summary, naive prediction, crossover.
-void report_allreduce(comm::Communicator& cref, const comm::HarnessOptions& o, const lab09::AlphaBeta& m09,
+void report_allreduce(comm::Communicator& c, const comm::HarnessOptions& o, const lab09::AlphaBeta& m09,
                       const std::string& csv, std::FILE* out) {
-  comm::Communicator* c = &cref;
-  const int n = c->size();
+  const int n = c.size();
 
   std::vector<comm::Implementation> impls = {
       {"ring", [](const void* s, void* r, std::size_t k, comm::DataType t, comm::RedOp op, comm::Communicator& w) {
@@ -252,9 +251,9 @@ void report_allreduce(comm::Communicator& cref, const comm::HarnessOptions& o, c
       {"naive", [](const void* s, void* r, std::size_t k, comm::DataType t, comm::RedOp op, comm::Communicator& w) {
          lab09::naive_allreduce(s, r, k, t, op, w);
        }},
-      comm::library_implementation(*c)};
+      comm::library_implementation(c)};
   const std::string lib = impls.back().name;
-  auto results = comm::run_allreduce_sweep(*c, impls, o, out);
+  auto results = comm::run_allreduce_sweep(c, impls, o, out);
   write_csv(csv, Collective::allreduce, n, results);
 
   // Latency: 8 bytes, many iterations.
@@ -264,7 +263,7 @@ void report_allreduce(comm::Communicator& cref, const comm::HarnessOptions& o, c
   lat.warmup = 50;
   lat.in_place = false;
   if (out) std::fprintf(out, "#\n# 8-byte latency, %d iterations\n", lat.iters);
-  auto latency = comm::run_allreduce_sweep(*c, {impls[1], impls[3], impls[0]}, lat, out);
+  auto latency = comm::run_allreduce_sweep(c, {impls[1], impls[3], impls[0]}, lat, out);
 
   if (out) {
     std::fprintf(out, "#\n# summary (out of place; ratio = busbw / %s busbw, time ratio = time / %s time)\n",

@@ -127,11 +127,10 @@ std::string describe(const CollectiveCase& c, int nranks) {
       c.kind == Collective::reduce_scatter || c.kind == Collective::alltoall)
     s << " per " << (c.kind == Collective::alltoall ? "block" : "rank");
   if (reduces(c.kind)) s << " with " << name_of(c.op);
-  if (rooted(c.kind)) s << " from root " << c.root;
+  if (rooted(c.kind))
+    s << (c.kind == Collective::gather || c.kind == Collective::reduce ? " to root " : " from root ") << c.root;
   s << " (" << (c.in_place ? "in place" : "out of place") << ", " << nranks << " ranks)";
-  std::string text = s.str();
-  if (c.kind == Collective::gather || c.kind == Collective::reduce) text.replace(text.find(" from root "), 11, " to root ");
-  return text;
+  return s.str();
 }
 
 std::vector<int> sweep_roots(int n) {

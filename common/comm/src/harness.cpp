@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "comm/error.h"
 #include "comm/verify.h"
@@ -93,22 +94,11 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-// Times every implementation `iters` times, interleaved; returns per-impl median of the
-// per-iteration maximum over ranks, in seconds.
-std::vector<double> time_interleaved(Communicator& comm, const std::vector<Implementation>& impls,
-                                     const HarnessOptions& o, std::size_t count, const Buffer& input, Buffer& send,
-                                     Buffer& recv, bool in_place) {
-  const std::size_t bytes = count * size_of(o.type);
-  const std::size_t m = impls.size();
-  auto run_once = [&](std::size_t k) -> double {
-    void* dst = recv.data();
-    const void* src = in_place ? recv.data() : send.data();
-    if (in_place) comm.copy(dst, input.data(), bytes);  // fresh input for every in-place call
-    comm.barrier();
-    double t0 = comm.wtime();
-    impls[k].run(src, dst, count, o.type, o.op, comm);
-    return comm.wtime() - t0;
-  };
+// Runs run_once(k) for m implementations, warm-up then `iters` times interleaved (the order
+// rotates every iteration, so drift of the machine is shared); returns per implementation the
+// median over iterations of the maximum over ranks, in seconds.
+std::vector<double> time_interleaved(Communicator& comm, std::size_t m, const HarnessOptions& o,
+                                     const std::function<double(std::size_t)>& run_once) {
   for (int w = 0; w < o.warmup; ++w)
     for (std::size_t k = 0; k < m; ++k) run_once(k);
   std::vector<double> t(static_cast<std::size_t>(o.iters) * m, 0.0);
@@ -126,6 +116,18 @@ std::vector<double> time_interleaved(Communicator& comm, const std::vector<Imple
     med[k] = median(col);
   }
   return med;
+}
+
+// One row of a sweep table (out of place, then in place when measured).
+void print_row(std::FILE* out, const Result& r, DataType type, const char* redop, bool in_place) {
+  std::fprintf(out, " %11zu %13zu %8s %6s %10s %10.2f %7.3f %7.3f %6zu", r.bytes, r.count, name_of(type), redop,
+               r.impl.c_str(), r.out_of_place.time_us, r.out_of_place.algbw, r.out_of_place.busbw,
+               r.out_of_place.wrong);
+  if (in_place)
+    std::fprintf(out, " %10.2f %7.3f %7.3f %6zu", r.in_place.time_us, r.in_place.algbw, r.in_place.busbw,
+                 r.in_place.wrong);
+  std::fprintf(out, "\n");
+  std::fflush(out);
 }
 
 std::size_t validate(Communicator& comm, const Implementation& impl, const HarnessOptions& o, std::size_t count,
@@ -188,7 +190,15 @@ std::vector<Result> run_allreduce_sweep(Communicator& comm, const std::vector<Im
     std::vector<Result> rows(impls.size());
     for (int pass = 0; pass < (o.in_place ? 2 : 1); ++pass) {
       const bool in_place = pass == 1;
-      std::vector<double> t = time_interleaved(comm, impls, o, count, input, send, recv, in_place);
+      std::vector<double> t = time_interleaved(comm, impls.size(), o, [&](std::size_t k) {
+        void* dst = recv.data();
+        const void* src = in_place ? recv.data() : send.data();
+        if (in_place) comm.copy(dst, input.data(), bytes);  // fresh input for every in-place call
+        comm.barrier();
+        const double t0 = comm.wtime();
+        impls[k].run(src, dst, count, o.type, o.op, comm);
+        return comm.wtime() - t0;
+      });
       for (std::size_t k = 0; k < impls.size(); ++k) {
         Timing& tm = in_place ? rows[k].in_place : rows[k].out_of_place;
         tm.time_us = t[k] * 1e6;
@@ -202,16 +212,7 @@ std::vector<Result> run_allreduce_sweep(Communicator& comm, const std::vector<Im
       r.impl = impls[k].name;
       r.bytes = bytes;
       r.count = count;
-      if (out) {
-        std::fprintf(out, " %11zu %13zu %8s %6s %10s %10.2f %7.3f %7.3f %6zu", bytes, count, name_of(o.type),
-                     name_of(o.op), r.impl.c_str(), r.out_of_place.time_us, r.out_of_place.algbw,
-                     r.out_of_place.busbw, r.out_of_place.wrong);
-        if (o.in_place)
-          std::fprintf(out, " %10.2f %7.3f %7.3f %6zu", r.in_place.time_us, r.in_place.algbw, r.in_place.busbw,
-                       r.in_place.wrong);
-        std::fprintf(out, "\n");
-        std::fflush(out);
-      }
+      if (out) print_row(out, r, o.type, name_of(o.op), o.in_place);
       results.push_back(r);
     }
   }
@@ -333,29 +334,16 @@ std::vector<Result> run_collective_sweep(Communicator& comm, Collective kind,
       std::vector<Layout> layouts;
       for (std::size_t k = 0; k < impls.size(); ++k)
         layouts.push_back(make_layout(comm, kind, count, o.type, o.root, in_place));
-      auto run_once = [&](std::size_t k) -> double {
+      const std::vector<double> t = time_interleaved(comm, impls.size(), o, [&](std::size_t k) {
         Layout& L = layouts[k];
         comm::copy(L.send, comm.memory_space(), input.data(), MemorySpace::host, input.size());  // fresh input
         comm.barrier();
         const double t0 = comm.wtime();
         impls[k].run(L.send, L.recv, count, o.type, o.op, o.root, comm);
         return comm.wtime() - t0;
-      };
-      const std::size_t m = impls.size();
-      for (int w = 0; w < o.warmup; ++w)
-        for (std::size_t k = 0; k < m; ++k) run_once(k);
-      std::vector<double> t(static_cast<std::size_t>(o.iters) * m, 0.0), tmax(t.size());
-      for (int it = 0; it < o.iters; ++it)
-        for (std::size_t j = 0; j < m; ++j) {
-          const std::size_t k = (j + static_cast<std::size_t>(it)) % m;
-          t[static_cast<std::size_t>(it) * m + k] = run_once(k);
-        }
-      comm.library_allreduce(t.data(), tmax.data(), t.size(), DataType::f64, RedOp::max);
-      for (std::size_t k = 0; k < m; ++k) {
-        std::vector<double> col;
-        for (int it = 0; it < o.iters; ++it) col.push_back(tmax[static_cast<std::size_t>(it) * m + k]);
-        std::sort(col.begin(), col.end());
-        const double med = col.size() % 2 ? col[col.size() / 2] : 0.5 * (col[col.size() / 2 - 1] + col[col.size() / 2]);
+      });
+      for (std::size_t k = 0; k < impls.size(); ++k) {
+        const double med = t[k];
         Timing& tm = in_place ? rows[k].in_place : rows[k].out_of_place;
         tm.time_us = med * 1e6;
         tm.algbw = med > 0 ? static_cast<double>(bytes) / med / 1e9 : 0;
@@ -378,17 +366,10 @@ std::vector<Result> run_collective_sweep(Communicator& comm, Collective kind,
       r.impl = impls[k].name;
       r.bytes = bytes;
       r.count = count;
-      if (out) {
-        std::fprintf(out, " %11zu %13zu %8s %6s %10s %10.2f %7.3f %7.3f %6zu", bytes, count, name_of(o.type),
-                     kind == Collective::reduce || kind == Collective::reduce_scatter ? name_of(o.op) : "none",
-                     r.impl.c_str(), r.out_of_place.time_us, r.out_of_place.algbw, r.out_of_place.busbw,
-                     r.out_of_place.wrong);
-        if (o.in_place)
-          std::fprintf(out, " %10.2f %7.3f %7.3f %6zu", r.in_place.time_us, r.in_place.algbw, r.in_place.busbw,
-                       r.in_place.wrong);
-        std::fprintf(out, "\n");
-        std::fflush(out);
-      }
+      if (out)
+        print_row(out, r, o.type,
+                  kind == Collective::reduce || kind == Collective::reduce_scatter ? name_of(o.op) : "none",
+                  o.in_place);
       results.push_back(r);
     }
   }
