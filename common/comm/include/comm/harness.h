@@ -106,7 +106,7 @@ std::size_t collective_bytes(Collective kind, std::size_t count, DataType type, 
 
 /// run_allreduce_sweep for any collective (`options.root` for the rooted ones): sizes are
 /// nccl-tests' (the larger buffer, rounded down to whole elements per rank), busbw uses
-/// bus_factor, and #wrong counts elements that differ bit for bit from the library's result
+/// bus_factor, and \#wrong counts elements that differ bit for bit from the library's result
 /// on the same (verifiable) inputs, summed over the ranks that hold a result.
 std::vector<Result> run_collective_sweep(Communicator& comm, Collective kind,
                                          const std::vector<CollectiveImplementation>& impls,
