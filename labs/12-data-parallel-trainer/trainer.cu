@@ -133,4 +133,37 @@ cudaError_t zero1_train_step(const Mlp& m, const Batch& global, float* params, f
   return cudaErrorNotYetImplemented;
 }
 
+cudaError_t tp_forward(const TensorParallelMlp& block, const float* params, const float* x, int rows,
+                       Activations& act, float* y, comm::Communicator& comm) {
+  // TODO(13): block.local(n, rank) is this rank's two-layer model (its hidden units). z = x A_r +
+  // a_r and h = relu(z) into act.z[0] and act.h[0] (as mlp_forward's first layer); y = h B_r
+  // (sgemm, beta = 0), then lab10::ring_allreduce(y) over rows * out floats, then add b (once).
+  (void)block, (void)params, (void)x, (void)rows, (void)act, (void)y, (void)comm;
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t tp_backward(const TensorParallelMlp& block, const float* params, const float* x, int rows,
+                        const float* dy, Activations& act, float* grads, float* dx, comm::Communicator& comm) {
+  // TODO(13): db = column sums of dy, dB_r = h^T dy, dz = dy B_r^T where z > 0, dA_r = x^T dz,
+  // da_r = column sums of dz, then dx = dz A_r^T summed over the ranks (lab10::ring_allreduce).
+  (void)block, (void)params, (void)x, (void)rows, (void)dy, (void)act, (void)grads, (void)dx, (void)comm;
+  return cudaErrorNotYetImplemented;
+}
+
+cudaError_t pipeline_train_step(Schedule schedule, const Mlp& m, const Batch& global, int micro_batches,
+                                float* params, float* grads, std::vector<PipelineSlot>& slots, const Optimizer& opt,
+                                OptimizerState& state, comm::Communicator& comm) {
+  // TODO(14): this stage's model is pipeline_stage_model(m, n, rank), its tensors from
+  // m.weight(pipeline_layers(m, n, rank).offset).offset. Zero its gradients; list its forward
+  // (F) and backward (B) passes in the schedule's order; micro-batch j uses slot j % slots.size().
+  // F: the input (x's rows, or comm.recv from rank - 1), mlp_forward, and unless last,
+  // relu(z_last) sent to rank + 1. B: dL/dz_last (the loss gradient with scale 1/global.rows on
+  // the last stage, else the received dL/d(output) through the ReLU), the layers' gradients
+  // added, and unless first, dL/d(input) sent to rank - 1. Send with comm.isend (1F1B deadlocks
+  // with blocking sends); then state.t += 1 and the optimizer step of the stage's range.
+  (void)schedule, (void)m, (void)global, (void)micro_batches, (void)params, (void)grads, (void)slots, (void)opt;
+  (void)state, (void)comm;
+  return cudaErrorNotYetImplemented;
+}
+
 }  // namespace lab12

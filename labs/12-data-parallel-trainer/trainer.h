@@ -1,6 +1,7 @@
 /// @file
 /// @brief Lab 12 interface: a data-parallel trainer of a small MLP, built on your own kernels
-/// (lab 05's sgemm, lab 02's transpose, lab 06's softmax) and your own ring all-reduce (lab 10).
+/// (lab 05's sgemm, lab 02's transpose, lab 06's softmax) and your own ring all-reduce (lab 10),
+/// then tensor parallelism (a Megatron-style MLP block) and pipeline parallelism (GPipe, 1F1B).
 ///
 /// The checker calls these functions; implement them in trainer.cu and do not change this
 /// file. The handout is README.md.
@@ -289,5 +290,115 @@ cudaError_t accumulate_train_step(const Mlp& m, const Batch& global, int micro_b
 /// them. On return grads holds the summed gradient of this rank's chunk (elsewhere: scratch).
 cudaError_t zero1_train_step(const Mlp& m, const Batch& global, float* params, float* grads, Activations& act,
                              const Optimizer& opt, OptimizerState& shard, comm::Communicator& comm);
+
+// ---- step 13: tensor parallelism, a Megatron-style MLP block -----------------------------------
+
+/// A run of `count` indices from `offset`: lab 10's partition of `total` over n ranks (chunk r
+/// holds total/n, plus one when r < total % n).
+struct Range {
+  int offset = 0, count = 0;
+};
+inline Range partition(int total, int n, int r) {
+  const int base = total / n, extra = total % n;
+  return {r * base + std::min(r, extra), base + (r < extra ? 1 : 0)};
+}
+
+/// The two-layer block y = relu(x A + a) B + b (x: rows x in, A: in x hidden, B: hidden x out)
+/// split over n ranks by its hidden units, as Megatron-LM splits a transformer's MLP: A is
+/// column-parallel, B row-parallel. Rank r holds the hidden units partition(hidden, n, r)
+/// (hidden >= n, so none is empty): those columns of A and entries of a, those rows of B, and
+/// all of b (the same on every rank). Its parameters are the flat buffer of the two-layer model
+/// local(n, r) = {in, its hidden units, out}: W0 = its columns of A, b0 = its entries of a,
+/// W1 = its rows of B, b1 = b; its gradients have the same layout.
+struct TensorParallelMlp {
+  int in = 1, hidden = 1, out = 1;
+  Range hidden_units(int n, int rank) const { return partition(hidden, n, rank); }
+  Mlp local(int n, int rank) const { return Mlp{{in, hidden_units(n, rank).count, out}, {}}; }
+};
+
+/// The forward pass of `rows` rows of x (the same rows on every rank), with act allocated for
+/// local(n, rank): act.z[0] = x A_r + a_r and act.h[0] = relu(act.z[0]) (this rank's hidden
+/// units), then y (rows x out, on every rank) = the sum over the ranks of h_r B_r, one
+/// lab10::ring_allreduce, plus b, added once.
+cudaError_t tp_forward(const TensorParallelMlp& block, const float* params, const float* x, int rows,
+                       Activations& act, float* y, comm::Communicator& comm);
+
+/// The backward pass after tp_forward of the same rows, given dy = dL/dy (rows x out, the same
+/// on every rank): this rank's gradients, overwritten, in the layout of local(n, rank):
+///     dz_r = (dy B_r^T) where act.z[0] > 0, else 0
+///     dA_r = x^T dz_r,  da_r = column sums of dz_r,  dB_r = h_r^T dy,  db = column sums of dy
+/// and dx = dL/dx (rows x in, on every rank) = the sum over the ranks of dz_r A_r^T, one
+/// lab10::ring_allreduce. The scratch buffers of act are yours.
+cudaError_t tp_backward(const TensorParallelMlp& block, const float* params, const float* x, int rows,
+                        const float* dy, Activations& act, float* grads, float* dx, comm::Communicator& comm);
+
+// ---- step 14: pipeline parallelism ------------------------------------------------------------
+
+/// Stage `rank` of an n-stage pipeline (n <= m.layers()) holds layers partition(layers, n,
+/// rank) of m. As a model of its own it has widths[first .. first + count]: its tensors are a
+/// contiguous range of m's flat buffer, from m.weight(first).offset.
+inline Range pipeline_layers(const Mlp& m, int n, int rank) { return partition(m.layers(), n, rank); }
+inline Mlp pipeline_stage_model(const Mlp& m, int n, int rank) {
+  const Range l = pipeline_layers(m, n, rank);
+  return Mlp{std::vector<int>(m.widths.begin() + l.offset, m.widths.begin() + l.offset + l.count + 1), {}};
+}
+
+/// One micro-batch in flight on a stage: the activations of the stage model (z and h of its
+/// layers) and three boundary buffers of up to act.max_rows rows.
+struct PipelineSlot {
+  Activations act;
+  float* input = nullptr;        ///< rows x (stage inputs): the micro-batch's input to this stage
+  float* input_grad = nullptr;   ///< rows x (stage inputs): dL/d(input), sent to the stage before
+  float* output_grad = nullptr;  ///< rows x (stage outputs): dL/d(output), from the stage after
+};
+
+inline cudaError_t allocate_pipeline_slot(const Mlp& stage, int max_rows, PipelineSlot* s) {
+  *s = PipelineSlot{};
+  cudaError_t e = allocate_activations(stage, max_rows, &s->act);
+  const std::size_t rows = static_cast<std::size_t>(std::max(max_rows, 1));
+  auto alloc = [](float** p, std::size_t n) { return cudaMalloc(reinterpret_cast<void**>(p), n * sizeof(float)); };
+  if (e == cudaSuccess) e = alloc(&s->input, rows * stage.inputs());
+  if (e == cudaSuccess) e = alloc(&s->input_grad, rows * stage.inputs());
+  if (e == cudaSuccess) e = alloc(&s->output_grad, rows * stage.classes());
+  return e;
+}
+
+inline void free_pipeline_slot(PipelineSlot* s) {
+  free_activations(&s->act);
+  cudaFree(s->input);
+  cudaFree(s->input_grad);
+  cudaFree(s->output_grad);
+  *s = PipelineSlot{};
+}
+
+/// The order in which a stage runs its micro-batches' forward (F) and backward (B) passes.
+enum class Schedule {
+  gpipe,        ///< every F, then every B (Huang et al., 2019): micro_batches slots per stage
+  one_f_one_b,  ///< stage s runs n - s - 1 F, then alternates one F and one B, then the
+                ///< remaining B (PipeDream-Flush, Narayanan et al., 2021): n - s slots
+};
+
+/// The slots stage `rank` of n is given, and may use, for `micro_batches` micro-batches.
+inline int pipeline_slots(Schedule schedule, int micro_batches, int n, int rank) {
+  return schedule == Schedule::gpipe ? micro_batches : std::min(micro_batches, n - rank);
+}
+
+/// One training step of the pipeline on the global batch `global` (the same on every rank),
+/// cut into micro_batches micro-batches (micro-batch j: rows partition(global.rows,
+/// micro_batches, j), possibly empty). For each micro-batch, stage s runs the forward pass of
+/// its layers (stage 0 on x, the others on the output received from stage s - 1) and sends its
+/// output (relu(z) of its last layer) to stage s + 1; the last stage's output is the logits,
+/// whose loss gradient it takes with scale = 1/global.rows. The backward pass runs the other
+/// way: stage s receives dL/d(its output) from stage s + 1 and sends dL/d(its input) to
+/// stage s - 1. Point-to-point calls of comm only.
+///
+/// The stage's gradients are summed over the micro-batches, then state.t += 1 and one
+/// optimizer step of its tensors. params, grads and the state hold the whole model's flat
+/// layout; a stage reads and writes its own range only. `slots` are pipeline_slots(schedule,
+/// micro_batches, n, rank) slots of the stage model, each for the largest micro-batch: a
+/// micro-batch keeps its slot from its forward pass to its backward pass.
+cudaError_t pipeline_train_step(Schedule schedule, const Mlp& m, const Batch& global, int micro_batches,
+                                float* params, float* grads, std::vector<PipelineSlot>& slots, const Optimizer& opt,
+                                OptimizerState& state, comm::Communicator& comm);
 
 }  // namespace lab12

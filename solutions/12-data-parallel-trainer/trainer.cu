@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -41,6 +42,13 @@ __global__ void broadcast_rows_kernel(const float* __restrict__ b, int rows, int
   const std::size_t n = std::size_t(rows) * cols;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
     z[i] = b[i % cols];
+}
+
+// y[r][c] += b[c]: a bias added after a sum over ranks.
+__global__ void add_rows_kernel(const float* __restrict__ b, int rows, int cols, float* __restrict__ y) {
+  const std::size_t n = std::size_t(rows) * cols;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    y[i] += b[i % cols];
 }
 
 __global__ void relu_kernel(const float* __restrict__ z, std::size_t n, float* __restrict__ h) {
@@ -145,6 +153,49 @@ cudaError_t mlp_forward(const Mlp& m, const float* params, const float* x, int r
   return cudaDeviceSynchronize();
 }
 
+namespace {
+
+// The backward pass through layers L-1 down to `lowest` of `rows` rows whose forward pass is in
+// act, from dz = dL/d(z_{L-1}) in act.scratch[0]: the gradients of the trained tensors
+// (added to grads when acc), announce(l) once layer l's are complete, and when dx is given (and
+// lowest == 0) dL/dx = dz_0 W_0^T into dx (rows x inputs).
+cudaError_t backward_layers(const Mlp& m, const float* params, const float* x, int rows, Activations& act, float* grads,
+                            bool acc, int lowest, const std::function<cudaError_t(int)>& announce, float* dx) {
+  const int L = m.layers();
+  // dz: the gradient of the current layer's pre-activation; dprev: the one below.
+  float* dz = act.scratch[0];
+  float* dprev = act.scratch[1];
+  float* transposed = act.scratch[2];
+  for (int l = L - 1; l >= lowest; --l) {
+    const int fan_in = m.widths[l], fan_out = m.widths[l + 1];
+    const Tensor w = m.weight(l), b = m.bias(l);
+    const float* in = l == 0 ? x : act.h[l - 1];
+    // dW = in^T dz (fan_in x fan_out), db = column sums of dz.
+    if (m.trains(2 * l)) {
+      WB_TRY(transpose_conflict_free(rows, fan_in, in, transposed));
+      WB_TRY(sgemm(fan_in, fan_out, rows, 1.0f, transposed, rows, dz, fan_out, acc ? 1.0f : 0.0f, grads + w.offset,
+                   fan_out));
+    }
+    if (m.trains(2 * l + 1)) {
+      column_sum_kernel<<<(fan_out + kThreads - 1) / kThreads, kThreads>>>(dz, rows, fan_out, acc, grads + b.offset);
+      WB_TRY(launched());
+    }
+    WB_TRY(announce(l));
+    if (l == lowest && (l > 0 || dx == nullptr)) break;
+    // dh_{l-1} = dz W^T (rows x fan_in), then through the ReLU of layer l-1; below layer 0, dL/dx.
+    WB_TRY(transpose_conflict_free(fan_in, fan_out, params + w.offset, transposed));
+    WB_TRY(sgemm(rows, fan_in, fan_out, 1.0f, dz, fan_out, transposed, fan_in, 0.0f, l == 0 ? dx : dprev, fan_in));
+    if (l == 0) break;
+    const std::size_t n = std::size_t(rows) * fan_in;
+    relu_backward_kernel<<<blocks_for(n), kThreads>>>(act.z[l - 1], dprev, n, dprev);
+    WB_TRY(launched());
+    std::swap(dz, dprev);
+  }
+  return cudaDeviceSynchronize();
+}
+
+}  // namespace
+
 cudaError_t mlp_backward(const Mlp& m, const float* params, const float* x, const int* labels, int rows, float scale,
                          Activations& act, float* grads, float* loss_sum, const BackwardOptions& options) {
   if (rows < 0 || rows > act.max_rows || static_cast<int>(act.z.size()) != m.layers()) return cudaErrorInvalidValue;
@@ -180,38 +231,10 @@ cudaError_t mlp_backward(const Mlp& m, const float* params, const float* x, cons
   WB_TRY(softmax_forward(act.z[L - 1], act.probs, rows, classes));
   cross_entropy_loss_kernel<<<1, kThreads>>>(act.probs, labels, rows, classes, acc, loss_sum);
   WB_TRY(launched());
-  // dz: the gradient of the current layer's pre-activation; dprev: the one below.
-  float* dz = act.scratch[0];
-  float* dprev = act.scratch[1];
-  float* transposed = act.scratch[2];
   const std::size_t nl = std::size_t(rows) * classes;
-  cross_entropy_grad_kernel<<<blocks_for(nl), kThreads>>>(act.probs, labels, rows, classes, scale, dz);
+  cross_entropy_grad_kernel<<<blocks_for(nl), kThreads>>>(act.probs, labels, rows, classes, scale, act.scratch[0]);
   WB_TRY(launched());
-  for (int l = L - 1; l >= lowest; --l) {
-    const int fan_in = m.widths[l], fan_out = m.widths[l + 1];
-    const Tensor w = m.weight(l), b = m.bias(l);
-    const float* in = l == 0 ? x : act.h[l - 1];
-    // dW = in^T dz (fan_in x fan_out), db = column sums of dz.
-    if (m.trains(2 * l)) {
-      WB_TRY(transpose_conflict_free(rows, fan_in, in, transposed));
-      WB_TRY(sgemm(fan_in, fan_out, rows, 1.0f, transposed, rows, dz, fan_out, acc ? 1.0f : 0.0f, grads + w.offset,
-                   fan_out));
-    }
-    if (m.trains(2 * l + 1)) {
-      column_sum_kernel<<<(fan_out + kThreads - 1) / kThreads, kThreads>>>(dz, rows, fan_out, acc, grads + b.offset);
-      WB_TRY(launched());
-    }
-    WB_TRY(announce(l));
-    if (l == lowest) break;
-    // dh_{l-1} = dz W^T (rows x fan_in), then through the ReLU of layer l-1.
-    WB_TRY(transpose_conflict_free(fan_in, fan_out, params + w.offset, transposed));
-    WB_TRY(sgemm(rows, fan_in, fan_out, 1.0f, dz, fan_out, transposed, fan_in, 0.0f, dprev, fan_in));
-    const std::size_t n = std::size_t(rows) * fan_in;
-    relu_backward_kernel<<<blocks_for(n), kThreads>>>(act.z[l - 1], dprev, n, dprev);
-    WB_TRY(launched());
-    std::swap(dz, dprev);
-  }
-  return cudaDeviceSynchronize();
+  return backward_layers(m, params, x, rows, act, grads, acc, lowest, announce, nullptr);
 }
 
 cudaError_t sgd_step(float* params, const float* grads, float* velocity, std::size_t n, const Sgd& opt) {
@@ -484,6 +507,182 @@ cudaError_t zero1_train_step(const Mlp& m, const Batch& global, float* params, f
     WB_TRY(optimizer_step(opt, shard, params + c.offset, grads + c.offset, shard.m, shard.v, c.count));
   lab10::ring_allgather(params, P, comm::DataType::f32, comm);
   return cudaSuccess;
+}
+
+// ---- tensor parallelism ------------------------------------------------------------------------
+
+cudaError_t tp_forward(const TensorParallelMlp& block, const float* params, const float* x, int rows,
+                       Activations& act, float* y, comm::Communicator& comm) {
+  const int n = comm.size();
+  if (rows < 0 || rows > act.max_rows || block.hidden < n || act.z.size() != 2) return cudaErrorInvalidValue;
+  const Mlp local = block.local(n, comm.rank());
+  const Tensor A = local.weight(0), a = local.bias(0), B = local.weight(1), b = local.bias(1);
+  const int in = block.in, h = local.widths[1], out = block.out;
+  const std::size_t nz = std::size_t(rows) * h, ny = std::size_t(rows) * out;
+  if (rows > 0) {
+    // This rank's hidden units (A is column-parallel): z = x A_r + a_r, h = relu(z).
+    broadcast_rows_kernel<<<blocks_for(nz), kThreads>>>(params + a.offset, rows, h, act.z[0]);
+    WB_TRY(launched());
+    WB_TRY(sgemm(rows, h, in, 1.0f, x, in, params + A.offset, h, 1.0f, act.z[0], h));
+    relu_kernel<<<blocks_for(nz), kThreads>>>(act.z[0], nz, act.h[0]);
+    WB_TRY(launched());
+    // Its share of y (B is row-parallel): h_r B_r, a partial sum over the hidden units.
+    WB_TRY(sgemm(rows, out, h, 1.0f, act.h[0], h, params + B.offset, out, 0.0f, y, out));
+    WB_TRY(cudaDeviceSynchronize());
+  }
+  // The sum over the ranks, then b, once: added before the sum it would count n times.
+  lab10::ring_allreduce(y, y, ny, comm::DataType::f32, comm::RedOp::sum, comm);
+  if (rows > 0) {
+    add_rows_kernel<<<blocks_for(ny), kThreads>>>(params + b.offset, rows, out, y);
+    WB_TRY(launched());
+  }
+  return cudaDeviceSynchronize();
+}
+
+cudaError_t tp_backward(const TensorParallelMlp& block, const float* params, const float* x, int rows,
+                        const float* dy, Activations& act, float* grads, float* dx, comm::Communicator& comm) {
+  const int n = comm.size();
+  if (rows < 0 || rows > act.max_rows || block.hidden < n || act.z.size() != 2) return cudaErrorInvalidValue;
+  const Mlp local = block.local(n, comm.rank());
+  const Tensor A = local.weight(0), a = local.bias(0), B = local.weight(1), b = local.bias(1);
+  const int in = block.in, h = local.widths[1], out = block.out;
+  float* dz = act.scratch[0];
+  float* transposed = act.scratch[1];
+  if (rows == 0) {
+    fill_kernel<<<blocks_for(local.parameter_count()), kThreads>>>(grads, local.parameter_count(), 0.0f);
+    WB_TRY(launched());
+    WB_TRY(cudaDeviceSynchronize());
+  } else {
+    // db = column sums of dy (the same on every rank); dB_r = h_r^T dy.
+    column_sum_kernel<<<(out + kThreads - 1) / kThreads, kThreads>>>(dy, rows, out, false, grads + b.offset);
+    WB_TRY(launched());
+    WB_TRY(transpose_conflict_free(rows, h, act.h[0], transposed));
+    WB_TRY(sgemm(h, out, rows, 1.0f, transposed, rows, dy, out, 0.0f, grads + B.offset, out));
+    // dz_r = dy B_r^T through the ReLU: this rank's hidden units need no communication.
+    WB_TRY(transpose_conflict_free(h, out, params + B.offset, transposed));
+    WB_TRY(sgemm(rows, h, out, 1.0f, dy, out, transposed, h, 0.0f, dz, h));
+    relu_backward_kernel<<<blocks_for(std::size_t(rows) * h), kThreads>>>(act.z[0], dz, std::size_t(rows) * h, dz);
+    WB_TRY(launched());
+    // dA_r = x^T dz_r, da_r = column sums of dz_r.
+    WB_TRY(transpose_conflict_free(rows, in, x, transposed));
+    WB_TRY(sgemm(in, h, rows, 1.0f, transposed, rows, dz, h, 0.0f, grads + A.offset, h));
+    column_sum_kernel<<<(h + kThreads - 1) / kThreads, kThreads>>>(dz, rows, h, false, grads + a.offset);
+    WB_TRY(launched());
+    // This rank's share of dx: dz_r A_r^T.
+    WB_TRY(transpose_conflict_free(in, h, params + A.offset, transposed));
+    WB_TRY(sgemm(rows, in, h, 1.0f, dz, h, transposed, in, 0.0f, dx, in));
+    WB_TRY(cudaDeviceSynchronize());
+  }
+  // x fed every rank's hidden units: its gradient is the sum of every rank's share.
+  lab10::ring_allreduce(dx, dx, std::size_t(rows) * in, comm::DataType::f32, comm::RedOp::sum, comm);
+  return cudaSuccess;
+}
+
+// ---- pipeline parallelism ----------------------------------------------------------------------
+
+namespace {
+
+// One entry of a stage's schedule: micro-batch `micro`'s forward or backward pass.
+struct PipeOp {
+  int micro;
+  bool backward;
+};
+
+std::vector<PipeOp> stage_schedule(Schedule schedule, int micro_batches, int n, int stage) {
+  std::vector<PipeOp> ops;
+  if (schedule == Schedule::gpipe) {
+    for (int j = 0; j < micro_batches; ++j) ops.push_back({j, false});
+    for (int j = 0; j < micro_batches; ++j) ops.push_back({j, true});
+    return ops;
+  }
+  // 1F1B: fill the pipe with the forwards the stages after this one still need, then one
+  // forward for every backward, then drain. At most n - stage micro-batches are in flight.
+  const int warmup = std::min(n - stage - 1, micro_batches);
+  for (int j = 0; j < warmup; ++j) ops.push_back({j, false});
+  for (int k = 0; warmup + k < micro_batches; ++k) {
+    ops.push_back({warmup + k, false});
+    ops.push_back({k, true});
+  }
+  for (int k = micro_batches - warmup; k < micro_batches; ++k) ops.push_back({k, true});
+  return ops;
+}
+
+}  // namespace
+
+cudaError_t pipeline_train_step(Schedule schedule, const Mlp& m, const Batch& global, int micro_batches,
+                                float* params, float* grads, std::vector<PipelineSlot>& slots, const Optimizer& opt,
+                                OptimizerState& state, comm::Communicator& comm) {
+  const int n = comm.size(), s = comm.rank();
+  if (global.rows <= 0 || micro_batches < 1 || n > m.layers() ||
+      static_cast<int>(slots.size()) < pipeline_slots(schedule, micro_batches, n, s))
+    return cudaErrorInvalidValue;
+  const Mlp stage = pipeline_stage_model(m, n, s);
+  const std::size_t base = m.weight(pipeline_layers(m, n, s).offset).offset, count = stage.parameter_count();
+  const int in = stage.inputs(), out = stage.classes(), last = stage.layers() - 1;
+  const bool first_stage = s == 0, last_stage = s == n - 1;
+  for (const PipelineSlot& slot : slots)
+    if (slot.act.max_rows < partition(global.rows, micro_batches, 0).count ||
+        static_cast<int>(slot.act.z.size()) != stage.layers())
+      return cudaErrorInvalidValue;
+  float* p = params + base;
+  float* g = grads + base;
+  fill_kernel<<<blocks_for(count), kThreads>>>(g, count, 0.0f);  // the micro-batches add to it
+  WB_TRY(launched());
+  WB_TRY(cudaDeviceSynchronize());
+  constexpr int kTag = 1400;  // micro-batch j: activations kTag + 2j, their gradients kTag + 2j + 1
+  // Sends do not block (isend): a stage waits only for what it receives, and each send is
+  // waited for before its slot is used again. With blocking sends, 1F1B's steady state
+  // deadlocks: stage s sends micro-batch j's activations while stage s + 1 sends micro-batch
+  // j - (n - s - 1)'s gradient, each waiting for the other to receive.
+  std::vector<std::vector<comm::Request>> pending(slots.size());
+  const std::size_t nslots = slots.size();
+  for (const PipeOp& op : stage_schedule(schedule, micro_batches, n, s)) {
+    const Range mb = partition(global.rows, micro_batches, op.micro);
+    if (mb.count == 0) continue;  // every stage skips an empty micro-batch alike
+    PipelineSlot& slot = slots[static_cast<std::size_t>(op.micro) % nslots];
+    std::vector<comm::Request>& sent = pending[static_cast<std::size_t>(op.micro) % nslots];
+    const int rows = mb.count;
+    const int tag = kTag + 2 * op.micro;
+    if (!op.backward) {
+      comm.wait_all(sent);  // the slot's previous micro-batch has left it
+      sent.clear();
+      if (first_stage) {
+        WB_TRY(cudaMemcpy(slot.input, global.x + std::size_t(mb.offset) * in, std::size_t(rows) * in * sizeof(float),
+                          cudaMemcpyDeviceToDevice));
+      } else {
+        comm.recv(slot.input, std::size_t(rows) * in * sizeof(float), s - 1, tag);
+      }
+      WB_TRY(mlp_forward(stage, p, slot.input, rows, slot.act));
+      if (!last_stage) {
+        // The stage's output is its last layer's ReLU (the next stage's input).
+        const std::size_t no = std::size_t(rows) * out;
+        relu_kernel<<<blocks_for(no), kThreads>>>(slot.act.z[last], no, slot.act.h[last]);
+        WB_TRY(launched());
+        WB_TRY(cudaDeviceSynchronize());
+        sent.push_back(comm.isend(slot.act.h[last], no * sizeof(float), s + 1, tag));
+      }
+      continue;
+    }
+    // Backward: dL/d(z of the last layer) into scratch[0].
+    const std::size_t no = std::size_t(rows) * out;
+    if (last_stage) {
+      WB_TRY(softmax_forward(slot.act.z[last], slot.act.probs, rows, out));
+      cross_entropy_grad_kernel<<<blocks_for(no), kThreads>>>(slot.act.probs, global.labels + mb.offset, rows, out,
+                                                               1.0f / static_cast<float>(global.rows),
+                                                               slot.act.scratch[0]);
+    } else {
+      comm.recv(slot.output_grad, no * sizeof(float), s + 1, tag + 1);
+      relu_backward_kernel<<<blocks_for(no), kThreads>>>(slot.act.z[last], slot.output_grad, no, slot.act.scratch[0]);
+    }
+    WB_TRY(launched());
+    WB_TRY(backward_layers(stage, p, slot.input, rows, slot.act, g, true, 0,
+                           [](int) { return cudaSuccess; }, first_stage ? nullptr : slot.input_grad));
+    if (!first_stage)
+      sent.push_back(comm.isend(slot.input_grad, std::size_t(rows) * in * sizeof(float), s - 1, tag + 1));
+  }
+  for (std::vector<comm::Request>& sent : pending) comm.wait_all(sent);
+  state.t += 1;
+  return optimizer_step(opt, state, p, g, state.m + base, state.v ? state.v + base : nullptr, count);
 }
 
 }  // namespace lab12

@@ -11,13 +11,16 @@
 // step every rank holds bitwise the same gradients and parameters, the gradients equal the
 // gradient of the mean loss over the whole global batch at the parameters before the step,
 // and the parameters equal one optimizer step from them. The flat version sends what one
-// ring all-reduce of the whole gradient sends, measured in the same run.
+// ring all-reduce of the whole gradient sends, measured in the same run. Every data-parallel
+// check ends with ten steps on exact data (exact_params, exact_batch), whose sums fp32 computes
+// exactly in any order: there the gradients and the update are compared bitwise.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -33,6 +36,7 @@
 
 #include <mpi.h>
 
+#include "check_support.h"
 #include "comm/check.h"
 #include "comm/error.h"
 #include "ring_allreduce.h"
@@ -41,146 +45,57 @@
 
 namespace {
 
-using lab12::Mlp;
-using lab12::Tensor;
+using namespace lab12_check;
 using comm::check::record;
 
-// ---- device buffers and errors -------------------------------------------------------------
+// ---- exact data ---------------------------------------------------------------------------------
 
-template <typename T>
-class Device {
- public:
-  explicit Device(std::size_t n) : n_(n) {
-    if (n > 0 && cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(T)) != cudaSuccess)
-      throw std::runtime_error("cudaMalloc of " + std::to_string(n * sizeof(T)) + " bytes failed");
-  }
-  Device(const std::vector<T>& host) : Device(host.size()) { upload(host); }
-  ~Device() { cudaFree(p_); }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-  T* get() const { return p_; }
-  void upload(const std::vector<T>& host) {
-    if (!host.empty()) cudaMemcpy(p_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
-  }
-  std::vector<T> download() const {
-    std::vector<T> out(n_);
-    if (n_ > 0) cudaMemcpy(out.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost);
-    return out;
-  }
-
- private:
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
-};
-
-// "" when the call succeeded, else a message naming the call and the error.
-std::string failed(cudaError_t e, const std::string& call) {
-  if (e == cudaSuccess) return "";
-  cudaGetLastError();
-  if (e == cudaErrorNotYetImplemented) return call + ": not implemented yet (it returned cudaErrorNotYetImplemented)";
-  return call + " returned " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-}
-
-// The verdict of a check: passes iff `local` is empty on every rank; the failure message
-// carries every rank's text.
-void verdict(const std::string& local) {
-  if (comm::check::agree_all(local.empty())) return;
-  FAIL() << comm::check::gather_text(local);
-}
-
-// Runs `body` so that a comm::NotImplemented thrown by the learner's code becomes this rank's
-// failure text (verdict() gathers the ranks' texts once); any other exception aborts the job
-// with a message naming the rank (comm::check::guarded).
-std::string run_lab(const std::function<std::string()>& body) {
-  std::string out;
-  comm::check::guarded([&] {
-    try {
-      out = body();
-    } catch (const comm::NotImplemented& e) {
-      out = e.what();
+// Parameters of a few binary digits for the exact mode, the same on every rank for a seed and
+// step: weights multiples of 1/8 in [-1, 1]; the hidden layers' biases odd multiples of 1/16 (so
+// a pre-activation x W + b, a multiple of 1/8 plus one of 1/16, is never exactly 0, the ReLU's
+// kink); the output bias 0 except 4096 on one class chosen per step, so that every row's winning
+// logit leads by far more than 746 and the softmax is exactly one-hot in float and in double.
+std::vector<float> exact_params(const Mlp& m, std::uint64_t seed, int step) {
+  std::mt19937_64 rng(seed * 7919 + static_cast<std::uint64_t>(step));
+  std::uniform_int_distribution<int> eighths(-8, 8), sixteenths(-8, 7), cls(0, m.classes() - 1);
+  std::vector<float> p(m.parameter_count(), 0.0f);
+  const std::vector<Tensor> tensors = m.tensors();
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    const Tensor& x = tensors[t];
+    const bool weight = t % 2 == 0, output_bias = t + 1 == tensors.size();
+    for (std::size_t i = 0; i < x.count; ++i) {
+      float v = 0.0f;
+      if (weight) v = static_cast<float>(eighths(rng)) / 8.0f;
+      else if (!output_bias) v = static_cast<float>(2 * sixteenths(rng) + 1) / 16.0f;
+      p[x.offset + i] = v;
     }
-  });
-  return out;
-}
-
-std::string model_name(const Mlp& m) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < m.widths.size(); ++i) s += (i ? ", " : "") + std::to_string(m.widths[i]);
-  return s + "}";
-}
-
-// ---- inputs ---------------------------------------------------------------------------------
-
-// He-uniform weights and small biases, the same on every rank for a seed.
-std::vector<float> initial_params(const Mlp& m, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<float> p(m.parameter_count());
-  for (const Tensor& t : m.tensors()) {
-    const bool weight = t.name[0] == 'W';
-    const double bound = weight ? std::sqrt(6.0 / t.rows) : 0.1;
-    std::uniform_real_distribution<double> u(-bound, bound);
-    for (std::size_t i = 0; i < t.count; ++i) p[t.offset + i] = static_cast<float>(u(rng));
+    if (output_bias) p[x.offset + static_cast<std::size_t>(cls(rng))] = 4096.0f;
   }
   return p;
 }
 
-struct HostBatch {
-  std::vector<float> x;
-  std::vector<int> labels;
-  int rows = 0;
-};
-
-HostBatch random_batch(const Mlp& m, int rows, std::uint64_t seed) {
+// A batch for the exact mode: integer inputs 0..3 and random labels.
+HostBatch exact_batch(const Mlp& m, int rows, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::uniform_int_distribution<int> label(0, m.classes() - 1);
+  std::uniform_int_distribution<int> value(0, 3), label(0, m.classes() - 1);
   HostBatch b;
   b.rows = rows;
   b.x.resize(std::size_t(rows) * m.inputs());
-  for (float& v : b.x) v = static_cast<float>(u(rng));
+  for (float& v : b.x) v = static_cast<float>(value(rng));
   b.labels.resize(rows);
   for (int& l : b.labels) l = label(rng);
   return b;
 }
 
-// ---- comparisons ----------------------------------------------------------------------------
-
-// The name of flat element i: "W1[3][7]" or "b0[5]".
-std::string element_name(const Mlp& m, std::size_t i) {
-  for (const Tensor& t : m.tensors())
-    if (i >= t.offset && i < t.offset + t.count) {
-      const std::size_t j = i - t.offset;
-      if (t.rows == 1) return t.name + "[" + std::to_string(j) + "]";
-      return t.name + "[" + std::to_string(j / t.cols) + "][" + std::to_string(j % t.cols) + "]";
-    }
-  return "element " + std::to_string(i);
+// A float as "%a (%.9g)": the bits and the value.
+std::string exact_text(float v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a (%.9g)", double(v), double(v));
+  return buf;
 }
 
-// The first element where |got - want| > allowance, as a message, or "".
-std::string compare(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& allow,
-                    const std::function<std::string(std::size_t)>& name, const std::string& what) {
-  std::size_t bad = got.size(), count = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(double(got[i]) - want[i]);
-    if (!(err <= allow[i])) {
-      if (bad == got.size()) bad = i;
-      ++count;
-    }
-  }
-  if (bad == got.size()) return "";
-  std::ostringstream s;
-  s.precision(9);
-  s << what << ": " << count << " of " << got.size() << " values are outside the allowance; the first is "
-    << name(bad) << " = " << got[bad] << ", expected " << want[bad] << " (allowance " << allow[bad]
-    << ", from the summation error bound of fp32).";
-  return s.str();
-}
-
-std::vector<double> scaled(const std::vector<double>& mag, double g, double floor = 0) {
-  std::vector<double> out(mag.size());
-  for (std::size_t i = 0; i < mag.size(); ++i) out[i] = g * mag[i] + floor;
-  return out;
-}
+// Bitwise equality, with +0 and -0 taken as equal (an all-zero sum may round to either).
+bool same_value(float a, float b) { return (a == 0.0f && b == 0.0f) || std::memcmp(&a, &b, sizeof(float)) == 0; }
 
 // ---- step 1 ---------------------------------------------------------------------------------
 
@@ -366,46 +281,6 @@ namespace {
 // before it. `state` holds m (and v) on the device.
 // One optimizer step (t >= 1) in double from the state before it (p0, m0, v0) and the
 // gradients, with the fp32 allowance of each result: a few u of the magnitudes it sums.
-struct Expected {
-  std::vector<double> p, allow_p, m, allow_m, v, allow_v;
-};
-
-Expected expected_step(const lab12::Optimizer& opt, int t, const std::vector<float>& p0, const std::vector<float>& grads,
-                       const std::vector<float>& m0, const std::vector<float>& v0) {
-  const std::size_t n = p0.size();
-  const double uu = std::ldexp(1.0, -24);
-  Expected e{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n),
-             std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
-  for (std::size_t i = 0; i < n; ++i) {
-    const double p = p0[i], g = grads[i];
-    if (opt.kind == lab12::Optimizer::Kind::sgd) {
-      const lab12::Sgd& o = opt.sgd;
-      const double v = double(o.momentum) * m0[i] + g + double(o.weight_decay) * p;
-      const double vmag = std::fabs(double(o.momentum) * m0[i]) + std::fabs(g) + std::fabs(o.weight_decay * p);
-      e.m[i] = v;
-      e.allow_m[i] = 4 * uu * vmag;
-      e.p[i] = p - double(o.lr) * v;
-      e.allow_p[i] = 4 * uu * (std::fabs(p) + std::fabs(o.lr) * vmag);
-    } else {
-      const lab12::AdamW& o = opt.adamw;
-      const double b1 = o.beta1, b2 = o.beta2;
-      const double mm = b1 * m0[i] + (1 - b1) * g, vv = b2 * v0[i] + (1 - b2) * g * g;
-      e.m[i] = mm;
-      e.allow_m[i] = 4 * uu * (std::fabs(b1 * m0[i]) + std::fabs((1 - b1) * g));
-      e.v[i] = vv;
-      e.allow_v[i] = 4 * uu * vv;
-      const double mhat = mm / (1 - std::pow(b1, t)), vhat = vv / (1 - std::pow(b2, t));
-      const double step = double(o.lr) * mhat / (std::sqrt(vhat) + o.eps);
-      e.p[i] = p * (1 - double(o.lr) * o.weight_decay) - step;
-      // A relative error of a few u in each factor of the step, plus the rounding of p;
-      // m's own error carries through mhat.
-      e.allow_p[i] = 8 * uu * (std::fabs(p) + std::fabs(step)) +
-                     double(o.lr) * e.allow_m[i] / (1 - std::pow(b1, t)) / (std::sqrt(vhat) + o.eps);
-    }
-  }
-  return e;
-}
-
 std::string check_optimizer_steps(const lab12::Optimizer& opt, std::size_t n, int steps, std::uint64_t seed,
                                   int* done) {
   std::mt19937_64 rng(seed);
@@ -539,6 +414,9 @@ struct StepRun {
   bool zero1 = false;         // optimizer state of this rank's chunk only; gradients valid there only
   double extra_terms = 0;     // roundings beyond the n-rank sum (micro-batches)
   std::uint64_t max_sends = 0;  // > 0: messages one step may send from this rank
+  // Exact data (exact_params, fresh before every step, and exact_batch): the gradients must
+  // equal the exact gradient and the update what one process's optimizer makes of it, bitwise.
+  bool exact = false;
   StepFn step;
 };
 
@@ -567,19 +445,103 @@ std::vector<std::size_t> trained_elements(const Mlp& m, std::size_t offset, std:
   return out;
 }
 
-template <typename T>
-std::vector<T> pick(const std::vector<T>& v, const std::vector<std::size_t>& at, std::size_t base = 0) {
-  std::vector<T> out;
-  out.reserve(at.size());
-  for (std::size_t i : at) out.push_back(v[i - base]);
-  return out;
+const char* const kWhyBitwise =
+    "These data make every sum exact (integer inputs, parameters of a few binary digits, a global batch of a "
+    "power of two, a one-hot softmax), so any order of the sums, over any number of ranks, gives these bits: a "
+    "difference means something else changed the value, such as a rescaling that rounds (1/shard, then "
+    "shard/global), a rank-dependent term or a sum taken twice.";
+
+// Exact data: the checker's own premise (every logit, activation and gradient of the double
+// reference is a float, and every row's softmax is one-hot in float and in double), then the
+// learner's gradients on `checked` equal the exact gradient.
+std::string check_exact_gradients(const Mlp& m, const lab12::reference::Pass& ref, const std::vector<float>& grads,
+                                  const std::vector<std::size_t>& checked, const std::string& call) {
+  const auto is_float = [](double v) { return double(static_cast<float>(v)) == v; };
+  bool premise = std::all_of(ref.grads.begin(), ref.grads.end(), is_float);
+  for (const std::vector<double>& z : ref.z) premise = premise && std::all_of(z.begin(), z.end(), is_float);
+  const std::vector<double>& logits = ref.z.back();
+  const int C = m.classes();
+  for (std::size_t r = 0; premise && r * C < logits.size(); ++r) {
+    std::vector<double> row(logits.begin() + r * C, logits.begin() + (r + 1) * C);
+    std::sort(row.rbegin(), row.rend());
+    premise = C == 1 || row[0] - row[1] > 746.0;  // exp(-746) is 0 in double (and in float)
+  }
+  if (!premise)
+    return call + ": the checker's exact data are not exact for this model (a value of its double reference "
+                  "is not a float, or a softmax is not one-hot): exact_params and exact_batch do not fit it.";
+  std::size_t bad = checked.size(), count = 0;
+  for (std::size_t j = 0; j < checked.size(); ++j)
+    if (!same_value(grads[checked[j]], static_cast<float>(ref.grads[checked[j]]))) {
+      if (bad == checked.size()) bad = j;
+      ++count;
+    }
+  if (bad == checked.size()) return "";
+  const std::size_t i = checked[bad];
+  std::ostringstream s;
+  s << call << ": grads " << element_name(m, i) << " = " << exact_text(grads[i]) << " on rank "
+    << comm::check::world().rank() << ", expected exactly " << exact_text(static_cast<float>(ref.grads[i]))
+    << ", the exact gradient of the mean loss over the global batch (" << count << " of " << checked.size()
+    << " gradients differ). " << kWhyBitwise;
+  return s.str();
+}
+
+// Exact data: the parameters and the optimizer state after the step equal, bitwise, what the
+// learner's own sgd_step / adamw_step computes in one process (on copies, over this rank's
+// elements [mine.offset, mine.offset + mine.count)) from the parameters before the step, the
+// exact gradient, the state before it and t = step. Compared on the trained elements.
+std::string check_exact_update(const StepRun& r, int step, const comm::check::Range& mine,
+                               const std::vector<std::size_t>& trained_mine, const lab12::reference::Pass& ref,
+                               const std::vector<float>& before, const std::vector<float>& after,
+                               const std::vector<float>& m0, const std::vector<float>& v0,
+                               const std::vector<float>& m1, const std::vector<float>& v1, const std::string& call) {
+  if (mine.count == 0) return "";
+  const bool adam = r.opt.kind == lab12::Optimizer::Kind::adamw;
+  std::vector<float> g(mine.count);
+  for (std::size_t i = 0; i < mine.count; ++i) g[i] = static_cast<float>(ref.grads[mine.offset + i]);
+  const auto part = [&](const std::vector<float>& v, std::size_t from) {
+    return std::vector<float>(v.begin() + from, v.begin() + from + mine.count);
+  };
+  Device<float> d_p(part(before, mine.offset)), d_g(g), d_m(part(m0, 0)), d_v(part(v0, 0));
+  const std::string one = adam ? "adamw_step" : "sgd_step";
+  const std::string f =
+      adam ? failed(lab12::adamw_step(d_p.get(), d_g.get(), d_m.get(), d_v.get(), mine.count, step, r.opt.adamw),
+                    one + " (the checker's one-process step)")
+           : failed(lab12::sgd_step(d_p.get(), d_g.get(), d_m.get(), mine.count, r.opt.sgd),
+                    one + " (the checker's one-process step)");
+  if (!f.empty()) return call + ": " + f;
+  const std::vector<float> want_p = d_p.download(), want_m = d_m.download(), want_v = d_v.download();
+  struct Value {
+    const char* what;
+    const std::vector<float>* got;
+    std::size_t base;  // (*got)[i - base] is element i
+    const std::vector<float>* want;
+  };
+  std::vector<Value> values{{"params", &after, 0, &want_p}, {adam ? "m" : "velocity", &m1, mine.offset, &want_m}};
+  if (adam) values.push_back({"v", &v1, mine.offset, &want_v});
+  for (const Value& v : values)
+    for (std::size_t i : trained_mine)
+      if (!same_value((*v.got)[i - v.base], (*v.want)[i - mine.offset])) {
+        std::ostringstream s;
+        s << call << ": after the optimizer step " << v.what << " " << element_name(r.m, i) << " = "
+          << exact_text((*v.got)[i - v.base]) << " on rank " << comm::check::world().rank() << ", expected exactly "
+          << exact_text((*v.want)[i - mine.offset]) << ", what " << one << " computes in one process from the "
+          << "parameters before the step, the exact gradient and this rank's optimizer state before it"
+          << (adam ? " (t = " + std::to_string(step) + ")" : std::string()) << ". The gradients were exact, so "
+          << "the update must be one process's bit for bit: a difference means the step changed the gradient, "
+          << "the state or the formula on its way to the optimizer (a rescaling that rounds, a rank-dependent "
+          << "term, a step taken twice).";
+        return s.str();
+      }
+  return "";
 }
 
 // `steps` training steps, each compared with single-process training in double from the same
 // parameters: every rank holds rank 0's bits; the gradients are the mean-loss gradient of the
 // whole global batch at the parameters before the step (on the elements this rank's step
 // leaves summed); the parameters are one optimizer step from those before it, and frozen
-// tensors and their state do not change.
+// tensors and their state do not change. On exact data (r.exact) the parameters are reset to
+// exact values before every step, and the gradients and the update must also equal, bitwise,
+// the exact gradient and one process's optimizer step from it.
 std::string check_steps(const StepRun& r, int* done) {
   comm::Communicator& w = comm::check::world();
   const Mlp& m = r.m;
@@ -604,12 +566,17 @@ std::string check_steps(const StepRun& r, int* done) {
     return [&at, &m, what](std::size_t j) { return what + " " + element_name(m, at[j]); };
   };
   for (int step = 1; step <= r.steps && f.empty(); ++step) {
-    const HostBatch b = random_batch(m, r.global_rows, r.seed + 1000 * step);
+    // Exact data: fresh exact parameters before every step (an update leaves values of many
+    // bits), the optimizer state carried over.
+    if (r.exact) d_params.upload(exact_params(m, r.seed, step));
+    const HostBatch b = r.exact ? exact_batch(m, r.global_rows, r.seed + 1000 * step)
+                                : random_batch(m, r.global_rows, r.seed + 1000 * step);
     Device<float> d_x(b.x);
     Device<int> d_labels(b.labels);
     const std::vector<float> before = d_params.download(), m0 = d_m.download(), v0 = d_v.download();
     const std::string call = r.call + ", model " + model_name(m) + ", global batch " + std::to_string(r.global_rows) +
-                             ", " + std::to_string(n) + (n == 1 ? " rank" : " ranks") + ", step " + std::to_string(step);
+                             ", " + std::to_string(n) + (n == 1 ? " rank" : " ranks") + ", step " +
+                             std::to_string(step) + (r.exact ? " on exact data" : "");
     w.barrier();
     w.reset_stats();
     f = failed(r.step({d_x.get(), d_labels.get(), r.global_rows}, d_params.get(), d_grads.get(), act, state), call);
@@ -681,6 +648,7 @@ std::string check_steps(const StepRun& r, int* done) {
       f += s.str();
       break;
     }
+    if (r.exact && !(f = check_exact_gradients(m, ref, grads, checked, call)).empty()) break;
     // (c) This rank's trained parameters: one optimizer step from `before` with these gradients
     // and its state before the step. Frozen ones: unchanged, their state still zero.
     const Expected e = expected_step(r.opt, step, pick(before, trained_mine), pick(grads, trained_mine),
@@ -703,44 +671,34 @@ std::string check_steps(const StepRun& r, int* done) {
         f = s.str();
       }
     }
+    if (f.empty() && r.exact)
+      f = check_exact_update(r, step, mine, trained_mine, ref, before, after, m0, v0, m1, v1, call);
     if (f.empty()) ++*done;
   }
   lab12::free_activations(&act);
   return f;
 }
 
-// Ten data-parallel steps of ddp_train_step on one global batch per step.
+// Data-parallel steps of ddp_train_step on one global batch per step (on exact data: exact).
 std::string check_ddp(lab12::Reduction reduction, const lab12::Optimizer& opt, const Mlp& m, int global_rows,
-                      int steps, std::uint64_t seed, int* done) {
-  return check_steps(step_run(std::string("ddp_train_step(") + reduction_name(reduction) + ")", m, opt, global_rows,
-                              steps, seed,
-                              [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-                                  lab12::OptimizerState& state) {
-                                return lab12::ddp_train_step(reduction, m, b, params, grads, act, opt, state,
-                                                             comm::check::world());
-                              }),
-                     done);
+                      int steps, std::uint64_t seed, int* done, bool exact = false) {
+  StepRun r = step_run(std::string("ddp_train_step(") + reduction_name(reduction) + ")", m, opt, global_rows, steps,
+                       seed, [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+                                 lab12::OptimizerState& state) {
+                         return lab12::ddp_train_step(reduction, m, b, params, grads, act, opt, state,
+                                                      comm::check::world());
+                       });
+  r.exact = exact;
+  return check_steps(r, done);
 }
 
-lab12::Optimizer adamw(float lr, float weight_decay) {
-  lab12::Optimizer o;
-  o.kind = lab12::Optimizer::Kind::adamw;
-  o.adamw = {lr, 0.9f, 0.999f, 1e-8f, weight_decay};
-  return o;
-}
-
-lab12::Optimizer sgd(float lr, float momentum, float weight_decay) {
-  lab12::Optimizer o;
-  o.kind = lab12::Optimizer::Kind::sgd;
-  o.sgd = {lr, momentum, weight_decay};
-  return o;
-}
-
-std::string check_ddp_variants(lab12::Reduction reduction, int* done) {
+std::string check_ddp_variants(lab12::Reduction reduction, const lab12::Optimizer& exact_opt, int* done) {
   // 37 rows: uneven over 2-4 ranks; 3 rows: fewer rows than 4 ranks, empty shards.
   std::string f = check_ddp(reduction, adamw(1e-2f, 0.01f), {{64, 32, 10}}, 37, 10, 600, done);
   if (f.empty()) f = check_ddp(reduction, sgd(0.1f, 0.9f, 1e-3f), {{64, 32, 10}}, 64, 3, 700, done);
   if (f.empty()) f = check_ddp(reduction, sgd(0.1f, 0.9f, 1e-3f), {{5, 7, 3}}, 3, 3, 800, done);
+  // Exact data: 32 rows (11, 11 and 10 over 3 ranks), bitwise.
+  if (f.empty()) f = check_ddp(reduction, exact_opt, {{16, 12, 8}}, 32, 10, 850, done, true);
   return f;
 }
 
@@ -748,19 +706,25 @@ std::string check_ddp_variants(lab12::Reduction reduction, int* done) {
 
 TEST(Correctness, PerTensorDdpMatchesSingleProcess) {
   int done = 0;
-  const std::string f = run_lab([&] { return check_ddp_variants(lab12::Reduction::per_tensor, &done); });
-  record("measured", std::to_string(done) + "/16 steps matched (10 AdamW on 37 rows, 3 + 3 SGD)");
+  const std::string f = run_lab(
+      [&] { return check_ddp_variants(lab12::Reduction::per_tensor, sgd(0.1f, 0.9f, 1e-2f), &done); });
+  record("measured", std::to_string(done) + "/26 steps matched (10 AdamW on 37 rows, 3 + 3 SGD; 10 SGD on exact "
+                                            "data)");
   record("threshold", "each step: the global batch's mean-loss gradient (fp32 bound), one optimizer step, "
-                      "bitwise equal on every rank");
+                      "bitwise equal on every rank; on exact data the exact gradient and one process's optimizer "
+                      "step, bitwise");
   verdict(f);
 }
 
 TEST(Correctness, FlatDdpMatchesSingleProcess) {
   int done = 0;
-  const std::string f = run_lab([&] { return check_ddp_variants(lab12::Reduction::flat, &done); });
-  record("measured", std::to_string(done) + "/16 steps matched (10 AdamW on 37 rows, 3 + 3 SGD)");
+  const std::string f =
+      run_lab([&] { return check_ddp_variants(lab12::Reduction::flat, adamw(1e-2f, 0.01f), &done); });
+  record("measured", std::to_string(done) + "/26 steps matched (10 AdamW on 37 rows, 3 + 3 SGD; 10 AdamW on exact "
+                                            "data)");
   record("threshold", "each step: the global batch's mean-loss gradient (fp32 bound), one optimizer step, "
-                      "bitwise equal on every rank");
+                      "bitwise equal on every rank; on exact data the exact gradient and one process's optimizer "
+                      "step, bitwise");
   verdict(f);
 }
 
@@ -953,16 +917,17 @@ TEST(Correctness, BackwardReportsEachGradientOnce) {
 namespace {
 
 std::string check_bucketed(const Mlp& m, std::size_t floats, const lab12::Optimizer& opt, int rows, int steps,
-                           std::uint64_t seed, int* done) {
+                           std::uint64_t seed, int* done, bool exact = false) {
   const std::string call = "bucketed_train_step(bucket_floats=" + std::to_string(floats) + frozen_name(m) + ", " +
                            std::to_string(lab12::reference::buckets(m, floats).size()) + " buckets)";
-  return check_steps(step_run(call, m, opt, rows, steps, seed,
-                              [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-                                  lab12::OptimizerState& state) {
-                                return lab12::bucketed_train_step(m, b, floats, params, grads, act, opt, state,
-                                                                  comm::check::world());
-                              }),
-                     done);
+  StepRun r = step_run(call, m, opt, rows, steps, seed,
+                       [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+                           lab12::OptimizerState& state) {
+                         return lab12::bucketed_train_step(m, b, floats, params, grads, act, opt, state,
+                                                           comm::check::world());
+                       });
+  r.exact = exact;
+  return check_steps(r, done);
 }
 
 }  // namespace
@@ -983,12 +948,15 @@ TEST(Correctness, BucketedDdpMatchesSingleProcess) {
       e = check_bucketed(with_frozen(deep, {true, true, false, false, false, false, false, false}), 1,
                          sgd(0.1f, 0.9f, 0.1f), 37, 3, 2000, &done);
     if (e.empty()) e = check_bucketed({{5, 7, 3}}, 1, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 2100, &done);  // empty shards
+    // Exact data, two buckets ({b1, W1}: 104 floats, {b0, W0}: 204).
+    if (e.empty()) e = check_bucketed({{16, 12, 8}}, 100, sgd(0.1f, 0.9f, 1e-2f), 32, 10, 2150, &done, true);
     return e;
   });
-  record("measured", std::to_string(done) + "/25 steps matched (1, 2 and 8 buckets; frozen W1; frozen layer 0; "
-                                            "empty shards)");
+  record("measured", std::to_string(done) + "/35 steps matched (1, 2 and 8 buckets; frozen W1; frozen layer 0; "
+                                            "empty shards; 10 SGD on exact data)");
   record("threshold", "each step: the global batch's mean-loss gradient (fp32 bound), one optimizer step, frozen "
-                      "tensors unchanged, bitwise equal on every rank");
+                      "tensors unchanged, bitwise equal on every rank; on exact data the exact gradient and one "
+                      "process's optimizer step, bitwise");
   verdict(f);
 }
 
@@ -1082,7 +1050,7 @@ std::uint64_t one_allreduce_sends(std::size_t count) {
 }
 
 std::string check_accumulate(const Mlp& m, int micro, const lab12::Optimizer& opt, int rows, int steps,
-                             std::uint64_t seed, int* done) {
+                             std::uint64_t seed, int* done, bool exact = false) {
   comm::Communicator& w = comm::check::world();
   StepRun r = step_run("accumulate_train_step(micro_batches=" + std::to_string(micro) + ")", m, opt, rows, steps,
                        seed, [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
@@ -1094,6 +1062,7 @@ std::string check_accumulate(const Mlp& m, int micro, const lab12::Optimizer& op
   r.act_rows = std::max(1, (largest_shard + micro - 1) / micro);
   r.extra_terms = micro;
   r.max_sends = std::max<std::uint64_t>(one_allreduce_sends(m.parameter_count()), 1);
+  r.exact = exact;
   return check_steps(r, done);
 }
 
@@ -1107,12 +1076,14 @@ TEST(Correctness, AccumulationMatchesSingleProcess) {
     if (e.empty()) e = check_accumulate({{64, 32, 10}}, 3, sgd(0.1f, 0.9f, 1e-3f), 64, 3, 2400, &done);
     // More micro-batches than a shard has rows: empty micro-batches.
     if (e.empty()) e = check_accumulate({{5, 7, 3}}, 4, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 2500, &done);
+    if (e.empty()) e = check_accumulate({{16, 12, 8}}, 3, adamw(1e-2f, 0.01f), 32, 10, 2550, &done, true);
     return e;
   });
-  record("measured", std::to_string(done) + "/19 steps matched (1, 2, 3 and 4 micro-batches)");
+  record("measured", std::to_string(done) + "/29 steps matched (1, 2, 3 and 4 micro-batches; 10 AdamW with 3 "
+                                            "micro-batches on exact data)");
   record("threshold", "each step: the global batch's mean-loss gradient (fp32 bound), one optimizer step, bitwise "
                       "equal on every rank, no more messages than one ring all-reduce; activations sized for one "
-                      "micro-batch");
+                      "micro-batch; on exact data the exact gradient and one process's optimizer step, bitwise");
   verdict(f);
 }
 
@@ -1121,13 +1092,14 @@ TEST(Correctness, AccumulationMatchesSingleProcess) {
 namespace {
 
 std::string check_zero1(const Mlp& m, const lab12::Optimizer& opt, int rows, int steps, std::uint64_t seed,
-                        int* done) {
+                        int* done, bool exact = false) {
   StepRun r = step_run("zero1_train_step", m, opt, rows, steps, seed,
                        [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
                            lab12::OptimizerState& state) {
                          return lab12::zero1_train_step(m, b, params, grads, act, opt, state, comm::check::world());
                        });
   r.zero1 = true;
+  r.exact = exact;
   return check_steps(r, done);
 }
 
@@ -1140,16 +1112,18 @@ TEST(Correctness, Zero1MatchesSingleProcess) {
   comm::Communicator& w = comm::check::world();
   int done = 0;
   const std::string f = run_lab([&] {
-    // 2410 and 66 parameters: neither divides by 3 or 4.
+    // 2410, 66 and 295 parameters: none divides by 3 or 4.
     std::string e = check_zero1({{64, 32, 10}}, adamw(1e-2f, 0.01f), 37, 10, 2600, &done);
     if (e.empty()) e = check_zero1({{5, 7, 3}}, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 2700, &done);
+    if (e.empty()) e = check_zero1({{16, 12, 7}}, adamw(1e-2f, 0.01f), 32, 10, 2750, &done, true);
     return e;
   });
   const std::size_t chunk = comm::check::reference_chunk(2410, w.size(), 0).count;
-  record("measured", std::to_string(done) + "/13 steps matched; optimizer state per rank " + std::to_string(chunk) +
-                         " of 2410 floats (x2 for AdamW)");
+  record("measured", std::to_string(done) + "/23 steps matched (10 AdamW on exact data); optimizer state per rank " +
+                         std::to_string(chunk) + " of 2410 floats (x2 for AdamW)");
   record("threshold", "each step: this rank's chunk of the mean-loss gradient (fp32 bound) and of the update, every "
-                      "rank's parameters bitwise equal, no state written outside the rank's chunk");
+                      "rank's parameters bitwise equal, no state written outside the rank's chunk; on exact data "
+                      "the exact gradient and one process's optimizer step on the chunk, bitwise");
   verdict(f);
 }
 

@@ -31,14 +31,18 @@ struct Pass {
   std::vector<double> probs;                          // rows x classes
   double loss = 0, loss_mag = 0;                      // sum over rows of -log p[label]
   std::vector<double> grads, grads_mag;               // the flat layout of Mlp::tensors()
+  std::vector<double> dx, dx_mag;                     // dL/dx (rows x inputs), when asked for
   double k = 0;  // the length of the longest chain of roundings: gamma(k) scales the magnitudes
 };
 
 /// Forward (and backward when `backward`) of `rows` rows at `params` (fp32 values, as the
 /// learner holds them), gradients scaled by `scale`. `extra_terms` lengthens the rounding chain
-/// (a data-parallel sum over n ranks adds n).
+/// (a data-parallel sum over n ranks adds n). With `upstream` (rows x classes) the backward pass
+/// starts from dL/d(logits) = scale * upstream instead of the softmax cross-entropy (labels are
+/// then unused and the loss is 0); with `input_grad` it also computes dx = dL/dx.
 inline Pass run(const Mlp& m, const std::vector<float>& params, const float* x, const int* labels, int rows,
-                double scale, bool backward = true, double extra_terms = 0) {
+                double scale, bool backward = true, double extra_terms = 0,
+                const std::vector<double>* upstream = nullptr, bool input_grad = false) {
   Pass p;
   const int L = m.layers(), C = m.classes();
   const std::vector<Tensor> tensors = m.tensors();
@@ -90,13 +94,14 @@ inline Pass run(const Mlp& m, const std::vector<float>& params, const float* x, 
       mx = std::max(mx, logits[std::size_t(r) * C + c]);
       mag = std::max(mag, lmag[std::size_t(r) * C + c]);
     }
+    row_mag[r] = mag;
+    if (upstream != nullptr) continue;
     double sum = 0;
     for (int c = 0; c < C; ++c) sum += std::exp(logits[std::size_t(r) * C + c] - mx);
     for (int c = 0; c < C; ++c) p.probs[std::size_t(r) * C + c] = std::exp(logits[std::size_t(r) * C + c] - mx) / sum;
     const double lp = std::log(p.probs[std::size_t(r) * C + labels[r]]);
     p.loss -= lp;
     p.loss_mag += std::fabs(lp) + 2 * mag + 1;
-    row_mag[r] = mag;
   }
   if (!backward) return p;
 
@@ -105,6 +110,11 @@ inline Pass run(const Mlp& m, const std::vector<float>& params, const float* x, 
   std::vector<double> dz(std::size_t(rows) * C), dzm(dz.size());
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < C; ++c) {
+      if (upstream != nullptr) {
+        dz[std::size_t(r) * C + c] = scale * (*upstream)[std::size_t(r) * C + c];
+        dzm[std::size_t(r) * C + c] = std::fabs(dz[std::size_t(r) * C + c]);
+        continue;
+      }
       const double pc = p.probs[std::size_t(r) * C + c], one = labels[r] == c ? 1.0 : 0.0;
       dz[std::size_t(r) * C + c] = scale * (pc - one);
       dzm[std::size_t(r) * C + c] = std::fabs(scale) * (pc * (1 + 2 * row_mag[r]) + one);
@@ -133,7 +143,7 @@ inline Pass run(const Mlp& m, const std::vector<float>& params, const float* x, 
       p.grads[tb.offset + o] = s;
       p.grads_mag[tb.offset + o] = sm;
     }
-    if (l == 0) break;
+    if (l == 0 && !input_grad) break;
     std::vector<double> dh(std::size_t(rows) * fi), dhm(dh.size());
     for (int r = 0; r < rows; ++r)
       for (int i = 0; i < fi; ++i) {
@@ -145,6 +155,11 @@ inline Pass run(const Mlp& m, const std::vector<float>& params, const float* x, 
         dh[std::size_t(r) * fi + i] = s;
         dhm[std::size_t(r) * fi + i] = sm;
       }
+    if (l == 0) {
+      p.dx = dh;
+      p.dx_mag = dhm;
+      break;
+    }
     dz.assign(dh.size(), 0.0);
     dzm.assign(dh.size(), 0.0);
     const std::vector<double>& zb = p.z[l - 1];

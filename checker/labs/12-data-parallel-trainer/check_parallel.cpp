@@ -1,0 +1,390 @@
+// Checks of lab 12's model-parallel steps: tensor parallelism (a Megatron-style MLP block split
+// by its hidden units) and pipeline parallelism (the model's layers split into stages, GPipe
+// and 1F1B schedules). Each equals the single-rank model: the block's output, its input
+// gradient and every rank's gradients against the checker's double-precision model of the
+// whole block; every stage's gradients and parameters after a step against single-process
+// training on the whole global batch; allowances from the summation order
+// (trainer_reference.h), not tuned.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "check_support.h"
+#include "ring_allreduce.h"
+
+namespace {
+
+using namespace lab12_check;
+using comm::check::record;
+
+std::string ranks_text(int n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); }
+
+// "" when `v` holds rank 0's bits on every rank, else a message naming the first difference.
+std::string same_on_every_rank(const std::vector<float>& v, const std::string& what, const std::string& why) {
+  std::vector<float> root = v;
+  if (!root.empty()) MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (std::memcmp(&v[i], &root[i], sizeof(float)) != 0) {
+      std::ostringstream s;
+      s.precision(9);
+      s << what << "[" << i << "] is " << v[i] << " on rank " << comm::check::world().rank() << " and " << root[i]
+        << " on rank 0: " << why;
+      return s.str();
+    }
+  return "";
+}
+
+// ---- tensor parallelism -------------------------------------------------------------------------
+
+struct TpCase {
+  lab12::TensorParallelMlp block;
+  int rows;
+};
+
+std::string block_name(const lab12::TensorParallelMlp& b) {
+  return "{in " + std::to_string(b.in) + ", hidden " + std::to_string(b.hidden) + ", out " + std::to_string(b.out) +
+         "}";
+}
+
+// The messages one lab10::ring_allreduce of `count` floats sends from this rank, counted now.
+std::uint64_t allreduce_sends(std::size_t count) {
+  comm::Communicator& w = comm::check::world();
+  comm::Buffer buf = w.allocate(std::max<std::size_t>(count, 1) * sizeof(float));
+  comm::fill_bytes(buf.data(), buf.space(), 0, count * sizeof(float));
+  w.barrier();
+  w.reset_stats();
+  lab10::ring_allreduce(buf.data(), buf.data(), count, comm::DataType::f32, comm::RedOp::sum, w);
+  return w.stats().sends;
+}
+
+// One forward and backward pass of the block split over the ranks, compared with the checker's
+// double model of the whole block. With `count_messages`, each pass must send no more than one
+// ring all-reduce of its output (y forward, dx backward), counted in the same run.
+std::string check_tp(const TpCase& c, std::uint64_t seed, bool count_messages) {
+  comm::Communicator& w = comm::check::world();
+  const int n = w.size(), r = w.rank();
+  const lab12::TensorParallelMlp& blk = c.block;
+  const Mlp full{{blk.in, blk.hidden, blk.out}, {}};
+  const Mlp local = blk.local(n, r);
+  const lab12::Range units = blk.hidden_units(n, r);
+  const int h = units.count, rows = c.rows;
+  const std::string call = "(block " + block_name(blk) + ", rows=" + std::to_string(rows) + ", " + ranks_text(n) +
+                           ", rank " + std::to_string(r) + " holds hidden units [" + std::to_string(units.offset) +
+                           ", " + std::to_string(units.offset + h) + "))";
+  // The whole block's parameters (W0 = A, b0 = a, W1 = B, b1 = b), the same on every rank, and
+  // where each of this rank's local parameters sits in them.
+  const std::vector<float> params = initial_params(full, seed);
+  const std::vector<Tensor> ft = full.tensors(), lt = local.tensors();
+  std::vector<std::size_t> at(local.parameter_count());
+  for (int i = 0; i < blk.in; ++i)
+    for (int j = 0; j < h; ++j) at[lt[0].offset + std::size_t(i) * h + j] = ft[0].offset + std::size_t(i) * blk.hidden + units.offset + j;
+  for (int j = 0; j < h; ++j) at[lt[1].offset + j] = ft[1].offset + units.offset + j;
+  for (int j = 0; j < h; ++j)
+    for (int k = 0; k < blk.out; ++k) at[lt[2].offset + std::size_t(j) * blk.out + k] = ft[2].offset + std::size_t(units.offset + j) * blk.out + k;
+  for (int k = 0; k < blk.out; ++k) at[lt[3].offset + k] = ft[3].offset + k;
+  std::vector<float> mine(at.size());
+  for (std::size_t i = 0; i < at.size(); ++i) mine[i] = params[at[i]];
+  const HostBatch b = random_batch(full, rows, seed + 1);
+  std::vector<double> dy64(std::size_t(rows) * blk.out);
+  std::vector<float> dy(dy64.size());
+  {
+    std::mt19937_64 rng(seed + 2);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (std::size_t i = 0; i < dy.size(); ++i) dy64[i] = dy[i] = static_cast<float>(u(rng) / std::max(rows, 1));
+  }
+  Device<float> d_params(mine), d_x(b.x), d_dy(dy), d_y(std::size_t(rows) * blk.out), d_grads(mine.size()),
+      d_dx(std::size_t(rows) * blk.in);
+  d_grads.upload(std::vector<float>(mine.size(), 1e6f));  // overwritten, not added to
+  lab12::Activations act;
+  std::string f = failed(lab12::allocate_activations(local, rows, &act), "allocate_activations");
+  if (!f.empty()) return f;
+  const std::uint64_t forward_budget = count_messages ? allreduce_sends(std::size_t(rows) * blk.out) : 0;
+  const std::uint64_t backward_budget = count_messages ? allreduce_sends(std::size_t(rows) * blk.in) : 0;
+  w.barrier();
+  w.reset_stats();
+  f = failed(lab12::tp_forward(blk, d_params.get(), d_x.get(), rows, act, d_y.get(), w), "tp_forward" + call);
+  const std::uint64_t forward_sends = w.stats().sends;
+  w.reset_stats();
+  if (f.empty())
+    f = failed(lab12::tp_backward(blk, d_params.get(), d_x.get(), rows, d_dy.get(), act, d_grads.get(), d_dx.get(), w),
+               "tp_backward" + call);
+  const std::uint64_t backward_sends = w.stats().sends;
+  std::vector<float> z0(std::size_t(rows) * h), h0(z0.size());
+  if (f.empty() && !z0.empty()) {
+    cudaMemcpy(z0.data(), act.z[0], z0.size() * sizeof(float), cudaMemcpyDeviceToHost);
+    cudaMemcpy(h0.data(), act.h[0], h0.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  }
+  lab12::free_activations(&act);
+  if (!f.empty()) return f;
+  if (count_messages) {
+    auto too_many = [&](const char* fn, std::uint64_t got, std::uint64_t budget, const std::string& what) {
+      return fn + call + ": rank " + std::to_string(r) + " sent " + std::to_string(got) + " messages; one ring " +
+             "all-reduce of " + what + " sends " + std::to_string(budget) + " (counted in the same run). The block " +
+             "communicates once each way: y's partial sums forward, dx's backward.";
+    };
+    if (forward_sends > forward_budget) return too_many("tp_forward", forward_sends, forward_budget, "y");
+    if (backward_sends > backward_budget) return too_many("tp_backward", backward_sends, backward_budget, "dx");
+    return "";
+  }
+  const std::vector<float> y = d_y.download(), grads = d_grads.download(), dx = d_dx.download();
+  const lab12::reference::Pass ref =
+      lab12::reference::run(full, params, b.x.data(), nullptr, rows, 1.0, true, n, &dy64, true);
+  const double g = lab12::reference::gamma(ref.k);
+  // This rank's hidden units of z0 and h0.
+  std::vector<double> z_want(z0.size()), z_allow(z0.size()), h_want(z0.size()), h_allow(z0.size());
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < h; ++j) {
+      const std::size_t k = std::size_t(i) * blk.hidden + units.offset + j, q = std::size_t(i) * h + j;
+      z_want[q] = ref.z[0][k];
+      z_allow[q] = g * ref.zmag[0][k];
+      h_want[q] = ref.h[0][k];
+      h_allow[q] = g * ref.hmag[0][k];
+    }
+  const auto unit_name = [&](const char* what) {
+    return [&, what](std::size_t q) {
+      return std::string(what) + "[" + std::to_string(q / h) + "][" + std::to_string(units.offset + q % h) + "]";
+    };
+  };
+  // Every comparison runs on every rank (two of them are collective), the first failure wins.
+  std::vector<std::string> found;
+  found.push_back(compare(z0, z_want, z_allow, unit_name("z"),
+                          "tp_forward" + call + ", act.z[0] (x A + a, this rank's hidden units)"));
+  found.push_back(compare(h0, h_want, h_allow, unit_name("h"), "tp_forward" + call + ", act.h[0] (relu of act.z[0])"));
+  std::string fy = compare(
+      y, ref.z[1], scaled(ref.zmag[1], g),
+      [&](std::size_t i) { return "y[" + std::to_string(i / blk.out) + "][" + std::to_string(i % blk.out) + "]"; },
+      "tp_forward" + call + ", y (expected: relu(x A + a) B + b of the whole block)");
+  if (!fy.empty() && n > 1) {
+    // b added on every rank before the sum: y is off by (n - 1) b everywhere.
+    bool every = !y.empty();
+    for (std::size_t i = 0; i < y.size() && every; ++i) {
+      const double off = y[i] - ref.z[1][i], bb = params[ft[3].offset + i % blk.out];
+      every = std::fabs(off - (n - 1) * bb) <= 1e-4 * (1 + std::fabs(bb) * n);
+    }
+    if (every)
+      fy += "\n    y is (n - 1) b too large everywhere: b was added on every rank before the sum. Add it once, "
+            "after the all-reduce.";
+  }
+  found.push_back(fy);
+  found.push_back(same_on_every_rank(y, "y", "after the all-reduce every rank must hold the same y (b added the same way)."));
+  std::vector<double> g_want(grads.size()), g_allow(grads.size());
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    g_want[i] = ref.grads[at[i]];
+    g_allow[i] = g * ref.grads_mag[at[i]];
+  }
+  found.push_back(compare(grads, g_want, g_allow,
+                          [&](std::size_t i) { return "grads " + element_name(full, at[i]) + " (of the whole block)"; },
+                          "tp_backward" + call + ", this rank's gradients (dA_r, da_r, dB_r, db)"));
+  std::string fdx = compare(
+      dx, ref.dx, scaled(ref.dx_mag, g),
+      [&](std::size_t i) { return "dx[" + std::to_string(i / blk.in) + "][" + std::to_string(i % blk.in) + "]"; },
+      "tp_backward" + call + ", dx (expected: dy B^T through the ReLU, times A^T, of the whole block)");
+  if (!fdx.empty() && n > 1)
+    fdx += "\n    dx depends on every hidden unit: it is the sum over the ranks of dz_r A_r^T (one all-reduce).";
+  found.push_back(fdx);
+  found.push_back(same_on_every_rank(dx, "dx", "after the all-reduce every rank must hold the same dx."));
+  for (const std::string& e : found)
+    if (!e.empty()) return e;
+  return "";
+}
+
+const std::vector<TpCase>& tp_cases() {
+  // Hidden units uneven over 2-4 ranks (7, 9, 97), one per rank at 4 ranks, an empty batch.
+  static const std::vector<TpCase> cases = {
+      {{64, 97, 10}, 37}, {{5, 7, 3}, 3}, {{16, 4, 8}, 1}, {{12, 9, 6}, 0}};
+  return cases;
+}
+
+}  // namespace
+
+TEST(Correctness, TensorParallelMatchesSingleRank) {
+  int done = 0;
+  const std::string f = run_lab([&] {
+    for (const TpCase& c : tp_cases()) {
+      std::string e = check_tp(c, 1300 + 11 * done, false);
+      if (!comm::check::agree_all(e.empty())) return e;
+      ++done;
+    }
+    return std::string();
+  });
+  record("measured", std::to_string(done) + "/" + std::to_string(tp_cases().size()) + " blocks matched");
+  record("threshold", "y, dx and every rank's gradients within the fp32 bound of the whole block in double; "
+                      "y and dx bitwise equal on every rank");
+  verdict(f);
+}
+
+TEST(Performance, TensorParallelCommunicatesOnceEachWay) {
+  std::string f = run_lab([&] { return check_tp(tp_cases()[0], 1300, true); });
+  record("threshold", "forward: at most one ring all-reduce of y; backward: at most one of dx (same run)");
+  verdict(f);
+}
+
+namespace {
+
+// ---- pipeline parallelism -----------------------------------------------------------------------
+
+struct PipeCase {
+  Mlp m;
+  lab12::Optimizer opt;
+  int rows, micro_batches;
+};
+
+const char* schedule_name(lab12::Schedule s) { return s == lab12::Schedule::gpipe ? "GPipe" : "1F1B"; }
+
+// 1F1B's point: stage s never holds more than n - s micro-batches between their forward and
+// their backward pass. From the stage's messages: when it posts micro-batch j's activations to
+// stage s + 1, at least j + 1 - (n - s) gradients from s + 1 must have arrived.
+std::string check_in_flight(const std::vector<comm::MessageTime>& msgs, int n, int s, const std::string& call) {
+  if (s == n - 1) return "";
+  std::vector<double> sent, arrived;
+  for (const comm::MessageTime& t : msgs)
+    if (t.peer == s + 1) (t.recv ? arrived : sent).push_back(t.recv ? t.completed : t.posted);
+  std::sort(sent.begin(), sent.end());
+  for (std::size_t j = 0; j < sent.size(); ++j) {
+    const long got = std::count_if(arrived.begin(), arrived.end(), [&](double c) { return c <= sent[j]; });
+    const long in_flight = static_cast<long>(j) + 1 - got;
+    if (in_flight > n - s) {
+      std::ostringstream o;
+      o << call << ": stage " << s << " sent micro-batch " << j << "'s activations with " << in_flight
+        << " micro-batches in flight (forward done, backward not): 1F1B keeps at most n - s = " << n - s
+        << " on stage " << s << ". Run n - s - 1 = " << n - s - 1
+        << " forward passes first, then alternate one forward and one backward.";
+      return o.str();
+    }
+  }
+  return "";
+}
+
+// `steps` pipeline steps of one case: every stage's gradients are those of the mean loss over
+// the whole global batch at the parameters before the step (its range of the flat buffer), its
+// parameters one optimizer step from them, and nothing outside its range is touched.
+std::string check_pipeline(lab12::Schedule schedule, const PipeCase& c, int steps, std::uint64_t seed, int* done) {
+  comm::Communicator& w = comm::check::world();
+  const int n = w.size(), s = w.rank();
+  const Mlp& m = c.m;
+  const std::size_t P = m.parameter_count();
+  const Mlp stage = lab12::pipeline_stage_model(m, n, s);
+  const lab12::Range layers = lab12::pipeline_layers(m, n, s);
+  const std::size_t lo = m.weight(layers.offset).offset, hi = lo + stage.parameter_count();
+  const int slots_n = lab12::pipeline_slots(schedule, c.micro_batches, n, s);
+  const int max_rows = lab12::partition(c.rows, c.micro_batches, 0).count;
+  std::ostringstream name;
+  name << "pipeline_train_step(" << schedule_name(schedule) << ", model " << model_name(m) << ", global batch "
+       << c.rows << ", " << c.micro_batches << " micro-batches, " << ranks_text(n) << "; stage " << s << " holds layers "
+       << layers.offset << ".." << layers.offset + layers.count - 1 << " with " << slots_n
+       << (slots_n == 1 ? " slot" : " slots") << ")";
+  const float sentinel = 7777.0f;
+  // The whole model as the stages hold it (each rank's buffer is current in its own range only).
+  std::vector<float> model = initial_params(m, seed);
+  Device<float> d_params(model), d_grads(std::vector<float>(P, sentinel)),
+      d_m(std::vector<float>(P, 0.0f)), d_v(std::vector<float>(P, 0.0f));
+  std::vector<lab12::PipelineSlot> slots(static_cast<std::size_t>(slots_n));
+  std::string f;
+  for (lab12::PipelineSlot& slot : slots)
+    if (f.empty()) f = failed(lab12::allocate_pipeline_slot(stage, max_rows, &slot), "allocate_pipeline_slot");
+  lab12::OptimizerState state{d_m.get(), d_v.get(), 0};
+  for (int step = 1; step <= steps && f.empty(); ++step) {
+    const std::string call = name.str() + ", step " + std::to_string(step);
+    const HostBatch b = random_batch(m, c.rows, seed + 1000 * step);
+    Device<float> d_x(b.x);
+    Device<int> d_labels(b.labels);
+    const std::vector<float> before = d_params.download(), grads0 = d_grads.download(), m0 = d_m.download(),
+                             v0 = d_v.download();
+    w.barrier();
+    w.reset_stats();
+    w.record_message_times(true);
+    f = failed(lab12::pipeline_train_step(schedule, m, {d_x.get(), d_labels.get(), c.rows}, c.micro_batches,
+                                          d_params.get(), d_grads.get(), slots, c.opt, state, w),
+               call);
+    w.record_message_times(false);
+    if (!f.empty()) break;
+    const std::vector<float> grads = d_grads.download(), after = d_params.download(), m1 = d_m.download(),
+                             v1 = d_v.download();
+    const auto judge = [&]() -> std::string {
+      if (state.t != step)
+        return call + ": state.t is " + std::to_string(state.t) + " after " + std::to_string(step) + " steps.";
+      if (schedule == lab12::Schedule::one_f_one_b && c.rows >= c.micro_batches) {
+        std::string e = check_in_flight(w.message_times(), n, s, call);
+        if (!e.empty()) return e;
+      }
+      for (std::size_t i = 0; i < P; ++i) {
+        if (i >= lo && i < hi) continue;
+        if (std::memcmp(&grads[i], &grads0[i], 4) || std::memcmp(&after[i], &before[i], 4) || m1[i] != m0[i] ||
+            v1[i] != v0[i])
+          return call + ": stage " + std::to_string(s) + " wrote " + element_name(m, i) +
+                 ", outside its own tensors [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                 ") of the flat buffers: a stage owns its layers' parameters, gradients and optimizer state only.";
+      }
+      std::vector<std::size_t> own;
+      for (std::size_t i = lo; i < hi; ++i) own.push_back(i);
+      // Micro-batches add their partial sums: the chain is longer by their count.
+      const lab12::reference::Pass ref = lab12::reference::run(m, model, b.x.data(), b.labels.data(), c.rows,
+                                                               1.0 / c.rows, true, c.micro_batches + 1);
+      const std::vector<double> allow = scaled(ref.grads_mag, lab12::reference::gamma(ref.k));
+      const auto named = [&](const std::string& what) {
+        return [&, what](std::size_t j) { return what + " " + element_name(m, own[j]); };
+      };
+      std::string e = compare(pick(grads, own), pick(ref.grads, own), pick(allow, own), named("grads"),
+                              call + ": stage " + std::to_string(s) + "'s gradients (expected: of the mean loss over " +
+                                  "the whole global batch, summed over the micro-batches)");
+      if (!e.empty()) return e;
+      const Expected x = expected_step(c.opt, step, pick(before, own), pick(grads, own), pick(m0, own), pick(v0, own));
+      return compare(pick(after, own), x.p, x.allow_p, named("params"),
+                     call + ": stage " + std::to_string(s) + "'s parameters after the optimizer step (expected: one " +
+                         "step from those before it with its summed gradients)");
+    };
+    f = judge();
+    // The whole model after the step, every stage's own range (every rank takes part).
+    std::vector<float> ranges(P, 0.0f);
+    std::copy(after.begin() + lo, after.begin() + hi, ranges.begin() + lo);
+    MPI_Allreduce(ranges.data(), model.data(), static_cast<int>(P), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (!comm::check::agree_all(f.empty())) break;
+    ++*done;
+  }
+  for (lab12::PipelineSlot& slot : slots) lab12::free_pipeline_slot(&slot);
+  return f;
+}
+
+const std::vector<PipeCase>& pipe_cases() {
+  // Four layers, so every rank count up to 4 has a stage each. Uneven micro-batches (37 rows
+  // in 4 or 8), one micro-batch, more micro-batches than stages; a boundary 1100 floats wide
+  // (its messages are too large to be buffered, so blocking sends deadlock as on a real
+  // network); an empty micro-batch (3 rows in 4).
+  static const std::vector<PipeCase> cases = {
+      {{{32, 24, 20, 16, 10}, {}}, adamw(1e-2f, 0.01f), 37, 4},
+      {{{32, 24, 20, 16, 10}, {}}, sgd(0.1f, 0.9f, 1e-3f), 37, 1},
+      {{{8, 16, 1100, 16, 10}, {}}, sgd(0.05f, 0.9f, 0.0f), 37, 8},
+      {{{5, 7, 6, 4, 3}, {}}, sgd(0.1f, 0.9f, 1e-3f), 3, 4},
+  };
+  return cases;
+}
+
+void pipeline_check(lab12::Schedule schedule) {
+  int done = 0;
+  const int steps = 2;
+  const std::string f = run_lab([&] {
+    int k = 0;
+    for (const PipeCase& c : pipe_cases()) {
+      std::string e = check_pipeline(schedule, c, steps, 1400 + 17 * k++, &done);
+      if (!comm::check::agree_all(e.empty())) return e;
+    }
+    return std::string();
+  });
+  record("measured", std::to_string(done) + "/" + std::to_string(pipe_cases().size() * steps) + " stage steps matched");
+  record("threshold", std::string("each stage: the global batch's mean-loss gradient (fp32 bound), one optimizer step, "
+                                  "nothing outside its layers touched") +
+                          (schedule == lab12::Schedule::one_f_one_b ? "; at most n - s micro-batches in flight" : ""));
+  verdict(f);
+}
+
+}  // namespace
+
+TEST(Correctness, PipelineGPipeMatchesSingleProcess) { pipeline_check(lab12::Schedule::gpipe); }
+
+TEST(Correctness, Pipeline1F1BMatchesSingleProcess) { pipeline_check(lab12::Schedule::one_f_one_b); }
