@@ -58,11 +58,27 @@ inline std::string failed(cudaError_t e, const std::string& call) {
   return call + " returned " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
 }
 
+/// A rank's text after another rank failed and this one stopped with it (stop_together): it is
+/// left out of the message.
+inline const std::string& failed_elsewhere() {
+  static const std::string text = "(stopped: another rank failed)";
+  return text;
+}
+
+/// Whether any rank has a failure: then every rank stops at this point, those without one of
+/// their own with failed_elsewhere(), so that no rank goes on into a collective call that the
+/// others never make (which would hang instead of failing).
+inline bool stop_together(std::string& f) {
+  if (comm::check::agree_all(f.empty())) return false;
+  if (f.empty()) f = failed_elsewhere();
+  return true;
+}
+
 // The verdict of a check: passes iff `local` is empty on every rank; the failure message
-// carries every rank's text.
+// carries every rank's own text.
 inline void verdict(const std::string& local) {
   if (comm::check::agree_all(local.empty())) return;
-  FAIL() << comm::check::gather_text(local);
+  FAIL() << comm::check::gather_text(local == failed_elsewhere() ? std::string() : local);
 }
 
 // Runs `body` so that a comm::NotImplemented thrown by the learner's code becomes this rank's

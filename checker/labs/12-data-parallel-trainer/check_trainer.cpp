@@ -585,95 +585,99 @@ std::string check_steps(const StepRun& r, int* done) {
     if (state.t != step) {
       f = call + ": state.t is " + std::to_string(state.t) + " after " + std::to_string(step) +
           " steps (each step counts one).";
-      break;
-    }
-    if (r.max_sends > 0 && sends > r.max_sends) {
+    } else if (r.max_sends > 0 && sends > r.max_sends) {
       f = call + ": rank " + std::to_string(w.rank()) + " sent " + std::to_string(sends) +
           " messages in one step; one ring all-reduce of the " + std::to_string(P) + " gradients sends " +
           std::to_string(r.max_sends) + ". Communicate once per step, after the last micro-batch.";
-      break;
     }
+    if (stop_together(f)) break;  // before the broadcasts, which every rank must reach
     const std::vector<float> grads = d_grads.download(), after = d_params.download(), m1 = d_m.download(),
                              v1 = d_v.download();
     // (a) Every rank holds rank 0's bits (the gradients: where every rank holds the sum).
     std::vector<float> root_grads = grads, root_after = after;
     MPI_Bcast(root_grads.data(), static_cast<int>(P), MPI_FLOAT, 0, MPI_COMM_WORLD);
     MPI_Bcast(root_after.data(), static_cast<int>(P), MPI_FLOAT, 0, MPI_COMM_WORLD);
-    for (std::size_t i = 0; i < P && f.empty(); ++i) {
-      const bool grads_differ = !r.zero1 &&
-                                std::binary_search(trained_all.begin(), trained_all.end(), i) &&
-                                std::memcmp(&grads[i], &root_grads[i], sizeof(float)) != 0;
-      if (grads_differ || std::memcmp(&after[i], &root_after[i], sizeof(float)) != 0) {
-        std::ostringstream s;
-        s << call << ": rank " << w.rank() << " differs from rank 0 at " << element_name(m, i) << " (grads "
-          << grads[i] << " vs " << root_grads[i] << ", params " << after[i] << " vs " << root_after[i] << "): "
-          << (r.zero1 ? "after the all-gather every rank must hold every rank's updated chunk."
-                      : "after the all-reduce every rank must hold the same sum.");
-        f = s.str();
+    // The comparisons: every rank runs them all, then the ranks stop together or go on together.
+    f = [&]() -> std::string {
+      std::string f;
+      for (std::size_t i = 0; i < P && f.empty(); ++i) {
+        const bool grads_differ = !r.zero1 &&
+                                  std::binary_search(trained_all.begin(), trained_all.end(), i) &&
+                                  std::memcmp(&grads[i], &root_grads[i], sizeof(float)) != 0;
+        if (grads_differ || std::memcmp(&after[i], &root_after[i], sizeof(float)) != 0) {
+          std::ostringstream s;
+          s << call << ": rank " << w.rank() << " differs from rank 0 at " << element_name(m, i) << " (grads "
+            << grads[i] << " vs " << root_grads[i] << ", params " << after[i] << " vs " << root_after[i] << "): "
+            << (r.zero1 ? "after the all-gather every rank must hold every rank's updated chunk."
+                        : "after the all-reduce every rank must hold the same sum.");
+          f = s.str();
+        }
       }
-    }
-    if (!f.empty()) break;
-    // The guard band after the state.
-    for (std::size_t i = mine.count; i < mine.count + guard && f.empty(); ++i)
-      if (m1[i] != sentinel || v1[i] != sentinel)
-        f = call + ": the optimizer state was written at element " + std::to_string(i) + " of a buffer of " +
-            std::to_string(mine.count) + " floats" +
-            (r.zero1 ? " (this rank's chunk of the parameters): ZeRO-1 keeps the state of its own chunk only, "
-                       "chunk_of(parameter_count(), n, rank)."
-                     : ".");
-    if (!f.empty()) break;
-    // (b) The gradient of the mean loss over the whole global batch at the parameters before
-    // the step (the n-rank sum lengthens the chain by n).
-    const lab12::reference::Pass ref = lab12::reference::run(m, before, b.x.data(), b.labels.data(), r.global_rows,
-                                                             1.0 / r.global_rows, true, n + r.extra_terms);
-    const std::vector<std::size_t>& checked = r.zero1 ? trained_mine : trained_all;
-    const std::vector<double> allow = scaled(ref.grads_mag, lab12::reference::gamma(ref.k));
-    f = compare(pick(grads, checked), pick(ref.grads, checked), pick(allow, checked), name(checked, "grads"),
-                call + (r.zero1 ? ": this rank's chunk of the gradients after the reduce-scatter"
-                                : ": the gradients after the all-reduce") +
-                    " (expected: of the mean loss over the whole global batch)");
-    if (!f.empty()) {
-      // Name the usual mistakes: a sum over ranks that is not averaged, or the rank's own shard only.
-      double ratio = 0;
-      std::size_t i = checked.empty() ? 0 : checked[0];
-      for (std::size_t j : checked)
-        if (std::fabs(ref.grads[j]) > std::fabs(ref.grads[i])) i = j;
-      if (ref.grads[i] != 0) ratio = grads[i] / ref.grads[i];
-      std::ostringstream s;
-      s.precision(3);
-      s << "\n    the largest gradient is " << ratio << " x the expected one";
-      if (n > 1 && std::fabs(ratio - n) < 0.1 * n)
-        s << ": about n = " << n << " times too large. Gradients summed over ranks must be averaged: scale each "
-          << "rank's loss by 1/(global batch), not 1/(its shard).";
-      f += s.str();
-      break;
-    }
-    if (r.exact && !(f = check_exact_gradients(m, ref, grads, checked, call)).empty()) break;
-    // (c) This rank's trained parameters: one optimizer step from `before` with these gradients
-    // and its state before the step. Frozen ones: unchanged, their state still zero.
-    const Expected e = expected_step(r.opt, step, pick(before, trained_mine), pick(grads, trained_mine),
-                                     pick(m0, trained_mine, mine.offset), pick(v0, trained_mine, mine.offset));
-    f = compare(pick(after, trained_mine), e.p, e.allow_p, name(trained_mine, "params"),
-                call + ": the parameters after the optimizer step (expected: one step from the parameters before it "
-                       "with the summed gradients" +
-                    (r.zero1 ? " and this rank's state; this rank updates chunk [" + std::to_string(mine.offset) +
-                                   ", " + std::to_string(mine.offset + mine.count) + ") of the flat buffer)"
-                             : ")"));
-    for (std::size_t i = mine.offset; i < mine.offset + mine.count && f.empty(); ++i) {
-      if (std::binary_search(trained_mine.begin(), trained_mine.end(), i))
-        continue;
-      if (std::memcmp(&after[i], &before[i], sizeof(float)) != 0 || m1[i - mine.offset] != 0.0f ||
-          v1[i - mine.offset] != 0.0f) {
+      if (!f.empty()) return f;
+      // The guard band after the state.
+      for (std::size_t i = mine.count; i < mine.count + guard && f.empty(); ++i)
+        if (m1[i] != sentinel || v1[i] != sentinel)
+          f = call + ": the optimizer state was written at element " + std::to_string(i) + " of a buffer of " +
+              std::to_string(mine.count) + " floats" +
+              (r.zero1 ? " (this rank's chunk of the parameters): ZeRO-1 keeps the state of its own chunk only, "
+                         "chunk_of(parameter_count(), n, rank)."
+                       : ".");
+      if (!f.empty()) return f;
+      // (b) The gradient of the mean loss over the whole global batch at the parameters before
+      // the step (the n-rank sum lengthens the chain by n).
+      const lab12::reference::Pass ref = lab12::reference::run(m, before, b.x.data(), b.labels.data(), r.global_rows,
+                                                               1.0 / r.global_rows, true, n + r.extra_terms);
+      const std::vector<std::size_t>& checked = r.zero1 ? trained_mine : trained_all;
+      const std::vector<double> allow = scaled(ref.grads_mag, lab12::reference::gamma(ref.k));
+      f = compare(pick(grads, checked), pick(ref.grads, checked), pick(allow, checked), name(checked, "grads"),
+                  call + (r.zero1 ? ": this rank's chunk of the gradients after the reduce-scatter"
+                                  : ": the gradients after the all-reduce") +
+                      " (expected: of the mean loss over the whole global batch)");
+      if (!f.empty()) {
+        // Name the usual mistakes: a sum over ranks that is not averaged, or the rank's own shard only.
+        double ratio = 0;
+        std::size_t i = checked.empty() ? 0 : checked[0];
+        for (std::size_t j : checked)
+          if (std::fabs(ref.grads[j]) > std::fabs(ref.grads[i])) i = j;
+        if (ref.grads[i] != 0) ratio = grads[i] / ref.grads[i];
         std::ostringstream s;
-        s << call << ": " << element_name(m, i) << " belongs to a frozen tensor but changed (params " << before[i]
-          << " -> " << after[i] << ", optimizer state " << m1[i - mine.offset] << ", " << v1[i - mine.offset]
-          << "): the optimizer must leave frozen tensors and their state alone (no weight decay either).";
-        f = s.str();
+        s.precision(3);
+        s << "\n    the largest gradient is " << ratio << " x the expected one";
+        if (n > 1 && std::fabs(ratio - n) < 0.1 * n)
+          s << ": about n = " << n << " times too large. Gradients summed over ranks must be averaged: scale each "
+            << "rank's loss by 1/(global batch), not 1/(its shard).";
+        f += s.str();
+        return f;
       }
-    }
-    if (f.empty() && r.exact)
-      f = check_exact_update(r, step, mine, trained_mine, ref, before, after, m0, v0, m1, v1, call);
-    if (f.empty()) ++*done;
+      if (r.exact && !(f = check_exact_gradients(m, ref, grads, checked, call)).empty()) return f;
+      // (c) This rank's trained parameters: one optimizer step from `before` with these gradients
+      // and its state before the step. Frozen ones: unchanged, their state still zero.
+      const Expected e = expected_step(r.opt, step, pick(before, trained_mine), pick(grads, trained_mine),
+                                       pick(m0, trained_mine, mine.offset), pick(v0, trained_mine, mine.offset));
+      f = compare(pick(after, trained_mine), e.p, e.allow_p, name(trained_mine, "params"),
+                  call + ": the parameters after the optimizer step (expected: one step from the parameters before it "
+                         "with the summed gradients" +
+                      (r.zero1 ? " and this rank's state; this rank updates chunk [" + std::to_string(mine.offset) +
+                                     ", " + std::to_string(mine.offset + mine.count) + ") of the flat buffer)"
+                               : ")"));
+      for (std::size_t i = mine.offset; i < mine.offset + mine.count && f.empty(); ++i) {
+        if (std::binary_search(trained_mine.begin(), trained_mine.end(), i))
+          continue;
+        if (std::memcmp(&after[i], &before[i], sizeof(float)) != 0 || m1[i - mine.offset] != 0.0f ||
+            v1[i - mine.offset] != 0.0f) {
+          std::ostringstream s;
+          s << call << ": " << element_name(m, i) << " belongs to a frozen tensor but changed (params " << before[i]
+            << " -> " << after[i] << ", optimizer state " << m1[i - mine.offset] << ", " << v1[i - mine.offset]
+            << "): the optimizer must leave frozen tensors and their state alone (no weight decay either).";
+          f = s.str();
+        }
+      }
+      if (f.empty() && r.exact)
+        f = check_exact_update(r, step, mine, trained_mine, ref, before, after, m0, v0, m1, v1, call);
+      return f;
+    }();
+    if (stop_together(f)) break;
+    ++*done;
   }
   lab12::free_activations(&act);
   return f;
