@@ -29,9 +29,10 @@ cudaError_t saxpy_grid_stride(int n, float a, const float* d_x, float* d_y, int 
 }
 
 cudaError_t saxpy_host(int n, float a, const float* h_x, float* h_y) {
-  // TODO(5): cudaMalloc two device arrays, cudaMemcpy h_x and h_y to them, call saxpy(),
-  // cudaMemcpy the result back into h_y, cudaFree both arrays. Check every call's
-  // cudaError_t and return the first error (after freeing what you allocated).
+  // TODO(5): return cudaSuccess at once when n <= 0. Otherwise cudaMalloc two device arrays,
+  // cudaMemcpy h_x and h_y to them, call saxpy(), cudaMemcpy the result back into h_y, cudaFree
+  // both arrays. Check every call's cudaError_t and return the first error as soon as it
+  // happens (after freeing what you allocated).
   (void)n; (void)a; (void)h_x; (void)h_y;
   return cudaErrorNotYetImplemented;
 }

@@ -28,4 +28,8 @@ cudaError_t saxpy_grid_stride(int n, float a, const float* d_x, float* d_y, int 
 /// y = a * x + y on host arrays: allocate device memory, copy x and y to the device,
 /// run saxpy(), copy y back and free the device memory, checking every CUDA call.
 /// @p h_x and @p h_y are host pointers to n floats; @p h_y is updated in place.
+/// n <= 0 is valid and does nothing: return cudaSuccess without allocating or touching the arrays.
+/// When a CUDA call fails, return its error at once (make no further copy, allocation or launch),
+/// and free the device memory already allocated on that path too: after every return, the device
+/// holds as much memory as before the call.
 cudaError_t saxpy_host(int n, float a, const float* h_x, float* h_y);

@@ -146,6 +146,19 @@ TEST(RuntimeMemory, MemGetInfo) {
     EXPECT_LE(free_after + kBytes, free_before) << "a 64 MiB allocation must reduce the free memory";
 }
 
+// A negative count converted to size_t asks for close to 2^64 bytes: an error, never a wrap-around
+// (with memory already allocated, the total would wrap).
+TEST(RuntimeMemory, HugeAllocationsFail) {
+    DeviceBuffer<float> held(64);
+    ASSERT_CUDA_OK(held.status());
+    void* p = nullptr;
+    EXPECT_CUDA(cudaErrorMemoryAllocation, cudaMalloc(&p, static_cast<size_t>(-4)));
+    EXPECT_CUDA(cudaErrorMemoryAllocation, cudaGetLastError());
+    void* h = nullptr;
+    EXPECT_CUDA(cudaErrorMemoryAllocation, cudaMallocHost(&h, static_cast<size_t>(-4)));
+    EXPECT_CUDA(cudaErrorMemoryAllocation, cudaGetLastError());
+}
+
 // A host buffer may reuse the addresses of device memory that was freed (cusim's device memory
 // comes from the host heap). It is still host memory, and copies to and from it must work.
 TEST(RuntimeMemory, HostBufferAtAddressOfFreedDeviceMemory) {
@@ -629,3 +642,103 @@ TEST(RuntimeErrors, ErrorNamesAndStringsAreCudas) {
     EXPECT_EQ(static_cast<int>(cudaErrorIllegalAddress), 700);
     EXPECT_EQ(static_cast<int>(cudaErrorLaunchFailure), 719);
 }
+
+// ---- cusim/checker.h: device memory held, launch records, injected failures (cusim only) -------
+
+#ifdef CUSIM
+#include <cusim/checker.h>
+
+namespace checker = cusim::checker;
+
+TEST(CusimChecker, DeviceMemoryCountsLiveDeviceAllocations) {
+    const checker::DeviceMemory before = checker::device_memory();
+    void* pinned = nullptr;
+    ASSERT_CUDA_OK(cudaMallocHost(&pinned, 1000));  // pinned host memory is not device memory
+    {
+        DeviceBuffer<float> a(10), b(33);
+        ASSERT_CUDA_OK(a.status());
+        ASSERT_CUDA_OK(b.status());
+        const checker::DeviceMemory during = checker::device_memory();
+        EXPECT_EQ(during.allocations, before.allocations + 2);
+        EXPECT_EQ(during.bytes, before.bytes + 43 * sizeof(float));
+    }
+    EXPECT_CUDA_OK(cudaFreeHost(pinned));
+    EXPECT_TRUE(checker::device_memory() == before);
+}
+
+TEST(CusimChecker, LaunchesRecordEachConfigurationThatRan) {
+    DeviceBuffer<int> out(1000);
+    ASSERT_CUDA_OK(out.status());
+    checker::clear_launches();
+    for (int i = 0; i < 2; ++i) iota<<<4, 256>>>(out.get(), 1000);  // @iota-launch
+    times_two_plus_one<<<dim3(8), dim3(125)>>>(out.get(), 1000);
+    iota<<<4, 0>>>(out.get(), 1000);  // rejected by the launch: not recorded
+    EXPECT_CUDA(cudaErrorInvalidConfiguration, cudaGetLastError());
+    const std::vector<checker::LaunchRecord> launches = checker::launches();
+    ASSERT_EQ(launches.size(), 2u);
+    EXPECT_EQ(launches[0].kernel, "iota");
+    EXPECT_EQ(launches[0].launches, 2u);
+    EXPECT_EQ(launches[0].grid[0], 4u);
+    EXPECT_EQ(launches[0].threads_per_block(), 256u);
+    EXPECT_EQ(launches[0].line, SOURCE_LINE("iota-launch"));
+    EXPECT_NE(launches[0].file.find("runtime_api_test.cu"), std::string::npos) << launches[0].file;
+    EXPECT_EQ(launches[1].kernel, "times_two_plus_one");
+    EXPECT_EQ(launches[1].block[0], 125u);
+    EXPECT_EQ(launches[1].launches, 1u);
+    checker::clear_launches();
+    EXPECT_TRUE(checker::launches().empty());
+}
+
+TEST(CusimChecker, InjectedFailureFiresOnceOnTheNthCall) {
+    const std::vector<int> host(10, 1);
+    DeviceBuffer<int> d(10);
+    ASSERT_CUDA_OK(d.status());
+    ASSERT_TRUE(checker::inject_failure("cudaMemcpy", 2, cudaErrorLaunchFailure));
+    EXPECT_CUDA_OK(d.upload(host));
+    EXPECT_CUDA(cudaErrorLaunchFailure, d.upload(host));
+    EXPECT_CUDA(cudaErrorLaunchFailure, cudaGetLastError());  // reported like any error
+    EXPECT_CUDA_OK(d.upload(host));                           // once, and never sticky
+    const checker::InjectionOutcome outcome = checker::end_injected_failures();
+    EXPECT_EQ(outcome.not_fired, 0u);
+    EXPECT_EQ(outcome.work_after_failure, 1u);  // the third copy
+    EXPECT_NE(outcome.first_work_after_failure.find("cudaMemcpy"), std::string::npos);
+}
+
+TEST(CusimChecker, InjectedAllocationFailureReturnsNull) {
+    const checker::DeviceMemory before = checker::device_memory();
+    ASSERT_TRUE(checker::inject_failure("cudaMalloc", 1, cudaErrorMemoryAllocation));
+    int* p = reinterpret_cast<int*>(0x1000);
+    EXPECT_CUDA(cudaErrorMemoryAllocation, cudaMalloc(&p, 100));
+    EXPECT_EQ(p, nullptr);
+    EXPECT_TRUE(checker::device_memory() == before);
+    const checker::InjectionOutcome outcome = checker::end_injected_failures();
+    EXPECT_EQ(outcome.not_fired, 0u);
+    EXPECT_EQ(outcome.work_after_failure, 0u);
+}
+
+TEST(CusimChecker, UnfiredInjectionsAreCancelledAndLaunchesCountAsWork) {
+    ASSERT_TRUE(checker::inject_failure("cudaMalloc", 3, cudaErrorMemoryAllocation));
+    DeviceBuffer<int> a(10);
+    ASSERT_CUDA_OK(a.status());
+    EXPECT_EQ(checker::end_injected_failures().not_fired, 1u);  // only one cudaMalloc came
+    DeviceBuffer<int> b(10), c(10);  // the injection is gone
+    ASSERT_CUDA_OK(c.status());
+
+    ASSERT_TRUE(checker::inject_failure("cudaMemset", 1, cudaErrorInvalidValue));
+    EXPECT_CUDA(cudaErrorInvalidValue, a.fill_bytes(0));
+    (void)cudaGetLastError();
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());  // waiting is not work
+    iota<<<1, 32>>>(a.get(), 10);             // a launch after the failure is
+    const checker::InjectionOutcome outcome = checker::end_injected_failures();
+    EXPECT_EQ(outcome.work_after_failure, 1u);
+    EXPECT_NE(outcome.first_work_after_failure.find("launch of iota"), std::string::npos)
+        << outcome.first_work_after_failure;
+}
+
+TEST(CusimChecker, InjectionRefusesOtherFunctionsNoCallAndSuccess) {
+    EXPECT_FALSE(checker::inject_failure("cudaFree", 1, cudaErrorInvalidValue));
+    EXPECT_FALSE(checker::inject_failure("cudaMalloc", 0, cudaErrorMemoryAllocation));
+    EXPECT_FALSE(checker::inject_failure("cudaMalloc", 1, cudaSuccess));
+    EXPECT_EQ(checker::end_injected_failures().not_fired, 0u);
+}
+#endif

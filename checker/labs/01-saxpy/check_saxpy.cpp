@@ -6,10 +6,13 @@
 // within 2 * eps * (|a*x| + |y|) of fmaf(a, x, y), with eps = FLT_EPSILON = 2^-23; that
 // bound holds for both and still rejects any genuinely wrong value. Device arrays carry
 // guard zones, so writes out of bounds are caught on every backend.
+// saxpy_host is also called with n < 0 (nothing to do), and on sim (cusim/checker.h) its device
+// allocations are counted before and after each call (a leak), and each of its cudaMalloc and
+// cudaMemcpy calls is made to fail in turn (the error must come back, nothing may leak).
 // Analysis (sim): cusim memcheck must report nothing.
 // Performance: sim: global memory sectors per request <= 4 (a warp's 32 floats are 128
-// contiguous bytes = 4 sectors of 32 bytes); cuda: saxpy bandwidth >= 85% of a
-// device-to-device copy timed in the same run.
+// contiguous bytes = 4 sectors of 32 bytes), and saxpy's blocks are whole warps (a multiple of
+// 32 threads); cuda: saxpy bandwidth >= 85% of a device-to-device copy timed in the same run.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -17,6 +20,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -30,6 +34,9 @@
 #include <cusim/analysis.h>
 #define WB_HAVE_CUSIM_ANALYSIS 1
 #endif
+#if defined(CUSIM)
+#include <cusim/checker.h>
+#endif
 
 namespace {
 
@@ -38,6 +45,10 @@ using wb::check::cuda_success;
 constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr int kLarge = (1 << 20) + 7;
 constexpr int kHuge = 1 << 24;
+// saxpy_host's host arrays get this many sentinel elements past n (interface.cpp sends them
+// along on sim): a copy of more than n elements lands in them.
+constexpr std::size_t kHostGuard = 1024;
+constexpr float kSentinel = -12345.5f;
 
 struct Problem {
   int n = 0;
@@ -250,8 +261,6 @@ TEST(Correctness, GridStrideRejectsInvalidConfigurations) {
 
 TEST(Correctness, HostRoundTrip) {
   wb::check::record_threshold("saxpy_host correct for n = 0, 1, 33, 2^20+7; x unchanged; no host overrun");
-  constexpr std::size_t kHostGuard = 1024;
-  constexpr float kSentinel = -12345.5f;
   int passed = 0;
   std::uint64_t seed = 40;
   for (int n : {0, 1, 33, kLarge}) {
@@ -279,6 +288,190 @@ TEST(Correctness, HostRoundTrip) {
   }
   wb::check::record_measured("4/4 cases correct");
 }
+
+TEST(Correctness, HostNegativeSize) {
+  wb::check::record_threshold("n = -1 and -1000 return cudaSuccess; h_x and h_y untouched");
+  wb::check::record_hint(
+      "Return cudaSuccess before allocating when n <= 0: for a negative n, n * sizeof(float) as a "
+      "size_t is an enormous number of bytes.");
+  int passed = 0;
+  std::uint64_t seed = 44;
+  for (int n : {-1, -1000}) {
+    // The arrays hold only the sentinel-sized tail that travels with every call.
+    const Problem data = make_problem(static_cast<int>(kHostGuard), seed++);
+    std::vector<float> x(data.x), y(data.y);
+    std::ostringstream call;
+    call << "saxpy_host(n=" << n << ", a=" << data.a << ")";
+    wb::check::record_measured(std::to_string(passed) + "/2 cases correct");
+    const cudaError_t returned = saxpy_host(n, data.a, x.data(), y.data());
+    if (returned != cudaSuccess && returned != cudaErrorNotYetImplemented) {
+      cudaGetLastError();  // the error is the finding; do not leave it to the next call
+      FAIL() << call.str() << " returned " << wb::error_text(returned)
+             << ". n <= 0 is valid and means there is nothing to do (saxpy.h): return cudaSuccess before "
+                "allocating; for a negative n, n * sizeof(float) converted to size_t asks for an enormous "
+                "allocation.";
+    }
+    WB_ASSERT(cuda_success(returned, call.str(), "saxpy_host"));
+    WB_ASSERT(wb::check::device_clean_after(call.str()));
+    if (std::memcmp(y.data(), data.y.data(), y.size() * sizeof(float)) != 0) {
+      FAIL() << call.str() << " returned cudaSuccess but changed h_y; with n <= 0 it must not touch the arrays.";
+    }
+    if (std::memcmp(x.data(), data.x.data(), x.size() * sizeof(float)) != 0) {
+      FAIL() << call.str() << " modified h_x, which is an input.";
+    }
+    ++passed;
+  }
+  wb::check::record_measured("2/2 cases correct");
+}
+
+#if defined(CUSIM)
+namespace {
+
+std::string describe_memory(const cusim::checker::DeviceMemory& m) {
+  return std::to_string(m.allocations) + " allocation(s), " + std::to_string(m.bytes) + " bytes";
+}
+
+// "left 2 device allocation(s) (264 bytes) behind" when @p after holds more than @p before.
+std::string describe_leak(const cusim::checker::DeviceMemory& before, const cusim::checker::DeviceMemory& after) {
+  std::ostringstream out;
+  if (after.allocations >= before.allocations && after.bytes >= before.bytes) {
+    out << "left " << (after.allocations - before.allocations) << " device allocation(s) ("
+        << (after.bytes - before.bytes) << " bytes) behind";
+  } else {
+    out << "changed the device memory held from " << describe_memory(before) << " to " << describe_memory(after)
+        << " (it freed memory it had not allocated)";
+  }
+  return out.str();
+}
+
+const char* ordinal(unsigned n) {
+  static const char* const names[] = {"0th", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th"};
+  return n < 9 ? names[n] : "9th or later";
+}
+
+}  // namespace
+
+TEST(Correctness, HostFreesDeviceMemory) {
+  wb::check::record_threshold(
+      "saxpy_host (n = 1, 33, 1000) correct, and as much device memory allocated after it as before");
+  wb::check::record_hint(
+      "cudaFree every array saxpy_host allocates before it returns, on the error paths too (an RAII guard "
+      "whose destructor calls cudaFree does both).");
+  int passed = 0;
+  std::uint64_t seed = 47;
+  for (int n : {1, 33, 1000}) {
+    const Problem p = make_problem(n, seed++);
+    const std::string call = describe_call("saxpy_host", p);
+    std::vector<float> x(p.x), y(p.y);
+    x.resize(p.x.size() + kHostGuard, kSentinel);
+    y.resize(p.y.size() + kHostGuard, kSentinel);
+    wb::check::record_measured(std::to_string(passed) + "/3 calls freed everything");
+    const cusim::checker::DeviceMemory before = cusim::checker::device_memory();
+    WB_ASSERT(cuda_success(saxpy_host(p.n, p.a, x.data(), y.data()), call, "saxpy_host"));
+    const cusim::checker::DeviceMemory after = cusim::checker::device_memory();
+    WB_ASSERT(wb::check::device_clean_after(call));
+    // Right results first: a function that allocates nothing and computes nothing leaks nothing.
+    y.resize(p.y.size());
+    WB_ASSERT(y_matches(p, y, call, "Copy y back after the kernel, the whole n * sizeof(float) bytes."));
+    if (after != before) {
+      FAIL() << call << " " << describe_leak(before, after)
+             << ": every cudaMalloc needs its cudaFree before the function returns. Device memory is not freed "
+                "when a process's pointer goes out of scope; a program that calls saxpy_host in a loop runs out.";
+    }
+    ++passed;
+  }
+  wb::check::record_measured("3/3 calls freed everything");
+}
+
+// Fault injection (cusim/checker.h): the k-th cudaMalloc or cudaMemcpy inside saxpy_host fails, for
+// k = 1, 2, ... until saxpy_host makes fewer such calls. A cudaMalloc fails with
+// cudaErrorMemoryAllocation (out of memory), a cudaMemcpy with cudaErrorLaunchFailure (what a copy
+// returns when an earlier kernel failed). saxpy_host must return exactly that error (not cudaSuccess,
+// not the error of a later call that went on regardless), do no more work (no copy, allocation or
+// launch after the failure) and free what it had allocated.
+TEST(Correctness, HostReturnsCudaErrors) {
+  wb::check::record_threshold(
+      "each cudaMalloc and cudaMemcpy in saxpy_host failed in turn: that error returned at once, no device memory "
+      "left");
+  wb::check::record_hint(
+      "Test the cudaError_t of every cudaMalloc and cudaMemcpy and return it at once when it is not "
+      "cudaSuccess, freeing what was already allocated.");
+  const Problem p = make_problem(33, 49);
+  auto host_arrays = [&] {
+    std::pair<std::vector<float>, std::vector<float>> xy{p.x, p.y};
+    xy.first.resize(p.x.size() + kHostGuard, kSentinel);
+    xy.second.resize(p.y.size() + kHostGuard, kSentinel);
+    return xy;
+  };
+  {  // the healthy call first: a function that does not work yet has no error paths to test
+    auto [x, y] = host_arrays();
+    const std::string call = describe_call("saxpy_host", p);
+    WB_ASSERT(cuda_success(saxpy_host(p.n, p.a, x.data(), y.data()), call, "saxpy_host"));
+    WB_ASSERT(wb::check::device_clean_after(call));
+    y.resize(p.y.size());
+    WB_ASSERT(y_matches(p, y, call, "Copy y back after the kernel, the whole n * sizeof(float) bytes."));
+  }
+  struct Fault {
+    const char* api;
+    cudaError_t error;
+  };
+  const Fault faults[] = {{"cudaMalloc", cudaErrorMemoryAllocation}, {"cudaMemcpy", cudaErrorLaunchFailure}};
+  unsigned fired[2] = {0, 0};  // per fault kind: the failed calls whose error came back as it should
+  auto measured = [&] {
+    return std::to_string(fired[0]) + " " + faults[0].api + ", " + std::to_string(fired[1]) + " " + faults[1].api +
+           " returned";
+  };
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Fault& f = faults[k];
+    for (unsigned nth = 1; nth <= 8; ++nth) {
+      auto [x, y] = host_arrays();
+      std::ostringstream call;
+      call << describe_call("saxpy_host", p) << " with its " << ordinal(nth) << " " << f.api << " failing with "
+           << cudaGetErrorName(f.error);
+      wb::check::record_measured(measured());
+      const cusim::checker::DeviceMemory before = cusim::checker::device_memory();
+      ASSERT_TRUE(cusim::checker::inject_failure(f.api, nth, f.error)) << "cusim refused to inject into " << f.api;
+      const cudaError_t returned = saxpy_host(p.n, p.a, x.data(), y.data());
+      const cusim::checker::InjectionOutcome outcome = cusim::checker::end_injected_failures();
+      cudaGetLastError();  // the injected error is also the last error: clear it for the next case
+      const cusim::checker::DeviceMemory after = cusim::checker::device_memory();
+      if (outcome.not_fired) break;  // saxpy_host makes fewer than nth such calls
+      if (returned == cudaSuccess) {
+        FAIL() << call.str() << " returned cudaSuccess: the error of that " << f.api
+               << " was ignored. Test every call's cudaError_t and return the first error.";
+      }
+      if (returned != f.error) {
+        FAIL() << call.str() << " returned " << wb::error_text(returned) << " instead of "
+               << wb::error_text(f.error) << ", the error of the failed " << f.api
+               << ". Return a call's error as soon as it fails: code that goes on after a failure makes later "
+                  "calls fail in turn, with errors that hide the first.";
+      }
+      // The error may still come back after the code went on: saxpy()'s cudaGetLastError() returns
+      // the failed copy's error too. Going on is the mistake (a kernel on data never copied).
+      if (outcome.work_after_failure > 0) {
+        FAIL() << call.str() << " returned the error, but only after going on: "
+               << outcome.first_work_after_failure << " came after the failed " << f.api
+               << (outcome.work_after_failure > 1
+                       ? " (and " + std::to_string(outcome.work_after_failure - 1) + " more call(s) or launch(es))"
+                       : std::string())
+               << ". Return a call's error as soon as it fails; here it came back only because a later call "
+                  "reported it again.";
+      }
+      if (after != before) {
+        FAIL() << call.str() << " returned the error but " << describe_leak(before, after)
+               << ": free what was already allocated on the error paths as well (an RAII guard whose destructor "
+                  "calls cudaFree covers every return).";
+      }
+      ++fired[k];
+    }
+    if (fired[k] == 0) {
+      FAIL() << describe_call("saxpy_host", p) << " made no " << f.api << " call; allocate the device arrays with "
+             << "cudaMalloc and copy with cudaMemcpy, as the handout asks.";
+    }
+  }
+  wb::check::record_measured(measured());
+}
+#endif
 
 // ---- Analysis (sim) --------------------------------------------------------------------
 
@@ -370,6 +563,38 @@ TEST(Performance, CoalescedAccess) {
   WB_ASSERT(check_grid_stride(kLarge, 61, 64, 256));
   WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
 #endif
+}
+
+// The launch configurations saxpy's kernels ran with, as cusim recorded them (cusim/checker.h).
+TEST(Performance, LaunchUsesWholeWarps) {
+  wb::check::record_threshold("saxpy's blocks are a multiple of 32 threads (whole warps), n = 2^20+7");
+  wb::check::record_hint(
+      "A warp is 32 threads: pick a block size that is a multiple of 32 (256 is a good default) and "
+      "round the number of blocks up.");
+  cusim::checker::clear_launches();
+  WB_ASSERT(check_saxpy(kLarge, 62));
+  const std::vector<cusim::checker::LaunchRecord> launches = cusim::checker::launches();
+  ASSERT_FALSE(launches.empty()) << "saxpy(n=" << kLarge << ") returned correct results but launched no kernel.";
+  std::ostringstream text;
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const auto& l = launches[i];
+    const std::uint64_t threads = l.threads_per_block();
+    text << (i ? ", " : "") << l.kernel << ": blocks of " << threads << " thread" << (threads == 1 ? "" : "s");
+  }
+  wb::check::record_measured(text.str());
+  for (const auto& l : launches) {
+    const std::uint64_t threads = l.threads_per_block();
+    if (threads % 32 == 0) continue;
+    const std::uint64_t warps = (threads + 31) / 32;
+    const std::uint64_t idle = warps * 32 - threads;
+    FAIL() << "saxpy(n=" << kLarge << ") launched " << l.kernel << " ("
+           << std::filesystem::path(l.file).filename().string() << ":" << l.line << ") with blocks of " << threads
+           << " thread" << (threads == 1 ? "" : "s") << " (grid " << l.grid[0] << " x " << l.grid[1] << " x "
+           << l.grid[2] << ", block " << l.block[0] << " x " << l.block[1] << " x " << l.block[2]
+           << "). The GPU runs a block as warps of 32 threads, so each block takes " << warps << " warp"
+           << (warps == 1 ? "" : "s") << " and leaves " << idle << " of its " << warps * 32
+           << " lanes idle. Use a block size that is a multiple of 32 (256 is a good default).";
+  }
 }
 #else
 TEST(Performance, BandwidthVsDeviceCopy) {

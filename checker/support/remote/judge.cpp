@@ -1,7 +1,7 @@
 // The judge's side of the channel: starts the worker on first use and implements, as requests
-// to it, every CUDA runtime function the checks and common/wb call (and cusim's analysis API on
-// sim). This file replaces the CUDA runtime (cusim or libcudart) in a check binary: the check
-// binary never contains the student's code nor runs a kernel itself.
+// to it, every CUDA runtime function the checks and common/wb call (and cusim's analysis and
+// checker APIs on sim). This file replaces the CUDA runtime (cusim or libcudart) in a check
+// binary: the check binary never contains the student's code nor runs a kernel itself.
 #define CUSIM_NO_SITE_MACROS 1
 #include <cuda_runtime.h>
 
@@ -435,4 +435,42 @@ std::vector<Report> reports() {
 }
 
 }  // namespace cusim::analysis
+
+// cusim/checker.h, asked of the worker's cusim (the same caveat: these are the worker's answers).
+namespace cusim::checker {
+
+DeviceMemory device_memory() {
+  Reader r = request(Op::CheckerDeviceMemory, args(), "cusim::checker::device_memory");
+  DeviceMemory m;
+  m.allocations = r.get<std::uint64_t>();
+  m.bytes = r.get<std::uint64_t>();
+  return m;
+}
+
+std::vector<LaunchRecord> launches() {
+  Reader r = request(Op::CheckerLaunches, args(), "cusim::checker::launches");
+  const auto n = r.get<std::uint64_t>();
+  std::vector<LaunchRecord> out;
+  for (std::uint64_t i = 0; i < n && r.remaining() > 0; ++i) out.push_back(get_launch(r));
+  return out;
+}
+
+void clear_launches() { request(Op::CheckerClearLaunches, args(), "cusim::checker::clear_launches"); }
+
+bool inject_failure(const std::string& api, unsigned nth, cudaError_t error) {
+  Writer w;
+  w.put_string(api).put(nth).put(error);
+  return request(Op::CheckerInjectFailure, w, "cusim::checker::inject_failure").get<std::uint8_t>() != 0;
+}
+
+InjectionOutcome end_injected_failures() {
+  Reader r = request(Op::CheckerEndFailures, args(), "cusim::checker::end_injected_failures");
+  InjectionOutcome o;
+  o.not_fired = r.get<unsigned>();
+  o.work_after_failure = r.get<std::uint64_t>();
+  o.first_work_after_failure = r.get_string();
+  return o;
+}
+
+}  // namespace cusim::checker
 #endif

@@ -53,6 +53,11 @@ enum class Op : std::uint32_t {
   AnalysisReset,
   AnalysisMetrics,
   AnalysisReports,
+  CheckerDeviceMemory,     ///< cusim::checker (cusim/checker.h): live device allocations
+  CheckerLaunches,         ///< the launch configurations since the last clear
+  CheckerClearLaunches,
+  CheckerInjectFailure,    ///< api, nth, error -> accepted
+  CheckerEndFailures,      ///< -> not fired, work after the failure, the first of it
   Shutdown,
 };
 

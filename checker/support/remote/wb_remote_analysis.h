@@ -1,8 +1,10 @@
 /// @file
-/// @brief cusim analysis results on the wire (sim backend): metrics and reports, field by field.
+/// @brief cusim analysis results on the wire (sim backend): metrics and reports, field by field;
+/// and the launch records of cusim/checker.h.
 #pragma once
 
 #include <cusim/analysis.h>
+#include <cusim/checker.h>
 
 #include "wb_remote.h"
 
@@ -45,6 +47,25 @@ inline cusim::analysis::Report get_report(Reader& r) {
   rep.message = r.get_string();
   rep.count = r.get<std::uint64_t>();
   return rep;
+}
+
+inline void put_launch(Writer& w, const cusim::checker::LaunchRecord& l) {
+  w.put_string(l.kernel).put_string(l.file).put(l.line);
+  for (std::uint32_t v : {l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2]}) w.put(v);
+  w.put(l.dynamic_shared).put(l.launches);
+}
+
+inline cusim::checker::LaunchRecord get_launch(Reader& r) {
+  cusim::checker::LaunchRecord l;
+  l.kernel = r.get_string();
+  l.file = r.get_string();
+  l.line = r.get<int>();
+  for (std::uint32_t* v : {&l.grid[0], &l.grid[1], &l.grid[2], &l.block[0], &l.block[1], &l.block[2]}) {
+    *v = r.get<std::uint32_t>();
+  }
+  l.dynamic_shared = r.get<std::uint64_t>();
+  l.launches = r.get<std::uint64_t>();
+  return l;
 }
 
 }  // namespace wb::remote

@@ -165,6 +165,32 @@ void serve_one(Op op, Reader& in, Writer& out) {
       for (const auto& r : all) put_report(out, r);
       return;
     }
+    case Op::CheckerDeviceMemory: {
+      const cusim::checker::DeviceMemory m = cusim::checker::device_memory();
+      out.put(m.allocations).put(m.bytes);
+      return;
+    }
+    case Op::CheckerLaunches: {
+      const auto all = cusim::checker::launches();
+      out.put<std::uint64_t>(all.size());
+      for (const auto& l : all) put_launch(out, l);
+      return;
+    }
+    case Op::CheckerClearLaunches:
+      cusim::checker::clear_launches();
+      return;
+    case Op::CheckerInjectFailure: {
+      const std::string api = in.get_string();
+      const auto nth = in.get<unsigned>();
+      const auto error = in.get<cudaError_t>();
+      out.put<std::uint8_t>(cusim::checker::inject_failure(api, nth, error) ? 1 : 0);
+      return;
+    }
+    case Op::CheckerEndFailures: {
+      const cusim::checker::InjectionOutcome o = cusim::checker::end_injected_failures();
+      out.put(o.not_fired).put(o.work_after_failure).put_string(o.first_work_after_failure);
+      return;
+    }
 #endif
     default:
       throw ChannelError("unknown request " + std::to_string(static_cast<unsigned>(op)));

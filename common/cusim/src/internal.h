@@ -19,6 +19,9 @@ void clear_sticky_error();
 size_t max_dynamic_shared(const void* kernel_id);
 /// True if `stream` is a live stream handle (or one of the default-stream handles).
 bool valid_stream(cudaStream_t stream);
+/// Counts a kernel launch (attempted, valid or not) as work done after an injected failure
+/// (cusim/checker.h); nothing unless a failure is being injected.
+void note_launch_for_injection(const char* kernel, const char* file, int line);
 /// "file:line" of the runtime call being executed, or "" when unknown.
 std::string api_site();
 bool quiet();

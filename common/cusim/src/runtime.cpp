@@ -16,7 +16,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "internal.h"
+#include "internal.h"  // before any cusim header: it turns off the call-site macros
+#include "cusim/checker.h"
 
 namespace cusim::detail {
 namespace {
@@ -54,6 +55,13 @@ struct State {
     // argument pointers, and their names for reports.
     std::unordered_map<const void*, std::pair<PointerLaunch, const char*>> pointer_launches;
     std::atomic<int> sticky{cudaSuccess};
+    // Failures injected by cusim::checker::inject_failure: api -> (calls left until it fires, error);
+    // once one fired, the work the program still did (cusim::checker::end_injected_failures).
+    std::map<std::string, std::pair<unsigned, cudaError_t>> injections;
+    std::atomic<bool> injecting{false};  // from inject_failure to end_injected_failures (read without the lock)
+    bool injection_fired = false;
+    uint64_t work_after_failure = 0;
+    std::string first_work_after_failure;
     size_t device_bytes = 0;
     size_t stack_limit = 1024;
     size_t heap_limit = 8 << 20;
@@ -127,6 +135,40 @@ cudaError_t api_error(cudaError_t err, const char* api, const std::string& detai
     return report_error(err, std::string(api) + at_site() + ": " + detail);
 }
 
+// Work the program does after an injected failure fired (cusim::checker::end_injected_failures):
+// called with the lock held, for each call of an injectable function and each kernel launch.
+void note_work_after_failure(State& s, const std::string& what) {
+    if (!s.injection_fired) return;
+    if (s.work_after_failure++ == 0) s.first_work_after_failure = what;
+}
+
+// The error injected into this call of `api` (cusim::checker::inject_failure), reported as the
+// call's error; cudaSuccess when none is due.
+cudaError_t injected_failure(const char* api) {
+    State& s = state();
+    if (!s.injecting.load(std::memory_order_acquire)) return cudaSuccess;
+    cudaError_t error = cudaSuccess;
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        // Synchronizing is no work: code may wait for the device before it cleans up.
+        if (std::strcmp(api, "cudaDeviceSynchronize") != 0) note_work_after_failure(s, api + at_site());
+        auto it = s.injections.find(api);
+        if (it == s.injections.end() || --it->second.first > 0) return cudaSuccess;
+        error = it->second.second;
+        s.injections.erase(it);
+        s.injection_fired = true;
+    }
+    return api_error(error, api, "a failure injected on purpose (cusim::checker::inject_failure), to test how the "
+                                 "program handles it");
+}
+
+// The same for an allocation function, which also sets the pointer to NULL when it fails.
+cudaError_t injected_allocation_failure(void** ptr, const char* api) {
+    const cudaError_t e = injected_failure(api);
+    if (e != cudaSuccess && ptr) *ptr = nullptr;
+    return e;
+}
+
 // Common prologue of every API call: a sticky error poisons the context.
 #define CUSIM_API_PROLOGUE()                                   \
     do {                                                       \
@@ -137,7 +179,27 @@ cudaError_t api_error(cudaError_t err, const char* api, const std::string& detai
         }                                                      \
     } while (0)
 
+// A sticky error comes first, then an injected failure (cusim::checker::inject_failure), then the call.
+#define CUSIM_ALLOCATION(api, ptr)                                                          \
+    do {                                                                                    \
+        CUSIM_API_PROLOGUE();                                                               \
+        if (cudaError_t injected_ = injected_allocation_failure(ptr, api)) return injected_; \
+    } while (0)
+#define CUSIM_INJECTION_POINT(api)                                          \
+    do {                                                                    \
+        CUSIM_API_PROLOGUE();                                               \
+        if (cudaError_t injected_ = injected_failure(api)) return injected_; \
+    } while (0)
+
 }  // namespace
+
+void note_launch_for_injection(const char* kernel, const char* file, int line) {
+    State& s = state();
+    if (!s.injecting.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lk(s.mu);
+    note_work_after_failure(s, std::string("the launch of ") + (kernel ? kernel : "a kernel") + " at " +
+                                   (file ? file : "?") + ":" + std::to_string(line));
+}
 
 void set_api_site(const char* file, int line) noexcept {
     tls_site_file = file;
@@ -383,7 +445,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
 }
 
 cudaError_t cudaDeviceSynchronize() {
-    CUSIM_API_PROLOGUE();
+    CUSIM_INJECTION_POINT("cudaDeviceSynchronize");
     return ok();  // launches and copies complete before they return
 }
 
@@ -456,10 +518,15 @@ cudaError_t allocate(void** ptr, size_t size, bool device, const char* api) {
     if (!ptr) return api_error(cudaErrorInvalidValue, api, "the output pointer is NULL");
     State& s = state();
     const std::string where = api_site();
-    if (device && s.device_bytes + size > kTotalGlobalMem) {
+    // Compared without overflow: a negative count converted to size_t is close to 2^64 bytes.
+    if (device && size > kTotalGlobalMem - s.device_bytes) {
         *ptr = nullptr;
         return api_error(cudaErrorMemoryAllocation, api,
                          std::to_string(size) + " bytes requested, more than the virtual device's 80 GiB");
+    }
+    if (!device && size > kTotalGlobalMem) {  // the rounding below must not overflow either
+        *ptr = nullptr;
+        return api_error(cudaErrorMemoryAllocation, api, "out of host memory for " + std::to_string(size) + " bytes");
     }
     // 256-byte alignment, as cudaMalloc guarantees; at least one byte so every allocation has an address.
     const size_t bytes = ((std::max<size_t>(size, 1) + 255) / 256) * 256;
@@ -578,11 +645,23 @@ cudaError_t check_copy(const void* dst, const void* src, size_t count, cudaMemcp
 }
 }  // namespace
 
-cudaError_t cudaMalloc(void** ptr, size_t size) { return allocate(ptr, size, true, "cudaMalloc"); }
-cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int) { return allocate(ptr, size, true, "cudaMallocManaged"); }
+cudaError_t cudaMalloc(void** ptr, size_t size) {
+    CUSIM_ALLOCATION("cudaMalloc", ptr);
+    return allocate(ptr, size, true, "cudaMalloc");
+}
+cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int) {
+    CUSIM_ALLOCATION("cudaMallocManaged", ptr);
+    return allocate(ptr, size, true, "cudaMallocManaged");
+}
 cudaError_t cudaFree(void* ptr) { return release(ptr, true, "cudaFree"); }
-cudaError_t cudaMallocHost(void** ptr, size_t size) { return allocate(ptr, size, false, "cudaMallocHost"); }
-cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) { return allocate(ptr, size, false, "cudaHostAlloc"); }
+cudaError_t cudaMallocHost(void** ptr, size_t size) {
+    CUSIM_ALLOCATION("cudaMallocHost", ptr);
+    return allocate(ptr, size, false, "cudaMallocHost");
+}
+cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) {
+    CUSIM_ALLOCATION("cudaHostAlloc", ptr);
+    return allocate(ptr, size, false, "cudaHostAlloc");
+}
 cudaError_t cudaFreeHost(void* ptr) { return release(ptr, false, "cudaFreeHost"); }
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
@@ -595,7 +674,7 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-    CUSIM_API_PROLOGUE();
+    CUSIM_INJECTION_POINT("cudaMemcpy");
     if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpy")) return e;
     if (count) std::memmove(dst, src, count);
     if (count && analysis_hooks::instrumented) analysis_hooks::on_host_write(dst, count);
@@ -604,7 +683,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind 
 }
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) {
-    CUSIM_API_PROLOGUE();
+    CUSIM_INJECTION_POINT("cudaMemcpyAsync");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpyAsync", "the stream is not a valid stream handle");
     if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
@@ -633,13 +712,13 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, 
 
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind) {
-    CUSIM_API_PROLOGUE();
+    CUSIM_INJECTION_POINT("cudaMemcpy2D");
     return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2D");
 }
 
 cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind kind, cudaStream_t stream) {
-    CUSIM_API_PROLOGUE();
+    CUSIM_INJECTION_POINT("cudaMemcpy2DAsync");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpy2DAsync", "the stream is not a valid stream handle");
     return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2DAsync");
@@ -648,7 +727,7 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
 // Rows are padded to a multiple of 512 bytes (the textureAlignment of the virtual device), as a
 // GPU pads them to its own alignment: code must use the returned pitch, never width * sizeof(T).
 cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
-    CUSIM_API_PROLOGUE();
+    CUSIM_ALLOCATION("cudaMallocPitch", ptr);
     if (!pitch) return api_error(cudaErrorInvalidValue, "cudaMallocPitch", "pitch is NULL");
     const size_t p = ((std::max<size_t>(width, 1) + 511) / 512) * 512;
     if (cudaError_t e = allocate(ptr, p * height, true, "cudaMallocPitch")) return e;
@@ -673,7 +752,7 @@ cudaError_t memset_impl(void* ptr, int value, size_t count, const char* api) {
 }  // namespace
 
 cudaError_t cudaMemset(void* ptr, int value, size_t count) {
-    CUSIM_API_PROLOGUE();
+    CUSIM_INJECTION_POINT("cudaMemset");
     return memset_impl(ptr, value, count, "cudaMemset");
 }
 
@@ -699,7 +778,7 @@ cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
-    CUSIM_API_PROLOGUE();
+    CUSIM_INJECTION_POINT("cudaMemsetAsync");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemsetAsync", "the stream is not a valid stream handle");
     return memset_impl(ptr, value, count, "cudaMemsetAsync");
@@ -959,3 +1038,49 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const 
     *numBlocks = std::max(0, std::min({by_threads, by_smem, 32}));
     return cudaSuccess;
 }
+
+// ---- cusim::checker: device memory held, injected failures (cusim/checker.h) -------------------
+
+namespace cusim::checker {
+
+DeviceMemory device_memory() {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    DeviceMemory m;
+    for (const auto& [addr, a] : s.live) {
+        if (!a.device) continue;
+        ++m.allocations;
+        m.bytes += a.size;
+    }
+    return m;
+}
+
+bool inject_failure(const std::string& api, unsigned nth, cudaError_t error) {
+    static const std::set<std::string> kInjectable = {
+        "cudaMalloc", "cudaMallocManaged", "cudaMallocPitch", "cudaMallocHost", "cudaHostAlloc",
+        "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy2DAsync", "cudaMemset",
+        "cudaMemsetAsync", "cudaDeviceSynchronize"};
+    if (nth == 0 || error == cudaSuccess || !kInjectable.count(api)) return false;
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.injections[api] = {nth, error};
+    s.injecting.store(true, std::memory_order_release);
+    return true;
+}
+
+InjectionOutcome end_injected_failures() {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    InjectionOutcome out;
+    out.not_fired = static_cast<unsigned>(s.injections.size());
+    out.work_after_failure = s.work_after_failure;
+    out.first_work_after_failure = s.first_work_after_failure;
+    s.injections.clear();
+    s.injection_fired = false;
+    s.work_after_failure = 0;
+    s.first_work_after_failure.clear();
+    s.injecting.store(false, std::memory_order_release);
+    return out;
+}
+
+}  // namespace cusim::checker

@@ -28,7 +28,8 @@
 #include <vector>
 
 #include "context.h"
-#include "internal.h"
+#include "internal.h"  // before any cusim header: it turns off the call-site macros
+#include "cusim/checker.h"
 
 thread_local uint3 threadIdx = {0, 0, 0};
 thread_local uint3 blockIdx = {0, 0, 0};
@@ -1092,7 +1093,45 @@ void assert_fail(const char* expr, const char* file, unsigned line, const char* 
                    std::to_string(line) + ": " + expr);
 }
 
+namespace {
+// The launch configurations that ran since cusim::checker::clear_launches() (cusim/checker.h).
+struct LaunchLog {
+    std::mutex mu;
+    std::vector<cusim::checker::LaunchRecord> records;
+};
+LaunchLog& launch_log() {
+    static LaunchLog* log = new LaunchLog;  // never destroyed: kernels may run during static destruction
+    return *log;
+}
+
+void record_launch(const KernelLaunch& L, dim3 g, dim3 b, size_t shmem) {
+    const char* kernel = L.kernel_name ? L.kernel_name : "";
+    const char* file = L.file ? L.file : "";
+    LaunchLog& log = launch_log();
+    std::lock_guard<std::mutex> lk(log.mu);
+    for (auto& r : log.records) {
+        if (r.line == L.line && r.grid[0] == g.x && r.grid[1] == g.y && r.grid[2] == g.z && r.block[0] == b.x &&
+            r.block[1] == b.y && r.block[2] == b.z && r.dynamic_shared == shmem && r.kernel == kernel &&
+            r.file == file) {
+            ++r.launches;
+            return;
+        }
+    }
+    if (log.records.size() >= cusim::checker::kMaxLaunchRecords) return;
+    cusim::checker::LaunchRecord r;
+    r.kernel = kernel;
+    r.file = file;
+    r.line = L.line;
+    r.grid[0] = g.x, r.grid[1] = g.y, r.grid[2] = g.z;
+    r.block[0] = b.x, r.block[1] = b.y, r.block[2] = b.z;
+    r.dynamic_shared = shmem;
+    r.launches = 1;
+    log.records.push_back(std::move(r));
+}
+}  // namespace
+
 void launch_kernel(const KernelLaunch& L) {
+    note_launch_for_injection(L.kernel_name, L.file, L.line);
     const launch_config& cfg = *L.cfg;
     const std::string at = std::string(L.file) + ":" + std::to_string(L.line);
     const std::string who = "launch of kernel '" + std::string(L.kernel_name) + "' at " + at;
@@ -1137,6 +1176,7 @@ void launch_kernel(const KernelLaunch& L) {
         report_error(cudaErrorInvalidResourceHandle, who + ": the stream is not a valid stream handle");
         return;
     }
+    record_launch(L, g, b, cfg.shmem);
     LaunchState ls;
     ls.launch = &L;
     ls.grid = g;
@@ -1162,3 +1202,16 @@ bool register_dynamic_shared_pointer(void** (*getter)()) {
     return true;
 }
 }  // namespace cusim
+
+namespace cusim::checker {
+std::vector<LaunchRecord> launches() {
+    detail::LaunchLog& log = detail::launch_log();
+    std::lock_guard<std::mutex> lk(log.mu);
+    return log.records;
+}
+void clear_launches() {
+    detail::LaunchLog& log = detail::launch_log();
+    std::lock_guard<std::mutex> lk(log.mu);
+    log.records.clear();
+}
+}  // namespace cusim::checker

@@ -40,7 +40,7 @@ FAST_CORRECTNESS = ["Correctness.SaxpySmallSizes", "Correctness.SaxpyZeroSize", 
                     "Correctness.HostRoundTrip"]
 FILL_PREFIX = "wb-adv-fill-"
 # What lab functions that compute nothing and return cudaSuccess rightly pass.
-DO_NOTHING_PASSES = ["Correctness.SaxpyZeroSize"]
+DO_NOTHING_PASSES = ["Correctness.SaxpyZeroSize", "Correctness.HostNegativeSize"]
 
 # Protections as wb_sandbox_probe names them (checker/support/remote/sandbox.cpp).
 NETWORK = "no network"
@@ -151,11 +151,11 @@ class Test:
 
     def only_do_nothing_passes(self) -> None:
         """For an attack whose lab functions compute nothing and return cudaSuccess: every check
-        fails but those that such an implementation rightly passes (saxpy(n=0) must do nothing and
-        return cudaSuccess), and the score is no more than theirs."""
+        fails but those that such an implementation rightly passes (saxpy(n=0) and saxpy_host(n<0)
+        must do nothing and return cudaSuccess), and the score is no more than theirs."""
         earned = [r for r in self.results if r.name in DO_NOTHING_PASSES]
-        print(f"note  {', '.join(DO_NOTHING_PASSES)} rightly passes for lab functions that do nothing and "
-              "return cudaSuccess; it is not counted against the containment")
+        print(f"note  {', '.join(DO_NOTHING_PASSES)} rightly pass for lab functions that do nothing and "
+              "return cudaSuccess; they are not counted against the containment")
         self.all_fail([r.name for r in self.results if r.name not in DO_NOTHING_PASSES])
         baseline = sum(r.weight for r in earned)
         self.check(self.gradescope["score"] <= baseline,

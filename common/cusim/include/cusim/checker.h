@@ -1,0 +1,66 @@
+// What a checker can ask of cusim beyond the CUDA API, to test a program's host code: the device
+// memory it holds (a leak shows as allocations left after a function returned), the launch
+// configurations its kernels ran with, and failures injected into runtime calls (error paths that a
+// healthy device never takes). In a workbook check binary split into judge and worker, the judge
+// forwards these calls to the worker's cusim (checker/support/remote); there, as with analysis
+// metrics, the answers come from the process that runs the code under test.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cusim/runtime_api.h"
+
+namespace cusim::checker {
+
+/// Device memory the program holds: its live cudaMalloc, cudaMallocPitch and cudaMallocManaged
+/// allocations (pinned host memory is not counted).
+struct DeviceMemory {
+    uint64_t allocations = 0;
+    uint64_t bytes = 0;  ///< as requested
+    bool operator==(const DeviceMemory&) const = default;
+};
+DeviceMemory device_memory();
+
+/// One launch configuration of one kernel, and how many launches used it since clear_launches().
+/// Only launches that ran are recorded (not those the launch rejected, e.g. a block of 0 threads).
+struct LaunchRecord {
+    std::string kernel;  ///< the kernel's name as written at the launch
+    std::string file;    ///< the launch's .cu file and line
+    int line = 0;
+    uint32_t grid[3] = {1, 1, 1};
+    uint32_t block[3] = {1, 1, 1};
+    uint64_t dynamic_shared = 0;  ///< bytes
+    uint64_t launches = 0;
+    uint64_t threads_per_block() const { return uint64_t(block[0]) * block[1] * block[2]; }
+};
+/// The launch configurations since the last clear_launches(), in order of first use. At most
+/// kMaxLaunchRecords distinct ones are kept; later new configurations are dropped.
+std::vector<LaunchRecord> launches();
+void clear_launches();
+constexpr std::size_t kMaxLaunchRecords = 4096;
+
+/// Fault injection: the @p nth call (1: the next one) of the runtime function @p api from now on
+/// does nothing and returns @p error, as if the device had failed it; an allocation function also
+/// sets its pointer to NULL. The error is reported like any other (cudaGetLastError() returns it,
+/// one line on stderr) but is never sticky. Each api has at most one pending injection (a new one
+/// replaces it); it fires once. Functions that take injections: cudaMalloc, cudaMallocManaged,
+/// cudaMallocPitch, cudaMallocHost, cudaHostAlloc, cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D,
+/// cudaMemcpy2DAsync, cudaMemset, cudaMemsetAsync, cudaDeviceSynchronize. Returns false (and
+/// injects nothing) for another name, nth == 0 or error == cudaSuccess.
+/// Every call counts, whoever makes it: inject right before the code under test runs, and call
+/// end_injected_failures() right after it.
+bool inject_failure(const std::string& api, unsigned nth, cudaError_t error);
+
+/// What the program did with the injected failures.
+struct InjectionOutcome {
+    unsigned not_fired = 0;  ///< injections that never fired: the code made fewer calls
+    /// Work done after the first injected failure: calls of the functions above (but
+    /// cudaDeviceSynchronize) and kernel launches. Code that returns the error at once does none.
+    uint64_t work_after_failure = 0;
+    std::string first_work_after_failure;  ///< e.g. "the launch of saxpy_kernel at saxpy.cu:23"
+};
+/// Ends fault injection: cancels the injections that have not fired and says what happened.
+InjectionOutcome end_injected_failures();
+
+}  // namespace cusim::checker
