@@ -7,7 +7,8 @@
 // holds; the output starts filled with 0xFF bytes (a NaN no transpose produces), so an
 // element never written is told apart from one written wrongly. A transpose computes
 // nothing, so the comparison is exact. Both arrays carry guard zones.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
+// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing; racecheck
+// also on the tall matrix, where blocks of the tiled versions loop to a second tile.
 // Performance (sim): global sectors per warp-level request, and shared-memory wavefronts
 // per request, measured by cusim analysis on two shapes:
 //   - 200 x 328, whose rows start on 32-byte sector boundaries (both sides multiples of 8
@@ -16,6 +17,8 @@
 //   - 333 x 517, whose rows start anywhere inside a sector: 32 consecutive floats then
 //     straddle 5 sectors, so the exact bound for a coalesced side is 5.00.
 //   A strided side touches one sector per lane: 32 per request.
+// Performance (sim): no version launches more threads than the matrix padded to whole tiles
+// has elements (cusim's launch log, cusim/checker.h).
 // Performance (cuda): transpose_conflict_free's bandwidth (it reads and writes every
 // element once) >= 0.80 x a device-to-device cudaMemcpy of the same bytes in the same run.
 #include <gtest/gtest.h>
@@ -33,6 +36,10 @@
 #include "wb/wb.h"
 #include "wb_check.h"
 #include "wb_metrics.h"
+
+#if defined(CUSIM)
+#include <cusim/checker.h>
+#endif
 
 namespace {
 
@@ -234,16 +241,24 @@ TEST(Correctness, LargeShapes) {
   wb::check::record_measured("9/9 cases correct");
 }
 
-// Only the final version: on the sim backend a grid of 65537 x 256 threads takes seconds.
+// Every version: each must loop over the tile rows (or element rows) its capped grid does not
+// cover. On the sim backend one version on this matrix takes a few seconds.
+constexpr Shape kTallShape{(1 << 21) + 1, 1};  // 65537 tile rows of 32, 262145 rows of 8 threads
+
 TEST(Correctness, TallMatrix) {
-  constexpr int kTall = (1 << 21) + 1;  // 65537 tile rows of 32
-  wb::check::record_threshold("transpose_conflict_free exact for (2^21 + 1) x 1 (65537 tile rows)");
+  wb::check::record_threshold("every version exact for (2^21 + 1) x 1 (65537 tile rows)");
   wb::check::record_hint(
       "gridDim.y and gridDim.z are at most 65535, and a matrix of 2^21 + 1 rows has 65537 tile rows. Cap "
       "gridDim.y at 65535 and let each block loop over tile rows (tile_row += gridDim.y * 32), or put the long "
       "dimension on gridDim.x.");
-  WB_ASSERT(check_version(kConflictFree, {kTall, 1}));
-  wb::check::record_measured("correct");
+  int passed = 0;
+  for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
+    auto result = check_version(*v, kTallShape);
+    wb::check::record_measured(std::to_string(passed) + "/3 versions correct");
+    WB_ASSERT(result);
+    ++passed;
+  }
+  wb::check::record_measured("3/3 versions correct");
 }
 
 // ---- Analysis (sim) --------------------------------------------------------------------
@@ -253,15 +268,21 @@ namespace {
 
 const std::vector<Shape> kAnalysisShapes = {{33, 31}, {31, 33}, {1, 40}, {45, 1}, {70, 100}};
 
-// Runs every version on kAnalysisShapes and fails on any report of @p tools. A report
-// explains a wrong result (a race usually does), so reports come first in the failure.
-void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
+// Runs every version on kAnalysisShapes (and the tiled versions on @p tiled_extra) and fails
+// on any report of @p tools. A report explains a wrong result (a race usually does), so
+// reports come first in the failure.
+void expect_no_reports(const std::vector<std::string>& tools, const char* what,
+                       const std::vector<Shape>& tiled_extra = {}) {
 #if WB_HAVE_CUSIM_ANALYSIS
   cusim::analysis::reset();
 #endif
   testing::AssertionResult results = testing::AssertionSuccess();
   for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
     for (Shape s : kAnalysisShapes) {
+      if (auto r = check_version(*v, s); !r && results) results = r;
+    }
+    if (v == &kNaive) continue;
+    for (Shape s : tiled_extra) {
       if (auto r = check_version(*v, s); !r && results) results = r;
     }
   }
@@ -275,12 +296,15 @@ TEST(Analysis, MemcheckClean) {
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
+// The tall matrix makes the first blocks loop to a second tile row, where a missing
+// __syncthreads() before the tile is overwritten races with the previous tile's reads.
 TEST(Analysis, RacecheckClean) {
-  wb::check::record_threshold("0 racecheck/synccheck reports, every version, 5 edge shapes");
+  wb::check::record_threshold("0 racecheck/synccheck reports, every version, 5 edge shapes; the tiled versions "
+                              "also on (2^21 + 1) x 1, where blocks loop over tile rows");
   wb::check::record_hint(
       "Between the threads' stores into the shared tile and their reads of other threads' elements there must "
       "be a __syncthreads(); and another one before the tile is overwritten (next loop iteration).");
-  expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
+  expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck", {kTallShape});
 }
 #endif
 
@@ -417,6 +441,47 @@ TEST(Performance, ConflictFreeSharedMemory) {
                      "float tile[32][32] hits one bank 32 times (32 wavefronts). Pad the tile to float "
                      "tile[32][33] (or swizzle the column index).";
   }
+}
+
+// The launch configurations each version ran with, as cusim recorded them (cusim/checker.h).
+// On 1000 x 1024 the matrix padded to whole 32 x 32 tiles has 1024 x 1024 elements: a
+// launch of more threads than that has blocks with no element to move, whatever the block
+// shape (32 x 8 threads moving a tile, one thread per element, or a 1-D row of threads).
+TEST(Performance, NoIdleBlocks) {
+  constexpr Shape s{1000, 1024};
+  constexpr std::uint64_t kMaxThreads = 1024ull * 1024ull;
+  wb::check::record_threshold("each version launches at most 1024 x 1024 threads on 1000 x 1024 (the matrix padded "
+                              "to whole 32 x 32 tiles)");
+  wb::check::record_hint(
+      "Size the grid from the matrix: round the number of tiles (or of blocks) up in each dimension, "
+      "(n + 31) / 32, and cap gridDim.y at 65535; no more.");
+  std::ostringstream text;
+  std::vector<std::string> failures;
+  for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
+    cusim::checker::clear_launches();
+    WB_ASSERT(check_version(*v, s));
+    const std::vector<cusim::checker::LaunchRecord> launches = cusim::checker::launches();
+    ASSERT_FALSE(launches.empty()) << describe_call(*v, s) << " returned correct results but launched no kernel.";
+    std::uint64_t threads = 0;
+    std::ostringstream grids;
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const auto& l = launches[i];
+      threads += std::uint64_t(l.grid[0]) * l.grid[1] * l.grid[2] * l.threads_per_block() * l.launches;
+      grids << (i ? ", " : "") << l.kernel << " grid " << l.grid[0] << " x " << l.grid[1] << " x " << l.grid[2]
+            << ", block " << l.block[0] << " x " << l.block[1] << " x " << l.block[2];
+    }
+    text << (v == &kNaive ? "" : ", ") << v->name << " " << threads << " threads";
+    if (threads > kMaxThreads) {
+      failures.push_back(describe_call(*v, s) + " launched " + std::to_string(threads) + " threads (" + grids.str() +
+                         "); the matrix padded to whole 32 x 32 tiles has " + std::to_string(kMaxThreads) +
+                         " elements, so at least " + std::to_string(threads - kMaxThreads) +
+                         " threads have nothing to move. Size the grid from the matrix: (cols + 31) / 32 blocks "
+                         "across and (rows + 31) / 32 down for one tile per block ((rows + 7) / 8 for blocks of "
+                         "32 x 8 threads with one element each), no more.");
+    }
+  }
+  wb::check::record_measured(text.str());
+  for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 #else
 TEST(Performance, BandwidthVsDeviceCopy) {
