@@ -1,6 +1,7 @@
 // Unit tests of common/comm: the communicator, the reduction helper, verifiable inputs and
 // the harness. Run under mpirun with several rank counts (see CMakeLists.txt).
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
@@ -292,6 +293,7 @@ TEST(Check, DiagnosisNamesAMissingAllGather) {
   // implementation without all-gather leaves behind.
   comm::AllreduceFn no_allgather = [](const void* s, void* r, std::size_t c, DataType t, RedOp op,
                                       comm::Communicator& cm) {
+    comm::check::Unrecorded from_the_library_on_purpose;
     const std::size_t e = comm::size_of(t);
     std::vector<char> full(c * e);
     cm.library_allreduce(s, full.data(), c, t, op);
@@ -396,7 +398,10 @@ TEST(Check, CollectiveCheckPassesTheLibraryAndNamesMistakes) {
   const int n = w.size();
   for (Collective kind : kAllCollectives) {
     comm::check::CollectiveFn fn = [kind](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root,
-                                          comm::Communicator& cm) { cm.library({kind, s, r, c, t, op, root}); };
+                                          comm::Communicator& cm) {
+      comm::check::Unrecorded from_the_library_on_purpose;
+      cm.library({kind, s, r, c, t, op, root});
+    };
     std::size_t cases = 0;
     EXPECT_EQ(comm::check::sweep_collective(fn, kind, DataType::f32, RedOp::sum, &cases), "") << comm::name_of(kind);
     EXPECT_GT(cases, 0u);
@@ -413,6 +418,7 @@ TEST(Check, CollectiveCheckPassesTheLibraryAndNamesMistakes) {
   // A gather that puts every rank's block in the slot of the next rank.
   comm::check::CollectiveFn shifted = [](const void* s, void* r, std::size_t c, DataType t, RedOp, int root,
                                          comm::Communicator& cm) {
+    comm::check::Unrecorded from_the_library_on_purpose;
     const std::size_t b = c * comm::size_of(t);
     const int n = cm.size();
     std::vector<char> all(b * static_cast<std::size_t>(n));
@@ -426,12 +432,14 @@ TEST(Check, CollectiveCheckPassesTheLibraryAndNamesMistakes) {
   // A reduce that writes partial sums into every rank's receive buffer.
   comm::check::CollectiveFn scribbles = [](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root,
                                            comm::Communicator& cm) {
+    comm::check::Unrecorded from_the_library_on_purpose;
     cm.library_allreduce(s, r, c, t, op);
     (void)root;
   };
   // A reduce that leaves out the root's own contribution.
   comm::check::CollectiveFn no_root = [](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root,
                                          comm::Communicator& cm) {
+    comm::check::Unrecorded from_the_library_on_purpose;
     std::vector<char> zero(c * comm::size_of(t), 0);
     cm.library_reduce(cm.rank() == root ? zero.data() : s, r, c, t, op, root);
   };
@@ -439,6 +447,76 @@ TEST(Check, CollectiveCheckPassesTheLibraryAndNamesMistakes) {
   EXPECT_NE(d.find("the reduction over every rank but rank 1 (its contribution is missing)"), std::string::npos) << d;
   d = comm::check::check_collective(scribbles, {Collective::reduce, 4, DataType::f64, RedOp::max, 0, false});
   EXPECT_NE(d.find("(not the root) was written"), std::string::npos) << d;
+}
+
+// The learner-call guard: library collectives and raw MPI calls made inside a LearnerCall are
+// named with their counts; the communicator's own traffic, calls outside every window and calls
+// in an Unrecorded scope are not.
+TEST(Check, LearnerCallNamesLibraryCollectivesAndRawMpiCalls) {
+  comm::Communicator& w = world();
+  const int n = w.size(), r = w.rank();
+  int one = 1, sum = 0, got = -1;
+  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);  // no window open
+  {
+    comm::check::LearnerCall window("a ring exchange");
+    std::vector<comm::Request> reqs;
+    reqs.push_back(w.irecv(&got, sizeof got, (r + n - 1) % n, 3));
+    reqs.push_back(w.isend(&r, sizeof r, (r + 1) % n, 3));
+    w.wait_all(reqs);
+    w.barrier();
+    {
+      comm::check::Unrecorded quiet;
+      w.library_allreduce(&one, &sum, 1, DataType::i32, RedOp::sum);
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+    EXPECT_EQ(window.close(), "");
+  }
+  EXPECT_EQ(got, (r + n - 1) % n);
+  {
+    comm::check::LearnerCall window("ring_allreduce");
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    w.library_broadcast(&one, &one, 1, DataType::i32, 0);
+    const std::string m = window.close();
+    EXPECT_NE(m.find("ring_allreduce called MPI_Allreduce (2 calls) and comm.library_broadcast (1 call); this lab "
+                     "asks for hand-written communication"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(window.close(), "");
+  }
+  {
+    // A window opened inside another hides nothing from it.
+    comm::check::LearnerCall outer("outer");
+    {
+      comm::check::LearnerCall inner("inner");
+      MPI_Barrier(MPI_COMM_WORLD);
+      EXPECT_NE(inner.close().find("inner called MPI_Barrier (1 call);"), std::string::npos);
+    }
+    EXPECT_NE(outer.close().find("outer called MPI_Barrier (1 call);"), std::string::npos);
+  }
+  // The check helpers turn a recorded call into the failure on every rank.
+  std::string f = comm::check::run_lab_code(
+      [&] {
+        if (r == 0) MPI_Sendrecv(&one, 1, MPI_INT, 0, 9, &got, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      },
+      "pingpong");
+  EXPECT_EQ(f.find("rank 0: pingpong called MPI_Sendrecv (1 call);"), 0u) << f;
+  comm::AllreduceFn library = [](const void* s, void* rb, std::size_t c, DataType t, RedOp op, comm::Communicator& cm) {
+    cm.library_allreduce(s, rb, c, t, op);
+  };
+  f = comm::check::check_allreduce(library, 7, DataType::f32, RedOp::sum, false, comm::DataMode::verifiable, 7,
+                                   "ring_allreduce");
+  EXPECT_NE(f.find(": all-reduce of 7 float with sum (out of place, " + std::to_string(n) +
+                   " ranks): ring_allreduce called comm.library_allreduce (1 call);"),
+            std::string::npos)
+      << f;
+  comm::check::CollectiveFn bcast = [](const void* s, void* rb, std::size_t c, DataType t, RedOp, int root,
+                                       comm::Communicator& cm) {
+    if (cm.rank() == root && s != rb) std::memcpy(rb, s, c * comm::size_of(t));
+    MPI_Bcast(rb, static_cast<int>(c), MPI_FLOAT, root, MPI_COMM_WORLD);
+  };
+  f = comm::check::check_collective(bcast, {comm::Collective::broadcast, 5, DataType::f32, RedOp::sum, 0, false});
+  EXPECT_NE(f.find("the lab's broadcast called MPI_Bcast (1 call);"), std::string::npos) << f;
 }
 
 TEST(Harness, EveryCollectiveSweepsWithBusFactorsAndCountsWrongElements) {

@@ -3,7 +3,7 @@
 
 launcher     checker/mpi_launch.py fails a crashing or hanging rank's check with the rank
              named, runs the remaining checks, and leaves no process behind.
-known_wrong  each known-wrong version of labs 09-11 is rejected with its specific message.
+known_wrong  each known-wrong version of labs 09-12 is rejected with its specific message.
 skeleton     an untouched lab skeleton fails with "not implemented yet".
 """
 
@@ -157,6 +157,11 @@ KNOWN_WRONG = {
     "broadcast_relayed": (3, "Correctness.LinearCollectivesTalkToTheRootOnly", "failed",
                           ["the root sent 1 and received 0 messages, expected 2 and 0",
                            "a linear broadcast has no relays"]),
+    "broadcast_calls_mpi_bcast": (3, "Correctness.LinearBroadcast", "failed",
+                                  ["ranks 0, 1, 2: broadcast of 0 float from root 0 (out of place, 3 ranks): "
+                                   "linear_broadcast called MPI_Bcast (1 call); this lab asks for hand-written "
+                                   "communication over the communicator's point-to-point calls",
+                                   "raw MPI calls are for the checker's references only"]),
     # lab 10
     "wrong_chunk_offsets": (3, "Correctness.RingAllreduceFloatSum", "failed",
                             ["chunk offsets or sizes do not handle the remainder", "count % n"]),
@@ -185,6 +190,10 @@ KNOWN_WRONG = {
                                  ["predicted_pairwise_alltoall_time(n=1", "expected (n-1)(alpha + block_bytes beta)"]),
     "bruck_time_half_blocks": (1, "Analysis.PredictedAlltoallTimesFollowTheModel", "failed",
                                ["predicted_bruck_alltoall_time(n=3", "B_k = {1, 1}"]),
+    "ring_calls_mpi_allreduce": (2, "Correctness.RingAllreduceFloatSum", "failed",
+                                 ["ranks 0, 1: all-reduce of 0 float with sum (out of place, 2 ranks): ring_allreduce "
+                                  "called MPI_Allreduce (1 call); this lab asks for hand-written communication",
+                                  "library collectives (comm.library_*) and raw MPI calls"]),
     # lab 11
     "tree_parent_out_of_range": (3, "Correctness.BinaryTreeLayout", "failed",
                                  ["binary_tree(n=2, rank=1) returned {parent 2,"]),
@@ -221,6 +230,10 @@ KNOWN_WRONG = {
     "chain_time_without_fill": (1, "Analysis.PredictedBroadcastTimesFollowTheModel", "failed",
                                 ["predicted_chain_broadcast_time(n=3, bytes=8, segment_bytes=4096)",
                                  "(n - 2 + S)(alpha + s beta)"]),
+    "binomial_broadcast_library": (4, "Correctness.BinomialBroadcast", "failed",
+                                   ["ranks 0, 1, 2, 3: broadcast of 1 float from root 0 (out of place, 4 ranks): "
+                                    "binomial_broadcast called comm.library_broadcast (1 call); this lab asks for "
+                                    "hand-written communication"]),
     # lab 12
     "trainer_summed_not_averaged": (2, "Correctness.FlatDdpMatchesSingleProcess", "failed",
                                     ["about n = 2 times too large", "scale each rank's loss by 1/(global batch)"]),
@@ -282,6 +295,19 @@ KNOWN_WRONG = {
                                    ["rank 0: blocked in send(to=1", "a deadlock"], 30),
     # Within the fp32 allowance: only the exact-data run, the last of the check, sees it (3 ranks:
     # shards of 11, 11 and 10 rows, so 1/shard rounds).
+    # Library collectives and raw MPI calls in the lab's code (comm::check::LearnerCall).
+    "trainer_flat_mpi_allreduce": (2, "Correctness.FlatDdpMatchesSingleProcess", "failed",
+                                   ["ranks 0, 1: ddp_train_step(flat), model {64, 32, 10}, global batch 37, 2 ranks, "
+                                    "step 1 called MPI_Allreduce (1 call); this lab asks for hand-written communication"]),
+    "trainer_broadcast_mpi_bcast": (3, "Correctness.BroadcastParameters", "failed",
+                                    ["ranks 0, 1, 2: broadcast_parameters(count=0) called MPI_Bcast (1 call);"]),
+    "trainer_tp_library_allreduce": (2, "Correctness.TensorParallelMatchesSingleRank", "failed",
+                                     ["rank 0: tp_forward(block {in 64, hidden 97, out 10}, rows=37, 2 ranks, rank 0 "
+                                      "holds hidden units [0, 49)) called comm.library_allreduce (1 call);"]),
+    "trainer_pipeline_barrier": (2, "Correctness.PipelineGPipeMatchesSingleProcess", "failed",
+                                 ["rank 1: pipeline_train_step(GPipe, model {32, 24, 20, 16, 10}, global batch 37, "
+                                  "4 micro-batches, 2 ranks; stage 1 holds layers 2..3 with 4 slots), step 1 called "
+                                  "MPI_Barrier (1 call);"]),
     "trainer_shard_mean_rescaled": (3, "Correctness.FlatDdpMatchesSingleProcess", "failed",
                                     ["ddp_train_step(flat), model {16, 12, 8}, global batch 32, 3 ranks, step 1 on "
                                      "exact data: grads ", "expected exactly", "a rescaling that rounds"]),
@@ -316,6 +342,30 @@ def test_known_wrong(ml, bin_dir):
                                ("chain_one_receive_posted", 3, "Correctness.ChainBroadcast")):
         r = ml.run_mpi_checks(os.path.join(bin_dir, "known_wrong_" + name), ranks, [check], time_limit_s=30)[0]
         expect(r.status == "passed", f"{name}: {check} still passes", r.message)
+    # Library calls are named wherever the checks run the lab's code: named run_lab_code calls, the
+    # harness's lab implementation (watched), lab 12's performance and training checks; the
+    # functions the mutant leaves alone (lab 12's per-tensor step, on the learner's own ring) pass.
+    for name, ranks, check, status, needle in (
+            ("ring_calls_mpi_allreduce", 2, "Correctness.RingAllreduceSendsTheOptimalVolume", "failed",
+             "ranks 0, 1: ring_allreduce called MPI_Allreduce (1 call);"),
+            ("ring_calls_mpi_allreduce", 2, "Performance.PipelinedRingBusbwVsMpiAllreduce", "failed",
+             "ranks 0, 1: ring_allreduce_pipelined called MPI_Allreduce (1 call);"),
+            ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearCollectivesTalkToTheRootOnly", "failed",
+             "ranks 0, 1, 2: linear_broadcast called MPI_Bcast (1 call);"),
+            ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearReduce", "passed", ""),
+            ("binomial_broadcast_library", 4, "Correctness.BinomialTreeShape", "failed",
+             "ranks 0, 1, 2, 3: binomial_broadcast called comm.library_broadcast (1 call);"),
+            ("trainer_flat_mpi_allreduce", 2, "Performance.FlatSendsOneAllreducePerStep", "failed",
+             "ranks 0, 1: ddp_train_step(flat) called MPI_Allreduce (1 call);"),
+            ("trainer_flat_mpi_allreduce", 2, "Correctness.TrainingReachesAccuracy", "failed",
+             "ranks 0, 1: ddp_train_step(flat), training on the digits, called MPI_Allreduce (460 calls);"),
+            ("trainer_flat_mpi_allreduce", 2, "Correctness.PerTensorDdpMatchesSingleProcess", "passed", ""),
+            ("trainer_tp_library_allreduce", 2, "Performance.TensorParallelCommunicatesOnceEachWay", "failed",
+             "called comm.library_allreduce (1 call);"),
+            ("trainer_pipeline_barrier", 2, "Correctness.Pipeline1F1BMatchesSingleProcess", "failed",
+             "called MPI_Barrier (1 call);")):
+        r = ml.run_mpi_checks(os.path.join(bin_dir, "known_wrong_" + name), ranks, [check], time_limit_s=60)[0]
+        expect(r.status == status and needle in r.message, f"{name}: {check} {status}", r.message)
 
 
 def test_skeleton(ml, binary):

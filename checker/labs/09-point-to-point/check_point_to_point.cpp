@@ -30,7 +30,8 @@ comm::AllreduceFn naive() {
 
 void sweep(DataType type, RedOp op) {
   std::size_t cases = 0;
-  std::string failure = comm::check::sweep_allreduce([](std::size_t, DataType) { return naive(); }, type, op, &cases);
+  std::string failure =
+      comm::check::sweep_allreduce([](std::size_t, DataType) { return naive(); }, type, op, &cases, "naive_allreduce");
   record("threshold", "bit-exact on every rank");
   if (!failure.empty()) {
     record("measured", std::to_string(cases) + " cases passed before the failing one");
@@ -87,7 +88,7 @@ TEST(Correctness, PingPongMovesTheBytesBackAndForth) {
     w.reset_stats();
     w.record_message_times(true);
     double t = -1;
-    std::string ni = run_lab_code([&] { t = lab09::pingpong(w, buf.data(), bytes, iters); });
+    std::string ni = run_lab_code([&] { t = lab09::pingpong(w, buf.data(), bytes, iters); }, "pingpong");
     w.record_message_times(false);
     if (!ni.empty()) FAIL() << ni;
     comm::copy(host.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
@@ -182,7 +183,9 @@ TEST(Correctness, NaiveAllreduceGoesThroughTheRoot) {
   comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
   comm::fill_bytes(send.data(), send.space(), 0, bytes);
   w.reset_stats();
-  std::string ni = run_lab_code([&] { lab09::naive_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); });
+  std::string ni =
+      run_lab_code([&] { lab09::naive_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); },
+                   "naive_allreduce");
   if (!ni.empty()) FAIL() << ni;
   const comm::Stats st = w.stats();
   const std::uint64_t peers = static_cast<std::uint64_t>(n - 1);
@@ -242,7 +245,8 @@ void collective_sweep(Collective kind, std::vector<std::pair<DataType, RedOp>> c
   record("threshold", std::string("bit-exact on every rank against the library's ") + comm::name_of(kind));
   for (auto [type, op] : cases_of) {
     std::size_t passed = 0;
-    std::string failure = comm::check::sweep_collective(linear(kind), kind, type, op, &passed);
+    std::string failure = comm::check::sweep_collective(linear(kind), kind, type, op, &passed,
+                                                        std::string("linear_") + comm::name_of(kind));
     cases += passed;
     if (!failure.empty()) {
       record("measured", std::to_string(cases) + " cases passed before the failing one");
@@ -280,7 +284,9 @@ TEST(Correctness, LinearCollectivesTalkToTheRootOnly) {
   for (Collective kind : {Collective::broadcast, Collective::reduce, Collective::gather, Collective::scatter}) {
     w.reset_stats();
     w.record_message_times(true);
-    std::string ni = run_lab_code([&] { linear(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); });
+    std::string ni = run_lab_code(
+        [&] { linear(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); },
+        std::string("linear_") + comm::name_of(kind));
     w.record_message_times(false);
     if (!ni.empty()) FAIL() << ni;
     // Data flows out of the root for broadcast and scatter, into it for reduce and gather.

@@ -24,7 +24,11 @@ using comm::check::world;
 
 using comm::check::record;
 
-std::string run_lab(const std::function<void()>& body) { return comm::check::run_lab_code(body); }
+// `learner` names the lab's function `body` runs: a library collective or raw MPI call it makes
+// is the failure (comm::check::LearnerCall).
+std::string run_lab(const std::function<void()>& body, const std::string& learner = "") {
+  return comm::check::run_lab_code(body, learner);
+}
 
 comm::AllreduceFn plain() {
   return [](const void* s, void* r, std::size_t c, DataType t, RedOp op, comm::Communicator& w) {
@@ -38,9 +42,10 @@ comm::AllreduceFn pipelined(std::size_t segment_bytes) {
   };
 }
 
-void sweep(const std::function<comm::AllreduceFn(std::size_t count, DataType)>& make, DataType type, RedOp op) {
+void sweep(const std::function<comm::AllreduceFn(std::size_t count, DataType)>& make, DataType type, RedOp op,
+           const std::string& name) {
   std::size_t cases = 0;
-  std::string failure = comm::check::sweep_allreduce(make, type, op, &cases);
+  std::string failure = comm::check::sweep_allreduce(make, type, op, &cases, name);
   record("threshold", "bit-exact on every rank");
   if (!failure.empty()) {
     record("measured", std::to_string(cases) + " cases passed before the failing one");
@@ -91,7 +96,8 @@ TEST(Correctness, ReduceScatterLeavesChunkRankReduced) {
       comm::expected_allreduce(expect.data(), nullptr, count, type, comm::DataMode::verifiable, op, n, 11);
       comm::Buffer buf = w.allocate(bytes);
       comm::copy(buf.data(), buf.space(), input.data(), comm::MemorySpace::host, bytes);
-      std::string ni = run_lab([&] { lab10::ring_reduce_scatter(buf.data(), count, type, op, w); });
+      std::string ni =
+          run_lab([&] { lab10::ring_reduce_scatter(buf.data(), count, type, op, w); }, "ring_reduce_scatter");
       if (!ni.empty()) FAIL() << ni;
       comm::copy(got.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
       const comm::check::Range own = comm::check::reference_chunk(count, n, r);
@@ -132,7 +138,7 @@ TEST(Correctness, AllgatherDistributesEveryChunk) {
       std::memcpy(start.data() + own.offset * elem, expect.data() + own.offset * elem, own.count * elem);
       comm::Buffer buf = w.allocate(bytes);
       comm::copy(buf.data(), buf.space(), start.data(), comm::MemorySpace::host, bytes);
-      std::string ni = run_lab([&] { lab10::ring_allgather(buf.data(), count, type, w); });
+      std::string ni = run_lab([&] { lab10::ring_allgather(buf.data(), count, type, w); }, "ring_allgather");
       if (!ni.empty()) FAIL() << ni;
       comm::copy(got.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
       comm::Mismatch m;
@@ -161,7 +167,7 @@ TEST(Correctness, AllgatherDistributesEveryChunk) {
 // ---- step 4 ---------------------------------------------------------------------------
 
 #define RING_SWEEP(NAME, TYPE, OP) \
-  TEST(Correctness, NAME) { sweep([](std::size_t, DataType) { return plain(); }, TYPE, OP); }
+  TEST(Correctness, NAME) { sweep([](std::size_t, DataType) { return plain(); }, TYPE, OP, "ring_allreduce"); }
 RING_SWEEP(RingAllreduceFloatSum, DataType::f32, RedOp::sum)
 RING_SWEEP(RingAllreduceFloatMax, DataType::f32, RedOp::max)
 RING_SWEEP(RingAllreduceDoubleSum, DataType::f64, RedOp::sum)
@@ -172,7 +178,8 @@ RING_SWEEP(RingAllreduceInt32Max, DataType::i32, RedOp::max)
 TEST(Correctness, RingAllreduceRandomFloatWithinErrorBound) {
   const std::size_t count = (std::size_t(1) << 20) / 4 + 3;
   std::string failure =
-      comm::check::check_allreduce(plain(), count, DataType::f32, RedOp::sum, false, comm::DataMode::random, 99);
+      comm::check::check_allreduce(plain(), count, DataType::f32, RedOp::sum, false, comm::DataMode::random, 99,
+                                   "ring_allreduce");
   EXPECT_TRUE(failure.empty()) << failure;
   record("threshold", "|error| <= gamma(n-1) * sum |x| per element");
 }
@@ -182,8 +189,10 @@ TEST(Correctness, RingAllreduce64MiB) {
   const int n = world().size();
   for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
     const std::size_t count = (std::size_t(64) << 20) / comm::size_of(type);
-    for (auto fn : {plain(), pipelined(lab10::default_segment_bytes)}) {
-      std::string failure = comm::check::check_allreduce(fn, count, type, op, false);
+    for (auto [fn, name] : {std::pair{plain(), "ring_allreduce"},
+                            std::pair{pipelined(lab10::default_segment_bytes), "ring_allreduce_pipelined"}}) {
+      std::string failure =
+          comm::check::check_allreduce(fn, count, type, op, false, comm::DataMode::verifiable, 7, name);
       ASSERT_TRUE(failure.empty()) << failure;
     }
   }
@@ -197,7 +206,8 @@ TEST(Correctness, RingAllreduceSendsTheOptimalVolume) {
   comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
   comm::fill_bytes(send.data(), send.space(), 0, bytes);
   w.reset_stats();
-  std::string ni = run_lab([&] { lab10::ring_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); });
+  std::string ni = run_lab(
+      [&] { lab10::ring_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); }, "ring_allreduce");
   if (!ni.empty()) FAIL() << ni;
   double mine = static_cast<double>(w.stats().bytes_sent), total = 0;
   w.library_allreduce(&mine, &total, 1, DataType::f64, RedOp::sum);
@@ -219,7 +229,7 @@ TEST(Correctness, RingAllreduceSendsTheOptimalVolume) {
   TEST(Correctness, NAME) {                                                                          \
     /* small segments so every size of the sweep is cut into several segments */                   \
     sweep([](std::size_t count, DataType t) { return pipelined(count < 4096 ? 2 * comm::size_of(t) : 4096); }, \
-          TYPE, OP);                                                                                 \
+          TYPE, OP, "ring_allreduce_pipelined");                                                     \
   }
 PIPELINED_SWEEP(PipelinedFloatSum, DataType::f32, RedOp::sum)
 PIPELINED_SWEEP(PipelinedFloatMax, DataType::f32, RedOp::max)
@@ -236,7 +246,8 @@ TEST(Correctness, PipelinedKeepsTwoSegmentsInFlight) {
   comm::fill_bytes(send.data(), send.space(), 0, bytes);
   w.reset_stats();
   std::string ni = run_lab(
-      [&] { lab10::ring_allreduce_pipelined(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w, segment); });
+      [&] { lab10::ring_allreduce_pipelined(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w, segment); },
+      "ring_allreduce_pipelined");
   if (!ni.empty()) FAIL() << ni;
   const comm::Stats st = w.stats();
   std::ostringstream local;
@@ -281,13 +292,13 @@ comm::check::CollectiveFn collective(AlltoallFn f) {
 
 // The all-to-all against the library's, float and int32, every size of the sweep, out of
 // place and in place.
-void sweep_alltoall(AlltoallFn f) {
+void sweep_alltoall(AlltoallFn f, const std::string& name) {
   record("threshold", "bit-exact against the library's all-to-all on every rank");
   std::size_t passed = 0;
   for (DataType type : {DataType::f32, DataType::i32}) {
     std::size_t cases = 0;
     std::string failure = comm::check::sweep_collective(collective(f), comm::Collective::alltoall, type, RedOp::sum,
-                                                        &cases);
+                                                        &cases, name);
     passed += cases;
     if (!failure.empty()) {
       record("measured", std::to_string(passed) + " cases passed before the failing one");
@@ -299,15 +310,15 @@ void sweep_alltoall(AlltoallFn f) {
 
 // Runs an all-to-all of `count` floats per block out of place with message times recorded;
 // returns "" or the not-implemented text, and this rank's sends and receives in posted order.
-std::string trace_alltoall(AlltoallFn f, std::size_t count, std::vector<comm::MessageTime>* sends,
-                           std::vector<comm::MessageTime>* recvs) {
+std::string trace_alltoall(AlltoallFn f, const std::string& name, std::size_t count,
+                           std::vector<comm::MessageTime>* sends, std::vector<comm::MessageTime>* recvs) {
   comm::Communicator& w = world();
   const std::size_t bytes = static_cast<std::size_t>(w.size()) * count * 4;
   comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
   comm::fill_bytes(send.data(), send.space(), 0, bytes);
   w.reset_stats();
   w.record_message_times(true);
-  std::string ni = run_lab([&] { f(send.data(), recv.data(), count, DataType::f32, w); });
+  std::string ni = run_lab([&] { f(send.data(), recv.data(), count, DataType::f32, w); }, name);
   w.record_message_times(false);
   for (const comm::MessageTime& m : w.message_times()) (m.recv ? recvs : sends)->push_back(m);
   return ni;
@@ -328,14 +339,14 @@ int ceil_log2(int n) {
 
 }  // namespace
 
-TEST(Correctness, AlltoallPairwise) { sweep_alltoall(lab10::alltoall_pairwise); }
+TEST(Correctness, AlltoallPairwise) { sweep_alltoall(lab10::alltoall_pairwise, "alltoall_pairwise"); }
 
 TEST(Correctness, PairwiseExchangeOrder) {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   const std::size_t count = 1027, block = count * 4;
   std::vector<comm::MessageTime> sends, recvs;
-  std::string ni = trace_alltoall(lab10::alltoall_pairwise, count, &sends, &recvs);
+  std::string ni = trace_alltoall(lab10::alltoall_pairwise, "alltoall_pairwise", count, &sends, &recvs);
   if (!ni.empty()) FAIL() << ni;
   std::ostringstream local;
   const std::size_t want = static_cast<std::size_t>(n - 1);
@@ -368,14 +379,14 @@ TEST(Correctness, PairwiseExchangeOrder) {
   if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
 }
 
-TEST(Correctness, AlltoallBruck) { sweep_alltoall(lab10::alltoall_bruck); }
+TEST(Correctness, AlltoallBruck) { sweep_alltoall(lab10::alltoall_bruck, "alltoall_bruck"); }
 
 TEST(Correctness, BruckSendsLogNMessages) {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   const std::size_t count = 3, block = count * 4;  // small blocks: Bruck's regime
   std::vector<comm::MessageTime> sends, recvs;
-  std::string ni = trace_alltoall(lab10::alltoall_bruck, count, &sends, &recvs);
+  std::string ni = trace_alltoall(lab10::alltoall_bruck, "alltoall_bruck", count, &sends, &recvs);
   if (!ni.empty()) FAIL() << ni;
   const int rounds = ceil_log2(n);
   const std::size_t want = static_cast<std::size_t>(rounds);
@@ -466,11 +477,15 @@ TEST(Performance, PipelinedRingBusbwVsMpiAllreduce) {
   o.iters = 10;
   o.warmup = 2;
   o.in_place = false;
-  std::vector<comm::Implementation> impls = {{"ring", pipelined(lab10::default_segment_bytes)},
-                                             comm::library_implementation(w)};
+  std::string library_calls;  // what the ring called of the library, if anything
+  std::vector<comm::Implementation> impls = {
+      {"ring",
+       comm::check::watched(pipelined(lab10::default_segment_bytes), "ring_allreduce_pipelined", &library_calls)},
+      comm::library_implementation(w)};
   std::vector<comm::Result> res;
   std::string ni = run_lab([&] { res = comm::run_allreduce_sweep(w, impls, o, nullptr); });
   if (!ni.empty()) FAIL() << ni;
+  if (!agree_all(library_calls.empty())) FAIL() << gather_text(library_calls);
   ASSERT_EQ(res.size(), 2u);
   ASSERT_EQ(res[0].out_of_place.wrong, 0u) << "the pipelined ring gave wrong results at 16 MiB";
   const double ratio = res[0].out_of_place.busbw / res[1].out_of_place.busbw;

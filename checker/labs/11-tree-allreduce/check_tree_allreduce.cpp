@@ -74,7 +74,7 @@ void sweep(comm::AllreduceFn (*make)(std::size_t), DataType type, RedOp op) {
   // Small segments for small counts, so every size of the sweep is pipelined.
   std::string failure = comm::check::sweep_allreduce(
       [make](std::size_t count, DataType t) { return make(count < 4096 ? 2 * comm::size_of(t) : 8192); }, type, op,
-      &cases);
+      &cases, make == single ? "tree_allreduce" : "double_tree_allreduce");
   record("threshold", "bit-exact on every rank");
   if (!failure.empty()) {
     record("measured", std::to_string(cases) + " cases passed before the failing one");
@@ -83,13 +83,14 @@ void sweep(comm::AllreduceFn (*make)(std::size_t), DataType type, RedOp op) {
   record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
 }
 
-// Bytes sent by the busiest rank for one all-reduce of `count` floats.
-std::uint64_t busiest_rank_bytes(const comm::AllreduceFn& fn, std::size_t count, std::string* ni) {
+// Bytes sent by the busiest rank for one all-reduce of `count` floats by `fn` (the lab's `name`).
+std::uint64_t busiest_rank_bytes(const comm::AllreduceFn& fn, const std::string& name, std::size_t count,
+                                 std::string* ni) {
   comm::Communicator& w = world();
   comm::Buffer send = w.allocate(count * 4), recv = w.allocate(count * 4);
   comm::fill_bytes(send.data(), send.space(), 0, count * 4);
   w.reset_stats();
-  *ni = run_lab_code([&] { fn(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); });
+  *ni = run_lab_code([&] { fn(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); }, name);
   double mine = static_cast<double>(w.stats().bytes_sent), most = 0;
   w.library_allreduce(&mine, &most, 1, DataType::f64, RedOp::max);
   return static_cast<std::uint64_t>(most);
@@ -138,13 +139,13 @@ struct SweepCase {
 };
 
 // Sweeps of `kind` (counts, roots, in and out of place) for each case, compared bit for bit
-// with the library's collective.
-void collective_sweep(Collective kind, const std::vector<SweepCase>& sweeps) {
+// with the library's collective; `name` names the lab's function.
+void collective_sweep(Collective kind, const std::string& name, const std::vector<SweepCase>& sweeps) {
   std::size_t cases = 0;
   record("threshold", std::string("bit-exact on every rank against the library's ") + comm::name_of(kind));
   for (const SweepCase& c : sweeps) {
     std::size_t passed = 0;
-    std::string failure = comm::check::sweep_collective(c.fn, kind, c.type, c.op, &passed);
+    std::string failure = comm::check::sweep_collective(c.fn, kind, c.type, c.op, &passed, name);
     cases += passed;
     if (!failure.empty()) {
       record("measured", std::to_string(cases) + " cases passed before the failing one");
@@ -221,8 +222,8 @@ TREE_SWEEP(DoubleTreeInt32Max, dual, DataType::i32, RedOp::max)
 TEST(Correctness, DoubleTree64MiB) {
   for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
     const std::size_t count = (std::size_t(64) << 20) / comm::size_of(type);
-    std::string failure =
-        comm::check::check_allreduce(dual(lab11::default_segment_bytes), count, type, op, false);
+    std::string failure = comm::check::check_allreduce(dual(lab11::default_segment_bytes), count, type, op, false,
+                                                       comm::DataMode::verifiable, 7, "double_tree_allreduce");
     ASSERT_TRUE(failure.empty()) << failure;
   }
   record("measured", "64 MiB bit-exact with " + std::to_string(world().size()) + " ranks");
@@ -234,9 +235,9 @@ TEST(Correctness, TreeIsPipelined) {
   comm::Buffer send = w.allocate(count * 4), recv = w.allocate(count * 4);
   comm::fill_bytes(send.data(), send.space(), 0, count * 4);
   w.reset_stats();
-  std::string ni = run_lab_code([&] {
-    lab11::tree_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w, seg);
-  });
+  std::string ni = run_lab_code(
+      [&] { lab11::tree_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w, seg); },
+      "tree_allreduce");
   if (!ni.empty()) FAIL() << ni;
   const comm::Stats st = w.stats();
   const std::uint64_t segments = (count * 4 + seg - 1) / seg;
@@ -259,7 +260,7 @@ TEST(Correctness, DoubleTreeBalancesTheLoad) {
   const int n = world().size();
   const std::size_t count = 100000;  // even: two equal halves
   std::string ni;
-  const std::uint64_t most = busiest_rank_bytes(dual(16 * 1024), count, &ni);
+  const std::uint64_t most = busiest_rank_bytes(dual(16 * 1024), "double_tree_allreduce", count, &ni);
   if (!ni.empty()) FAIL() << ni;
   // Each rank is interior (sends a half up and twice down: 3 halves) in at most one tree
   // and a leaf (sends a half up) in the other: at most 2 x count elements.
@@ -319,11 +320,14 @@ TEST(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce) {
   o.iters = 300;
   o.warmup = 20;
   o.in_place = false;
-  std::vector<comm::Implementation> impls = {{"tree", dual(lab11::default_segment_bytes)},
-                                             comm::library_implementation(w)};
+  std::string library_calls;  // what the double tree called of the library, if anything
+  std::vector<comm::Implementation> impls = {
+      {"tree", comm::check::watched(dual(lab11::default_segment_bytes), "double_tree_allreduce", &library_calls)},
+      comm::library_implementation(w)};
   std::vector<comm::Result> res;
   std::string ni = run_lab_code([&] { res = comm::run_allreduce_sweep(w, impls, o, nullptr); });
   if (!ni.empty()) FAIL() << ni;
+  if (!agree_all(library_calls.empty())) FAIL() << gather_text(library_calls);
   ASSERT_EQ(res.size(), 2u);
   ASSERT_EQ(res[0].out_of_place.wrong, 0u) << "double_tree_allreduce gave wrong results for 8 bytes";
   const double ratio = res[0].out_of_place.time_us / res[1].out_of_place.time_us;
@@ -340,32 +344,38 @@ TEST(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce) {
 // ---- rooted collectives (steps 5-7) ---------------------------------------------------------
 
 TEST(Correctness, BinomialBroadcast) {
-  collective_sweep(Collective::broadcast, {{DataType::f32, RedOp::sum, binomial(Collective::broadcast)},
-                                           {DataType::i32, RedOp::max, binomial(Collective::broadcast)}});
+  collective_sweep(Collective::broadcast, "binomial_broadcast",
+                   {{DataType::f32, RedOp::sum, binomial(Collective::broadcast)},
+                    {DataType::i32, RedOp::max, binomial(Collective::broadcast)}});
 }
 TEST(Correctness, BinomialReduce) {
-  collective_sweep(Collective::reduce, {{DataType::f32, RedOp::sum, binomial(Collective::reduce)},
-                                        {DataType::i32, RedOp::max, binomial(Collective::reduce)},
-                                        {DataType::f64, RedOp::sum, binomial(Collective::reduce)}});
+  collective_sweep(Collective::reduce, "binomial_reduce",
+                   {{DataType::f32, RedOp::sum, binomial(Collective::reduce)},
+                    {DataType::i32, RedOp::max, binomial(Collective::reduce)},
+                    {DataType::f64, RedOp::sum, binomial(Collective::reduce)}});
 }
 TEST(Correctness, BinomialGather) {
-  collective_sweep(Collective::gather, {{DataType::f32, RedOp::sum, binomial(Collective::gather)},
-                                        {DataType::i32, RedOp::max, binomial(Collective::gather)}});
+  collective_sweep(Collective::gather, "binomial_gather",
+                   {{DataType::f32, RedOp::sum, binomial(Collective::gather)},
+                    {DataType::i32, RedOp::max, binomial(Collective::gather)}});
 }
 TEST(Correctness, BinomialScatter) {
-  collective_sweep(Collective::scatter, {{DataType::f32, RedOp::sum, binomial(Collective::scatter)},
-                                         {DataType::i32, RedOp::max, binomial(Collective::scatter)}});
+  collective_sweep(Collective::scatter, "binomial_scatter",
+                   {{DataType::f32, RedOp::sum, binomial(Collective::scatter)},
+                    {DataType::i32, RedOp::max, binomial(Collective::scatter)}});
 }
 // 4 KiB segments cut the 1 MiB case into 256 segments; 4098 bytes is not a whole number of
 // 4- or 8-byte elements (segments of 1024 or 512 elements).
 TEST(Correctness, ChainBroadcast) {
-  collective_sweep(Collective::broadcast, {{DataType::f32, RedOp::sum, chain(Collective::broadcast, 4096)},
-                                           {DataType::i32, RedOp::max, chain(Collective::broadcast, 4098)}});
+  collective_sweep(Collective::broadcast, "chain_broadcast",
+                   {{DataType::f32, RedOp::sum, chain(Collective::broadcast, 4096)},
+                    {DataType::i32, RedOp::max, chain(Collective::broadcast, 4098)}});
 }
 TEST(Correctness, ChainReduce) {
-  collective_sweep(Collective::reduce, {{DataType::f32, RedOp::sum, chain(Collective::reduce, 4096)},
-                                        {DataType::i32, RedOp::max, chain(Collective::reduce, 4098)},
-                                        {DataType::f64, RedOp::sum, chain(Collective::reduce, 4098)}});
+  collective_sweep(Collective::reduce, "chain_reduce",
+                   {{DataType::f32, RedOp::sum, chain(Collective::reduce, 4096)},
+                    {DataType::i32, RedOp::max, chain(Collective::reduce, 4098)},
+                    {DataType::f64, RedOp::sum, chain(Collective::reduce, 4098)}});
 }
 
 // The shape of the four binomial trees, from root n-1 (relative ranks wrap around): the root
@@ -384,7 +394,8 @@ TEST(Correctness, BinomialTreeShape) {
     w.reset_stats();
     w.record_message_times(true);
     std::string ni = run_lab_code(
-        [&] { binomial(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); });
+        [&] { binomial(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); },
+        std::string("binomial_") + comm::name_of(kind));
     w.record_message_times(false);
     if (!ni.empty()) FAIL() << ni;
     // Data flows out of the root for broadcast and scatter, into it for reduce and gather.
@@ -465,7 +476,8 @@ TEST(Correctness, ChainIsPipelined) {
     w.reset_stats();
     w.record_message_times(true);
     std::string ni =
-        run_lab_code([&] { chain(kind, seg)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); });
+        run_lab_code([&] { chain(kind, seg)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); },
+                     std::string("chain_") + comm::name_of(kind));
     w.record_message_times(false);
     if (!ni.empty()) FAIL() << ni;
     const std::vector<comm::MessageTime> msgs = w.message_times();

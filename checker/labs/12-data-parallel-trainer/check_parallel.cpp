@@ -108,13 +108,23 @@ std::string check_tp(const TpCase& c, std::uint64_t seed, bool count_messages) {
   const std::uint64_t backward_budget = count_messages ? allreduce_sends(std::size_t(rows) * blk.in) : 0;
   w.barrier();
   w.reset_stats();
-  f = failed(lab12::tp_forward(blk, d_params.get(), d_x.get(), rows, act, d_y.get(), w), "tp_forward" + call);
+  std::string library_calls;  // library collectives and raw MPI calls of the two passes
+  {
+    comm::check::LearnerCall window("tp_forward" + call);
+    f = failed(lab12::tp_forward(blk, d_params.get(), d_x.get(), rows, act, d_y.get(), w), "tp_forward" + call);
+    library_calls = window.close();
+  }
   const std::uint64_t forward_sends = w.stats().sends;
   w.reset_stats();
-  if (f.empty())
+  if (f.empty()) {
+    comm::check::LearnerCall window("tp_backward" + call);
     f = failed(lab12::tp_backward(blk, d_params.get(), d_x.get(), rows, d_dy.get(), act, d_grads.get(), d_dx.get(), w),
                "tp_backward" + call);
+    const std::string calls = window.close();
+    if (library_calls.empty()) library_calls = calls;
+  }
   const std::uint64_t backward_sends = w.stats().sends;
+  if (f.empty()) f = library_calls;
   std::vector<float> z0(std::size_t(rows) * h), h0(z0.size());
   if (f.empty() && !z0.empty()) {
     cudaMemcpy(z0.data(), act.z[0], z0.size() * sizeof(float), cudaMemcpyDeviceToHost);
@@ -299,9 +309,11 @@ std::string check_pipeline(lab12::Schedule schedule, const PipeCase& c, int step
     w.barrier();
     w.reset_stats();
     w.record_message_times(true);
+    comm::check::LearnerCall window(call);  // library collectives and raw MPI calls of the step
     f = failed(lab12::pipeline_train_step(schedule, m, {d_x.get(), d_labels.get(), c.rows}, c.micro_batches,
                                           d_params.get(), d_grads.get(), slots, c.opt, state, w),
                call);
+    const std::string library_calls = window.close();
     w.record_message_times(false);
     if (!f.empty()) break;
     const std::vector<float> grads = d_grads.download(), after = d_params.download(), m1 = d_m.download(),
@@ -339,7 +351,7 @@ std::string check_pipeline(lab12::Schedule schedule, const PipeCase& c, int step
                      call + ": stage " + std::to_string(s) + "'s parameters after the optimizer step (expected: one " +
                          "step from those before it with its summed gradients)");
     };
-    f = judge();
+    f = library_calls.empty() ? judge() : library_calls;
     // The whole model after the step, every stage's own range (every rank takes part).
     std::vector<float> ranges(P, 0.0f);
     std::copy(after.begin() + lo, after.begin() + hi, ranges.begin() + lo);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -227,7 +228,7 @@ Communicator& world() {
 
 bool agree_all(bool ok) {
   int local = ok ? 1 : 0, all = 0;
-  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  PMPI_Allreduce(&local, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   return all != 0;
 }
 
@@ -236,14 +237,14 @@ std::string gather_text(const std::string& text) {
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   int len = static_cast<int>(text.size());
   std::vector<int> lens(n), offs(n);
-  MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  PMPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
   int total = 0;
   for (int i = 0; i < n; ++i) {
     offs[i] = total;
     total += lens[i];
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  MPI_Allgatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, MPI_COMM_WORLD);
+  PMPI_Allgatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, MPI_COMM_WORLD);
   // Ranks with the same text share one line ("ranks 0, 2, 3: ...").
   std::vector<std::pair<std::string, std::string>> groups;  // text, rank list
   for (int i = 0; i < n; ++i) {
@@ -279,27 +280,42 @@ void guarded(const std::function<void()>& body) {
   }
 }
 
-std::string run_lab_code(const std::function<void()>& body) {
-  std::string ni;
+std::string run_lab_code(const std::function<void()>& body, const std::string& learner) {
+  std::string ni, library;
   guarded([&] {
+    std::unique_ptr<LearnerCall> window;
+    if (!learner.empty()) window = std::make_unique<LearnerCall>(learner);
     try {
       body();
     } catch (const NotImplemented& e) {
       ni = e.what();
     }
+    if (window) library = window->close();
   });
+  if (ni.empty()) ni = library;
   if (!agree_all(ni.empty())) return gather_text(ni);
   return "";
+}
+
+AllreduceFn watched(AllreduceFn fn, std::string what, std::string* found) {
+  return [fn = std::move(fn), what = std::move(what), found](const void* s, void* r, std::size_t count, DataType t,
+                                                             RedOp op, Communicator& c) {
+    LearnerCall window(what);
+    fn(s, r, count, t, op, c);
+    std::string calls = window.close();
+    if (found->empty()) *found = calls;
+  };
 }
 
 void record(const std::string& key, const std::string& value) { ::testing::Test::RecordProperty(key, value); }
 
 std::string sweep_allreduce(const std::function<AllreduceFn(std::size_t, DataType)>& make, DataType type, RedOp op,
-                            std::size_t* cases) {
+                            std::size_t* cases, const std::string& name) {
   *cases = 0;
   for (std::size_t count : sweep_counts(world().size(), type)) {
     for (bool in_place : {false, true}) {
-      std::string failure = check_allreduce(make(count, type), count, type, op, in_place);
+      std::string failure =
+          check_allreduce(make(count, type), count, type, op, in_place, DataMode::verifiable, 7, name);
       if (!failure.empty()) return failure;
       ++*cases;
     }
@@ -326,7 +342,7 @@ std::string diagnose_allreduce(const AllreduceFn& fn, std::size_t count, DataTyp
 }
 
 std::string check_allreduce(const AllreduceFn& fn, std::size_t count, DataType type, RedOp op, bool in_place,
-                            DataMode mode, std::uint64_t seed) {
+                            DataMode mode, std::uint64_t seed, const std::string& name) {
   Communicator& w = world();
   const int n = w.size();
   const std::size_t bytes = count * size_of(type);
@@ -341,11 +357,14 @@ std::string check_allreduce(const AllreduceFn& fn, std::size_t count, DataType t
     fill_bytes(recv.data(), recv.space(), 0xff, bytes);
   std::string not_implemented;
   guarded([&] {
+    LearnerCall window(describe(type, op, count, in_place, n) + ": " + name);
     try {
       fn(in_place ? recv.data() : send.data(), recv.data(), count, type, op, w);
     } catch (const NotImplemented& e) {
       not_implemented = e.what();
     }
+    const std::string library = window.close();
+    if (not_implemented.empty()) not_implemented = library;
   });
   if (!agree_all(not_implemented.empty())) return gather_text(not_implemented);
   copy(got.data(), MemorySpace::host, recv.data(), recv.space(), bytes);
@@ -362,8 +381,8 @@ std::string check_allreduce(const AllreduceFn& fn, std::size_t count, DataType t
       counts[c] = static_cast<int>(rc.count * size_of(type));
       displs[c] = static_cast<int>(rc.offset * size_of(type));
     }
-    MPI_Allgatherv(part.data(), counts[w.rank()], MPI_BYTE, expect.data(), counts.data(), displs.data(), MPI_BYTE,
-                   MPI_COMM_WORLD);
+    PMPI_Allgatherv(part.data(), counts[w.rank()], MPI_BYTE, expect.data(), counts.data(), displs.data(), MPI_BYTE,
+                    MPI_COMM_WORLD);
   } else {
     expected_allreduce(expect.data(), &tol, count, type, mode, op, n, seed);
   }
@@ -384,8 +403,9 @@ std::string check_allreduce(const AllreduceFn& fn, std::size_t count, DataType t
           << "); an out-of-place all-reduce must leave its input untouched: work in recvbuf or scratch memory.";
   }
   if (agree_all(local.str().empty())) return "";
-  std::string diag;
-  guarded([&] { diag = diagnose_allreduce(fn, count, type); });
+  std::string diag, library;
+  guarded([&] { diag = diagnose_allreduce(watched(fn, name, &library), count, type); });
+  if (!library.empty()) diag = library + (diag.empty() ? "" : "\n    " + diag);
   std::string text = local.str();
   if (!diag.empty()) text += (text.empty() ? "" : "\n    diagnosis: ") + diag;
   return gather_text(text);
@@ -452,7 +472,7 @@ int run_all_tests(int argc, char** argv) {
     rc = RUN_ALL_TESTS();
   });
   int worst = rc;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  PMPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   g_world.reset();
   status::set_done();
   return worst;

@@ -140,7 +140,7 @@ std::vector<int> sweep_roots(int n) {
   return r;
 }
 
-std::string check_collective(const CollectiveFn& fn, const CollectiveCase& c) {
+std::string check_collective(const CollectiveFn& fn, const CollectiveCase& c, const std::string& name) {
   Communicator& w = world();
   const int n = w.size(), r = w.rank();
   const std::size_t elem = size_of(c.type);
@@ -191,15 +191,18 @@ std::string check_collective(const CollectiveFn& fn, const CollectiveCase& c) {
   Layout lab = make(), lib = make();
   std::string not_implemented;
   guarded([&] {
+    LearnerCall window(describe(c, n) + ": " + (name.empty() ? std::string("the lab's ") + name_of(c.kind) : name));
     try {
       fn(lab.send, lab.recv, c.count, c.type, c.op, c.root, w);
     } catch (const NotImplemented& e) {
       not_implemented = e.what();
     }
+    const std::string library = window.close();
+    if (not_implemented.empty()) not_implemented = library;
   });
   if (!agree_all(not_implemented.empty())) return gather_text(not_implemented);
   guarded([&] {
-    w.library({c.kind, lib.send, lib.recv, c.count, c.type, c.op, c.root});
+    w.library({c.kind, lib.send, lib.recv, c.count, c.type, c.op, c.root});  // the reference: no window open
   });
 
   // What this rank must compare: the result where it has one, and the buffers that must stay.
@@ -285,14 +288,15 @@ std::string check_collective(const CollectiveFn& fn, const CollectiveCase& c) {
   return gather_text(local.str());
 }
 
-std::string sweep_collective(const CollectiveFn& fn, Collective kind, DataType type, RedOp op, std::size_t* cases) {
+std::string sweep_collective(const CollectiveFn& fn, Collective kind, DataType type, RedOp op, std::size_t* cases,
+                             const std::string& name) {
   *cases = 0;
   const int n = world().size();
   const std::vector<int> roots = rooted(kind) ? sweep_roots(n) : std::vector<int>{0};
   for (std::size_t count : sweep_counts(n, type))
     for (int root : roots)
       for (bool in_place : {false, true}) {
-        std::string failure = check_collective(fn, {kind, count, type, op, root, in_place});
+        std::string failure = check_collective(fn, {kind, count, type, op, root, in_place}, name);
         if (!failure.empty()) return failure;
         ++*cases;
       }

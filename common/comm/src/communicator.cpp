@@ -1,5 +1,6 @@
 #include "comm/communicator.h"
 
+#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -201,7 +202,14 @@ std::size_t recv_elements(Collective c, std::size_t count, int nranks) {
   return per_rank ? count * static_cast<std::size_t>(nranks) : count;
 }
 
+namespace {
+std::atomic<LibraryObserver> g_library_observer{nullptr};
+}  // namespace
+
+void set_library_observer(LibraryObserver observer) { g_library_observer.store(observer); }
+
 void Communicator::library(const LibraryCall& c) {
+  if (LibraryObserver observe = g_library_observer.load(std::memory_order_relaxed)) observe(c.kind);
   const std::string what = std::string("library_") + name_of(c.kind);
   const bool rooted = c.kind == Collective::broadcast || c.kind == Collective::reduce ||
                       c.kind == Collective::gather || c.kind == Collective::scatter;

@@ -15,6 +15,10 @@
 #include "device_api.h"
 #endif
 
+// The data-moving calls go to MPI's profiling names (PMPI_Send, PMPI_Allreduce, ...): the check
+// binaries define the MPI_* names to record the calls a lab's own code makes
+// (common/comm/src/pmpi_guard.cpp), and the communicator's traffic is not the lab's.
+
 namespace comm {
 
 namespace detail {
@@ -22,6 +26,9 @@ void throw_mpi_error(const char* file, int line, const char* call, int rc) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, text, &len);
+  // The communicator calls MPI through its profiling names (PMPI_Send, ...): name the call
+  // as MPI documents it.
+  if (std::strncmp(call, "PMPI_", 5) == 0) ++call;
   throw Error(file, line, std::string(call) + " failed: " + std::string(text, len));
 }
 }  // namespace detail
@@ -115,14 +122,14 @@ class MpiCommunicator final : public Communicator {
   void do_send(const void* buf, std::size_t bytes, int peer, int tag) override {
     int n = checked_count(bytes);
     if (!stage_ || bytes == 0) {
-      COMM_MPI_CHECK(MPI_Send(buf, n, MPI_BYTE, peer, tag, comm_));
+      COMM_MPI_CHECK(PMPI_Send(buf, n, MPI_BYTE, peer, tag, comm_));
       return;
     }
 #ifdef COMM_WITH_CUDA
     void* host = detail::pinned_acquire(bytes);
     try {
       detail::device_copy(host, false, buf, true, bytes);
-      COMM_MPI_CHECK(MPI_Send(host, n, MPI_BYTE, peer, tag, comm_));
+      COMM_MPI_CHECK(PMPI_Send(host, n, MPI_BYTE, peer, tag, comm_));
     } catch (...) {
       detail::pinned_release(host);
       throw;
@@ -135,13 +142,13 @@ class MpiCommunicator final : public Communicator {
     int n = checked_count(bytes);
     MPI_Status st;
     if (!stage_ || bytes == 0) {
-      COMM_MPI_CHECK(MPI_Recv(buf, n, MPI_BYTE, peer, tag, comm_, &st));
+      COMM_MPI_CHECK(PMPI_Recv(buf, n, MPI_BYTE, peer, tag, comm_, &st));
       return;
     }
 #ifdef COMM_WITH_CUDA
     void* host = detail::pinned_acquire(bytes);
     try {
-      COMM_MPI_CHECK(MPI_Recv(host, n, MPI_BYTE, peer, tag, comm_, &st));
+      COMM_MPI_CHECK(PMPI_Recv(host, n, MPI_BYTE, peer, tag, comm_, &st));
       detail::device_copy(buf, true, host, false, bytes);
     } catch (...) {
       detail::pinned_release(host);
@@ -163,7 +170,7 @@ class MpiCommunicator final : public Communicator {
       src = r->staging;
     }
 #endif
-    COMM_MPI_CHECK(MPI_Isend(src, n, MPI_BYTE, peer, tag, comm_, &r->request));
+    COMM_MPI_CHECK(PMPI_Isend(src, n, MPI_BYTE, peer, tag, comm_, &r->request));
     return r;
   }
 
@@ -179,7 +186,7 @@ class MpiCommunicator final : public Communicator {
       dst = r->staging;
     }
 #endif
-    COMM_MPI_CHECK(MPI_Irecv(dst, n, MPI_BYTE, peer, tag, comm_, &r->request));
+    COMM_MPI_CHECK(PMPI_Irecv(dst, n, MPI_BYTE, peer, tag, comm_, &r->request));
     return r;
   }
 
@@ -211,7 +218,7 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
-  void do_barrier() override { COMM_MPI_CHECK(MPI_Barrier(comm_)); }
+  void do_barrier() override { COMM_MPI_CHECK(PMPI_Barrier(comm_)); }
 
   void do_library(const LibraryCall& c) override {
     const std::size_t elem = size_of(c.type);
@@ -295,37 +302,38 @@ class MpiCommunicator final : public Communicator {
     const bool root = rank() == c.root;
     switch (c.kind) {
       case Collective::allreduce:
-        COMM_MPI_CHECK(MPI_Allreduce(sb == rb ? MPI_IN_PLACE : sb, rb, count, t, mpi_op(c.op), comm_));
+        COMM_MPI_CHECK(PMPI_Allreduce(sb == rb ? MPI_IN_PLACE : sb, rb, count, t, mpi_op(c.op), comm_));
         return;
       case Collective::broadcast:
         if (root && sb != rb) std::memcpy(rb, sb, block);
-        COMM_MPI_CHECK(MPI_Bcast(rb, count, t, c.root, comm_));
+        COMM_MPI_CHECK(PMPI_Bcast(rb, count, t, c.root, comm_));
         return;
       case Collective::reduce:
-        COMM_MPI_CHECK(MPI_Reduce(root && sb == rb ? MPI_IN_PLACE : sb, rb, count, t, mpi_op(c.op), c.root, comm_));
+        COMM_MPI_CHECK(PMPI_Reduce(root && sb == rb ? MPI_IN_PLACE : sb, rb, count, t, mpi_op(c.op), c.root, comm_));
         return;
       case Collective::allgather:
-        COMM_MPI_CHECK(MPI_Allgather(sb == rb + rank() * block ? MPI_IN_PLACE : sb, count, t, rb, count, t, comm_));
+        COMM_MPI_CHECK(PMPI_Allgather(sb == rb + rank() * block ? MPI_IN_PLACE : sb, count, t, rb, count, t, comm_));
         return;
       case Collective::reduce_scatter:
         if (rb == sb + rank() * block) {
           // NCCL's in place (result at the rank's own block) from MPI's (result at the front).
-          COMM_MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<char*>(sb), count, t, mpi_op(c.op), comm_));
+          COMM_MPI_CHECK(
+              PMPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<char*>(sb), count, t, mpi_op(c.op), comm_));
           if (rank() != 0) std::memmove(rb, sb, block);
         } else {
-          COMM_MPI_CHECK(MPI_Reduce_scatter_block(sb, rb, count, t, mpi_op(c.op), comm_));
+          COMM_MPI_CHECK(PMPI_Reduce_scatter_block(sb, rb, count, t, mpi_op(c.op), comm_));
         }
         return;
       case Collective::gather:
-        COMM_MPI_CHECK(MPI_Gather(root && sb == rb + rank() * block ? MPI_IN_PLACE : sb, count, t, rb, count, t, c.root,
-                                  comm_));
-        return;
-      case Collective::scatter:
-        COMM_MPI_CHECK(MPI_Scatter(sb, count, t, root && rb == sb + rank() * block ? MPI_IN_PLACE : rb, count, t,
+        COMM_MPI_CHECK(PMPI_Gather(root && sb == rb + rank() * block ? MPI_IN_PLACE : sb, count, t, rb, count, t,
                                    c.root, comm_));
         return;
+      case Collective::scatter:
+        COMM_MPI_CHECK(PMPI_Scatter(sb, count, t, root && rb == sb + rank() * block ? MPI_IN_PLACE : rb, count, t,
+                                    c.root, comm_));
+        return;
       case Collective::alltoall:
-        COMM_MPI_CHECK(MPI_Alltoall(sb == rb ? MPI_IN_PLACE : sb, count, t, rb, count, t, comm_));
+        COMM_MPI_CHECK(PMPI_Alltoall(sb == rb ? MPI_IN_PLACE : sb, count, t, rb, count, t, comm_));
         return;
     }
   }

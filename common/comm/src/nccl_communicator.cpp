@@ -59,7 +59,7 @@ class NcclCommunicator final : public Communicator {
     COMM_MPI_CHECK(MPI_Comm_dup(bootstrap, &mpi_));
     ncclUniqueId id;
     if (rank == 0) COMM_NCCL_CHECK(ncclGetUniqueId(&id));
-    COMM_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_));
+    COMM_MPI_CHECK(PMPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_));
     COMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     COMM_NCCL_CHECK(ncclCommInitRank(&nccl_, size, id, rank));
   }
@@ -112,7 +112,7 @@ class NcclCommunicator final : public Communicator {
   void do_barrier() override {
     flush();
     COMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    COMM_MPI_CHECK(MPI_Barrier(mpi_));
+    COMM_MPI_CHECK(PMPI_Barrier(mpi_));
   }
   void do_library(const LibraryCall& c) override {
     flush();

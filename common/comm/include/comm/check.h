@@ -35,19 +35,59 @@ std::string gather_text(const std::string& text);
 /// job (the other ranks may be blocked waiting for this one; a clean abort names the rank).
 void guarded(const std::function<void()>& body);
 
+/// A call into the learner's code (RAII): while one is open, this rank records the library
+/// collectives (comm.library_*, comm.library) and the raw MPI calls (MPI_Allreduce, MPI_Bcast,
+/// MPI_Send, ...: the profiling layer of pmpi_guard.cpp) that the process makes, in any thread;
+/// calls outside every window are not recorded. The communicator's own traffic and the
+/// checker's support code go to PMPI_* and are never recorded. Windows nest: a call counts in
+/// every open window.
+class LearnerCall {
+ public:
+  /// Opens a window for `what` (the learner's function as messages name it: "ring_allreduce").
+  explicit LearnerCall(std::string what);
+  ~LearnerCall();
+  LearnerCall(const LearnerCall&) = delete;
+  LearnerCall& operator=(const LearnerCall&) = delete;
+  /// Closes the window: "" when nothing was recorded in it on this rank, else a learner-facing
+  /// message that names the calls and their counts and the rule. Later calls return "".
+  std::string close();
+
+ private:
+  std::string what_;
+  bool open_ = false;
+};
+
+/// Within its scope, this thread's library and MPI calls are not recorded by an open
+/// LearnerCall: the checker's own reference calls, and the deliberately wrong collectives the
+/// unit tests build from the library's.
+class Unrecorded {
+ public:
+  Unrecorded();
+  ~Unrecorded();
+  Unrecorded(const Unrecorded&) = delete;
+  Unrecorded& operator=(const Unrecorded&) = delete;
+};
+
 /// Runs lab code on every rank: a comm::NotImplemented it throws becomes the same failure
 /// text on every rank (returned; "" when nothing was thrown); any other exception aborts
-/// the job through guarded().
-std::string run_lab_code(const std::function<void()>& body);
+/// the job through guarded(). With `learner` (the function's name), `body` runs inside a
+/// LearnerCall and a library or raw MPI call it made fails the same way.
+std::string run_lab_code(const std::function<void()>& body, const std::string& learner = "");
+
+/// `fn` with every call inside a LearnerCall named `what`; the message of the first call that
+/// recorded something is kept in *found (left as it is until then). For learner code that a
+/// harness calls among the library's (comm::run_allreduce_sweep).
+AllreduceFn watched(AllreduceFn fn, std::string what, std::string* found);
 
 /// Records a property of the running check for the runner ("measured", "threshold", "hint").
 void record(const std::string& key, const std::string& value);
 
 /// The size sweep (sweep_counts) of one type and operator, out of place and in place, with
 /// the all-reduce make(count, type) returns; stops at the first failing case. Returns ""
-/// or the failure report; *cases counts the cases that passed.
+/// or the failure report; *cases counts the cases that passed. `name` names the lab's
+/// function in messages (see check_allreduce).
 std::string sweep_allreduce(const std::function<AllreduceFn(std::size_t count, DataType type)>& make, DataType type,
-                            RedOp op, std::size_t* cases);
+                            RedOp op, std::size_t* cases, const std::string& name = "the lab's all-reduce");
 
 /// Sizes of the sweep every collective check runs: 0, 1, 7, n-1, n+1 elements and
 /// 1 MiB / sizeof(T) + 3 elements (duplicates removed); per rank (per block) for gather,
@@ -57,8 +97,11 @@ std::vector<std::size_t> sweep_counts(int nranks, DataType type);
 /// One all-reduce check: inputs of `mode` for `count` elements, out of place or in place.
 /// Returns an empty string when the result is right on every rank (bit-exact for verifiable
 /// data), else a learner-facing report gathered from all ranks, including a diagnosis.
+/// `fn` runs inside a LearnerCall named `name`: a library collective or raw MPI call it makes
+/// is the failure.
 std::string check_allreduce(const AllreduceFn& fn, std::size_t count, DataType type, RedOp op, bool in_place,
-                            DataMode mode = DataMode::verifiable, std::uint64_t seed = 7);
+                            DataMode mode = DataMode::verifiable, std::uint64_t seed = 7,
+                            const std::string& name = "the lab's all-reduce");
 
 /// Looks for the usual mistakes by running `fn` on probe inputs (every rank contributes 1
 /// and sums; every rank contributes its element index and takes the maximum). Returns a
@@ -96,13 +139,16 @@ std::string describe(const CollectiveCase& c, int nranks);
 /// change (an out-of-place send buffer; the receive buffer of reduce and gather on the other
 /// ranks) are unchanged. Returns "" or a learner-facing report gathered from all ranks that
 /// names the rank, the element, the block it belongs to and where it should have come from.
-std::string check_collective(const CollectiveFn& fn, const CollectiveCase& c);
+/// `fn` runs inside a LearnerCall named `name` ("" names it "the lab's <collective>"): a
+/// library collective or raw MPI call it makes is the failure.
+std::string check_collective(const CollectiveFn& fn, const CollectiveCase& c, const std::string& name = "");
 
 /// The roots a sweep tries on n ranks: 0, n-1 and n/2 (duplicates removed).
 std::vector<int> sweep_roots(int nranks);
 
 /// check_collective over sweep_counts x sweep_roots (rooted collectives) x out of place and
 /// in place, stopping at the first failing case; *cases counts the cases that passed.
-std::string sweep_collective(const CollectiveFn& fn, Collective kind, DataType type, RedOp op, std::size_t* cases);
+std::string sweep_collective(const CollectiveFn& fn, Collective kind, DataType type, RedOp op, std::size_t* cases,
+                             const std::string& name = "");
 
 }  // namespace comm::check

@@ -66,6 +66,12 @@ enum class Collective : std::int32_t {
 };
 const char* name_of(Collective c);
 
+/// Called with the kind of every library collective a communicator starts (library() and the
+/// library_* calls), before it runs; nullptr (the default) for none. The checks use it to name a
+/// lab's code that calls one (comm::check::LearnerCall).
+using LibraryObserver = void (*)(Collective kind);
+void set_library_observer(LibraryObserver observer);
+
 /// Elements of a rank's send and receive buffers for `count` (NCCL's convention below): n *
 /// count for the per-rank side of all-gather, reduce-scatter, gather, scatter and all-to-all.
 std::size_t send_elements(Collective c, std::size_t count, int nranks);
