@@ -24,6 +24,11 @@
 //   - version 4: shared-memory requests per block <= blockDim.x / 8 (the full tree needs
 //     blockDim.x / 8 + 12, see the handout);
 //   - version 5: atomics == number of blocks (one per block), loads <= 4.00 sectors/request;
+//   - versions 1-4: the launch log shows no more threads than blocks of block_size (x 2 for
+//     versions 3 and 4) elements per block need in each pass, on n that are exact multiples of
+//     the elements per block (a rounded-up block count must not add a block there); reduce_sum,
+//     reduce_max, reduce_min: no launch has more threads than n rounded up to whole blocks
+//     (n = 33, 1000, 4099);
 //   - reduce_sum: reads each input byte once (bytes read <= 1.01 * 4n). (Its sectors are not
 //     checked: it may use float4 loads, which g++ splits into four 4-byte accesses that cusim
 //     sees as four strided requests; versions 3 and 5 check coalescing.)
@@ -47,6 +52,10 @@
 #include "wb/wb.h"
 #include "wb_check.h"
 #include "wb_metrics.h"
+
+#if defined(CUSIM)
+#include <cusim/checker.h>
+#endif
 
 namespace {
 
@@ -758,6 +767,91 @@ TEST(Performance, SumReadsOnce) {
                   << fixed2(read_ratio) << " x 4n; at most 1.01 allowed): some elements are read more than once.";
   }
 #endif
+}
+// The launch configurations of versions 1-4, as cusim recorded them (cusim/checker.h). Pass
+// after pass, m values need ceil(m / (elements per block)) blocks; sizes that are exact
+// multiples of the elements per block show a block count rounded up once too often.
+TEST(Performance, NoIdleBlocks) {
+  const std::vector<std::size_t> sizes = {2048, std::size_t(1) << 16, (std::size_t(1) << 16) + 3};
+  wb::check::record_threshold("versions 1-4 launch at most ceil(m / elements per block) blocks of block_size threads "
+                              "per pass (n = 2048, 2^16, 2^16+3; block_size 64 and 256); reduce_sum, reduce_max, "
+                              "reduce_min: no launch has more threads than n rounded up to whole blocks (n = 33, "
+                              "1000, 4099)");
+  wb::check::record_hint(
+      "Round the number of blocks of a pass up exactly once: (count + per_block - 1) / per_block, where per_block "
+      "is block_size (versions 1 and 2) or 2 * block_size (versions 3 and 4); no more. The final versions: at "
+      "most (n + block - 1) / block blocks, however many multiprocessors there are.");
+  std::ostringstream text;
+  std::vector<std::string> failures;
+  std::uint64_t seed = 605;
+  for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
+    std::uint64_t version_threads = 0, version_limit = 0;
+    int version_failures = 0;
+    for (int block_size : {64, 256}) {
+      for (std::size_t n : sizes) {
+        const std::size_t per_block = std::size_t(block_size) * v->elements_per_thread;
+        cusim::checker::clear_launches();
+        WB_ASSERT(check_tree(*v, exact_input(n, seed++), block_size));
+        const std::vector<cusim::checker::LaunchRecord> launches = cusim::checker::launches();
+        ASSERT_FALSE(launches.empty()) << tree_call(*v, n, block_size) << " returned a correct sum but launched no kernel.";
+        std::uint64_t threads = 0;
+        std::ostringstream grids;
+        for (std::size_t i = 0; i < launches.size(); ++i) {
+          const auto& l = launches[i];
+          threads += std::uint64_t(l.grid[0]) * l.grid[1] * l.grid[2] * l.threads_per_block() * l.launches;
+          grids << (i ? ", " : "") << l.launches << " x " << l.kernel << " grid " << l.grid[0] << " x " << l.grid[1]
+                << " x " << l.grid[2] << ", block " << l.block[0] << " x " << l.block[1] << " x " << l.block[2];
+        }
+        const std::uint64_t limit = blocks_in_passes(n, per_block) * std::uint64_t(block_size);
+        version_threads += threads;
+        version_limit += limit;
+        if (threads > limit && version_failures++ == 0) {  // the first case per version
+          failures.push_back(tree_call(*v, n, block_size) + " launched " + std::to_string(threads) + " threads (" +
+                             grids.str() + "); with " + std::to_string(per_block) +
+                             " elements per block, its passes need " + std::to_string(blocks_in_passes(n, per_block)) +
+                             " blocks of " + std::to_string(block_size) + " threads in all (" + std::to_string(limit) +
+                             " threads): the extra blocks have no element to reduce. Round each pass's block count "
+                             "up once, (count + per_block - 1) / per_block, not past the next multiple.");
+        }
+      }
+    }
+    text << (v == &kInterleaved ? "" : ", ") << v->name << " " << version_threads << " threads (limit "
+         << version_limit << ")";
+    if (version_failures > 1) {
+      failures.back() += " (" + std::to_string(version_failures - 1) + " more case(s) of " + v->name + " too)";
+    }
+  }
+  // The final versions choose their grid, but no launch should have more threads than n
+  // rounded up to whole blocks: a block past that has no element to read.
+  for (const char* function : {"reduce_sum", "reduce_max", "reduce_min"}) {
+    for (std::size_t n : {std::size_t(33), std::size_t(1000), std::size_t(4099)}) {
+      const Input input = exact_input(n, seed++);
+      const std::string fn = function;
+      cusim::checker::clear_launches();
+      if (fn == "reduce_sum") {
+        WB_ASSERT(check_final_sum(input));
+      } else {
+        WB_ASSERT(check_extreme(fn == "reduce_max", input.values, "exact integer data"));
+      }
+      for (const auto& l : cusim::checker::launches()) {
+        const std::uint64_t block = l.threads_per_block();
+        const std::uint64_t threads = std::uint64_t(l.grid[0]) * l.grid[1] * l.grid[2] * block;
+        const std::uint64_t limit = (n + block - 1) / block * block;
+        if (threads > limit) {
+          failures.push_back(fn + "(n=" + std::to_string(n) + ") launched " + l.kernel + " with grid " +
+                             std::to_string(l.grid[0]) + " x " + std::to_string(l.grid[1]) + " x " +
+                             std::to_string(l.grid[2]) + " of " + std::to_string(block) + " threads: " +
+                             std::to_string(threads) + " threads for " + std::to_string(n) +
+                             " elements, more than n rounded up to whole blocks (" + std::to_string(limit) +
+                             "); the blocks past that have no element to read. Cap the grid at the blocks n needs, "
+                             "as well as at a few blocks per multiprocessor.");
+          break;
+        }
+      }
+    }
+  }
+  wb::check::record_measured(text.str());
+  for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 #else
 TEST(Performance, BandwidthVsDeviceCopy) {

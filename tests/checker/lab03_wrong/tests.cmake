@@ -25,6 +25,12 @@ if(WB_BACKEND STREQUAL "sim")
     --expect-fail Performance.FirstAddHalvesBlocks "reduce_sum_first_add: its blocks stored [0-9]+ partial sums over all passes")
   wb_known_wrong_test(03-reduction conflicting_sequential SIM_ANALYSIS
     --expect-fail Performance.SequentialNoBankConflicts "reduce_sum_sequential: shared-memory bank conflicts")
+  wb_known_wrong_test(03-reduction pass_blocks_rounded_past_multiple
+    --expect-fail Performance.NoIdleBlocks
+                  "reduce_sum_interleaved\\(n=2048, block_size=64\\) launched [0-9]+ threads \\([^)]*reduce_interleaved_kernel grid [0-9]+ x 1 x 1, block 64 x 1 x 1.*its passes need 33 blocks of 64 threads.*no element to reduce")
+  wb_known_wrong_test(03-reduction final_grid_ignores_n
+    --expect-fail Performance.NoIdleBlocks
+                  "reduce_sum\\(n=33\\) launched reduce_final_kernel[^ ]* with grid [0-9]+ x 1 x 1 of 512 threads: [0-9]+ threads for 33 elements, more than n rounded up to whole blocks \\(512\\)")
   wb_known_wrong_test(03-reduction atomic_per_thread SIM_ANALYSIS
     --expect-fail Performance.OneAtomicPerBlock
                   "[0-9]+ atomic operations for 64 blocks \\([0-9.]+ per block; exactly 1 expected\\)")
