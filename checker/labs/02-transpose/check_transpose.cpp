@@ -462,14 +462,9 @@ TEST(Performance, NoIdleBlocks) {
     WB_ASSERT(check_version(*v, s));
     const std::vector<cusim::checker::LaunchRecord> launches = cusim::checker::launches();
     ASSERT_FALSE(launches.empty()) << describe_call(*v, s) << " returned correct results but launched no kernel.";
-    std::uint64_t threads = 0;
+    const std::uint64_t threads = cusim::checker::threads_launched(launches);
     std::ostringstream grids;
-    for (std::size_t i = 0; i < launches.size(); ++i) {
-      const auto& l = launches[i];
-      threads += std::uint64_t(l.grid[0]) * l.grid[1] * l.grid[2] * l.threads_per_block() * l.launches;
-      grids << (i ? ", " : "") << l.kernel << " grid " << l.grid[0] << " x " << l.grid[1] << " x " << l.grid[2]
-            << ", block " << l.block[0] << " x " << l.block[1] << " x " << l.block[2];
-    }
+    for (std::size_t i = 0; i < launches.size(); ++i) grids << (i ? ", " : "") << launches[i].kernel << " " << launches[i].shape();
     text << (v == &kNaive ? "" : ", ") << v->name << " " << threads << " threads";
     if (threads > kMaxThreads) {
       failures.push_back(describe_call(*v, s) + " launched " + std::to_string(threads) + " threads (" + grids.str() +

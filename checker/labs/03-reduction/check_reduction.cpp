@@ -794,14 +794,10 @@ TEST(Performance, NoIdleBlocks) {
         WB_ASSERT(check_tree(*v, exact_input(n, seed++), block_size));
         const std::vector<cusim::checker::LaunchRecord> launches = cusim::checker::launches();
         ASSERT_FALSE(launches.empty()) << tree_call(*v, n, block_size) << " returned a correct sum but launched no kernel.";
-        std::uint64_t threads = 0;
+        const std::uint64_t threads = cusim::checker::threads_launched(launches);
         std::ostringstream grids;
-        for (std::size_t i = 0; i < launches.size(); ++i) {
-          const auto& l = launches[i];
-          threads += std::uint64_t(l.grid[0]) * l.grid[1] * l.grid[2] * l.threads_per_block() * l.launches;
-          grids << (i ? ", " : "") << l.launches << " x " << l.kernel << " grid " << l.grid[0] << " x " << l.grid[1]
-                << " x " << l.grid[2] << ", block " << l.block[0] << " x " << l.block[1] << " x " << l.block[2];
-        }
+        for (std::size_t i = 0; i < launches.size(); ++i)
+          grids << (i ? ", " : "") << launches[i].launches << " x " << launches[i].kernel << " " << launches[i].shape();
         const std::uint64_t limit = blocks_in_passes(n, per_block) * std::uint64_t(block_size);
         version_threads += threads;
         version_limit += limit;
@@ -835,7 +831,7 @@ TEST(Performance, NoIdleBlocks) {
       }
       for (const auto& l : cusim::checker::launches()) {
         const std::uint64_t block = l.threads_per_block();
-        const std::uint64_t threads = std::uint64_t(l.grid[0]) * l.grid[1] * l.grid[2] * block;
+        const std::uint64_t threads = l.threads_per_launch();
         const std::uint64_t limit = (n + block - 1) / block * block;
         if (threads > limit) {
           failures.push_back(fn + "(n=" + std::to_string(n) + ") launched " + l.kernel + " with grid " +

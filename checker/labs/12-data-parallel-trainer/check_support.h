@@ -123,17 +123,22 @@ struct HostBatch {
   int rows = 0;
 };
 
-inline HostBatch random_batch(const Mlp& m, int rows, std::uint64_t seed) {
+// `rows` rows of inputs drawn by value(rng) and random labels, from `seed`.
+template <typename Draw>
+HostBatch batch_of(const Mlp& m, int rows, std::uint64_t seed, Draw value) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::uniform_int_distribution<int> label(0, m.classes() - 1);
   HostBatch b;
   b.rows = rows;
   b.x.resize(std::size_t(rows) * m.inputs());
-  for (float& v : b.x) v = static_cast<float>(u(rng));
+  for (float& v : b.x) v = static_cast<float>(value(rng));
   b.labels.resize(rows);
   for (int& l : b.labels) l = label(rng);
   return b;
+}
+
+inline HostBatch random_batch(const Mlp& m, int rows, std::uint64_t seed) {
+  return batch_of(m, rows, seed, std::uniform_real_distribution<double>(-1.0, 1.0));
 }
 
 // ---- comparisons ----------------------------------------------------------------------------

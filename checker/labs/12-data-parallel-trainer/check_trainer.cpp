@@ -76,15 +76,7 @@ std::vector<float> exact_params(const Mlp& m, std::uint64_t seed, int step) {
 
 // A batch for the exact mode: integer inputs 0..3 and random labels.
 HostBatch exact_batch(const Mlp& m, int rows, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> value(0, 3), label(0, m.classes() - 1);
-  HostBatch b;
-  b.rows = rows;
-  b.x.resize(std::size_t(rows) * m.inputs());
-  for (float& v : b.x) v = static_cast<float>(value(rng));
-  b.labels.resize(rows);
-  for (int& l : b.labels) l = label(rng);
-  return b;
+  return batch_of(m, rows, seed, std::uniform_int_distribution<int>(0, 3));
 }
 
 // A float as "%a (%.9g)": the bits and the value.

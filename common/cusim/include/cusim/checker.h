@@ -33,7 +33,21 @@ struct LaunchRecord {
     uint64_t dynamic_shared = 0;  ///< bytes
     uint64_t launches = 0;
     uint64_t threads_per_block() const { return uint64_t(block[0]) * block[1] * block[2]; }
+    uint64_t blocks() const { return uint64_t(grid[0]) * grid[1] * grid[2]; }
+    uint64_t threads_per_launch() const { return blocks() * threads_per_block(); }
+    /// "grid X x Y x Z, block X x Y x Z"
+    std::string shape() const {
+        return "grid " + std::to_string(grid[0]) + " x " + std::to_string(grid[1]) + " x " + std::to_string(grid[2]) +
+               ", block " + std::to_string(block[0]) + " x " + std::to_string(block[1]) + " x " +
+               std::to_string(block[2]);
+    }
 };
+/// The threads of every launch in @p log (each configuration times its number of launches).
+inline uint64_t threads_launched(const std::vector<LaunchRecord>& log) {
+    uint64_t threads = 0;
+    for (const LaunchRecord& l : log) threads += l.threads_per_launch() * l.launches;
+    return threads;
+}
 /// The launch configurations since the last clear_launches(), in order of first use. At most
 /// kMaxLaunchRecords distinct ones are kept; later new configurations are dropped.
 std::vector<LaunchRecord> launches();
