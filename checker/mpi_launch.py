@@ -45,6 +45,9 @@ import tempfile
 import time
 from typing import Iterable, Optional
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import symbolize  # noqa: E402  (checker/symbolize.py, beside this file)
+
 # Layout of the per-rank status record; must match common/comm/include/comm/status.h.
 _TEST = (0, 256)
 _ACTIVITY = (256, 256)
@@ -242,6 +245,21 @@ def _read_results(status_dir: str) -> dict:
 
 
 _SIGNAL_RE = re.compile(r"process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+) \(([^)]*)\)")
+_SIGNAL_MEANINGS = {
+    signal.SIGSEGV: "segmentation fault: an invalid memory access, e.g. a null pointer or an index past the end",
+    signal.SIGBUS: "bus error: an invalid or misaligned memory access",
+    signal.SIGABRT: "aborted: an assert(), abort() or an uncaught C++ exception",
+    signal.SIGFPE: "arithmetic exception, e.g. an integer division by zero",
+    signal.SIGILL: "illegal instruction",
+    signal.SIGKILL: "killed, e.g. out of memory",
+}
+
+
+def _signal_meaning(number: int, name: str) -> str:
+    return _SIGNAL_MEANINGS.get(number, name)
+
+
+_GTEST_PROGRESS_RE = re.compile(r"^(Note: Google Test filter = |\[ RUN      \]|\[==========\]|\[----------\])")
 _EXIT_RE = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]\s*\n\s*Exit code:\s*(\d+)")
 
 
@@ -368,6 +386,7 @@ def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpi
                 timed_out = stalled = True
                 break
         final = _statuses(status_dir, ranks)
+        pids = _pids(status_dir, ranks)
         survivors = []
         if timed_out or flooded or proc.poll() is None:
             survivors = _kill_job(proc, status_dir, ranks, binary)
@@ -396,13 +415,19 @@ def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpi
                 _deadlock_hint(final), running)
     if proc.returncode == 0:
         return None
-    # Abnormal end: name the rank.
+    # Abnormal end: name the rank, and where in the code it crashed.
     culprits = []
+    symbolized = False
     for m in _SIGNAL_RE.finditer(text):
         r = int(m.group(1))
         s = final.get(r)
-        where = f" in {s['test']} while {s['activity']}" if s and s["test"] else ""
-        culprits.append(f"rank {r} crashed with signal {m.group(2)} ({m.group(3)}){where}")
+        where = f" in {s['test']}" if s and s["test"] else ""
+        if s and s["test"] and s["activity"] and s["activity"] != "running":
+            where += f" while {s['activity']}"
+        frames = symbolize.mpi_rank_backtrace(text, pids[r]) if r in pids else []
+        symbolized = symbolized or bool(frames)
+        culprits.append(f"rank {r} crashed with signal {m.group(2)} ({_signal_meaning(int(m.group(2)), m.group(3))})"
+                        f"{where}{symbolize.describe(frames)}")
     for r, s in sorted(final.items()):
         if s and s["state"].startswith("error: "):
             culprits.append(f"rank {r} stopped with an error in {s['test']}: {s['state'][7:]}")
@@ -411,7 +436,8 @@ def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpi
             culprits.append(f"rank {m.group(1)} exited with code {m.group(2)}")
     if not culprits:
         culprits = [f"mpirun exited with code {proc.returncode}"] + _describe_ranks(final)
-    tail = "\n".join(l for l in _without_banners(text).splitlines()[-15:] if l.strip())
+    shown = symbolize.without_reports(_without_banners(text)) if symbolized else _without_banners(text)
+    tail = "\n".join(l for l in shown.splitlines()[-15:] if l.strip() and not _GTEST_PROGRESS_RE.match(l))
     return ("crashed", "\n".join(culprits) + ("\nlast output:\n" + tail if tail else ""), running)
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import symbolize  # checker/symbolize.py (checker/ is on sys.path, as for mpi_launch)
+
 from . import sandbox as _sandbox
 from .labs import Lab
 
@@ -329,8 +331,20 @@ def _find_test(data: dict, suite: str, name: str) -> dict | None:
     return None
 
 
-def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, timeout_s: float) -> CheckResult:
-    """Turns one check process into a CheckResult."""
+def _worker_crash(stderr: str, binary: Path | None) -> tuple[str, str]:
+    """Where the lab's worker process crashed (" at FILE:LINE in FUNCTION" and its backtrace),
+    from the report its crash handler left in stderr, and stderr without that report; ("",
+    stderr) when there is no report or it cannot be resolved."""
+    if symbolize.WORKER_BEGIN not in stderr:
+        return "", stderr
+    worker = str(binary) + "_worker" if binary is not None else None
+    where = symbolize.describe(symbolize.worker_backtrace(stderr, worker))
+    return (where, symbolize.without_reports(stderr)) if where else ("", stderr)
+
+
+def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, timeout_s: float,
+              binary: Path | None = None) -> CheckResult:
+    """Turns one check process (of @p binary) into a CheckResult."""
     spec = lab.spec(check)
     result = CheckResult(lab=lab.id, name=check, status=FAILED, weight=spec.weight, hint=spec.hint,
                          duration_s=outcome.duration_s)
@@ -347,7 +361,8 @@ def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, ti
         result.measured = str(record.get("measured", ""))
         result.threshold = str(record.get("threshold", ""))
         result.hint = str(record.get("hint", "")) or result.hint
-    stderr = tail_lines(outcome.stderr)
+    crash_site, stderr_text = _worker_crash(outcome.stderr, binary)
+    stderr = tail_lines(stderr_text)
 
     if outcome.output_exceeded:
         result.message = (f"the check printed more than {MAX_OUTPUT_BYTES // (1024 * 1024)} MiB of output and was "
@@ -363,17 +378,20 @@ def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, ti
         return result
     if record is None:
         if outcome.returncode is not None and outcome.returncode < 0:
-            result.message = (f"the check process {describe_exit(outcome.returncode)}. The fault is in code the "
-                              "check called; the device or sanitizer report, if any, is below.")
+            result.message = (f"the check process {describe_exit(outcome.returncode)}{crash_site}. The fault is in "
+                              "code the check called; the device or sanitizer report, if any, is below.")
         else:
-            result.message = (f"the check process {describe_exit(outcome.returncode)} before reporting a result "
-                              "(did the code call exit(), or was the check binary not built?).")
+            result.message = (f"the check process {describe_exit(outcome.returncode)} before reporting a result: "
+                              "something it ran ended the process (exit(), quick_exit() or an abort in code the "
+                              "check called). The output below may say where.")
         result.stderr_tail = stderr
         return result
 
     failures = [clean_failure(f.get("failure", "")) for f in record.get("failures", [])]
     if failures:
         result.message = "\n".join(f for f in failures if f)
+        if crash_site:
+            result.message += "\nThe lab's code crashed" + crash_site
         result.stderr_tail = stderr
     elif record.get("result") == "SKIPPED":
         # A check that cannot measure on this backend (WB_NOT_MEASURED): never a pass.
@@ -419,7 +437,7 @@ def run_lab_checks(lab: Lab, binary: Path, checks: list[str] | None = None, time
                 env = dict(os.environ, **inv.env) if inv.env else None
                 piped = any(JSON_FD in a for a in inv.argv)
                 outcome = run_process(inv.argv, limit, env=env, report_pipe=piped)
-                result = interpret(lab, check, outcome, inv.json_path, limit)
+                result = interpret(lab, check, outcome, inv.json_path, limit, binary)
                 if inv.after:
                     inv.after(result, outcome)
                 result.name += inv.suffix

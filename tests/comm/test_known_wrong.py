@@ -67,6 +67,10 @@ def test_launcher(ml, bin_dir):
         expect(r.status == "crashed" and f"rank {last} crashed with signal 11" in r.message,
                f"n={ranks}: the crashing rank {last} is named with its signal", r.status + ": " + r.message)
         expect("Launcher.LastRankCrashes" in r.message, f"n={ranks}: the crash names the check", r.message)
+        expect("at tests/comm/launcher_targets.cpp:16 in Launcher_LastRankCrashes_Test::TestBody" in r.message
+               and "*** Process received signal ***" not in r.message,
+               f"n={ranks}: the crash is located at the line that raised it (symbolized backtrace, no raw report)",
+               r.message)
         r = res["Launcher.RankZeroHangsInRecv"]
         expect(r.status == "timeout" and "rank 0: blocked in recv(from=" in r.message and "tag=77" in r.message,
                f"n={ranks}: the hung rank 0 is named with the receive it waits for", r.status + ": " + r.message)
@@ -138,6 +142,9 @@ KNOWN_WRONG = {
                                 ["largest messages do not decide alpha"]),
     "fit_accepts_one_size": (1, "Correctness.FitAlphaBetaRejectsAnUndeterminedLine", "failed",
                              ["the line is undetermined"]),
+    "pingpong_rank1_null_slot": (2, "Correctness.PingPongMovesTheBytesBackAndForth", "crashed",
+                                 ["rank 1 crashed with signal 11 (segmentation fault",
+                                  "pingpong_rank1_null_slot.cpp:24 in lab09::pingpong"]),
     "naive_root_skips_last_rank": (3, "Correctness.NaiveAllreduceFloatSum", "failed",
                                    ["counts 2 of 3 contributions", "some rank's contribution never reached it"]),
     "predicted_one_way_only": (1, "Correctness.PredictedNaiveTimeFollowsTheModel", "failed",

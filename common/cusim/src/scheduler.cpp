@@ -586,10 +586,17 @@ void fiber_entry(void*) {
 
 // ---- Signals: faults inside kernel code become CUDA errors ---------------------------------------
 
+struct sigaction& previous_fault_action(int sig) {
+    static struct sigaction previous[NSIG];
+    return previous[sig];
+}
+
 void on_fault_signal(int sig, siginfo_t* info, void*) {
     Worker* w = tls_worker;
     if (!w || !w->in_kernel || !w->cur) {
-        signal(sig, SIG_DFL);  // not ours: let the default action happen when the instruction re-executes
+        // Not ours (host code): put back the handler that was there before cusim's (the default
+        // action, or the program's own crash report), which runs when the instruction re-executes.
+        sigaction(sig, &previous_fault_action(sig), nullptr);
         return;
     }
     const char* addr = static_cast<const char*>(info->si_addr);
@@ -633,7 +640,7 @@ void install_signal_handlers() {
         sa.sa_sigaction = on_fault_signal;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
         sigemptyset(&sa.sa_mask);
-        for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(s, &sa, nullptr);
+        for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(s, &sa, &previous_fault_action(s));
     });
 }
 

@@ -48,3 +48,7 @@ else()
   wb_known_wrong_test(01-saxpy block_size_one
     --expect-fail Performance.BandwidthVsDeviceCopy "needs 0.85 x the copy bandwidth")
 endif()
+# A crash of the lab's host code is located: the worker's backtrace resolved to file:line.
+wb_known_wrong_test(01-saxpy host_stack_staging
+  --expect-fail Correctness.HostRoundTrip
+                "crashed with SIGSEGV.*The lab's code crashed at [^ ]*host_stack_staging.cu:[0-9]+ in saxpy_host")
