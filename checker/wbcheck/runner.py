@@ -342,6 +342,38 @@ def _worker_crash(stderr: str, binary: Path | None) -> tuple[str, str]:
     return (where, symbolize.without_reports(stderr)) if where else ("", stderr)
 
 
+_REPORT_HEAD = re.compile(r"^========= (\S.*)$")
+_REPORT_MORE = re.compile(r"^=========     (.*)$")
+_NOT_AN_ERROR = ("cusim:", "ERROR SUMMARY", "LEAK SUMMARY", "Leaked ")
+
+
+def first_device_report(stderr: str) -> tuple[str, str] | None:
+    """The first error that cusim's analysis (memcheck, racecheck, synccheck, initcheck) or a device
+    fault reported in @p stderr, as (its lines without the hint, its hint); None if there is none."""
+    lines, hint, inside = [], "", False
+    for line in stderr.splitlines():
+        head, more = _REPORT_HEAD.match(line), _REPORT_MORE.match(line)
+        if head and not more:
+            if inside:
+                break
+            if head.group(1).startswith(_NOT_AN_ERROR):
+                continue
+            inside = True
+            lines.append(head.group(1))
+        elif more and inside:
+            text = more.group(1).strip()
+            if text.startswith("Hint: "):
+                hint = text[len("Hint: "):]
+            else:
+                lines.append("  " + text)
+        elif inside:
+            break
+    if not lines:
+        return None
+    root = str(Path(__file__).resolve().parents[2]) + os.sep
+    return "\n".join(l.replace(root, "") for l in lines), hint
+
+
 def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, timeout_s: float,
               binary: Path | None = None) -> CheckResult:
     """Turns one check process (of @p binary) into a CheckResult."""
@@ -392,6 +424,15 @@ def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, ti
         result.message = "\n".join(f for f in failures if f)
         if crash_site:
             result.message += "\nThe lab's code crashed" + crash_site
+        report = first_device_report(outcome.stderr)
+        if report and report[0].splitlines()[0] not in result.message:
+            # A race, an out-of-bounds access or a barrier error explains most wrong results that
+            # come with it: it leads, and its advice comes before the check's own.
+            result.message = (f"cusim reported an error while this check ran; fix it first, it is the likely "
+                              f"cause of the failure below:\n{report[0]}\n{result.message}")
+            if report[1]:
+                result.hint = (report[1] + (f" If the check still fails after that: {result.hint}" if result.hint
+                                            else ""))
         result.stderr_tail = stderr
     elif record.get("result") == "SKIPPED":
         # A check that cannot measure on this backend (WB_NOT_MEASURED): never a pass.

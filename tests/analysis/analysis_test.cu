@@ -315,6 +315,11 @@ TEST_F(Analysis, RacecheckReportsReductionWithoutFirstBarrier) {
             both_lines = true;
     }
     EXPECT_TRUE(both_lines) << all_reports();
+    // A missing barrier: the advice is a barrier, not an atomic (s[t] is updated by thread t only).
+    for (auto& rep : r) {
+        EXPECT_NE(rep.message.find("Hint: put __syncthreads()"), std::string::npos) << rep.message;
+        EXPECT_EQ(rep.message.find("update the same word"), std::string::npos) << rep.message;
+    }
     // With the first barrier in place the same reduction is clean.
     cusim::analysis::reset();
     reduce_with_barriers<<<1, 256>>>(d.a, d.b);
@@ -568,6 +573,35 @@ TEST_F(Analysis, RacecheckReportsPlainAccessRacingSharedAtomics) {
     bool names_plain_line = false;
     for (const auto& r : races) names_plain_line |= r.message.find("analysis_test.cu:" + std::to_string(kPlainIncrementLine)) != std::string::npos;
     EXPECT_TRUE(names_plain_line) << all_reports();
+    cudaFree(out);
+}
+
+// A histogram in shared memory with a plain increment: threads of the block update the same bins.
+__global__ void shared_plain_histogram(const unsigned* in, unsigned* out) {
+    __shared__ unsigned bins[4];
+    if (threadIdx.x < 4) bins[threadIdx.x] = 0;
+    __syncthreads();
+    bins[in[threadIdx.x] % 4] += 1;  // not atomic: two threads with the same bin lose an update
+    __syncthreads();
+    if (threadIdx.x < 4) out[threadIdx.x] = bins[threadIdx.x];
+}
+
+TEST_F(Analysis, RacecheckAdvisesAnAtomicForUpdatesOfTheSameWord) {
+    unsigned *in, *out;
+    ASSERT_EQ(cudaMalloc(&in, 64 * sizeof(unsigned)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&out, 4 * sizeof(unsigned)), cudaSuccess);
+    unsigned host[64];
+    for (unsigned i = 0; i < 64; ++i) host[i] = i;
+    ASSERT_EQ(cudaMemcpy(in, host, sizeof host, cudaMemcpyHostToDevice), cudaSuccess);
+    shared_plain_histogram<<<1, 64>>>(in, out);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto races = of_tool("racecheck");
+    ASSERT_FALSE(races.empty()) << "a plain increment of a shared bin by several threads races";
+    for (const auto& r : races) {
+        EXPECT_NE(r.message.find("two threads update the same word"), std::string::npos) << r.message;
+        EXPECT_NE(r.message.find("Use an atomic (atomicAdd"), std::string::npos) << r.message;
+    }
+    cudaFree(in);
     cudaFree(out);
 }
 

@@ -246,6 +246,7 @@ struct ShadowWord {  // racecheck: last write and last read of a 2-byte granule 
     uint32_t w_tid, r_tid;
     uint32_t w_wsync, r_wsync;  // warp sync count of the accessing warp at the time
     bool w_atomic, r_atomic;     // the last write was atomic; every read of the epoch was atomic
+    uintptr_t w_update_pc;       // the last write was an update: the pc of its thread's read of the word, else 0
 };
 
 // A thread's last counted access, which the next one may extend into one vector access: the GPU
@@ -284,6 +285,9 @@ struct WorkerState {
     uint32_t barrier_count = 0;
     std::vector<uint32_t> warp_sync;  // per warp
     std::vector<ShadowWord> shadow;   // per 2-byte granule of the arena
+    // racecheck, per thread of the block: its last __shared__ read (a write to that address is an
+    // update, such as h[i] += 1).
+    std::vector<std::pair<uintptr_t, uintptr_t>> last_shared_read;  // (address, pc)
     // Result of this block, merged into Global at block end.
     std::vector<std::pair<uintptr_t, SiteAccum>> done;
 };
@@ -536,11 +540,21 @@ bool is_host_known(uintptr_t a) { return in_ranges(G().static_segments, a); }
 
 // Atomics do not race with atomics (their order is unspecified, never undefined); an atomic and a
 // plain access to the same word by unordered threads do.
+//
+// The advice depends on the kind of race. Two threads that update the same word with the same
+// statement (h[i] += 1 without an atomic) lose updates whatever the barriers: the fix is an atomic.
+// An update is a plain write to the address its thread read last; a race is a lost update when both
+// sides belong to updates by that same read instruction (a reader about to update, or a second
+// update). Any other race (a write and another thread's read or write with no barrier between
+// them, as in a reduction step s[t] += s[t + d] without __syncthreads) is fixed by a barrier.
 void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic) {
     const ExecView& v = tls_view;
     const uint64_t epoch = (s.block_serial << 32) | s.barrier_count;
     const uint32_t tid = v.tid;
     const uint32_t wsync = s.warp_sync[tid >> 5];
+    const auto [read_addr, read_pc] = s.last_shared_read[tid];
+    const uintptr_t update_pc = write && !atomic && read_addr == a ? read_pc : 0;  // this write is an update
+    if (!write) s.last_shared_read[tid] = {a, pc};
     const size_t first = (a - reinterpret_cast<uintptr_t>(v.smem)) >> kShadowShift;
     const size_t last = (a + size - 1 - reinterpret_cast<uintptr_t>(v.smem)) >> kShadowShift;
     for (size_t i = first; i <= last && i < s.shadow.size(); ++i) {
@@ -554,25 +568,36 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
         const char* hazard = nullptr;
         uintptr_t other_pc = 0;
         const char* other_kind = nullptr;
+        bool lost_update = false;
         if (w.w_epoch == epoch && !ordered(w.w_tid, w.w_wsync) && !(atomic && w.w_atomic)) {
             hazard = write ? "Write-after-write" : "Read-after-write";
             other_pc = w.w_pc;
             other_kind = "Write";
+            // Another thread's update of this word, and this thread updates it too (a second
+            // update, or the read of one by the same instruction).
+            lost_update = w.w_update_pc != 0 && (write ? update_pc != 0 : pc == w.w_update_pc);
         } else if (write && w.r_epoch == epoch && !ordered(w.r_tid, w.r_wsync) && !(atomic && w.r_atomic)) {
             hazard = "Write-after-read";
             other_pc = w.r_pc;
             other_kind = "Read";
+            lost_update = update_pc != 0 && w.r_pc == update_pc;  // the other read is that of an update
         }
         if (hazard) {
             OutsideKernel outside;
             std::string kind = std::string(hazard) + " hazard on __shared__ memory";
-            std::string body = "========= Error: Race reported between " + std::string(other_kind) +
-                               " access at @PC:" + hexaddr(other_pc) + "@ and " + (write ? "Write" : "Read") +
-                               " access at @SITE@ in kernel '" + kernel_name() + "' (" + hazard +
-                               " hazard: no __syncthreads between them)\n=========     " + who() +
-                               ", shared offset " + std::to_string(i << kShadowShift) +
-                               "\n=========     Hint: put __syncthreads() between the write and the other threads' "
-                               "access (__syncwarp() if both threads are in one warp).";
+            std::string body =
+                "========= Error: Race reported between " + std::string(other_kind) + " access at @PC:" +
+                hexaddr(other_pc) + "@ and " + (write ? "Write" : "Read") + " access at @SITE@ in kernel '" +
+                kernel_name() + "' (" + hazard +
+                (lost_update ? " hazard: two threads update the same word)" : " hazard: no __syncthreads between them)") +
+                "\n=========     " + who() + ", shared offset " + std::to_string(i << kShadowShift) +
+                (lost_update
+                     ? "\n=========     Hint: two threads update this word with the same statement (such as h[i] += 1): "
+                       "each reads the old value and writes its own result, so updates are lost, and a barrier "
+                       "cannot help. Use an atomic (atomicAdd(&h[i], 1)), or give each thread its own word and "
+                       "combine them after __syncthreads()."
+                     : "\n=========     Hint: put __syncthreads() between the write and the other threads' "
+                       "access (__syncwarp() if both threads are in one warp).");
             add_report("racecheck", kind, pc, body,
                        "racecheck|" + std::to_string(other_pc) + "|" + std::to_string(pc) + "|" + hazard);
         }
@@ -582,6 +607,7 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
             w.w_tid = tid;
             w.w_wsync = wsync;
             w.w_atomic = atomic;
+            w.w_update_pc = update_pc;
             continue;
         }
         const bool all_atomic = w.r_epoch == epoch ? (w.r_atomic && atomic) : atomic;
@@ -882,6 +908,7 @@ void block_begin() {
     s.runs.assign(s.nthreads, VectorRun{});
     ++s.flush_gen;
     if (s.shadow.size() != v.smem_capacity >> kShadowShift) s.shadow.assign(v.smem_capacity >> kShadowShift, ShadowWord{});
+    s.last_shared_read.assign(s.nthreads, {0, 0});
     s.touched.clear();
     s.last_pc = 0;
     if (s.nthreads != s.cache_nthreads) {  // per-thread state of every site must be resized first
