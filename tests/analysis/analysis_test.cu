@@ -72,6 +72,52 @@ __global__ void misaligned_double_read(const char* base, double* out) {
     out[threadIdx.x] = p[threadIdx.x];
 }
 
+// Vector types moved in one access of their width (cusim's GCC plugin marks them; a GPU faults with
+// "misaligned address" when the address is not a multiple of the width). `offset` shifts the
+// vectors off their natural alignment by that many elements of the base type.
+constexpr int kMisalignedFloat4Line = __LINE__ + 4;
+__global__ void sum_float4(const float* in, float* out, int offset) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const float4* p = reinterpret_cast<const float4*>(in + offset);
+    const float4 v = p[i];
+    out[i] = v.x + v.y + v.z + v.w;
+}
+constexpr int kMisalignedFloat2Line = __LINE__ + 3;
+__global__ void sum_float2(const float* in, float* out, int offset) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const float2 v = reinterpret_cast<const float2*>(in + offset)[i];
+    out[i] = v.x + v.y;
+}
+constexpr int kMisalignedDouble2Line = __LINE__ + 3;
+__global__ void sum_double2(const double* in, double* out, int offset) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const double2 v = reinterpret_cast<const double2*>(in + offset)[i];
+    out[i] = v.x + v.y;
+}
+constexpr int kMisalignedInt4Line = __LINE__ + 3;
+__global__ void sum_int4(const int* in, int* out, int offset) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int4 v = reinterpret_cast<const int4*>(in + offset)[i];
+    out[i] = v.x + v.y + v.z + v.w;
+}
+constexpr int kMisalignedStoreLine = __LINE__ + 3;
+__global__ void store_make_float4(float* out, int offset) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    reinterpret_cast<float4*>(out + offset)[i] = make_float4(1.0f, 2.0f, 3.0f, float(i));
+}
+// Only one field of each float4 is used: a GPU still loads it with one 16-byte instruction, and the
+// host compiler reads only that field.
+__global__ void first_of_float4(const float4* in, float* out) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const float4 v = in[i];
+    out[i] = v.x;
+}
+// A __half2 is 4 bytes, aligned to 4: one 4-byte access, although its halves are 2-byte fields.
+__global__ void copy_half2(const __half2* in, __half2* out) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = in[i];
+}
+
 __global__ void tree_without_barrier_in_loop(const float* in, float* out) {
     __shared__ float s[256];
     const unsigned t = threadIdx.x;
@@ -289,11 +335,134 @@ TEST_F(Analysis, MemcheckReportsMisalignedAccess) {
     ASSERT_EQ(cudaMalloc(&out, 32 * sizeof(double)), cudaSuccess);
     ASSERT_EQ(cudaMemset(base, 0, 1024), cudaSuccess);
     misaligned_double_read<<<1, 32>>>(base, out);
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorMisalignedAddress);
     auto r = of_tool("memcheck");
     ASSERT_EQ(r.size(), 1u) << all_reports();
     EXPECT_EQ(r[0].kind, "Misaligned read of size 8 bytes");
     EXPECT_EQ(r[0].line, kMisalignedLine);
+}
+
+// A vector access is one access of its width: off its alignment, it is a memcheck error and the
+// kernel ends with cudaErrorMisalignedAddress, as on a GPU, although the host compiler reads the
+// vector's fields one by one, each aligned on its own.
+class VectorAccesses : public Analysis {
+protected:
+    // n zeroed elements of device memory, released by the cudaDeviceReset that ends each fault.
+    template <class T>
+    static T* zeros(size_t n) {
+        T* p = nullptr;
+        EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess);
+        EXPECT_EQ(cudaMemset(p, 0, n * sizeof(T)), cudaSuccess);
+        return p;
+    }
+    template <class Launch>
+    void expect_misaligned(Launch launch, const std::string& kind, int line) {
+        launch();
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorMisalignedAddress);
+        auto r = of_tool("memcheck");
+        ASSERT_EQ(r.size(), 1u) << all_reports();
+        EXPECT_EQ(r[0].kind, kind);
+        EXPECT_EQ(r[0].line, line) << r[0].message;
+        EXPECT_TRUE(ends_with(r[0].file, "analysis_test.cu")) << r[0].file;
+        EXPECT_NE(r[0].message.find("cudaErrorMisalignedAddress"), std::string::npos) << r[0].message;
+        cudaDeviceReset();
+        cusim::analysis::reset();
+    }
+};
+
+TEST_F(VectorAccesses, MisalignedFloat4LoadIsAMemcheckErrorAndAFault) {
+    for (int offset : {1, 2, 3})
+        expect_misaligned([&] { sum_float4<<<2, 64>>>(zeros<float>(4096), zeros<float>(4096), offset); },
+                          "Misaligned read of size 16 bytes", kMisalignedFloat4Line);
+}
+
+TEST_F(VectorAccesses, MisalignedFloat4LoadFaultsWithoutMemcheckToo) {
+    cusim::analysis::set_tools("none");
+    testing::internal::CaptureStderr();
+    sum_float4<<<2, 64>>>(zeros<float>(4096), zeros<float>(4096), 3);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorMisalignedAddress);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("misaligned address"), std::string::npos) << err;
+    EXPECT_NE(err.find("analysis_test.cu:" + std::to_string(kMisalignedFloat4Line)), std::string::npos) << err;
+    cusim::analysis::set_tools("all");
+}
+
+TEST_F(VectorAccesses, MisalignedFloat2Double2Int4LoadsAndFloat4StoreAreErrors) {
+    expect_misaligned([&] { sum_float2<<<2, 64>>>(zeros<float>(4096), zeros<float>(4096), 1); },
+                      "Misaligned read of size 8 bytes", kMisalignedFloat2Line);
+    expect_misaligned([&] { sum_double2<<<2, 64>>>(zeros<double>(1024), zeros<double>(1024), 1); },
+                      "Misaligned read of size 16 bytes", kMisalignedDouble2Line);
+    expect_misaligned([&] { sum_int4<<<2, 64>>>(zeros<int>(4096), zeros<int>(4096), 2); },
+                      "Misaligned read of size 16 bytes", kMisalignedInt4Line);
+    expect_misaligned([&] { store_make_float4<<<2, 64>>>(zeros<float>(4096), 1); },
+                      "Misaligned write of size 16 bytes", kMisalignedStoreLine);
+}
+
+TEST_F(VectorAccesses, AlignedVectorsAreOneRequestOfTheirWidthPerLane) {
+    Device d(1 << 14);
+    sum_float4<<<8, 256>>>(d.a, d.b, 8);  // 8 floats in: aligned, and each warp starts a sector
+    sum_float2<<<8, 256>>>(d.a, d.b, 8);
+    int *ia, *ib;
+    ASSERT_EQ(cudaMalloc(&ia, 8192 * sizeof(int)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&ib, 8192 * sizeof(int)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(ia, 0, 8192 * sizeof(int)), cudaSuccess);
+    sum_int4<<<8, 256>>>(ia, ib, 0);
+    double *da, *db;
+    ASSERT_EQ(cudaMalloc(&da, 4096 * sizeof(double)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&db, 4096 * sizeof(double)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(da, 0, 4096 * sizeof(double)), cudaSuccess);
+    sum_double2<<<8, 256>>>(da, db, 0);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(of_tool("memcheck").empty()) << all_reports();
+    const auto ms = cusim::analysis::metrics();
+    const uint64_t warps = 8 * 256 / 32;
+    // kernel, bytes per lane: 32 lanes x width / 32-byte sectors per load request.
+    for (auto [name, width] : {std::pair<const char*, int>{"sum_float4", 16}, {"sum_float2", 8}, {"sum_int4", 16},
+                               {"sum_double2", 16}}) {
+        auto* m = find(ms, name);
+        ASSERT_NE(m, nullptr) << name;
+        EXPECT_EQ(m->global_load_requests, warps) << name;
+        EXPECT_DOUBLE_EQ(m->global_load_sectors_per_request(), double(width)) << name;  // 32 x width / 32
+        EXPECT_EQ(m->global_bytes_read, warps * 32 * width) << name;
+    }
+    cudaFree(ia), cudaFree(ib), cudaFree(da), cudaFree(db);
+}
+
+TEST_F(VectorAccesses, StoreOfMakeFloat4IsOneSixteenByteStore) {
+    Device d(1 << 14);
+    store_make_float4<<<8, 256>>>(d.b, 0);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto* m = find(cusim::analysis::metrics(), "store_make_float4");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->global_store_requests, 8u * 256 / 32);
+    EXPECT_DOUBLE_EQ(m->global_store_sectors_per_request(), 16.0);
+    EXPECT_EQ(m->global_bytes_written, 8u * 256 * 16);
+}
+
+TEST_F(VectorAccesses, Float4WithOneFieldUsedIsStillOneSixteenByteLoad) {
+    Device d(1 << 14);
+    first_of_float4<<<4, 256>>>(reinterpret_cast<const float4*>(d.a), d.b);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto* m = find(cusim::analysis::metrics(), "first_of_float4");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->global_load_requests, 4u * 256 / 32);
+    EXPECT_DOUBLE_EQ(m->global_load_sectors_per_request(), 16.0);
+}
+
+TEST_F(VectorAccesses, Half2IsOneFourByteAccess) {
+    Device d(1 << 12);
+    copy_half2<<<4, 256>>>(reinterpret_cast<const __half2*>(d.a), reinterpret_cast<__half2*>(d.b));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto* m = find(cusim::analysis::metrics(), "copy_half2");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->global_load_requests, 4u * 256 / 32);
+    EXPECT_EQ(m->global_store_requests, 4u * 256 / 32);
+    EXPECT_DOUBLE_EQ(m->global_load_sectors_per_request(), 4.0);
+    EXPECT_DOUBLE_EQ(m->global_store_sectors_per_request(), 4.0);
+    // Off by one __half (2 bytes): misaligned.
+    copy_half2<<<1, 32>>>(reinterpret_cast<const __half2*>(reinterpret_cast<const char*>(d.a) + 2),
+                          reinterpret_cast<__half2*>(d.b));
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorMisalignedAddress);
 }
 
 // ---- racecheck --------------------------------------------------------------------------------

@@ -24,14 +24,14 @@
 //   - version 4: shared-memory requests per block <= blockDim.x / 8 (the full tree needs
 //     blockDim.x / 8 + 12, see the handout);
 //   - version 5: atomics == number of blocks (one per block), loads <= 4.00 sectors/request;
+//   - reduce_sum: float4 loads, 12 to 20 global sectors per load request (16 for a warp's 32
+//     consecutive float4s; scalar loads give 4, lanes two float4s apart 32);
 //   - versions 1-4: the launch log shows no more threads than blocks of block_size (x 2 for
 //     versions 3 and 4) elements per block need in each pass, on n that are exact multiples of
 //     the elements per block (a rounded-up block count must not add a block there); reduce_sum,
 //     reduce_max, reduce_min: no launch has more threads than n rounded up to whole blocks
 //     (n = 33, 1000, 4099);
-//   - reduce_sum: reads each input byte once (bytes read <= 1.01 * 4n). (Its sectors are not
-//     checked: it may use float4 loads, which g++ splits into four 4-byte accesses that cusim
-//     sees as four strided requests; versions 3 and 5 check coalescing.)
+//   - reduce_sum: reads each input byte once (bytes read <= 1.01 * 4n).
 // Performance (cuda): reduce_sum's read bandwidth on 2^26 floats >= 0.85 x the bandwidth of a
 // device-to-device cudaMemcpy of the same bytes, timed in the same run.
 #include <gtest/gtest.h>
@@ -596,6 +596,13 @@ namespace {
 
 constexpr std::size_t kMetricSize = (1 << 16) + 3;
 constexpr double kMaxLoadSectors = 4.0;
+// reduce_sum's float4 loads (FinalLoadsVectorized). The reference measures 16.00 sectors per request
+// at n = 2^20 (its few scalar tail loads are not reached: n is a multiple of 4); scalar loads
+// measure 4.00 (known-wrong scalar_final_loads) and float4 loads with lanes two float4s apart 32.00
+// (strided_final_float4). The window [12, 20] leaves 25% below and above the reference's 16 and
+// stays 3x above scalar and 12 below the strided version.
+constexpr double kMinVectorLoadSectors = 12.0;
+constexpr double kMaxVectorLoadSectors = 20.0;
 
 using wb::check::Traffic;
 
@@ -768,6 +775,38 @@ TEST(Performance, SumReadsOnce) {
   }
 #endif
 }
+// reduce_sum's float4 loads, as Nsight Compute counts them: one request per warp instruction, a
+// warp's 32 x 16 consecutive bytes being 16 sectors (cusim's GCC plugin gives every vector access
+// its true width). Scalar loads of 32 consecutive floats take 4 sectors per request; float4 loads
+// with lanes two float4s apart take 32.
+TEST(Performance, FinalLoadsVectorized) {
+  wb::check::record_threshold("reduce_sum: global loads " + fixed2(kMinVectorLoadSectors) + " to " +
+                              fixed2(kMaxVectorLoadSectors) + " sectors/request (float4: 16; n = 2^20)");
+  wb::check::record_hint(
+      "Read the input as float4 (reinterpret_cast<const float4*>(in)), consecutive threads reading consecutive "
+      "float4s, and add the elements after the last whole float4 separately.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  const Input input = exact_input(std::size_t(1) << 20, 605);
+  Traffic t;
+  WB_ASSERT(wb::check::measure([&] { return check_final_sum(input); }, t, "reduce_sum"));
+  WB_REQUIRE_ANALYSIS();
+  wb::check::record_measured(fixed2(t.loads()) + " sectors/request over " + std::to_string(t.load_requests) +
+                             " load requests");
+  if (t.loads() < kMinVectorLoadSectors) {
+    ADD_FAILURE() << "reduce_sum: its loads touch " << fixed2(t.loads()) << " global memory sectors per request (at least "
+                  << fixed2(kMinVectorLoadSectors)
+                  << " expected): a warp's float4 loads of 32 consecutive float4s are 16 sectors (512 bytes) per "
+                     "request, scalar loads of 32 floats only 4. Load the input as float4.";
+  } else if (t.loads() > kMaxVectorLoadSectors) {
+    ADD_FAILURE() << "reduce_sum: its loads touch " << fixed2(t.loads()) << " global memory sectors per request (at most "
+                  << fixed2(kMaxVectorLoadSectors)
+                  << " allowed): consecutive float4s by consecutive threads are 16 sectors per request; more means "
+                     "the lanes of a warp read float4s that are not next to each other (a stride between lanes).";
+  }
+#endif
+}
+
 // The launch configurations of versions 1-4, as cusim recorded them (cusim/checker.h). Pass
 // after pass, m values need ceil(m / (elements per block)) blocks; sizes that are exact
 // multiples of the elements per block show a block count rounded up once too often.

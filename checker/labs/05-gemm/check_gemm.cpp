@@ -21,8 +21,11 @@
 //   - sgemm_1d_blocktile: shared-memory load requests per warp-wide multiply-add <= 1.25
 //     (smem_tiled needs 2: one load of A and one of B per multiply-add);
 //   - sgemm_2d_blocktile, sgemm_vectorized, sgemm: <= 0.50 shared loads per multiply-add.
-//   Vector width is not checked on sim: g++ splits a float4 access into four 4-byte accesses,
-//   which cusim counts as four requests; sgemm_vectorized's gain is measured on a GPU.
+//   - sgemm_vectorized, sgemm: global loads 12 to 20 sectors per request (16 for float4 loads of
+//     consecutive float4s, 4 for scalar loads) with >= 28 of each sector's 32 bytes used (four
+//     scalar loads of a thread's four floats touch 16 sectors for 128 bytes: 8). cusim's GCC
+//     plugin gives every float4 access its true width; a misaligned one (a leading dimension that
+//     is not a multiple of 4) ends the kernel with cudaErrorMisalignedAddress, as on a GPU.
 // Performance (cuda): sgemm at 4096^3 >= 0.50 x cuBLAS SGEMM timed in the same run.
 #include <gtest/gtest.h>
 
@@ -515,6 +518,16 @@ constexpr double kMaxSectors = 4.0;
 constexpr double kMaxTiledBytesPerFlop = 0.25;
 constexpr double kMax1DSharedPerFma = 1.25;
 constexpr double kMax2DSharedPerFma = 0.50;
+// VectorizedLoads: on kMetricCase the reference's sgemm_vectorized and sgemm measure 16.00 global
+// sectors per load request with 32.0 of each sector's 32 bytes used (a warp's float4 loads of 512
+// contiguous bytes). Scalar loads of a row measure 4.00 (sgemm_2d_blocktile: 4.00 recorded beside);
+// four scalar loads per thread of four consecutive floats (known-wrong scalar_load4) 16.00 sectors
+// but 8.0 bytes used per sector on its B loads (12.8 over all loads). Bounds: 12 to 20 sectors per
+// request (25% around the reference's 16, 3x the scalar 4) and >= 28 bytes used per sector (the
+// reference's 32 less 12.5%, over 2x the scalar_load4 version's 12.8).
+constexpr double kMinVectorSectors = 12.0;
+constexpr double kMaxVectorSectors = 20.0;
+constexpr double kMinVectorBytesPerSector = 28.0;
 
 using wb::check::Traffic;
 
@@ -656,6 +669,39 @@ TEST(Performance, RegisterBlocking2D) {
                     << " shared-memory loads per multiply-add (at most 0.50 allowed; TM + TN loads for TM x TN "
                        "multiply-adds is 0.25 at 8 x 8). Are the TM values of A and the TN values of B loaded into "
                        "registers once per k, outside the loops over the TM x TN results?";
+    }
+  }
+}
+
+TEST(Performance, VectorizedLoads) {
+  wb::check::record_threshold("sgemm_vectorized, sgemm: global loads 12 to 20 sectors/request (float4: 16) and >= 28 of "
+                              "32 bytes used per sector (128 x 128 x 128)");
+  wb::check::record_hint(
+      "Load the tiles with one float4 per thread and step (*reinterpret_cast<const float4*>(&A[r * lda + k]) where "
+      "lda % 4 == 0 and the row start is 16-byte aligned), consecutive threads reading consecutive float4s; read "
+      "element by element only where the row is not aligned or ends inside the float4.");
+  WB_MEASURE_OR_SKIP(blocktile, kBlocktile2D);
+  std::string text = std::string(kBlocktile2D.name) + " " + fixed2(blocktile.loads()) + " sectors/request";
+  for (const Version* v : {&kVectorized, &kFinal}) {
+    Traffic t;
+#if WB_HAVE_CUSIM_ANALYSIS
+    WB_ASSERT(measure(*v, t));
+#endif
+    const double used = 32.0 * t.load_efficiency();
+    text = std::string(v->name) + " " + fixed2(t.loads()) + " sectors/request, " + fixed2(used) +
+           " bytes used per sector; " + text;
+    wb::check::record_measured(text);
+    if (t.loads() < kMinVectorSectors || t.loads() > kMaxVectorSectors) {
+      ADD_FAILURE() << v->name << "(M=N=K=128): its global loads touch " << fixed2(t.loads())
+                    << " sectors per request (12.00 to 20.00 expected): a warp's float4 loads of 32 consecutive "
+                       "float4s are 16 sectors; scalar loads of 32 floats are 4 ("
+                    << kBlocktile2D.name << ": " << fixed2(blocktile.loads())
+                    << "). Load the tiles as float4, consecutive threads reading consecutive float4s.";
+    } else if (used < kMinVectorBytesPerSector) {
+      ADD_FAILURE() << v->name << "(M=N=K=128): its global loads use " << fixed2(used)
+                    << " of the 32 bytes of each sector they touch (at least 28 expected): loads of single floats "
+                       "with the lanes 16 bytes apart (p[0], p[1], p[2], p[3] per thread) each touch 16 sectors "
+                       "for 128 bytes. Load the four floats with one float4 load.";
     }
   }
 }

@@ -262,9 +262,27 @@ struct VectorRun {
     uint8_t write = 0, space = 0;
 };
 
+// A vector access (__cusim_vector_access, from cusim's GCC plugin) already checked and counted
+// at its full width: the field accesses the host compiler splits it into, which follow it before
+// the thread's next call, pass uncounted, each byte once.
+struct VectorCover {
+    uint64_t gen = 0;  // WorkerState::flush_gen when it was recorded (older: stale)
+    uintptr_t start = 0;
+    uint16_t unseen = 0;  // bytes of the vector no field access has consumed yet
+    uint8_t write = 0;
+};
+#ifdef CUSIM_VECTOR_PLUGIN
+constexpr bool kVectorPlugin = true;  // analysis builds compile with cusim's GCC plugin
+#else
+constexpr bool kVectorPlugin = false;
+#endif
+constexpr unsigned kCovers = 4;  // per thread: `*q = *p` and f(a[i], b[i]) keep several pending
+
 struct WorkerState {
     std::vector<PcState> pcs;
     std::vector<VectorRun> runs;  // per thread of the block
+    std::vector<VectorCover> covers;  // kCovers per thread of the block
+    std::vector<uint8_t> cover_next;  // per thread: the slot to replace when all are pending
     uint64_t flush_gen = 1;       // incremented whenever sampled groups are discarded
     std::unordered_map<uintptr_t, uint32_t> pc_index;
     uintptr_t last_pc = 0;
@@ -498,6 +516,31 @@ struct OutsideKernel {
     fail_current_block(cudaErrorIllegalAddress, stop);
 }
 
+// An access that is not a multiple of its size: on a GPU the kernel stops with
+// cudaErrorMisalignedAddress ("misaligned address"). A memcheck report when memcheck is on; the
+// fault either way, its message naming the access's .cu line (launch_end resolves @PC:..@).
+[[noreturn]] void misaligned_error(uintptr_t a, size_t size, bool write, uintptr_t pc, bool vector) {
+    tls_view.in_kernel = false;
+    const std::string kind =
+        std::string("Misaligned ") + (write ? "write" : "read") + " of size " + std::to_string(size) + " bytes";
+    const std::string hint = vector ? "a vector type (float4, int2, double2, ...) is moved in one access of its size: "
+                                      "the address must be a multiple of it (e.g. a float4* cast needs the row start "
+                                      "and the leading dimension to be multiples of 4 floats)"
+                                    : "a pointer cast to a wider type must point to memory aligned to that type's size";
+    const bool report = tls_ws->tools & kMemcheck;
+    if (report) {
+        std::string body = "========= " + kind + "\n=========     at " + kernel_name() + " in @SITE@\n=========     " +
+                           who() + "\n=========     Address " + hexaddr(a) + " is not a multiple of " +
+                           std::to_string(size) + " (on a GPU: cudaErrorMisalignedAddress)\n=========     Hint: " + hint;
+        add_report("memcheck", kind, pc, body, "memcheck|" + kind + "|" + std::to_string(pc));
+    }
+    const std::string stop = "misaligned address: " + std::to_string(size) + "-byte " + (write ? "write" : "read") +
+                             " at " + hexaddr(a) + " in kernel '" + kernel_name() + "' at @PC:" + hexaddr(pc) + "@ " +
+                             who() + (report ? " (see the memcheck report above)" : "\n=========     Hint: " + hint);
+    tls_in_hook = false;
+    fail_current_block(cudaErrorMisalignedAddress, stop);
+}
+
 // ---- Access classification ----------------------------------------------------------------------
 
 const Alloc* find_alloc(uintptr_t a, bool* in_redzone) {
@@ -650,19 +693,25 @@ void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t 
 }
 
 // Checks and counts one access that on_access did not filter out; runs with tls_in_hook set.
-void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic, bool natural) {
+void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic, bool natural,
+                       bool vector = false) {
     const ExecView& v = tls_view;
     WorkerState& s = *tls_ws;  // created by block_begin
     const unsigned t = s.tools;
-    // A GPU requires natural alignment of 2-, 4-, 8- and 16-byte accesses.
-    if (natural && (t & kMemcheck) && (a & (size - 1)) && !is_host_known(a)) {
-        memcheck_error(std::string("Misaligned ") + (write ? "write" : "read") + " of size " + std::to_string(size) +
-                           " bytes",
-                       pc,
-                       "Address " + hexaddr(a) + " is not a multiple of " + std::to_string(size) +
-                           " (on a GPU: cudaErrorMisalignedAddress)\n=========     Hint: a pointer cast to a wider type "
-                           "(e.g. float4*) must point to memory aligned to that type's size");
+    // The fields of a vector access already counted (on_vector_access) pass uncounted.
+    const unsigned tid = v.tid;
+    if (!atomic && !vector && size <= 16 && tid < s.runs.size()) {
+        VectorCover* c = &s.covers[size_t(tid) * kCovers];
+        for (unsigned i = 0; i < kCovers; ++i) {
+            if (c[i].gen != s.flush_gen || c[i].write != write || a < c[i].start || a + size > c[i].start + 16) continue;
+            const uint16_t bits = static_cast<uint16_t>(((1u << size) - 1u) << (a - c[i].start));
+            if ((c[i].unseen & bits) != bits) continue;
+            c[i].unseen = static_cast<uint16_t>(c[i].unseen & ~bits);
+            return;
+        }
     }
+    // A GPU requires natural alignment of 2-, 4-, 8- and 16-byte accesses.
+    if (natural && (t & kMemcheck) && (a & (size - 1)) && !is_host_known(a)) misaligned_error(a, size, write, pc, false);
     Space space;
     const uintptr_t smem = reinterpret_cast<uintptr_t>(v.smem);
     if (a >= smem && a < smem + v.smem_capacity) {
@@ -720,8 +769,10 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
         }
     }
     // Metrics.
-    const unsigned tid = v.tid, warp = tid >> 5, lane = tid & 31u;
-    if (!atomic && tid < s.runs.size()) {
+    const unsigned warp = tid >> 5, lane = tid & 31u;
+    // With cusim's GCC plugin every vector access arrives whole (on_vector_access) and scalar
+    // accesses stay scalar, as nvcc compiles them; the joining below is the fallback without it.
+    if (!kVectorPlugin && !atomic && !vector && tid < s.runs.size()) {
         // The next field of the same vector: the thread's previous access, from another
         // instruction, ended where this one starts, with the same element size, and the run stays
         // a naturally aligned vector of at most 16 bytes. It widens that request instead of
@@ -752,8 +803,11 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
     }
     const uint32_t k = p.occ[tid]++;
     if (tid < s.runs.size()) {
-        s.runs[tid] = VectorRun{s.flush_gen, pc, s.last_idx, k, a, static_cast<uint32_t>(size),
-                                static_cast<uint32_t>(size), static_cast<uint8_t>(write), static_cast<uint8_t>(space)};
+        // A vector access is complete as it is: no later access joins it.
+        s.runs[tid] = vector ? VectorRun{}
+                             : VectorRun{s.flush_gen, pc, s.last_idx, k, a, static_cast<uint32_t>(size),
+                                         static_cast<uint32_t>(size), static_cast<uint8_t>(write),
+                                         static_cast<uint8_t>(space)};
     }
     if (k + 1 > p.max_occ[warp]) p.max_occ[warp] = k + 1;
     if (k < K) {
@@ -812,6 +866,17 @@ struct ExitHook {
     ExitHook() { std::atexit(at_exit_report); }
 } exit_hook;
 
+// Most accesses of kernel code are to the thread's own stack, this worker's static TLS
+// (threadIdx, blockIdx, ...) or the launch's arguments on the host stack: nothing to check or
+// count, and cheap to tell apart.
+__attribute__((always_inline)) inline bool local_access(uintptr_t a) {
+    const ExecView& v = tls_view;
+    if (a >= reinterpret_cast<uintptr_t>(v.stack_lo) && a < reinterpret_cast<uintptr_t>(v.stack_hi)) return true;
+    const uintptr_t tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+    if (a + (1u << 20) >= tp && a < tp + 4096) return true;
+    return a >= v.host_stack_lo && a < v.host_stack_hi;
+}
+
 [[gnu::noinline]] void on_access_impl(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic,
                                       bool natural) {
     tls_in_hook = true;
@@ -825,15 +890,40 @@ __attribute__((always_inline)) inline void on_access(uintptr_t a, size_t size, b
                                                      bool atomic = false, bool natural = false) {
     const ExecView& v = tls_view;
     if (!v.in_kernel || !v.analyze || tls_in_hook) return;
+    if (!local_access(a)) on_access_impl(a, size, write, pc, atomic, natural);
+}
+
+// One load or store of a vector type (float4, int2, double2, __half2: a struct whose alignment
+// equals its size), marked by cusim's GCC plugin before the host compiler splits it into fields:
+// a GPU moves it in one access, which must be naturally aligned. It is checked and counted here at
+// its full width; the field accesses that follow are not counted again.
+[[gnu::noinline]] void on_vector_access(uintptr_t a, size_t size, bool write, uintptr_t pc) {
+    const ExecView& v = tls_view;
+    if (!v.in_kernel || !v.analyze || tls_in_hook || local_access(a)) return;
+    if (size > 16 || (size & (size - 1))) return;
+    tls_in_hook = true;
+    if (a & (size - 1)) misaligned_error(a, size, write, pc, true);
+    WorkerState& s = *tls_ws;
+    on_access_checked(a, size, write, pc, false, false, true);
+    const unsigned tid = v.tid;
+    if (tid < s.runs.size()) {
+        VectorCover* c = &s.covers[size_t(tid) * kCovers];
+        unsigned slot = 0;  // a stale slot, else the one of the same direction recorded first
+        for (unsigned i = 0; i < kCovers; ++i)
+            if (c[i].gen != s.flush_gen || !c[i].unseen) {
+                slot = i;
+                break;
+            } else if (i == kCovers - 1) {
+                slot = static_cast<unsigned>(s.cover_next[tid]++ % kCovers);
+            }
+        c[slot] = VectorCover{s.flush_gen, a, static_cast<uint16_t>((1u << size) - 1u), static_cast<uint8_t>(write)};
+    }
+    tls_in_hook = false;
+}
     // Most accesses of kernel code are to the thread's own stack, this worker's static TLS
     // (threadIdx, blockIdx, ...) or the launch's arguments on the host stack: nothing to check or
     // count, and cheap to tell apart here.
-    if (a >= reinterpret_cast<uintptr_t>(v.stack_lo) && a < reinterpret_cast<uintptr_t>(v.stack_hi)) return;
-    const uintptr_t tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
-    if (a + (1u << 20) >= tp && a < tp + 4096) return;
-    if (a >= v.host_stack_lo && a < v.host_stack_hi) return;
-    on_access_impl(a, size, write, pc, atomic, natural);
-}
+
 
 }  // namespace
 
@@ -871,8 +961,16 @@ void launch_begin(const KernelLaunch&) {
     }
 }
 
-void launch_end(const KernelLaunch& L, cudaError_t fault, const std::string& fault_report) {
+void launch_end(const KernelLaunch& L, cudaError_t fault, std::string& fault_report) {
     Global& g = G();
+    // "@PC:<hex>@" in a fault message (misaligned_error) stands for that access's .cu location.
+    for (size_t p; (p = fault_report.find("@PC:")) != std::string::npos;) {
+        const size_t e = fault_report.find('@', p + 4);
+        if (e == std::string::npos) break;
+        const uintptr_t pc = std::strtoull(fault_report.substr(p + 4, e - p - 4).c_str(), nullptr, 16);
+        symbolize({pc});
+        fault_report.replace(p, e - p + 1, site_str(pc));
+    }
     if (fault != cudaSuccess && (tools() & kSynccheck) &&
         (fault_report.rfind("Barrier", 0) == 0 || fault_report.rfind("Warp synchronization", 0) == 0)) {
         std::lock_guard<std::mutex> lk(g.mu);
@@ -906,6 +1004,8 @@ void block_begin() {
     s.barrier_count = 0;
     s.warp_sync.assign(s.nwarps, 0);
     s.runs.assign(s.nthreads, VectorRun{});
+    s.covers.assign(size_t(s.nthreads) * kCovers, VectorCover{});
+    s.cover_next.assign(s.nthreads, 0);
     ++s.flush_gen;
     if (s.shadow.size() != v.smem_capacity >> kShadowShift) s.shadow.assign(v.smem_capacity >> kShadowShift, ShadowWord{});
     s.last_shared_read.assign(s.nthreads, {0, 0});
@@ -1231,6 +1331,12 @@ void __tsan_atomic_thread_fence(int mo) { __atomic_thread_fence(mo); }
 // One CUDA atomic implemented as a compare-and-swap loop in cusim/atomics.h (not instrumented).
 void __cusim_atomic_access(void* a, unsigned long size) {
     on_access(reinterpret_cast<uintptr_t>(a), size, true, CUSIM_RA, true);
+}
+
+// A load (is_write 0) or store of a vector type, inserted by cusim's GCC plugin
+// (common/cusim/tools/gcc_plugin) before the host compiler splits it into its fields.
+void __cusim_vector_access(void* a, unsigned long size, int is_write) {
+    on_vector_access(reinterpret_cast<uintptr_t>(a), size, is_write != 0, CUSIM_RA);
 }
 void __tsan_atomic_signal_fence(int mo) { __atomic_signal_fence(mo); }
 

@@ -64,7 +64,7 @@ extern thread_local ExecView tls_view;
 namespace analysis_hooks {
 extern bool instrumented;  // set by __tsan_init from the instrumented translation units
 void launch_begin(const KernelLaunch& launch);  // host thread, before the blocks run
-void launch_end(const KernelLaunch& launch, cudaError_t fault, const std::string& fault_report);
+void launch_end(const KernelLaunch& launch, cudaError_t fault, std::string& fault_report);  // resolves @PC:..@ in it
 void block_begin();                       // worker thread
 void barrier_complete();                  // all threads of the block met at __syncthreads
 void warp_sync_complete(unsigned warp, unsigned mask, unsigned existing);

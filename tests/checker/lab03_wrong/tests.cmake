@@ -31,6 +31,12 @@ if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(03-reduction final_grid_ignores_n
     --expect-fail Performance.NoIdleBlocks
                   "reduce_sum\\(n=33\\) launched reduce_final_kernel[^ ]* with grid [0-9]+ x 1 x 1 of 512 threads: [0-9]+ threads for 33 elements, more than n rounded up to whole blocks \\(512\\)")
+  wb_known_wrong_test(03-reduction scalar_final_loads SIM_ANALYSIS
+    --expect-fail Performance.FinalLoadsVectorized
+                  "reduce_sum: its loads touch [0-9.]+ global memory sectors per request \\(at least 12.00 expected\\)")
+  wb_known_wrong_test(03-reduction strided_final_float4 SIM_ANALYSIS
+    --expect-fail Performance.FinalLoadsVectorized
+                  "reduce_sum: its loads touch [0-9.]+ global memory sectors per request \\(at most 20.00 allowed\\)")
   wb_known_wrong_test(03-reduction atomic_per_thread SIM_ANALYSIS
     --expect-fail Performance.OneAtomicPerBlock
                   "[0-9]+ atomic operations for 64 blocks \\([0-9.]+ per block; exactly 1 expected\\)")
