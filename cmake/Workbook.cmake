@@ -77,7 +77,14 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND WB_BACKEND STREQUAL "sim")
     set_target_properties(cusim_gcc_plugin PROPERTIES PREFIX "" CXX_STANDARD 17 CXX_EXTENSIONS ON
                           LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib")
     add_dependencies(cusim_analysis_dependencies cusim_gcc_plugin)
-    list(APPEND CUSIM_ANALYSIS_COMPILE_OPTIONS "-fplugin=${CMAKE_BINARY_DIR}/lib/cusim_gcc_plugin.so")
+    # The plugin's source hash is part of the command line (GCC passes it to the plugin, which
+    # ignores it): a changed plugin changes every instrumented object's flags, so they rebuild.
+    set(_cusim_plugin_source "${WB_ROOT}/common/cusim/tools/gcc_plugin/aggregate_copies.cpp")
+    file(SHA1 "${_cusim_plugin_source}" _cusim_plugin_hash)
+    string(SUBSTRING "${_cusim_plugin_hash}" 0 12 _cusim_plugin_hash)
+    set_property(DIRECTORY "${WB_ROOT}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_cusim_plugin_source}")
+    list(APPEND CUSIM_ANALYSIS_COMPILE_OPTIONS "-fplugin=${CMAKE_BINARY_DIR}/lib/cusim_gcc_plugin.so"
+         "-fplugin-arg-cusim_gcc_plugin-source=${_cusim_plugin_hash}")
   else()
     string(REGEX MATCH "^[0-9]+" _cusim_gcc_major "${CMAKE_CXX_COMPILER_VERSION}")
     message(WARNING "cusim: GCC's plugin headers are not installed (Debian/Ubuntu: apt-get install "
