@@ -14,6 +14,8 @@
 //   - Histograms are exact. Inputs: uniform values with about 1% out-of-range values
 //     (num_bins .. 0xffffffff, which must be ignored), all values in one bin (the
 //     adversarial case for atomics), only the edge bins 0 and num_bins - 1.
+//     Each histogram is also run with zeros (bin 0) in memory after d_values[n-1]: a thread
+//     past n that reads anyway counts them (elsewhere it reads the guard zone, out of range).
 //   Outputs, bins and workspaces carry guard zones; outputs start as 0xCD bytes, so an
 //   element never written is told apart from a wrong one, and bins start as 0xCD bytes, so
 //   a histogram that does not clear them first shows.
@@ -21,9 +23,14 @@
 // Performance (sim), with cusim analysis metrics:
 //   - scan_reduce_then_scan: global bytes read <= 2.1 x 4n and written <= 1.1 x 4n (the
 //     input read twice, the output written once); loads and stores <= 4 sectors/request;
-//   - inclusive_scan: global bytes read + written <= 3.1 x 4n;
-//   - histogram_shared: global atomics <= num_blocks * num_bins; loads <= 4 sectors/request;
-//   - histogram: global bytes read <= 1.01 x 4n, global atomics <= n / 16.
+//   - inclusive_scan: global bytes read + written <= 3.1 x 4n, and per element no more than
+//     0.05 x 4 bytes larger at 2^22+3 than at 2^18+3 (a look-back that never stops early grows);
+//   - histogram_shared: global atomics <= num_blocks * bins that received values; loads <= 4
+//     sectors/request;
+//   - histogram: global bytes read <= 1.01 x 4n, global atomics <= n / 16, and with all values
+//     in one of 4096 bins at most one per block launched (empty bins are not merged);
+//   - no launch has more threads than n rounded up to whole blocks (the launch log; n a
+//     multiple of common block and tile sizes).
 // Performance (cuda), timed in the same run (median of 21 runs, L2 flushed before each):
 //   - inclusive_scan on 2^26 ints: bandwidth (read n + write n) >= 0.60 x device-to-device
 //     copy; and >= 0.80 x CUB DeviceScan::InclusiveSum;
@@ -46,6 +53,10 @@
 #include "wb/wb.h"
 #include "wb_check.h"
 #include "wb_metrics.h"
+
+#if defined(CUSIM)
+#include <cusim/checker.h>
+#endif
 
 #if defined(WB_HAVE_CUDA_BASELINES)
 cudaError_t wb_cub_inclusive_sum(const int* d_in, int* d_out, int n, void* d_temp, std::size_t* temp_bytes);
@@ -336,7 +347,23 @@ struct HistogramInput {
   int num_bins = 0;
   std::string kind;
   std::size_t out_of_range = 0;
+  std::size_t tail = 0;  // zeros (bin 0) in memory after d_values[n - 1], not part of the input
 };
+
+// The input followed in memory by @p tail zeros: counting past n shows in bin 0.
+HistogramInput with_zeros_after(HistogramInput h, std::size_t tail) {
+  h.tail = tail;
+  h.kind += ", " + std::to_string(tail) + " zeros after d_values[n-1]";
+  return h;
+}
+
+std::size_t bins_with_values(const HistogramInput& h) {
+  std::vector<bool> used(static_cast<std::size_t>(h.num_bins), false);
+  for (unsigned v : h.values) {
+    if (v < used.size()) used[v] = true;
+  }
+  return static_cast<std::size_t>(std::count(used.begin(), used.end(), true));
+}
 
 HistogramInput uniform_values(std::size_t n, int num_bins, std::uint64_t seed) {
   HistogramInput h{std::vector<unsigned>(n), num_bins, "uniform, ~1% out of range", 0};
@@ -376,7 +403,9 @@ testing::AssertionResult run_histogram(const HistogramInput& h, const std::strin
   std::vector<unsigned> got;
   try {
     constexpr std::size_t kGuard = wb::DeviceBuffer<unsigned>::kDefaultGuard;
-    wb::DeviceBuffer<unsigned> values(std::span<const unsigned>(h.values), kGuard);
+    std::vector<unsigned> memory = h.values;
+    memory.resize(n + h.tail, 0u);
+    wb::DeviceBuffer<unsigned> values(std::span<const unsigned>(memory), kGuard);
     wb::DeviceBuffer<unsigned> d_bins(bins, kGuard);
     d_bins.fill_bytes(kUnwrittenByte);
     if (auto r = cuda_success(launch(values.data(), d_bins.data()), call, function); !r) return r;
@@ -395,7 +424,7 @@ testing::AssertionResult run_histogram(const HistogramInput& h, const std::strin
       return testing::AssertionFailure() << call << " wrote into the memory around d_values, which is an input.";
     }
     const std::vector<unsigned> after = values.download();
-    if (!after.empty() && std::memcmp(after.data(), h.values.data(), n * sizeof(unsigned)) != 0) {
+    if (!after.empty() && std::memcmp(after.data(), memory.data(), memory.size() * sizeof(unsigned)) != 0) {
       return testing::AssertionFailure() << call << " modified d_values, which is an input.";
     }
     got = d_bins.download();
@@ -430,6 +459,11 @@ testing::AssertionResult run_histogram(const HistogramInput& h, const std::strin
             << ": counts were lost. Increments of one bin by several threads at the same time must be atomic "
                "(atomicAdd), in shared memory as in global memory; with all values in one bin, every thread "
                "increments the same counter.";
+  } else if (h.tail > 0 && got[0] > expected[0] && total_got - total_expected <= h.tail &&
+             total_got - total_expected == got[0] - expected[0]) {
+    failure << " bins[0] holds " << got[0] - expected[0] << " values too many: the " << h.tail
+            << " zeros after the input in memory (d_values[n..n+" << h.tail << ")) were counted. Only d_values[0..n) "
+            << "is the input: test every index against n (i < n), whatever the grid covers.";
   } else if (total_got > total_expected && total_got - total_expected == h.out_of_range) {
     failure << " The " << h.out_of_range << " values >= num_bins were counted: they must be ignored.";
   } else if (total_got > total_expected) {
@@ -613,6 +647,33 @@ TEST(Correctness, Histogram) {
   wb::check::record_measured(cases_text(passed, inputs.size()));
 }
 
+// d_values may be followed by other data: a grid covers n rounded up to whole blocks, and a
+// thread past n that reads anyway (i != n, or no test at all) counts whatever lies there. On
+// the other inputs that memory is the buffer's guard zone, whose bytes are out of range.
+TEST(Correctness, HistogramIgnoresValuesPastN) {
+  wb::check::record_threshold("exact counts when d_values[n..n+1024) hold zeros (bin 0): all three histograms, "
+                              "n = 1000, 1024, 4097, 65539; 7 and 256 bins");
+  const std::vector<std::function<testing::AssertionResult(const HistogramInput&)>> functions = {
+      check_histogram_global, [](const HistogramInput& h) { return check_histogram_shared(h, 3, 96); },
+      check_histogram_final};
+  std::vector<HistogramInput> inputs;
+  std::uint64_t seed = 970;
+  for (std::size_t n : {1000, 1024, 4097, 65539}) {
+    for (int num_bins : {7, 256}) inputs.push_back(with_zeros_after(uniform_values(n, num_bins, seed++), 1024));
+  }
+  const std::size_t total = functions.size() * inputs.size();
+  std::size_t passed = 0;
+  for (const auto& check : functions) {
+    for (const HistogramInput& h : inputs) {
+      auto result = check(h);
+      wb::check::record_measured(cases_text(passed, total));
+      WB_ASSERT(result);
+      ++passed;
+    }
+  }
+  wb::check::record_measured(cases_text(passed, total));
+}
+
 // ---- Analysis (sim) --------------------------------------------------------------------
 
 #if defined(CUSIM)
@@ -741,9 +802,91 @@ TEST(Performance, ScanTraffic) {
 #endif
 }
 
+// A single pass's look-back reads a window of status words per tile when every tile publishes
+// its inclusive prefix; a tile that never does sends each successor back to tile 0, so the
+// reads per element grow with the number of tiles. The reference moves 2.02 x 4n bytes at both
+// sizes; that mistake 2.02 at 2^18+3 and 2.29 at 2^22+3 (1093 tiles of 3840). Limit: +0.05.
+TEST(Performance, ScanTrafficPerElement) {
+  constexpr std::size_t kLarge = (std::size_t(1) << 22) + 3;
+  wb::check::record_threshold("inclusive_scan: bytes read + written per element at n = 2^22+3 at most 0.05 x 4 bytes "
+                              "more than at n = 2^18+3");
+  wb::check::record_hint(
+      "Traffic per element must not grow with n: in a single pass, each tile publishes its inclusive prefix (flag "
+      "INCLUSIVE) as soon as it knows it, so that a successor's look-back stops there.");
+  WB_SIM_METRICS_BEGIN();
+#if WB_HAVE_CUSIM_ANALYSIS
+  Traffic small, large;
+  WB_ASSERT(wb::check::measure([&] { return check_int_scan(kInclusive, kMetricScanSize, 1103); }, small, kInclusive.name));
+  WB_ASSERT(wb::check::measure([&] { return check_int_scan(kInclusive, kLarge, 1104); }, large, kInclusive.name));
+  WB_REQUIRE_ANALYSIS();
+  const double per_small = double(small.bytes_read + small.bytes_written) / (4.0 * kMetricScanSize);
+  const double per_large = double(large.bytes_read + large.bytes_written) / (4.0 * kLarge);
+  wb::check::record_measured(fixed2(per_small) + " x 4n bytes at n = 2^18+3, " + fixed2(per_large) +
+                             " x 4n at n = 2^22+3");
+  if (per_large > per_small + 0.05) {
+    ADD_FAILURE() << "inclusive_scan moved " << fixed2(per_small) << " x 4n bytes of global memory at n=" << kMetricScanSize
+                  << " but " << fixed2(per_large) << " x 4n at n=" << kLarge
+                  << " (at most 0.05 x 4n more allowed): the traffic per element grows with n. In a single pass "
+                     "with decoupled look-back, a tile that never publishes its inclusive prefix (flag INCLUSIVE, "
+                     "its prefix + its own sum) sends every later tile's look-back back to tile 0: publish it as "
+                     "soon as the tile knows its prefix.";
+  }
+#endif
+}
+
+// A block past n rounded up to whole blocks has nothing to do. n: multiples of common block
+// and tile sizes, where rounding up twice ((n + per_block) / per_block) adds a block.
+TEST(Performance, NoIdleBlocks) {
+  wb::check::record_threshold("no launch of the scans, histogram_global_atomics or histogram has more threads than n "
+                              "rounded up to whole blocks of its size (n = 256, 1024, 3840, 65536)");
+  wb::check::record_hint("Round the number of blocks up exactly once: (n + per_block - 1) / per_block; "
+                         "(n + per_block) / per_block adds an idle block whenever n is a multiple of per_block.");
+  std::vector<std::string> failures;
+  std::uint64_t seed = 1700;
+  std::vector<std::string> failed;  // one failure per function
+  auto inspect = [&](const std::string& function, const std::string& call, std::size_t n) {
+    if (std::find(failed.begin(), failed.end(), function) != failed.end()) return;
+    for (const auto& l : cusim::checker::launches()) {
+      const std::uint64_t block = l.threads_per_block();
+      const std::uint64_t limit = (n + block - 1) / block * block;
+      if (l.threads_per_launch() > limit) {
+        failures.push_back(call + " launched " + l.kernel + " with " + l.shape() + ": " +
+                           std::to_string(l.threads_per_launch()) + " threads for " + std::to_string(n) +
+                           " elements, more than n rounded up to whole blocks (" + std::to_string(limit) +
+                           "). The last block has no element: round the block count up once, (n + block - 1) / block.");
+        failed.push_back(function);
+        return;
+      }
+    }
+  };
+  std::size_t cases = 0;
+  for (std::size_t n : {std::size_t(256), std::size_t(1024), std::size_t(3840), std::size_t(65536)}) {
+    for (const ScanVersion* v : {&kKoggeStone, &kBlelloch, &kReduceThenScan, &kInclusive, &kExclusive}) {
+      if ((v == &kKoggeStone && n > std::size_t(kMaxKoggeStoneScan)) || (v == &kBlelloch && n > std::size_t(kMaxBlellochScan)))
+        continue;
+      cusim::checker::clear_launches();
+      WB_ASSERT(check_int_scan(*v, n, seed++));
+      inspect(v->name, std::string(v->name) + "(n=" + std::to_string(n) + ")", n);
+      ++cases;
+    }
+    const HistogramInput h = uniform_values(n, 256, seed++);
+    cusim::checker::clear_launches();
+    WB_ASSERT(check_histogram_global(h));
+    inspect("histogram_global_atomics", histogram_call("histogram_global_atomics", h), n);
+    cusim::checker::clear_launches();
+    WB_ASSERT(check_histogram_final(h));
+    inspect("histogram", histogram_call("histogram", h), n);
+    cases += 2;
+  }
+  wb::check::record_measured(std::to_string(cases) + " calls, " + std::to_string(failed.size()) +
+                             " function(s) with an idle block");
+  for (const std::string& f : failures) ADD_FAILURE() << f;
+}
+
 TEST(Performance, HistogramPrivatized) {
-  wb::check::record_threshold("histogram_shared: global atomics <= num_blocks x num_bins (16 x 256 threads, 256 bins, "
-                              "n = 2^18+5, uniform and one bin); loads <= 4.00 sectors/request");
+  wb::check::record_threshold("histogram_shared: global atomics <= num_blocks x bins that received values (16 x 256 "
+                              "threads, 256 bins, n = 2^18+5, uniform: 4096, one bin: 16); loads <= 4.00 "
+                              "sectors/request");
   wb::check::record_hint(
       "Count into a __shared__ histogram with shared-memory atomicAdd, then after a __syncthreads() add each "
       "nonzero shared bin to d_bins with one global atomicAdd per bin and block.");
@@ -757,11 +900,18 @@ TEST(Performance, HistogramPrivatized) {
     WB_ASSERT(
         wb::check::measure([&] { return check_histogram_shared(h, kBlocks, kBlockSize); }, t, "histogram_shared"));
     WB_REQUIRE_ANALYSIS();
-    const std::uint64_t limit = std::uint64_t(kBlocks) * kBins;
+    const std::size_t used_bins = bins_with_values(h);
+    const std::uint64_t limit = std::uint64_t(kBlocks) * used_bins;
     text += (text.empty() ? "" : "; ") + h.kind + ": " + std::to_string(t.global_atomics) + " global atomics (limit " +
             std::to_string(limit) + "), loads " + fixed2(t.loads()) + " sectors/request";
     wb::check::record_measured(text);
-    if (t.global_atomics > limit) {
+    if (t.global_atomics > limit && used_bins < std::size_t(kBins) && t.global_atomics <= std::uint64_t(kBlocks) * kBins) {
+      ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": "
+                    << t.global_atomics << " atomic operations on global memory (at most num_blocks x the "
+                    << used_bins << " bin(s) that received values = " << limit
+                    << "). Bins whose shared count is 0 were merged too: adding 0 changes nothing and costs an atomic; "
+                       "merge only the nonzero bins (if (count != 0) atomicAdd(&d_bins[b], count)).";
+    } else if (t.global_atomics > limit) {
       ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": "
                     << t.global_atomics << " atomic operations on global memory (at most num_blocks x num_bins = "
                     << limit << "). Every element still goes to d_bins: count into a __shared__ histogram of the "
@@ -780,7 +930,8 @@ TEST(Performance, HistogramPrivatized) {
 
 TEST(Performance, HistogramTraffic) {
   wb::check::record_threshold("histogram: global bytes read <= 1.01 x 4n, global atomics <= n / 16 (256 bins, "
-                              "n = 2^20+7, uniform)");
+                              "n = 2^20+7, uniform); all values in one of 4096 bins: global atomics <= the blocks "
+                              "launched (one per block and bin that received values)");
   wb::check::record_hint("Read every value once, and count in shared memory (version 5) with a grid of a few blocks "
                          "per multiprocessor, so that each block merges its bins once for many values.");
   WB_SIM_METRICS_BEGIN();
@@ -802,6 +953,25 @@ TEST(Performance, HistogramTraffic) {
                   << " atomic operations on global memory (at most n / 16 = " << n / 16
                   << "). Count in shared memory first, and give each block many values (a grid of a few blocks per "
                      "multiprocessor and a grid-stride loop): each block merges num_bins counters once.";
+  }
+  // With every value in one of 4096 bins, a block that merges its empty bins too makes 4095
+  // atomics that add 0 (the reference: one per block).
+  const HistogramInput one = one_bin_values(n, kMaxHistogramBins, kMaxHistogramBins - 1);
+  Traffic t1;
+  cusim::checker::clear_launches();
+  WB_ASSERT(wb::check::measure([&] { return check_histogram_final(one); }, t1, "histogram"));
+  std::uint64_t blocks = 0;
+  for (const auto& l : cusim::checker::launches()) blocks += l.blocks() * l.launches;
+  wb::check::record_measured(fixed2(read) + " x 4n read, " + std::to_string(t.global_atomics) +
+                             " global atomics (limit " + std::to_string(n / 16) + "); one of 4096 bins: " +
+                             std::to_string(t1.global_atomics) + " global atomics for " + std::to_string(blocks) +
+                             " blocks");
+  if (t1.global_atomics > blocks) {
+    ADD_FAILURE() << histogram_call("histogram", one) << ": " << t1.global_atomics
+                  << " atomic operations on global memory for " << blocks
+                  << " blocks launched (at most one per block and bin that received values: " << blocks
+                  << "). Bins whose shared count is 0 were merged too: adding 0 changes nothing and costs an atomic "
+                     "(4095 per block here); merge only the nonzero bins (if (count != 0)).";
   }
 #endif
 }
