@@ -445,6 +445,17 @@ void add_report(const std::string& tool, const std::string& kind, uintptr_t pc, 
     g.report_pcs.push_back(pc);  // resolved to file:line by finalize_reports()
 }
 
+// Replaces each "@PC:<hex>@" in @p m (an access other than the report's own) by its .cu location.
+void resolve_pc_marks(std::string& m) {
+    for (size_t p; (p = m.find("@PC:")) != std::string::npos;) {
+        const size_t e = m.find('@', p + 4);
+        if (e == std::string::npos) break;
+        const uintptr_t pc = std::strtoull(m.substr(p + 4, e - p - 4).c_str(), nullptr, 16);
+        symbolize({pc});
+        m.replace(p, e - p + 1, site_str(pc));
+    }
+}
+
 // Fills file/line of new reports and prints them (host thread, after the launch).
 void finalize_reports() {
     Global& g = G();
@@ -470,12 +481,7 @@ void finalize_reports() {
         // "@SITE@" in a message stands for the access's own .cu location, "@PC:<hex>@" for another.
         std::string m = r.message;
         for (size_t p; (p = m.find("@SITE@")) != std::string::npos;) m.replace(p, 6, at);
-        for (size_t p; (p = m.find("@PC:")) != std::string::npos;) {
-            size_t e = m.find('@', p + 4);
-            uintptr_t other = std::strtoull(m.substr(p + 4, e - p - 4).c_str(), nullptr, 16);
-            symbolize({other});
-            m.replace(p, e - p + 1, site_str(other));
-        }
+        resolve_pc_marks(m);
         r.message = m;
         if (!quiet()) std::fprintf(stderr, "%s\n", m.c_str());
     }
@@ -505,11 +511,15 @@ struct OutsideKernel {
     ~OutsideKernel() { tls_view.in_kernel = true; }
 };
 
-[[noreturn]] void memcheck_error(const std::string& kind, uintptr_t pc, const std::string& detail) {
-    tls_view.in_kernel = false;  // the block ends here; nothing below is kernel code
+void memcheck_report(const std::string& kind, uintptr_t pc, const std::string& detail) {
     std::string body = "========= " + kind + "\n=========     at " + kernel_name() + " in @SITE@\n=========     " +
                        who() + "\n=========     " + detail;
     add_report("memcheck", kind, pc, body, "memcheck|" + kind + "|" + std::to_string(pc));
+}
+
+[[noreturn]] void memcheck_error(const std::string& kind, uintptr_t pc, const std::string& detail) {
+    tls_view.in_kernel = false;  // the block ends here; nothing below is kernel code
+    memcheck_report(kind, pc, detail);
     const std::string stop =
         "memcheck stopped kernel '" + kernel_name() + "' at its first invalid access (see the report above)";
     tls_in_hook = false;
@@ -529,10 +539,9 @@ struct OutsideKernel {
                                     : "a pointer cast to a wider type must point to memory aligned to that type's size";
     const bool report = tls_ws->tools & kMemcheck;
     if (report) {
-        std::string body = "========= " + kind + "\n=========     at " + kernel_name() + " in @SITE@\n=========     " +
-                           who() + "\n=========     Address " + hexaddr(a) + " is not a multiple of " +
-                           std::to_string(size) + " (on a GPU: cudaErrorMisalignedAddress)\n=========     Hint: " + hint;
-        add_report("memcheck", kind, pc, body, "memcheck|" + kind + "|" + std::to_string(pc));
+        memcheck_report(kind, pc,
+                        "Address " + hexaddr(a) + " is not a multiple of " + std::to_string(size) +
+                            " (on a GPU: cudaErrorMisalignedAddress)\n=========     Hint: " + hint);
     }
     const std::string stop = "misaligned address: " + std::to_string(size) + "-byte " + (write ? "write" : "read") +
                              " at " + hexaddr(a) + " in kernel '" + kernel_name() + "' at @PC:" + hexaddr(pc) + "@ " +
@@ -920,10 +929,6 @@ __attribute__((always_inline)) inline void on_access(uintptr_t a, size_t size, b
     }
     tls_in_hook = false;
 }
-    // Most accesses of kernel code are to the thread's own stack, this worker's static TLS
-    // (threadIdx, blockIdx, ...) or the launch's arguments on the host stack: nothing to check or
-    // count, and cheap to tell apart here.
-
 
 }  // namespace
 
@@ -963,14 +968,7 @@ void launch_begin(const KernelLaunch&) {
 
 void launch_end(const KernelLaunch& L, cudaError_t fault, std::string& fault_report) {
     Global& g = G();
-    // "@PC:<hex>@" in a fault message (misaligned_error) stands for that access's .cu location.
-    for (size_t p; (p = fault_report.find("@PC:")) != std::string::npos;) {
-        const size_t e = fault_report.find('@', p + 4);
-        if (e == std::string::npos) break;
-        const uintptr_t pc = std::strtoull(fault_report.substr(p + 4, e - p - 4).c_str(), nullptr, 16);
-        symbolize({pc});
-        fault_report.replace(p, e - p + 1, site_str(pc));
-    }
+    resolve_pc_marks(fault_report);  // a fault message's access (misaligned_error)
     if (fault != cudaSuccess && (tools() & kSynccheck) &&
         (fault_report.rfind("Barrier", 0) == 0 || fault_report.rfind("Warp synchronization", 0) == 0)) {
         std::lock_guard<std::mutex> lk(g.mu);
