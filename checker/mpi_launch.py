@@ -245,20 +245,6 @@ def _read_results(status_dir: str) -> dict:
 
 
 _SIGNAL_RE = re.compile(r"process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+) \(([^)]*)\)")
-_SIGNAL_MEANINGS = {
-    signal.SIGSEGV: "segmentation fault: an invalid memory access, e.g. a null pointer or an index past the end",
-    signal.SIGBUS: "bus error: an invalid or misaligned memory access",
-    signal.SIGABRT: "aborted: an assert(), abort() or an uncaught C++ exception",
-    signal.SIGFPE: "arithmetic exception, e.g. an integer division by zero",
-    signal.SIGILL: "illegal instruction",
-    signal.SIGKILL: "killed, e.g. out of memory",
-}
-
-
-def _signal_meaning(number: int, name: str) -> str:
-    return _SIGNAL_MEANINGS.get(number, name)
-
-
 _GTEST_PROGRESS_RE = re.compile(r"^(Note: Google Test filter = |\[ RUN      \]|\[==========\]|\[----------\])")
 _EXIT_RE = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]\s*\n\s*Exit code:\s*(\d+)")
 
@@ -426,7 +412,7 @@ def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpi
             where += f" while {s['activity']}"
         frames = symbolize.mpi_rank_backtrace(text, pids[r]) if r in pids else []
         symbolized = symbolized or bool(frames)
-        culprits.append(f"rank {r} crashed with signal {m.group(2)} ({_signal_meaning(int(m.group(2)), m.group(3))})"
+        culprits.append(f"rank {r} crashed with signal {m.group(2)} ({symbolize.signal_meaning(int(m.group(2))) or m.group(3)})"
                         f"{where}{symbolize.describe(frames)}")
     for r, s in sorted(final.items()):
         if s and s["state"].startswith("error: "):

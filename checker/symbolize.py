@@ -20,6 +20,7 @@ import dataclasses
 import os
 import re
 import shutil
+import signal
 import subprocess
 from typing import Optional
 
@@ -36,6 +37,24 @@ _OMPI_REPORT_RE = re.compile(r"^\[[^\]:]+:\d+\] (\*\*\* |\[\s*\d+\] |Signal: |Si
 _PLAIN_FRAME_RE = re.compile(r"^" + _FRAME)
 WORKER_BEGIN = "wb: the lab's process crashed with "
 WORKER_END = "wb: end of backtrace"
+
+
+_SIGNAL_MEANINGS = {
+    "SIGSEGV": "segmentation fault: an invalid memory access, e.g. a null pointer or an index past the end",
+    "SIGBUS": "bus error: an invalid or misaligned memory access",
+    "SIGABRT": "aborted: an assert(), abort() or an uncaught C++ exception",
+    "SIGFPE": "arithmetic exception, e.g. an integer division by zero",
+    "SIGILL": "illegal instruction",
+    "SIGKILL": "killed, e.g. out of memory",
+}
+
+
+def signal_meaning(number: int) -> str:
+    """What signal `number` usually means for a learner's code; "" for the others."""
+    try:
+        return _SIGNAL_MEANINGS.get(signal.Signals(number).name, "")
+    except ValueError:
+        return ""
 
 
 @dataclasses.dataclass

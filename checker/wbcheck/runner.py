@@ -279,14 +279,7 @@ def describe_exit(returncode: int | None) -> str:
             name = signal.Signals(sig).name
         except ValueError:
             name = f"signal {sig}"
-        meaning = {
-            "SIGSEGV": "segmentation fault: an invalid memory access",
-            "SIGBUS": "bus error: an invalid or misaligned memory access",
-            "SIGABRT": "aborted: an assert() or abort()",
-            "SIGFPE": "arithmetic exception, e.g. an integer division by zero",
-            "SIGILL": "illegal instruction",
-            "SIGKILL": "killed, e.g. out of memory",
-        }.get(name, "")
+        meaning = symbolize.signal_meaning(sig)
         return f"crashed with {name}" + (f" ({meaning})" if meaning else "")
     return f"exited with status {returncode}"
 
@@ -370,8 +363,7 @@ def first_device_report(stderr: str) -> tuple[str, str] | None:
             break
     if not lines:
         return None
-    root = str(Path(__file__).resolve().parents[2]) + os.sep
-    return "\n".join(l.replace(root, "") for l in lines), hint
+    return "\n".join(l.replace(symbolize.ROOT + os.sep, "") for l in lines), hint
 
 
 def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, timeout_s: float,
