@@ -246,6 +246,7 @@ def _read_results(status_dir: str) -> dict:
 
 _SIGNAL_RE = re.compile(r"process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+) \(([^)]*)\)")
 _GTEST_PROGRESS_RE = re.compile(r"^(Note: Google Test filter = |\[ RUN      \]|\[==========\]|\[----------\])")
+_IMPROPER_RE = re.compile(r"process rank (\d+) with PID \d+ on node \S+ exiting improperly")
 _EXIT_RE = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]\s*\n\s*Exit code:\s*(\d+)")
 
 
@@ -312,6 +313,10 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
         if culprit_result is None:
             culprit_result = ("error", "the job ended before this check reported a result", None)
         status, message, running = culprit_result
+        if running == "*":  # the job could run no check at all
+            for name in remaining:
+                results[name] = CheckResult(name, ranks, tcp, status, message)
+            break
         # The check the ranks were in stopped the job; without a record of it, the first one not
         # finished (GoogleTest runs checks in the binary's order).
         culprit = running if running in remaining else next(t for t in tests if t in remaining)
@@ -330,24 +335,108 @@ def _stuck(st: dict) -> bool:
                                  for s in waiting)
 
 
+def worker_of(binary: str) -> Optional[str]:
+    """The worker of a split check binary (binary_worker: the lab's code; the binary itself holds
+    the checks only, checker/support/remote/wb_comm_remote.h), or None for a binary that runs
+    the lab's code in its own process."""
+    worker = binary + "_worker"
+    return worker if os.path.isfile(worker) and os.access(worker, os.X_OK) else None
+
+
+def _sandbox_user() -> Optional[tuple]:
+    """(uid, gid) the sandbox runs the lab's code as, when it switches user (as root)."""
+    if os.environ.get("WB_SANDBOX") == "off" or os.geteuid() != 0:
+        return None
+    try:
+        import pwd
+        pw = pwd.getpwnam(os.environ.get("WB_SANDBOX_USER") or "nobody")
+    except (ImportError, KeyError):
+        return None
+    return (pw.pw_uid, pw.pw_gid) if pw.pw_uid != 0 else None
+
+
+def _start_workers(binary, worker, ranks, tcp, env, mpirun, status_dir, remote_dir, out):
+    """Starts the workers' MPI job (the lab's code, one process per rank) inside the sandbox
+    (wb_sandbox_run beside the binary): everything the judges' job holds (status_dir, the
+    results, solutions/ and the build tree) is hidden from it; the sockets to the judges and the
+    worker program stay visible."""
+    user = _sandbox_user()
+    if user:
+        os.chown(remote_dir, *user)
+    wenv = _mpi_env(remote_dir, env)
+    wenv["WB_COMM_REMOTE_DIR"] = remote_dir
+    hide = [p for p in wenv.get("WB_SANDBOX_HIDE", "").split(":") if p] + [status_dir]
+    wenv["WB_SANDBOX_HIDE"] = ":".join(hide)
+    wenv["WB_SANDBOX_SHARE"] = ":".join([remote_dir, os.path.realpath(worker)])
+    wenv["WB_SANDBOX_LOOPBACK"] = "up"
+    cmd = mpirun_command(worker, ranks, [], tcp=tcp, mpirun=mpirun)
+    runner = os.path.join(os.path.dirname(binary), "wb_sandbox_run")
+    if os.environ.get("WB_SANDBOX") != "off" and os.access(runner, os.X_OK):
+        cmd = [runner, os.path.realpath(shutil.which(cmd[0]) or cmd[0])] + cmd[1:]
+    return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=wenv,
+                            start_new_session=True, cwd=remote_dir)
+
+
+def _merge_statuses(judges: dict, workers: dict) -> dict:
+    """A rank's state as one record: the judge's check and state, and while the judge waits for
+    the lab's code, the worker's activity; progress counts both."""
+    merged = {}
+    for r, j in judges.items():
+        w = workers.get(r)
+        if j is not None and w is not None:
+            j = dict(j)
+            if j["activity"].startswith("waiting for the lab's code"):
+                j["activity"] = w["activity"]
+            if j["progress"] is not None and w["progress"] is not None:
+                j["progress"] = j["progress"] + w["progress"]
+        merged[r] = j
+    return merged
+
+
 def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s):
-    """One mpirun job over `tests`. Returns None when it ended normally, else (status, message,
-    check) for the check that was running when it stopped (None when no rank recorded one)."""
+    """One mpirun job over `tests` (two for a split binary: its judges and their workers).
+    Returns None when it ended normally, else (status, message, check) for the check that was
+    running when it stopped (None when no rank recorded one)."""
+    worker = worker_of(binary)
+    if worker is None:
+        return _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s)
+    remote_dir = tempfile.mkdtemp(prefix="wb-mpi-lab-")
+    try:
+        return _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s,
+                        worker=worker, remote_dir=remote_dir)
+    finally:
+        shutil.rmtree(remote_dir, ignore_errors=True)
+
+
+def _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s, worker=None,
+             remote_dir=None):
     args = ["--gtest_filter=" + ":".join(tests), "--gtest_color=no"] + list(extra_args)
     cmd = mpirun_command(binary, ranks, args, tcp=tcp, mpirun=mpirun)
     out_path = os.path.join(status_dir, "mpirun.out")
-    with open(out_path, "w+") as out:
+    judge_env = _mpi_env(status_dir, env)
+    if worker:
+        judge_env["WB_COMM_REMOTE_DIR"] = remote_dir
+    with open(out_path, "w+") as out, tempfile.TemporaryFile("w+") as wout:
+        wproc = _start_workers(binary, worker, ranks, tcp, env, mpirun, status_dir, remote_dir, wout) \
+            if worker else None
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=_mpi_env(status_dir, env), start_new_session=True, cwd=status_dir)
+                                env=judge_env, start_new_session=True, cwd=status_dir)
         last = {}  # rank -> (test, time it started)
         start = time.monotonic()
         timed_out = stalled = flooded = False
+        workers_gone = None  # when the workers' job ended while the judges still ran
         over_limit = 0.0
         snapshot, still_since = None, start
         while proc.poll() is None:
             time.sleep(0.1)
             now = time.monotonic()
             st = _statuses(status_dir, ranks)
+            if worker:
+                st = _merge_statuses(st, _statuses(remote_dir, ranks))
+                if wproc.poll() is not None:
+                    workers_gone = workers_gone or now
+                    if now - workers_gone > 5.0:  # the judges should have noticed at once
+                        break
             for r, s in st.items():
                 if s is None:
                     continue
@@ -362,7 +451,7 @@ def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpi
             if now - oldest > over_limit:
                 timed_out = True
                 break
-            if os.fstat(out.fileno()).st_size > MAX_OUTPUT_BYTES:
+            if os.fstat(out.fileno()).st_size + (os.fstat(wout.fileno()).st_size if worker else 0) > MAX_OUTPUT_BYTES:
                 flooded = True
                 break
             key = tuple(sorted((r, s["progress"], s["state"], s["test"]) for r, s in st.items() if s))
@@ -380,10 +469,31 @@ def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpi
             # mpirun has exited; make sure no rank lingers.
             survivors = _kill_job(proc, status_dir, ranks, binary) if any(
                 _alive(p, binary) for p in _pids(status_dir, ranks).values()) else []
+        worker_text, worker_final, worker_pids = "", {}, {}
+        if worker:
+            worker_final = _statuses(remote_dir, ranks)
+            final = _merge_statuses(final, worker_final)
+            worker_pids = _pids(remote_dir, ranks)
+            # The judges have let their workers go: give them a moment to finish MPI.
+            try:
+                # After a crash, mpirun reports the rank that ended it before it exits.
+                wproc.wait(timeout=5.0 if not timed_out else 0.5)
+            except subprocess.TimeoutExpired:
+                pass
+            wout.seek(0)
+            worker_text = wout.read(MAX_OUTPUT_BYTES)
+            if "own PID namespace" in worker_text.split("wb_sandbox_run: protections:", 1)[-1].split("\n", 1)[0]:
+                # Its pids are the namespace's; when the sandbox's first process is gone, so is
+                # every process in it.
+                survivors += _kill_job(wproc, remote_dir, 0, worker)
+            else:
+                survivors += _kill_job(wproc, remote_dir, ranks, worker)
+            worker_text = "\n".join(l for l in worker_text.splitlines()
+                                    if not l.startswith("wb_sandbox_run: protections:"))
         out.seek(0)
         text = out.read(MAX_OUTPUT_BYTES)
     if log is not None:
-        log.write(text)
+        log.write(text + worker_text)
     if survivors:
         raise RuntimeError(f"processes {survivors} of {binary} survived SIGKILL; kill them by hand")
     unfinished = [s["test"] for s in final.values() if s and s["state"] != "done" and s["test"] in tests]
@@ -399,29 +509,50 @@ def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpi
                  f"is {over_limit:g} s)" if stalled else f"timed out after {over_limit:g} s with {ranks} ranks")
         return ("timeout", first + "; ranks that did not finish:\n  " + "\n  ".join(lines) + "\n" +
                 _deadlock_hint(final), running)
-    if proc.returncode == 0:
+    if proc.returncode == 0 and workers_gone is None:
         return None
-    # Abnormal end: name the rank, and where in the code it crashed.
+    # Abnormal end: name the rank, and where in the code it crashed. For a split binary the
+    # lab's code ran in the workers: their job's output says how a rank ended.
     culprits = []
     symbolized = False
-    for m in _SIGNAL_RE.finditer(text):
+    crash_text, crash_pids = (worker_text, worker_pids) if worker else (text, pids)
+    for m in _SIGNAL_RE.finditer(crash_text):
         r = int(m.group(1))
         s = final.get(r)
         where = f" in {s['test']}" if s and s["test"] else ""
-        if s and s["test"] and s["activity"] and s["activity"] != "running":
+        if s and s["test"] and s["activity"] and s["activity"] != "running" \
+                and not s["activity"].startswith("waiting for the lab's code"):
             where += f" while {s['activity']}"
-        frames = symbolize.mpi_rank_backtrace(text, pids[r]) if r in pids else []
+        frames = symbolize.mpi_rank_backtrace(crash_text, crash_pids[r]) if r in crash_pids else []
         symbolized = symbolized or bool(frames)
         culprits.append(f"rank {r} crashed with signal {m.group(2)} ({symbolize.signal_meaning(int(m.group(2))) or m.group(3)})"
                         f"{where}{symbolize.describe(frames)}")
-    for r, s in sorted(final.items()):
-        if s and s["state"].startswith("error: "):
-            culprits.append(f"rank {r} stopped with an error in {s['test']}: {s['state'][7:]}")
+    if worker and workers_gone is not None and not any(final.values()):
+        # No judge got past waiting for its worker: every remaining check fails the same way.
+        return ("crashed", f"the processes running the lab's code exited (their job's status: {wproc.returncode}) "
+                           "before the first check could call them, without returning to the checker: does the "
+                           "lab's code call exit() or _exit() in a static constructor, or end the program before "
+                           "main() runs?" + ("\nlast output:\n" + worker_text.strip()[-2000:] if worker_text.strip()
+                                              else ""), "*")
+    if worker and not culprits:
+        for m in _IMPROPER_RE.finditer(worker_text):
+            r = int(m.group(1))
+            s = final.get(r)
+            where = f" in {s['test']}" if s and s["test"] else ""
+            culprits.append(f"rank {r}: the process running the lab's code exited{where} without returning to the "
+                            "checker (exit() or a return from main in the lab's code?)")
+    if not culprits or not worker:
+        for r, s in sorted(final.items()):
+            if s and s["state"].startswith("error: "):
+                culprits.append(f"rank {r} stopped with an error in {s['test']}: {s['state'][7:]}")
+                if worker:
+                    break  # every judge says the same once the workers' job is gone
     if not culprits:
-        for m in _EXIT_RE.finditer(text):
+        for m in _EXIT_RE.finditer(crash_text):
             culprits.append(f"rank {m.group(1)} exited with code {m.group(2)}")
     if not culprits:
         culprits = [f"mpirun exited with code {proc.returncode}"] + _describe_ranks(final)
+    text = text + ("\n" + worker_text if worker else "")
     shown = symbolize.without_reports(_without_banners(text)) if symbolized else _without_banners(text)
     tail = "\n".join(l for l in shown.splitlines()[-15:] if l.strip() and not _GTEST_PROGRESS_RE.match(l))
     return ("crashed", "\n".join(culprits) + ("\nlast output:\n" + tail if tail else ""), running)

@@ -3,10 +3,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -111,6 +115,14 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
     struct stat st {};
     if (stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) readonly.push_back(p);
   }
+  // Paths that stay visible at their place whatever covers them (the collective labs' worker
+  // job: its program and the folder of its sockets to the judges).
+  std::vector<std::string> shared;
+  for (const auto& p : enabled ? split_paths(env_or("WB_SANDBOX_SHARE", "")) : std::vector<std::string>{}) {
+    struct stat st {};
+    if (stat(p.c_str(), &st) == 0) shared.push_back(p);
+  }
+  const bool loopback = env_or("WB_SANDBOX_LOOPBACK", "down") == "up";
   std::string cwd;
   if (char buf[4096]; getcwd(buf, sizeof buf)) cwd = buf;
   const std::string tmp_options = "size=" + std::to_string(env_number("WB_SANDBOX_TMP_MB", 256)) + "m,mode=1777";
@@ -199,12 +211,31 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
     unsigned protections = 0;
     if (namespaces) {
       protections |= kNoNetwork;
+      if (loopback) {
+        // The namespace's own loopback, for programs whose processes talk over TCP among
+        // themselves (an MPI job); nothing outside the namespace is reachable through it.
+        if (const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); s >= 0) {
+          ifreq ifr{};
+          std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+          if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+            ifr.ifr_flags |= IFF_UP;
+            ioctl(s, SIOCSIFFLAGS, &ifr);
+          }
+          close(s);
+        }
+      }
       if (getpid() == 1) protections |= kPidNamespace;
       if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0) {
         // A detached copy of the mount of the worker's own executable, taken before anything
         // covers it: it is put back at its path below (cusim's reports read its debug info).
         const int exe_tree = static_cast<int>(syscall(SYS_open_tree, AT_FDCWD, exe.c_str(),
                                                       1u /* OPEN_TREE_CLONE */ | O_CLOEXEC));
+        std::vector<int> shared_trees;
+        for (const auto& p : shared) {
+          shared_trees.push_back(static_cast<int>(syscall(SYS_open_tree, AT_FDCWD, p.c_str(),
+                                                          1u /* OPEN_TREE_CLONE */ | 0x8000u /* AT_RECURSIVE */ |
+                                                              O_CLOEXEC)));
+        }
         bool ro = !readonly.empty();
         for (const auto& p : readonly) {
           ro = mount(p.c_str(), p.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0 &&
@@ -234,6 +265,21 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
         if (const int f = open(exe.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0755); f >= 0) close(f);
         if (exe_tree >= 0) {
           syscall(SYS_move_mount, exe_tree, "", AT_FDCWD, exe.c_str(), 4u /* MOVE_MOUNT_F_EMPTY_PATH */);
+        }
+        for (std::size_t i = 0; i < shared.size(); ++i) {
+          if (shared_trees[i] < 0) continue;
+          const std::string& p = shared[i];
+          struct stat st {};
+          const bool dir = fstat(shared_trees[i], &st) == 0 && S_ISDIR(st.st_mode);
+          for (std::size_t slash = p.find('/', 1); slash != std::string::npos; slash = p.find('/', slash + 1)) {
+            mkdir(p.substr(0, slash).c_str(), 0755);
+          }
+          if (dir) {
+            mkdir(p.c_str(), 0755);
+          } else if (const int f = open(p.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0755); f >= 0) {
+            close(f);
+          }
+          syscall(SYS_move_mount, shared_trees[i], "", AT_FDCWD, p.c_str(), 4u /* MOVE_MOUNT_F_EMPTY_PATH */);
         }
         for (const auto& p : hidden) {
           all = mount(nullptr, p.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,

@@ -14,6 +14,10 @@
 ///   CPU time (WB_SANDBOX_CPU_S, default 900), no core files, no new privileges;
 /// - the worker dies with the judge (parent-death signal) and inherits no descriptor but its
 ///   channel and its output, which goes to the judge's stderr.
+/// WB_SANDBOX_SHARE lists paths (files or folders) that stay visible at their place under
+/// whatever covers them, and WB_SANDBOX_LOOPBACK=up brings the network namespace's own loopback
+/// up: both for the collective labs' worker job (checker/mpi_launch.py), whose ranks talk among
+/// themselves and to their judges through sockets.
 /// WB_SANDBOX=off turns all of it off (for debugging a check with gdb, say).
 #pragma once
 

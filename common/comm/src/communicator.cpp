@@ -1,5 +1,6 @@
 #include "comm/communicator.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <exception>
@@ -272,6 +273,21 @@ void* Communicator::scratch(std::size_t bytes, int slot) {
     comm::fill_bytes(b.data(), space_, 0, b.bytes());  // touch the pages once, outside timed calls
   }
   return b.data();
+}
+
+void Communicator::absorb(const Stats& d, const std::vector<MessageTime>& times) {
+  stats_.sends += d.sends;
+  stats_.recvs += d.recvs;
+  stats_.bytes_sent += d.bytes_sent;
+  stats_.bytes_received += d.bytes_received;
+  stats_.reductions += d.reductions;
+  stats_.reductions_overlapped += d.reductions_overlapped;
+  stats_.reduced_elements += d.reduced_elements;
+  stats_.max_pending_recvs = std::max(stats_.max_pending_recvs, stats_.pending_recvs + d.max_pending_recvs);
+  stats_.max_pending_sends = std::max(stats_.max_pending_sends, stats_.pending_sends + d.max_pending_sends);
+  stats_.pending_recvs += d.pending_recvs;
+  stats_.pending_sends += d.pending_sends;
+  if (record_times_) times_.insert(times_.end(), times.begin(), times.end());
 }
 
 void Communicator::reset_stats() {

@@ -39,15 +39,15 @@ std::mutex g_mutex;              // guards g_windows
 std::vector<Window> g_windows;   // open windows
 thread_local int t_unrecorded = 0;  // Unrecorded scopes open in this thread
 
-void note(const std::string& what) {
-  if (t_unrecorded > 0) return;
+void note(const std::string& what, std::uint64_t count = 1) {
+  if (t_unrecorded > 0 || count == 0) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   for (Window& w : g_windows) {
     auto it = std::find_if(w.calls.begin(), w.calls.end(), [&](const auto& c) { return c.first == what; });
     if (it != w.calls.end())
-      ++it->second;
+      it->second += count;
     else
-      w.calls.push_back({what, 1});
+      w.calls.push_back({what, count});
   }
 }
 
@@ -75,19 +75,27 @@ LearnerCall::LearnerCall(std::string what) : what_(std::move(what)) {
 
 LearnerCall::~LearnerCall() { close(); }
 
-std::string LearnerCall::close() {
+std::vector<std::pair<std::string, std::uint64_t>> LearnerCall::close_calls() {
   std::vector<std::pair<std::string, std::uint64_t>> calls;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    if (!open_) return "";
-    open_ = false;
-    auto it = std::find_if(g_windows.begin(), g_windows.end(), [this](const Window& w) { return w.owner == this; });
-    if (it != g_windows.end()) {
-      calls = std::move(it->calls);
-      g_windows.erase(it);
-    }
-    g_open.fetch_sub(1, std::memory_order_release);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!open_) return calls;
+  open_ = false;
+  auto it = std::find_if(g_windows.begin(), g_windows.end(), [this](const Window& w) { return w.owner == this; });
+  if (it != g_windows.end()) {
+    calls = std::move(it->calls);
+    g_windows.erase(it);
   }
+  g_open.fetch_sub(1, std::memory_order_release);
+  return calls;
+}
+
+void note_remote_calls(const std::vector<std::pair<std::string, std::uint64_t>>& calls) {
+  if (g_open.load(std::memory_order_acquire) == 0) return;
+  for (const auto& [what, count] : calls) note(what, count);
+}
+
+std::string LearnerCall::close() {
+  const std::vector<std::pair<std::string, std::uint64_t>> calls = close_calls();
   if (calls.empty()) return "";
   std::string list;
   for (std::size_t i = 0; i < calls.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -51,11 +52,18 @@ class LearnerCall {
   /// Closes the window: "" when nothing was recorded in it on this rank, else a learner-facing
   /// message that names the calls and their counts and the rule. Later calls return "".
   std::string close();
+  /// What close() would name, raw: each call and its count, in the order of first call (the
+  /// split build sends them from the lab's process to the checks'). Closes the window.
+  std::vector<std::pair<std::string, std::uint64_t>> close_calls();
 
  private:
   std::string what_;
   bool open_ = false;
 };
+
+/// Records calls that the lab's code made in another process (the split build: the worker's
+/// LearnerCall windows) in every window open here, as if they had been made in this process.
+void note_remote_calls(const std::vector<std::pair<std::string, std::uint64_t>>& calls);
 
 /// Within its scope, this thread's library and MPI calls are not recorded by an open
 /// LearnerCall: the checker's own reference calls, and the deliberately wrong collectives the

@@ -176,6 +176,16 @@ class Communicator {
   void record_message_times(bool on) { record_times_ = on; }
   /// The messages since the last reset_stats(), in the order they were posted.
   const std::vector<MessageTime>& message_times() const { return times_; }
+  /// Whether message times are being recorded (record_message_times).
+  bool recording_message_times() const { return record_times_; }
+
+  /// For the checker's split build (checker/support/remote/wb_comm_remote.h), where the lab's
+  /// code runs in another process over that process's communicator: adds what one of its calls
+  /// did to this communicator's counters and message times, as if it had been done here.
+  /// `delta` holds the other communicator's counters since its reset_stats() at the start of
+  /// the call, with pending_* and max_pending_* relative to what was pending at that reset;
+  /// `times` are appended only while this communicator records message times.
+  void absorb(const Stats& delta, const std::vector<MessageTime>& times);
 
   static constexpr int max_tag = 32767;
 

@@ -1,0 +1,210 @@
+// The judge's side of the collective labs' split (wb_comm_remote.h): this rank's connection to
+// its worker, and the requests the lab's interface functions make over it.
+#include <mpi.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "comm/check.h"
+#include "comm/error.h"
+#include "comm/status.h"
+#include "wb_comm_remote.h"
+
+namespace wb::remote::comm_split {
+namespace {
+
+int g_fd = -1;              // the connection to this rank's worker
+std::string g_unavailable;  // why there is none (every request fails with it)
+
+int env_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* v = std::getenv(name); v && *v) return std::atoi(v);
+  }
+  return 0;
+}
+
+// The worker is gone or talks nonsense: this check cannot go on, and neither can the other
+// ranks' (the worker job has ended with it). Ends the judge job with a message that names the
+// call; the launcher fails the running check with it and reruns the checks after it.
+[[noreturn]] void lost(const std::string& call, const std::string& why) {
+  std::string message = "the process running the lab's code for rank " + std::to_string(env_rank()) + " " + why;
+  if (!call.empty()) message += " during " + call + "()";
+  message +=
+      ". The lab's functions must return to the checker: did the code call exit() or MPI_Abort(), crash, or "
+      "end MPI (MPI_Finalize)? How that process ended is shown below when it is known.";
+  comm::status::set_error(message);
+  std::fprintf(stderr, "rank %d: error: %s\n", env_rank(), message.c_str());
+  std::fflush(stderr);
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Abort(MPI_COMM_WORLD, 4);
+  std::_Exit(4);
+}
+
+}  // namespace
+
+void accept_worker() {
+  prctl(PR_SET_DUMPABLE, 0);  // no process of this user may ptrace the judge or open its descriptors
+  const char* dir = std::getenv("WB_COMM_REMOTE_DIR");
+  if (!dir || !*dir) {
+    g_unavailable =
+        "is not running: this check binary is the checks' half of a split build and needs its worker. Run it "
+        "with `./workbook check` or `python3 checker/mpi_launch.py <binary>`, which start both";
+    return;
+  }
+  const std::string path = std::string(dir) + "/rank-" + std::to_string(env_rank()) + ".sock";
+  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (listener < 0 || path.size() >= sizeof addr.sun_path) {
+    g_unavailable = "could not be reached (socket path " + path + ")";
+    return;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  unlink(path.c_str());
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || chmod(path.c_str(), 0666) != 0 ||
+      listen(listener, 1) != 0) {
+    g_unavailable = "could not be reached (" + path + ": " + std::strerror(errno) + ")";
+    close(listener);
+    return;
+  }
+  double wait_s = 60;
+  if (const char* v = std::getenv("WB_COMM_REMOTE_WAIT_S"); v && *v) wait_s = std::atof(v);
+  pollfd p{listener, POLLIN, 0};
+  int ready;
+  while ((ready = poll(&p, 1, static_cast<int>(wait_s * 1000))) < 0 && errno == EINTR) {
+  }
+  if (ready == 1) g_fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  // One connection per rank: nobody else can take this rank's place afterwards.
+  close(listener);
+  unlink(path.c_str());
+  if (g_fd < 0) {
+    g_unavailable = ready == 1 ? "could not be reached (" + std::string(std::strerror(errno)) + ")"
+                               : "never started: it did not connect within " + std::to_string(int(wait_s)) + " s";
+  }
+}
+
+void release_worker() {
+  if (g_fd < 0) return;
+  try {
+    send_message(g_fd, static_cast<std::uint32_t>(Op::Shutdown), Writer{});
+  } catch (const ChannelError&) {
+  }
+  close(g_fd);
+  g_fd = -1;
+}
+
+Request::Request(const char* name) : name_(name) {}
+
+Request& Request::buffer(const void* p, std::size_t bytes) {
+  if (!p) {
+    args_.put<std::uint8_t>(0);
+    return *this;
+  }
+  args_.put<std::uint8_t>(1).put<std::uint32_t>(static_cast<std::uint32_t>(regions_.size()));
+  regions_.push_back({static_cast<char*>(const_cast<void*>(p)), bytes});
+  return *this;
+}
+
+Reader Request::run(comm::Communicator& comm) {
+  if (g_fd < 0) lost(name_, g_unavailable.empty() ? "is not connected" : g_unavailable);
+  // The buffers go as blocks: overlapping buffers (in place: the send buffer inside the
+  // receive buffer, or the same buffer twice) share one, so the lab's code sees them overlap as
+  // the checks laid them out.
+  std::vector<std::size_t> order(regions_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return regions_[a].p < regions_[b].p; });
+  struct Block {
+    char* p;
+    std::size_t bytes;
+  };
+  std::vector<Block> blocks;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> where(regions_.size());  // block, offset
+  for (std::size_t i : order) {
+    const Region& r = regions_[i];
+    if (blocks.empty() || r.p >= blocks.back().p + blocks.back().bytes) {
+      blocks.push_back({r.p, r.bytes});
+    } else {
+      Block& b = blocks.back();
+      b.bytes = std::max(b.bytes, static_cast<std::size_t>(r.p + r.bytes - b.p));
+    }
+    where[i] = {static_cast<std::uint32_t>(blocks.size() - 1), static_cast<std::uint64_t>(r.p - blocks.back().p)};
+  }
+  Writer w;
+  w.put_string(name_);
+  w.put<std::uint8_t>(comm.recording_message_times() ? 1 : 0);
+  w.put<std::uint64_t>(blocks.size());
+  for (const Block& b : blocks) w.put<std::uint64_t>(b.bytes).put_bytes(b.p, b.bytes);
+  w.put<std::uint64_t>(regions_.size());
+  for (std::size_t i = 0; i < regions_.size(); ++i)
+    w.put<std::uint32_t>(where[i].first).put<std::uint64_t>(where[i].second).put<std::uint64_t>(regions_[i].bytes);
+  w.put_bulk(args_.bytes().data(), args_.bytes().size());
+  comm::status::set_activity("waiting for the lab's code: %s()", name_);
+  std::uint32_t tag = 0;
+  Payload payload;
+  try {
+    send_message(g_fd, static_cast<std::uint32_t>(Op::Call), w);
+    if (!receive_message(g_fd, tag, payload)) lost(name_, "ended");
+  } catch (const ChannelError& e) {
+    lost(name_, std::string("ended (") + e.what() + ")");
+  }
+  comm::status::set_running();
+  Reader r(std::move(payload));
+  std::uint8_t outcome = 0;
+  std::string text, function;
+  try {
+    outcome = r.get<std::uint8_t>();
+    text = r.get_string();
+    function = r.get_string();
+    const auto ncalls = r.get<std::uint64_t>();
+    if (ncalls > 4096) throw ChannelError("too many calls");
+    std::vector<std::pair<std::string, std::uint64_t>> calls;
+    for (std::uint64_t i = 0; i < ncalls; ++i) {
+      std::string what = r.get_string();
+      calls.emplace_back(std::move(what), r.get<std::uint64_t>());
+    }
+    const comm::Stats delta = r.get<comm::Stats>();
+    const auto ntimes = r.get<std::uint64_t>();
+    if (ntimes > r.remaining() / sizeof(comm::MessageTime)) throw ChannelError("too many message times");
+    std::vector<comm::MessageTime> times(ntimes);
+    std::memcpy(times.data(), r.take(ntimes * sizeof(comm::MessageTime)), ntimes * sizeof(comm::MessageTime));
+    for (const Block& b : blocks) std::memcpy(b.p, r.take(b.bytes), b.bytes);
+    comm::check::note_remote_calls(calls);
+    comm.absorb(delta, times);
+  } catch (const ChannelError& e) {
+    lost(name_, std::string("sent a malformed reply (") + e.what() + ")");
+  }
+  if (outcome == 1 || outcome == 2) {
+    // Rebuilt as the lab's code threw it: "<file>:<line>: <what>" (comm/error.h).
+    std::string file, what = text;
+    int line = 0;
+    for (std::size_t colon = text.find(':'); colon != std::string::npos; colon = text.find(':', colon + 1)) {
+      std::size_t end = colon + 1;
+      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+      if (end > colon + 1 && text.compare(end, 2, ": ") == 0) {
+        file = text.substr(0, colon);
+        line = std::atoi(text.c_str() + colon + 1);
+        what = text.substr(end + 2);
+        break;
+      }
+    }
+    if (outcome == 1) throw comm::NotImplemented(file.c_str(), line, function);
+    throw comm::Error(file.c_str(), line, what);
+  }
+  if (outcome != 0) throw std::runtime_error(text);
+  return r;
+}
+
+}  // namespace wb::remote::comm_split

@@ -1,0 +1,235 @@
+/// @file
+/// @brief The judge/worker split for the collective labs (09-11), which run under mpirun.
+///
+/// Each rank is two processes. The **judges** (check_NN_name, one per rank, an MPI job of their
+/// own) hold the checks, their inputs, the references (computed with MPI among the judges) and
+/// the comparison, and contain none of the lab's code. The **workers** (check_NN_name_worker, a
+/// second MPI job, started by checker/mpi_launch.py inside the sandbox) hold the lab's code and
+/// the communicator it talks over. Every call of the lab's interface that a check makes is a
+/// request from judge R to worker R over a Unix socket in $WB_COMM_REMOTE_DIR: the arguments,
+/// and the host buffers the function reads and writes, go to the worker; the buffers, what the
+/// call did to the worker's communicator (counters, message times: Communicator::absorb), the
+/// library collectives and raw MPI calls it made (comm::check::LearnerCall) and a
+/// comm::NotImplemented or other exception come back. The judge's copies of the buffers are
+/// then exactly what the lab's code left in its own, so the checks compile unchanged.
+///
+/// A lab lists its interface in checker/labs/NN-name/interface.cpp. Compiled into the judge
+/// (WB_REMOTE_JUDGE), each entry defines the lab's function as a request; compiled into the
+/// worker (WB_REMOTE_WORKER), it registers a handler that unpacks the request in the same order
+/// and calls the student's function:
+/// @code
+///   WB_COMM_REMOTE(void, lab10::ring_reduce_scatter,
+///                  (void* buf, std::size_t count, comm::DataType type, comm::RedOp op, comm::Communicator& comm),
+///                  (BUFFER(buf, count * comm::size_of(type)), ARG(count), ARG(type), ARG(op), COMM(comm)))
+/// @endcode
+/// BUFFER(p, bytes) is a host buffer (null stays null; one that lies inside an earlier buffer of
+/// the same call, e.g. in place, stays inside it), ARG(v) a value of trivially copyable type,
+/// VECTOR(v) a std::vector of one, COMM(c) the communicator (the worker's own takes its place).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "comm/check.h"
+#include "comm/communicator.h"
+#include "wb_remote.h"
+
+namespace wb::remote::comm_split {
+
+// ---- judge side ----------------------------------------------------------------------------
+
+/// One request to this rank's worker. Build it in the order of the function's parameters.
+class Request {
+ public:
+  explicit Request(const char* name);
+  Request& buffer(const void* p, std::size_t bytes);
+  template <class T>
+  Request& arg(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>, "remote arguments: trivially copyable values");
+    args_.put(value);
+    return *this;
+  }
+  template <class T>
+  Request& vector(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    args_.put<std::uint64_t>(v.size());
+    args_.put_bytes(v.data(), v.size() * sizeof(T));
+    return *this;
+  }
+  /// Sends the request and waits. Copies the buffers back and feeds the communicator's counters
+  /// and the open LearnerCall windows; rethrows what the lab's code threw. Returns the reply's
+  /// value part. When the worker is gone, the judge job ends here with a message that names the
+  /// call (the launcher reruns the checks after this one).
+  Reader run(comm::Communicator& comm);
+
+ private:
+  struct Region {
+    char* p;
+    std::size_t bytes;
+  };
+  const char* name_;
+  Writer args_;
+  std::vector<Region> regions_;
+};
+
+/// Listens for this rank's worker and waits for it (at most WB_COMM_REMOTE_WAIT_S seconds,
+/// default 60); called by the judge's main() before the checks start. Without
+/// WB_COMM_REMOTE_DIR, every request fails with a message that says how to run the checks.
+void accept_worker();
+/// Tells the worker the checks are over (it finalizes MPI and exits).
+void release_worker();
+
+// ---- worker side ---------------------------------------------------------------------------
+
+/// A request as the worker's handler reads it, in the order the judge wrote it.
+class Args {
+ public:
+  /// Reads the request's buffers (its blocks, then where each buffer lies in them).
+  explicit Args(Reader& in);
+  void* buffer();
+  template <class T>
+  T arg() {
+    return in_.get<T>();
+  }
+  template <class T>
+  std::vector<T> vector() {
+    const auto n = in_.get<std::uint64_t>();
+    if (n > in_.remaining() / (sizeof(T) ? sizeof(T) : 1)) throw ChannelError("malformed request: vector size");
+    std::vector<T> v(n);
+    std::memcpy(v.data(), in_.take(n * sizeof(T)), n * sizeof(T));
+    return v;
+  }
+  /// The request's memory, sent back in the reply as the lab's code left it.
+  struct Block {
+    std::unique_ptr<char[], void (*)(void*)> data{nullptr, nullptr};
+    std::size_t bytes = 0;
+  };
+  const std::vector<Block>& blocks() const { return blocks_; }
+
+ private:
+  Reader& in_;
+  std::vector<Block> blocks_;
+  std::vector<char*> buffers_;
+};
+
+using Handler = std::function<void(Args&, Writer& result, comm::Communicator& comm)>;
+void register_handler(const char* name, Handler handler);
+struct Registration {
+  Registration(const char* name, Handler handler) { register_handler(name, std::move(handler)); }
+};
+
+// ---- the interface macros --------------------------------------------------------------------
+
+namespace detail {
+// Judge: one marker per parameter of the function, in order, carrying the value.
+struct BufferP {
+  const void* p;
+  std::size_t bytes;
+};
+template <class T>
+struct ArgP {
+  const T& v;
+};
+template <class T>
+struct VectorP {
+  const std::vector<T>& v;
+};
+struct CommP {
+  comm::Communicator& c;
+};
+
+inline void put(Request& r, const BufferP& b, comm::Communicator*&) { r.buffer(b.p, b.bytes); }
+template <class T>
+void put(Request& r, const ArgP<T>& a, comm::Communicator*&) {
+  r.arg(a.v);
+}
+template <class T>
+void put(Request& r, const VectorP<T>& a, comm::Communicator*&) {
+  r.vector(a.v);
+}
+inline void put(Request&, const CommP& c, comm::Communicator*& out) { out = &c.c; }
+
+template <class R, class... P>
+R judge_call(const char* name, const P&... params) {
+  Request request(name);
+  comm::Communicator* c = nullptr;
+  (put(request, params, c), ...);
+  // A function without a communicator (a model, a fit) runs beside the world of the checks.
+  Reader reply = request.run(c ? *c : comm::check::world());
+  if constexpr (!std::is_void_v<R>) return reply.get<R>();
+}
+
+// Worker: the same markers as tags; the function's parameter types say what to read.
+struct BufferTag {};
+struct ArgTag {};
+struct VectorTag {};
+struct CommTag {};
+
+template <class A>
+auto take(Args& a, comm::Communicator&, BufferTag) {
+  return static_cast<std::decay_t<A>>(a.buffer());
+}
+template <class A>
+auto take(Args& a, comm::Communicator&, ArgTag) {
+  return a.arg<std::decay_t<A>>();
+}
+template <class A>
+auto take(Args& a, comm::Communicator&, VectorTag) {
+  return a.vector<typename std::decay_t<A>::value_type>();
+}
+template <class A>
+auto take(Args&, comm::Communicator& c, CommTag) {
+  return std::ref(c);
+}
+
+template <class R, class... A, class... T>
+void invoke(Args& a, Writer& out, comm::Communicator& c, R (*f)(A...), T... tags) {
+  static_assert(sizeof...(A) == sizeof...(T), "one marker per parameter");
+  std::tuple<decltype(take<A>(a, c, tags))...> values{take<A>(a, c, tags)...};  // braced: in order
+  if constexpr (std::is_void_v<R>) {
+    std::apply(f, values);
+  } else {
+    out.put(std::apply(f, values));
+  }
+}
+}  // namespace detail
+
+}  // namespace wb::remote::comm_split
+
+#define WB_COMM_CAT2(a, b) a##b
+#define WB_COMM_CAT(a, b) WB_COMM_CAT2(a, b)
+
+#if defined(WB_REMOTE_JUDGE)
+#define BUFFER(p, bytes) ::wb::remote::comm_split::detail::BufferP{p, static_cast<std::size_t>(bytes)}
+#define ARG(v) ::wb::remote::comm_split::detail::ArgP<std::decay_t<decltype(v)>>{v}
+#define VECTOR(v) ::wb::remote::comm_split::detail::VectorP<typename std::decay_t<decltype(v)>::value_type>{v}
+#define COMM(c) ::wb::remote::comm_split::detail::CommP{c}
+#define WB_COMM_REMOTE_AS(R, name, wire, params, args) \
+  R name params { return ::wb::remote::comm_split::detail::judge_call<R>(wire, WB_COMM_UNPAREN args); }
+#elif defined(WB_REMOTE_WORKER)
+#define BUFFER(p, bytes) ::wb::remote::comm_split::detail::BufferTag{}
+#define ARG(v) ::wb::remote::comm_split::detail::ArgTag{}
+#define VECTOR(v) ::wb::remote::comm_split::detail::VectorTag{}
+#define COMM(c) ::wb::remote::comm_split::detail::CommTag{}
+#define WB_COMM_REMOTE_AS(R, name, wire, params, args)                                                     \
+  static const ::wb::remote::comm_split::Registration WB_COMM_CAT(wb_comm_registration_, __LINE__){       \
+      wire, [](::wb::remote::comm_split::Args& a_, ::wb::remote::Writer& out_, ::comm::Communicator& c_) { \
+        ::wb::remote::comm_split::detail::invoke(a_, out_, c_, static_cast<R(*) params>(&name),          \
+                                                 WB_COMM_UNPAREN args);                                  \
+      }};
+#else
+#define WB_COMM_REMOTE_AS(R, name, wire, params, args) \
+  static_assert(false, "compile a lab's interface.cpp with WB_REMOTE_JUDGE or WB_REMOTE_WORKER");
+#endif
+
+#define WB_COMM_UNPAREN(...) __VA_ARGS__
+/// One interface function, sent under its own name.
+#define WB_COMM_REMOTE(R, name, params, args) WB_COMM_REMOTE_AS(R, name, #name, params, args)
