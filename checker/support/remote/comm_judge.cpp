@@ -28,13 +28,6 @@ namespace {
 int g_fd = -1;              // the connection to this rank's worker
 std::string g_unavailable;  // why there is none (every request fails with it)
 
-int env_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
-    if (const char* v = std::getenv(name); v && *v) return std::atoi(v);
-  }
-  return 0;
-}
-
 // The worker is gone or talks nonsense: this check cannot go on, and neither can the other
 // ranks' (the worker job has ended with it). Ends the judge job with a message that names the
 // call; the launcher fails the running check with it and reruns the checks after it.
@@ -156,7 +149,10 @@ Reader Request::run(comm::Communicator& comm) {
   Payload payload;
   try {
     send_message(g_fd, static_cast<std::uint32_t>(Op::Call), w);
-    if (!receive_message(g_fd, tag, payload)) lost(name_, "ended");
+    // The reply holds the buffers, a few counters and the function's value: no more.
+    std::uint64_t most = std::uint64_t(64) << 20;
+    for (const Block& b : blocks) most += b.bytes;
+    if (!receive_message(g_fd, tag, payload, most)) lost(name_, "ended");
   } catch (const ChannelError& e) {
     lost(name_, std::string("ended (") + e.what() + ")");
   }

@@ -29,13 +29,6 @@ std::map<std::string, Handler>& handlers() {
   return h;
 }
 
-int env_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
-    if (const char* v = std::getenv(name); v && *v) return std::atoi(v);
-  }
-  return 0;
-}
-
 // Connects to this rank's judge; it may still be starting.
 int connect_judge(int rank) {
   const char* dir = std::getenv("WB_COMM_REMOTE_DIR");

@@ -1,5 +1,5 @@
 /// @file
-/// @brief The judge/worker split for the collective labs (09-11), which run under mpirun.
+/// @brief The judge/worker split for the collective labs, which run under mpirun (lab 09 so far).
 ///
 /// Each rank is two processes. The **judges** (check_NN_name, one per rank, an MPI job of their
 /// own) hold the checks, their inputs, the references (computed with MPI among the judges) and
@@ -18,9 +18,8 @@
 /// worker (WB_REMOTE_WORKER), it registers a handler that unpacks the request in the same order
 /// and calls the student's function:
 /// @code
-///   WB_COMM_REMOTE(void, lab10::ring_reduce_scatter,
-///                  (void* buf, std::size_t count, comm::DataType type, comm::RedOp op, comm::Communicator& comm),
-///                  (BUFFER(buf, count * comm::size_of(type)), ARG(count), ARG(type), ARG(op), COMM(comm)))
+///   WB_COMM_REMOTE(double, lab09::pingpong, (comm::Communicator& comm, void* buf, std::size_t bytes, int iters),
+///                  (COMM(comm), BUFFER(buf, bytes), ARG(bytes), ARG(iters)))
 /// @endcode
 /// BUFFER(p, bytes) is a host buffer (null stays null; one that lies inside an earlier buffer of
 /// the same call, e.g. in place, stays inside it), ARG(v) a value of trivially copyable type,
@@ -29,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -43,6 +43,15 @@
 #include "wb_remote.h"
 
 namespace wb::remote::comm_split {
+
+/// This process's rank, from what mpirun puts in its environment (judges and workers need it
+/// before MPI starts, to find each other).
+inline int env_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* v = std::getenv(name); v && *v) return std::atoi(v);
+  }
+  return 0;
+}
 
 // ---- judge side ----------------------------------------------------------------------------
 
