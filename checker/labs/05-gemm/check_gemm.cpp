@@ -13,7 +13,8 @@
 //     roundings of the scaling and the final addition. The reference is computed in double.
 //   A and B carry guard zones and must come back unchanged; C carries guard zones and its row
 //   padding (columns N .. ldc-1) must stay untouched.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
+// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing, also with A, B
+// and C allocated to their exact size (a load one row past A or one column past B is reported).
 // Performance (sim), cusim analysis metrics on 128 x 128 x 128 (beta = 0, dense):
 //   - sgemm_coalesced: global loads and stores <= 4.00 sectors/request (naive's recorded);
 //   - tiled versions: global bytes read per FLOP <= 0.25 (an untiled version reads 8 bytes per
@@ -80,6 +81,9 @@ struct Case {
   int pad_a = 0, pad_b = 0, pad_c = 0;  // lda = K + pad_a, ldb = N + pad_b, ldc = N + pad_c
   bool random = false;
   std::uint64_t seed = 1;
+  // A, B and C in allocations of exactly their size (no guard zones): cusim's memcheck then
+  // reports a read past the end of a matrix even when the value read never reaches C.
+  bool exact = false;
   int lda() const { return K + pad_a; }
   int ldb() const { return N + pad_b; }
   int ldc() const { return N + pad_c; }
@@ -95,7 +99,8 @@ std::string describe_call(const Version& v, const Case& c) {
   std::ostringstream out;
   out << v.name << "(M=" << c.M << ", N=" << c.N << ", K=" << c.K << ", alpha=" << number(c.alpha)
       << ", beta=" << number(c.beta) << ", lda=" << c.lda() << ", ldb=" << c.ldb() << ", ldc=" << c.ldc() << ") ["
-      << (c.random ? "random data in [-1, 1)" : "exact integer data") << ", seed " << c.seed << "]";
+      << (c.random ? "random data in [-1, 1)" : "exact integer data") << ", seed " << c.seed
+      << (c.exact ? ", A, B and C allocated to their exact size" : "") << "]";
   return out.str();
 }
 
@@ -208,11 +213,14 @@ bool element_ok(const Case& c, const Reference& ref, std::size_t i, float got) {
 testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d, const std::string& call,
                                   std::vector<float>& c_out) {
   try {
-    wb::DeviceBuffer<float> A(std::span<const float>(d.A), kGuard);
-    wb::DeviceBuffer<float> B(std::span<const float>(d.B), kGuard);
-    wb::DeviceBuffer<float> C(std::span<const float>(d.C), kGuard);
-    fill_guards_with(A, kPadding);
-    fill_guards_with(B, kPadding);
+    const std::size_t guard = c.exact ? 0 : kGuard;
+    wb::DeviceBuffer<float> A(std::span<const float>(d.A), guard);
+    wb::DeviceBuffer<float> B(std::span<const float>(d.B), guard);
+    wb::DeviceBuffer<float> C(std::span<const float>(d.C), guard);
+    if (guard > 0) {
+      fill_guards_with(A, kPadding);
+      fill_guards_with(B, kPadding);
+    }
     if (auto r = cuda_success(v.run(c.M, c.N, c.K, c.alpha, A.data(), c.lda(), B.data(), c.ldb(), c.beta, C.data(),
                                     c.ldc()),
                               call, v.name);
@@ -472,8 +480,22 @@ TEST(Correctness, FinalLarge) {
 #if defined(CUSIM)
 namespace {
 
+#if WB_HAVE_CUSIM_ANALYSIS
+// Occurrences of memcheck reports so far.
+std::uint64_t memcheck_occurrences() {
+  std::uint64_t n = 0;
+  for (const auto& r : cusim::analysis::reports()) n += r.tool == "memcheck" ? r.count : 0;
+  return n;
+}
+#endif
+
 // Runs every version on a few edge cases and fails on any report of @p tools. A report explains
 // a wrong result (a race usually does), so reports come first in the failure.
+// The last two cases allocate A, B and C to their exact size, unpadded: the guard zones of the
+// other cases are part of their allocations, so a tile load one row past A's last row (row M) or
+// one column past B's last column (column N, which is past the end of B in its last row) reads
+// memory memcheck accepts, and its value never reaches C (it only feeds results of row M or
+// column N, which are not stored): only an exact allocation shows it.
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
 #if WB_HAVE_CUSIM_ANALYSIS
   cusim::analysis::reset();
@@ -481,12 +503,35 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
   const std::vector<Case> cases = {{.M = 1, .N = 1, .K = 1, .seed = 50},
                                    {.M = 17, .N = 33, .K = 65, .alpha = 2.0f, .beta = -1.0f, .seed = 51},
                                    {.M = 130, .N = 131, .K = 19, .seed = 52},
-                                   {.M = 33, .N = 45, .K = 70, .alpha = 1.0f, .beta = 1.0f, .pad_a = 3, .pad_b = 1, .pad_c = 2, .seed = 53}};
+                                   {.M = 33, .N = 45, .K = 70, .alpha = 1.0f, .beta = 1.0f, .pad_a = 3, .pad_b = 1, .pad_c = 2, .seed = 53},
+                                   {.M = 130, .N = 131, .K = 19, .seed = 54, .exact = true},
+                                   {.M = 17, .N = 33, .K = 65, .alpha = 2.0f, .beta = -1.0f, .seed = 55, .exact = true}};
   testing::AssertionResult results = testing::AssertionSuccess();
+  std::string first_outside;         // the first exact-size call with a new memcheck report
+  std::uint64_t guarded_reports = 0;  // memcheck reports of the calls with guard zones
   for (const Version* v : kAllVersions) {
     for (const Case& c : cases) {
+#if WB_HAVE_CUSIM_ANALYSIS
+      const std::uint64_t before = memcheck_occurrences();
+#endif
       if (auto r = check_case(*v, c); !r && results) results = r;
+#if WB_HAVE_CUSIM_ANALYSIS
+      const std::uint64_t added = memcheck_occurrences() - before;
+      if (!c.exact) guarded_reports += added;
+      if (c.exact && added > 0 && first_outside.empty()) first_outside = describe_call(*v, c);
+#endif
     }
+  }
+  // Only the exact allocations saw an access outside the matrices: one just past their end.
+  if (!first_outside.empty() && guarded_reports == 0 &&
+      std::find(tools.begin(), tools.end(), "memcheck") != tools.end()) {
+    ADD_FAILURE() << first_outside
+                  << " accessed memory just past the end of A, B or C (memcheck's report follows), which the same "
+                     "shapes with guard zones around the matrices did not show. A tile load of row M of A or of "
+                     "column N of B reads past the matrix: the value only feeds results that are never stored, so "
+                     "C is right, but the read lands past the end of the allocation (A's row M; B's column N in "
+                     "its last row) and can fault on a GPU. Test every load: row < M and column < K for A, row < "
+                     "K and column < N for B (<, not <=).";
   }
   wb::check::expect_no_analysis_reports(tools, what, results);
 }
@@ -494,12 +539,13 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 }  // namespace
 
 TEST(Analysis, MemcheckClean) {
-  wb::check::record_threshold("0 memcheck/initcheck reports, every version, 4 edge cases");
+  wb::check::record_threshold("0 memcheck/initcheck reports, every version, 6 edge cases (2 with A, B and C "
+                              "allocated to their exact size)");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 TEST(Analysis, RacecheckClean) {
-  wb::check::record_threshold("0 racecheck/synccheck reports, every version, 4 edge cases");
+  wb::check::record_threshold("0 racecheck/synccheck reports, every version, 6 edge cases");
   wb::check::record_hint(
       "Two barriers per K step: __syncthreads() after the tiles are stored in shared memory (before anyone "
       "reads them) and after the inner product loop (before the next step overwrites them).");
