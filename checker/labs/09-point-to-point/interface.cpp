@@ -8,12 +8,7 @@ using comm::Communicator;
 using comm::DataType;
 using comm::RedOp;
 
-namespace {
-inline std::size_t bytes_of(Collective c, bool send, std::size_t count, DataType type, const Communicator& comm) {
-  return (send ? comm::send_elements(c, count, comm.size()) : comm::recv_elements(c, count, comm.size())) *
-         comm::size_of(type);
-}
-}  // namespace
+using wb::remote::comm_split::collective_bytes;
 
 WB_COMM_REMOTE(double, lab09::pingpong, (Communicator & comm, void* buf, std::size_t bytes, int iters),
                (COMM(comm), BUFFER(buf, bytes), ARG(bytes), ARG(iters)))
@@ -26,22 +21,22 @@ WB_COMM_REMOTE(double, lab09::predicted_naive_allreduce_time, (const lab09::Alph
                (ARG(m), ARG(n), ARG(bytes)))
 WB_COMM_REMOTE(void, lab09::linear_broadcast,
                (const void* sendbuf, void* recvbuf, std::size_t count, DataType type, int root, Communicator& comm),
-               (BUFFER(sendbuf, bytes_of(Collective::broadcast, true, count, type, comm)),
-                BUFFER(recvbuf, bytes_of(Collective::broadcast, false, count, type, comm)), ARG(count), ARG(type),
+               (BUFFER(sendbuf, collective_bytes(Collective::broadcast, true, count, type, comm)),
+                BUFFER(recvbuf, collective_bytes(Collective::broadcast, false, count, type, comm)), ARG(count), ARG(type),
                 ARG(root), COMM(comm)))
 WB_COMM_REMOTE(void, lab09::linear_reduce,
                (const void* sendbuf, void* recvbuf, std::size_t count, DataType type, RedOp op, int root,
                 Communicator& comm),
-               (BUFFER(sendbuf, bytes_of(Collective::reduce, true, count, type, comm)),
-                BUFFER(recvbuf, bytes_of(Collective::reduce, false, count, type, comm)), ARG(count), ARG(type),
+               (BUFFER(sendbuf, collective_bytes(Collective::reduce, true, count, type, comm)),
+                BUFFER(recvbuf, collective_bytes(Collective::reduce, false, count, type, comm)), ARG(count), ARG(type),
                 ARG(op), ARG(root), COMM(comm)))
 WB_COMM_REMOTE(void, lab09::linear_gather,
                (const void* sendbuf, void* recvbuf, std::size_t count, DataType type, int root, Communicator& comm),
-               (BUFFER(sendbuf, bytes_of(Collective::gather, true, count, type, comm)),
-                BUFFER(recvbuf, bytes_of(Collective::gather, false, count, type, comm)), ARG(count), ARG(type),
+               (BUFFER(sendbuf, collective_bytes(Collective::gather, true, count, type, comm)),
+                BUFFER(recvbuf, collective_bytes(Collective::gather, false, count, type, comm)), ARG(count), ARG(type),
                 ARG(root), COMM(comm)))
 WB_COMM_REMOTE(void, lab09::linear_scatter,
                (const void* sendbuf, void* recvbuf, std::size_t count, DataType type, int root, Communicator& comm),
-               (BUFFER(sendbuf, bytes_of(Collective::scatter, true, count, type, comm)),
-                BUFFER(recvbuf, bytes_of(Collective::scatter, false, count, type, comm)), ARG(count), ARG(type),
+               (BUFFER(sendbuf, collective_bytes(Collective::scatter, true, count, type, comm)),
+                BUFFER(recvbuf, collective_bytes(Collective::scatter, false, count, type, comm)), ARG(count), ARG(type),
                 ARG(root), COMM(comm)))

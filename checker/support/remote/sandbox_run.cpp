@@ -2,6 +2,8 @@
 // did (128 + the signal that ended it). checker/mpi_launch.py starts the collective labs'
 // worker job with it: mpirun and every rank of the lab's code inside one sandbox.
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +19,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: wb_sandbox_run PROGRAM [ARGS...] (PROGRAM: an absolute path)\n");
     return 2;
   }
+  // When the launcher goes, so does everything started here (the sandbox's processes die with
+  // this one).
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   const std::vector<std::string> args(argv + 2, argv + argc);
   const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   const wb::remote::Spawned s = wb::remote::spawn_worker(argv[1], args, null_fd);

@@ -53,6 +53,14 @@ inline int env_rank() {
   return 0;
 }
 
+/// Bytes of a collective's send (or receive) buffer on this rank, as the checks allocate them
+/// (comm::send_elements, comm::recv_elements): the size a BUFFER of a collective carries.
+inline std::size_t collective_bytes(comm::Collective c, bool send, std::size_t count, comm::DataType type,
+                                    const comm::Communicator& comm) {
+  return (send ? comm::send_elements(c, count, comm.size()) : comm::recv_elements(c, count, comm.size())) *
+         comm::size_of(type);
+}
+
 // ---- judge side ----------------------------------------------------------------------------
 
 /// One request to this rank's worker. Build it in the order of the function's parameters.
