@@ -16,6 +16,11 @@
 //   the last index, n = 0 (the identities -inf and +inf).
 //   Outputs and workspaces carry guard zones; the result starts as 0xFF bytes (a NaN), so a
 //   result never written is told apart from a wrong one.
+// Host code (sim, wb_host_checks.h): the functions that make a CUDA call that can fail (versions
+//   1-4 clear *d_out with cudaMemset when n == 0, reduce_sum_grid_stride with cudaMemsetAsync
+//   before its launch) hold as much device memory after a call as before, and when each of their
+//   cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async) calls fails in turn (cusim's fault
+//   injection) they return that error at once: no work after it, no leak.
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
 // Performance (sim), with cusim analysis metrics:
 //   - version 2: shared-memory wavefronts per request <= 1.00 (version 1's are recorded);
@@ -56,6 +61,7 @@
 #if defined(CUSIM)
 #include <cusim/checker.h>
 #endif
+#include "wb_host_checks.h"
 
 namespace {
 
@@ -543,6 +549,87 @@ TEST(Correctness, MaxMin) {
   }
   wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
 }
+
+// ---- Host code (sim): device memory and CUDA errors (wb_host_checks.h) ------------------
+
+#if defined(CUSIM)
+namespace {
+
+// The functions whose reference makes a CUDA call that can fail before it returns: the versions
+// 1-4 set *d_out with cudaMemset when n == 0 (reduce_in_passes), reduce_sum_grid_stride clears
+// *d_out with cudaMemsetAsync before its launch. Each is called with n = 0 and n = 1000, where a
+// version of the learner's may also allocate, copy or clear something else.
+struct HostCase {
+  std::string call;
+  const char* function;
+  bool with_workspace;
+  std::size_t n;
+  std::function<cudaError_t(const float*, float*, float*)> run;  // (d_in, d_out, d_workspace)
+};
+
+std::vector<HostCase> host_cases() {
+  std::vector<HostCase> cases;
+  for (std::size_t n : {std::size_t(0), std::size_t(1000)}) {
+    for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
+      cases.push_back({tree_call(*v, n, 256), v->name, true, n, [v, n](const float* in, float* out, float* ws) {
+                         return v->run(in, static_cast<int>(n), out, ws, 256);
+                       }});
+    }
+    cases.push_back({grid_call(n, 4, 128), "reduce_sum_grid_stride", false, n, [n](const float* in, float* out, float*) {
+                       return reduce_sum_grid_stride(in, static_cast<int>(n), out, 4, 128);
+                     }});
+  }
+  return cases;
+}
+
+const char* const kHostFunctions = "reduce_sum_interleaved, _sequential, _first_add, _warp_shuffle (block_size 256) "
+                                   "and reduce_sum_grid_stride (4 x 128), n = 0 and 1000";
+
+}  // namespace
+
+TEST(Correctness, HostFreesDeviceMemory) {
+  wb::check::record_threshold(std::string(kHostFunctions) +
+                              ": correct, and as much device memory allocated after each call as before");
+  const std::vector<HostCase> cases = host_cases();
+  std::uint64_t seed = 900;
+  WB_ASSERT(wb::check::run_cases(cases.size(), [&](std::size_t i) {
+    const HostCase& c = cases[i];
+    const Input input = exact_input(c.n, seed++);
+    return wb::check::host::frees_device_memory(c.call, c.function, [&] {
+      float got = 0.0f;
+      if (auto r = run_reduction(input.values, c.call, c.function, c.with_workspace, kSumPoison, c.run, got); !r) {
+        return r;
+      }
+      return sum_matches(input, got, c.call);
+    });
+  }));
+}
+
+// Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async)
+// of each call fails in turn; the call must return that error at once, with no work after it
+// and no leak.
+TEST(Correctness, HostReturnsCudaErrors) {
+  wb::check::record_threshold(std::string(kHostFunctions) +
+                              ": each cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async) they make failed in turn, "
+                              "that error returned at once, no device memory left");
+  const std::vector<HostCase> cases = host_cases();
+  wb::check::host::InjectionTally tally;
+  std::uint64_t seed = 950;
+  for (const HostCase& c : cases) {
+    wb::check::record_measured(tally.measured());
+    const Input input = exact_input(c.n, seed++);
+    wb::DeviceBuffer<float> in(std::span<const float>(input.values), kGuard);
+    wb::DeviceBuffer<float> out(1, kGuard);
+    wb::DeviceBuffer<float> workspace(std::max<std::size_t>(reduce_workspace_floats(static_cast<int>(c.n)), 1), kGuard);
+    auto run = [&] { return c.run(in.data(), out.data(), workspace.data()); };
+    // The healthy call first: a function that does not work yet has no error paths to test.
+    WB_ASSERT(cuda_success(run(), c.call, c.function));
+    WB_ASSERT(wb::check::device_clean_after(c.call));
+    WB_ASSERT(wb::check::host::returns_injected_errors(c.call, c.function, nullptr, run, tally));
+  }
+  wb::check::record_measured(tally.measured());
+}
+#endif
 
 // ---- Analysis (sim) --------------------------------------------------------------------
 

@@ -19,6 +19,11 @@
 //   Outputs, bins and workspaces carry guard zones; outputs start as 0xCD bytes, so an
 //   element never written is told apart from a wrong one, and bins start as 0xCD bytes, so
 //   a histogram that does not clear them first shows.
+// Host code (sim, wb_host_checks.h): the functions that make a CUDA call that can fail (the
+//   single-pass scans clear their workspace, the histograms d_bins, with cudaMemsetAsync before
+//   the launch) hold as much device memory after a call as before, and when each of their
+//   cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async) calls fails in turn (cusim's fault
+//   injection) they return that error at once: no work after it, no leak.
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
 // Performance (sim), with cusim analysis metrics:
 //   - scan_reduce_then_scan: global bytes read <= 2.1 x 4n and written <= 1.1 x 4n (the
@@ -45,6 +50,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -57,6 +63,7 @@
 #if defined(CUSIM)
 #include <cusim/checker.h>
 #endif
+#include "wb_host_checks.h"
 
 #if defined(WB_HAVE_CUDA_BASELINES)
 cudaError_t wb_cub_inclusive_sum(const int* d_in, int* d_out, int n, void* d_temp, std::size_t* temp_bytes);
@@ -673,6 +680,122 @@ TEST(Correctness, HistogramIgnoresValuesPastN) {
   }
   wb::check::record_measured(cases_text(passed, total));
 }
+
+// ---- Host code (sim): device memory and CUDA errors (wb_host_checks.h) ------------------
+
+#if defined(CUSIM)
+namespace {
+
+// The functions whose reference makes a CUDA call that can fail before its launch: the
+// single-pass scans (inclusive_scan of int and float, exclusive_scan) clear their workspace, the
+// three histograms clear d_bins, each with cudaMemsetAsync. A learner's version may also
+// allocate, copy or clear something else; every such call is tested.
+struct HostCase {
+  std::string call;
+  const char* function;
+  std::function<testing::AssertionResult()> checked_call;  // buffers, call, results (the correctness checks')
+  std::function<void()> prepare;                            // before each injected call
+  std::function<cudaError_t()> run;                         // the call alone, on buffers made beforehand
+};
+
+constexpr std::size_t kHostScanSize = 5000;  // two tiles and a partial one for tiles of 2048 and more
+
+// Device buffers for the injected calls of a scan: input, output, workspace.
+template <class T>
+struct ScanBuffers {
+  std::vector<T> input;
+  wb::DeviceBuffer<T> in, out;
+  wb::DeviceBuffer<unsigned char> workspace;
+  explicit ScanBuffers(std::vector<T> values)
+      : input(std::move(values)),
+        in(std::span<const T>(input), wb::DeviceBuffer<T>::kDefaultGuard),
+        out(input.size(), wb::DeviceBuffer<T>::kDefaultGuard),
+        workspace(scan_workspace_bytes(static_cast<int>(input.size())), 4096) {}
+};
+
+struct HistogramBuffers {
+  wb::DeviceBuffer<unsigned> values, bins;
+  explicit HistogramBuffers(const HistogramInput& h)
+      : values(std::span<const unsigned>(h.values), wb::DeviceBuffer<unsigned>::kDefaultGuard),
+        bins(static_cast<std::size_t>(h.num_bins), wb::DeviceBuffer<unsigned>::kDefaultGuard) {}
+};
+
+// The cases share their buffers between the healthy call and the injected ones.
+std::vector<HostCase> host_cases(std::vector<std::shared_ptr<void>>& keep) {
+  std::vector<HostCase> cases;
+  const int n = static_cast<int>(kHostScanSize);
+  for (const ScanVersion* v : {&kInclusive, &kExclusive}) {
+    auto b = std::make_shared<ScanBuffers<int>>(scan_ints(kHostScanSize, 1000));
+    keep.push_back(b);
+    // The workspace is zeroed before each injected call: code that goes on after a failed clear
+    // then runs on defined data, and the check reports the work, not a hang.
+    cases.push_back({std::string(v->name) + "(n=" + std::to_string(n) + ")", v->name,
+                     [v] { return check_int_scan(*v, kHostScanSize, 1001); }, [b] { b->workspace.fill_bytes(0); },
+                     [v, b, n] { return call_scan(*v, b->in.data(), b->out.data(), n, b->workspace.data()); }});
+  }
+  {
+    auto b = std::make_shared<ScanBuffers<float>>(wb::random_floats(kHostScanSize, 1002, -1.0f, 2.0f));
+    keep.push_back(b);
+    cases.push_back({"inclusive_scan(float, n=" + std::to_string(n) + ")", "inclusive_scan",
+                     [] { return check_float_scan(kHostScanSize, 1003); }, [b] { b->workspace.fill_bytes(0); },
+                     [b, n] { return inclusive_scan(b->in.data(), b->out.data(), n, b->workspace.data()); }});
+  }
+  std::uint64_t seed = 1010;
+  for (std::size_t size : {std::size_t(0), std::size_t(1000)}) {
+    const HistogramInput h = uniform_values(size, 256, seed++);
+    auto b = std::make_shared<HistogramBuffers>(h);
+    keep.push_back(b);
+    const int hn = static_cast<int>(size);
+    cases.push_back({histogram_call("histogram_global_atomics", h), "histogram_global_atomics",
+                     [h] { return check_histogram_global(h); }, nullptr,
+                     [b, hn] { return histogram_global_atomics(b->values.data(), hn, b->bins.data(), 256); }});
+    cases.push_back({histogram_call("histogram_shared", h, ", num_blocks=4, block_size=128"), "histogram_shared",
+                     [h] { return check_histogram_shared(h, 4, 128); }, nullptr,
+                     [b, hn] { return histogram_shared(b->values.data(), hn, b->bins.data(), 256, 4, 128); }});
+    cases.push_back({histogram_call("histogram", h), "histogram", [h] { return check_histogram_final(h); }, nullptr,
+                     [b, hn] { return histogram(b->values.data(), hn, b->bins.data(), 256); }});
+  }
+  return cases;
+}
+
+const char* const kHostFunctions =
+    "inclusive_scan (int, float), exclusive_scan (n = 5000); histogram_global_atomics, histogram_shared (4 x 128), "
+    "histogram (n = 0 and 1000, 256 bins)";
+
+}  // namespace
+
+TEST(Correctness, HostFreesDeviceMemory) {
+  wb::check::record_threshold(std::string(kHostFunctions) +
+                              ": correct, and as much device memory allocated after each call as before");
+  std::vector<std::shared_ptr<void>> keep;
+  const std::vector<HostCase> cases = host_cases(keep);
+  keep.clear();  // the buffers of the injected calls are not needed here: free them before measuring
+  WB_ASSERT(wb::check::run_cases(cases.size(), [&](std::size_t i) {
+    return wb::check::host::frees_device_memory(cases[i].call, cases[i].function, cases[i].checked_call);
+  }));
+}
+
+// Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async)
+// of each call fails in turn; the call must return that error at once, with no work after it
+// and no leak.
+TEST(Correctness, HostReturnsCudaErrors) {
+  wb::check::record_threshold(std::string(kHostFunctions) +
+                              ": each cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async) they make failed in turn, "
+                              "that error returned at once, no device memory left");
+  std::vector<std::shared_ptr<void>> keep;
+  const std::vector<HostCase> cases = host_cases(keep);
+  wb::check::host::InjectionTally tally;
+  for (const HostCase& c : cases) {
+    wb::check::record_measured(tally.measured());
+    // The healthy call first: a function that does not work yet has no error paths to test.
+    if (c.prepare) c.prepare();
+    WB_ASSERT(cuda_success(c.run(), c.call, c.function));
+    WB_ASSERT(wb::check::device_clean_after(c.call));
+    WB_ASSERT(wb::check::host::returns_injected_errors(c.call, c.function, c.prepare, c.run, tally));
+  }
+  wb::check::record_measured(tally.measured());
+}
+#endif
 
 // ---- Analysis (sim) --------------------------------------------------------------------
 

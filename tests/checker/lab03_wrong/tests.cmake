@@ -14,6 +14,13 @@ wb_known_wrong_test(03-reduction missing_atomic
 wb_known_wrong_test(03-reduction max_starts_at_zero
   --expect-fail Correctness.MaxMin "reduce_max\\(n=0\\) .*: got 0, expected -inf \\(the max of no elements is the identity")
 if(WB_BACKEND STREQUAL "sim")
+  # cusim's device memory and fault injection (cusim/checker.h, wb_host_checks.h): sim only.
+  wb_known_wrong_test(03-reduction grid_stride_memset_unchecked
+    --expect-fail Correctness.HostReturnsCudaErrors
+                  "reduce_sum_grid_stride\\(n=0, num_blocks=4, block_size=128\\) with its 1st cudaMemsetAsync failing with cudaErrorLaunchFailure returned the error, but only after going on: the launch of reduce_grid_stride_kernel at .*grid_stride_memset_unchecked.cu:{{line:reduce_grid_stride_kernel<<<}} came after the failed cudaMemsetAsync")
+  wb_known_wrong_test(03-reduction passes_leak_scratch
+    --expect-fail Correctness.HostFreesDeviceMemory
+                  "reduce_sum_interleaved\\(n=1000, block_size=256\\) left 1 device allocation\\(s\\) \\(132 bytes\\) behind: every cudaMalloc in reduce_sum_interleaved needs its cudaFree")
   # The report names the store into sdata and the first tree step.
   wb_known_wrong_test(03-reduction missing_syncthreads SIM_ANALYSIS
     --expect-fail Analysis.RacecheckClean
