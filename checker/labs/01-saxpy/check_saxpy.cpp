@@ -29,6 +29,7 @@
 #include "saxpy.h"
 #include "wb/wb.h"
 #include "wb_check.h"
+#include "wb_host_checks.h"
 
 #if defined(CUSIM) && __has_include(<cusim/analysis.h>)
 #include <cusim/analysis.h>
@@ -327,27 +328,8 @@ TEST(Correctness, HostNegativeSize) {
 #if defined(CUSIM)
 namespace {
 
-std::string describe_memory(const cusim::checker::DeviceMemory& m) {
-  return std::to_string(m.allocations) + " allocation(s), " + std::to_string(m.bytes) + " bytes";
-}
-
-// "left 2 device allocation(s) (264 bytes) behind" when @p after holds more than @p before.
-std::string describe_leak(const cusim::checker::DeviceMemory& before, const cusim::checker::DeviceMemory& after) {
-  std::ostringstream out;
-  if (after.allocations >= before.allocations && after.bytes >= before.bytes) {
-    out << "left " << (after.allocations - before.allocations) << " device allocation(s) ("
-        << (after.bytes - before.bytes) << " bytes) behind";
-  } else {
-    out << "changed the device memory held from " << describe_memory(before) << " to " << describe_memory(after)
-        << " (it freed memory it had not allocated)";
-  }
-  return out.str();
-}
-
-const char* ordinal(unsigned n) {
-  static const char* const names[] = {"0th", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th"};
-  return n < 9 ? names[n] : "9th or later";
-}
+using wb::check::host::describe_leak;
+using wb::check::host::ordinal;
 
 }  // namespace
 
