@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -149,15 +148,7 @@ Reader Request::run(comm::Communicator& comm) {
   Payload payload;
   try {
     send_message(g_fd, static_cast<std::uint32_t>(Op::Call), w);
-    // Keep the judges' own MPI traffic moving while this rank waits (a collective of the
-    // checks' that returned here may still be pushing data to another judge).
-    // A message wakes the poll at once; the timeout only paces MPI's progress (1 to 16 ms).
-    for (int wait_ms = 1;; wait_ms = wait_ms < 16 ? 2 * wait_ms : 16) {
-      pollfd p{g_fd, POLLIN, 0};
-      if (poll(&p, 1, wait_ms) != 0) break;
-      int flag = 0;
-      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    }
+    wait_readable_with_mpi_progress(g_fd);  // the judges' own MPI traffic keeps moving meanwhile
     // The reply holds the buffers, a few counters and the function's value: no more.
     std::uint64_t most = std::uint64_t(64) << 20;
     for (const Block& b : blocks) most += b.bytes;

@@ -2,7 +2,6 @@
 // It joins the workers' MPI job, connects to this rank's judge and runs the lab's functions
 // the judge asks for, over this process's own communicator.
 #include <mpi.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -159,16 +158,7 @@ int main(int argc, char** argv) {
   for (;;) {
     std::uint32_t tag = 0;
     Payload payload;
-    // Between requests MPI must keep moving: a call may return with sends that the library
-    // still pushes to their receivers (shared-memory fragments beyond the receiver's queue), and
-    // the receiver's call waits for them.
-    // A message wakes the poll at once; the timeout only paces MPI's progress (1 to 16 ms).
-    for (int wait_ms = 1;; wait_ms = wait_ms < 16 ? 2 * wait_ms : 16) {
-      pollfd p{fd, POLLIN, 0};
-      if (poll(&p, 1, wait_ms) != 0) break;
-      int flag = 0;
-      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    }
+    comm_split::wait_readable_with_mpi_progress(fd);  // between requests, MPI keeps moving
     try {
       if (!receive_message(fd, tag, payload)) break;  // the judge is gone
       if (tag == static_cast<std::uint32_t>(Op::Shutdown)) {

@@ -26,6 +26,9 @@
 /// VECTOR(v) a std::vector of one, COMM(c) the communicator (the worker's own takes its place).
 #pragma once
 
+#include <mpi.h>
+#include <poll.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -51,6 +54,19 @@ inline int env_rank() {
     if (const char* v = std::getenv(name); v && *v) return std::atoi(v);
   }
   return 0;
+}
+
+/// Waits until @p fd has something to read (or is closed) while keeping this process's MPI
+/// traffic moving: a call may return with data MPI still pushes to another rank (shared-memory
+/// fragments beyond the receiver's queue), and that rank's call waits for it. A message wakes
+/// the wait at once; the timeout only paces MPI's progress (1 to 16 ms).
+inline void wait_readable_with_mpi_progress(int fd) {
+  for (int wait_ms = 1;; wait_ms = wait_ms < 16 ? 2 * wait_ms : 16) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, wait_ms) != 0) return;
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  }
 }
 
 /// Bytes of a collective's send (or receive) buffer on this rank, as the checks allocate them
