@@ -13,6 +13,7 @@
 #include "comm/harness.h"
 #include "comm/reduce.h"
 #include "ring_allreduce.h"
+#include "timed.h"
 
 namespace {
 
@@ -476,22 +477,15 @@ TEST(Performance, PipelinedRingBusbwVsMpiAllreduce) {
   o.min_bytes = o.max_bytes = 16 << 20;
   o.iters = 10;
   o.warmup = 2;
-  o.in_place = false;
-  std::string library_calls;  // what the ring called of the library, if anything
-  std::vector<comm::Implementation> impls = {
-      {"ring",
-       comm::check::watched(pipelined(lab10::default_segment_bytes), "ring_allreduce_pipelined", &library_calls)},
-      comm::library_implementation(w)};
-  std::vector<comm::Result> res;
-  std::string ni = run_lab([&] { res = comm::run_allreduce_sweep(w, impls, o, nullptr); });
+  comm::check::VsLibrary res;
+  std::string ni = run_lab([&] { res = lab10::timed::pipelined_vs_library(o, lab10::default_segment_bytes, w); },
+                           "ring_allreduce_pipelined");
   if (!ni.empty()) FAIL() << ni;
-  if (!agree_all(library_calls.empty())) FAIL() << gather_text(library_calls);
-  ASSERT_EQ(res.size(), 2u);
-  ASSERT_EQ(res[0].out_of_place.wrong, 0u) << "the pipelined ring gave wrong results at 16 MiB";
-  const double ratio = res[0].out_of_place.busbw / res[1].out_of_place.busbw;
+  ASSERT_EQ(res.lab.wrong, 0u) << "the pipelined ring gave wrong results at 16 MiB";
+  const double ratio = res.lab.busbw / res.library.busbw;
   std::ostringstream m;
   m.precision(2);
-  m << std::fixed << ratio << "x (" << res[0].out_of_place.busbw << " vs " << res[1].out_of_place.busbw << " GB/s)";
+  m << std::fixed << ratio << "x (" << res.lab.busbw << " vs " << res.library.busbw << " GB/s)";
   record("measured", m.str());
   record("threshold", ">= 0.50x MPI_Allreduce busbw at 16 MiB");
   EXPECT_GE(ratio, 0.5) << "ring_allreduce_pipelined reaches " << m.str()

@@ -10,6 +10,7 @@
 #include "comm/check.h"
 #include "comm/error.h"
 #include "comm/harness.h"
+#include "timed.h"
 #include "tree_allreduce.h"
 
 namespace {
@@ -319,21 +320,15 @@ TEST(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce) {
   o.min_bytes = o.max_bytes = 8;
   o.iters = 300;
   o.warmup = 20;
-  o.in_place = false;
-  std::string library_calls;  // what the double tree called of the library, if anything
-  std::vector<comm::Implementation> impls = {
-      {"tree", comm::check::watched(dual(lab11::default_segment_bytes), "double_tree_allreduce", &library_calls)},
-      comm::library_implementation(w)};
-  std::vector<comm::Result> res;
-  std::string ni = run_lab_code([&] { res = comm::run_allreduce_sweep(w, impls, o, nullptr); });
+  comm::check::VsLibrary res;
+  std::string ni = run_lab_code(
+      [&] { res = lab11::timed::double_tree_vs_library(o, lab11::default_segment_bytes, w); }, "double_tree_allreduce");
   if (!ni.empty()) FAIL() << ni;
-  if (!agree_all(library_calls.empty())) FAIL() << gather_text(library_calls);
-  ASSERT_EQ(res.size(), 2u);
-  ASSERT_EQ(res[0].out_of_place.wrong, 0u) << "double_tree_allreduce gave wrong results for 8 bytes";
-  const double ratio = res[0].out_of_place.time_us / res[1].out_of_place.time_us;
+  ASSERT_EQ(res.lab.wrong, 0u) << "double_tree_allreduce gave wrong results for 8 bytes";
+  const double ratio = res.lab.time_us / res.library.time_us;
   std::ostringstream m;
   m.precision(2);
-  m << std::fixed << ratio << "x (" << res[0].out_of_place.time_us << " vs " << res[1].out_of_place.time_us << " us)";
+  m << std::fixed << ratio << "x (" << res.lab.time_us << " vs " << res.library.time_us << " us)";
   record("measured", m.str());
   record("threshold", "<= 3.00x MPI_Allreduce time for 8 bytes");
   EXPECT_LE(ratio, 3.0) << "double_tree_allreduce takes " << m.str() << " of MPI_Allreduce's time for 8 bytes with "

@@ -2,6 +2,8 @@
 // its worker, and the requests the lab's interface functions make over it.
 #include <mpi.h>
 #include <poll.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +28,47 @@ namespace {
 
 int g_fd = -1;              // the connection to this rank's worker
 std::string g_unavailable;  // why there is none (every request fails with it)
+
+// The memory a request's buffers travel in, mapped by the judge and its worker (a sealed
+// memfd: the worker can write into it, as into any buffer it is given, but cannot shrink it
+// under the judge). The judge reads nothing in it but the buffers' bytes, which it copies out.
+struct Shared {
+  int fd = -1;
+  char* base = nullptr;
+  std::size_t bytes = 0;
+} g_shared;
+
+// Makes the shared memory hold `bytes` (a new, larger segment goes to the worker first).
+// Returns "" or why it could not.
+std::string reserve_shared(std::size_t bytes) {
+  if (bytes <= g_shared.bytes) return "";
+  const std::size_t page = 1 << 16;
+  std::size_t size = std::max({bytes, 2 * g_shared.bytes, std::size_t(1) << 20});
+  size = (size + page - 1) / page * page;
+  const int fd = memfd_create("wb-comm-buffers", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return std::string("memfd_create: ") + std::strerror(errno);
+  void* p = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+      (p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+    const std::string why = std::string("shared memory of ") + std::to_string(size) + " bytes: " + std::strerror(errno);
+    close(fd);
+    return why;
+  }
+  Writer w;
+  w.put<std::uint64_t>(size);
+  try {
+    send_message_with_fd(g_fd, static_cast<std::uint32_t>(Op::SharedMemory), w, fd);
+  } catch (const ChannelError&) {
+    munmap(p, size);
+    close(fd);
+    return "ended";
+  }
+  if (g_shared.base) munmap(g_shared.base, g_shared.bytes);
+  if (g_shared.fd >= 0) close(g_shared.fd);
+  g_shared = {fd, static_cast<char*>(p), size};
+  return "";
+}
 
 // The worker is gone or talks nonsense: this check cannot go on, and neither can the other
 // ranks' (the worker job has ended with it). Ends the judge job with a message that names the
@@ -134,11 +177,20 @@ Reader Request::run(comm::Communicator& comm) {
     }
     where[i] = {static_cast<std::uint32_t>(blocks.size() - 1), static_cast<std::uint64_t>(r.p - blocks.back().p)};
   }
+  // Each block at a 64-byte aligned place in the shared memory, as the checks' allocations are.
+  std::vector<std::size_t> at(blocks.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    at[i] = total;
+    total += (blocks[i].bytes + 63) / 64 * 64;
+  }
+  if (const std::string why = reserve_shared(total); !why.empty()) lost(name_, "could not be given the buffers (" + why + ")");
+  for (std::size_t i = 0; i < blocks.size(); ++i) std::memcpy(g_shared.base + at[i], blocks[i].p, blocks[i].bytes);
   Writer w;
   w.put_string(name_);
   w.put<std::uint8_t>(comm.recording_message_times() ? 1 : 0);
   w.put<std::uint64_t>(blocks.size());
-  for (const Block& b : blocks) w.put<std::uint64_t>(b.bytes).put_bytes(b.p, b.bytes);
+  for (std::size_t i = 0; i < blocks.size(); ++i) w.put<std::uint64_t>(at[i]).put<std::uint64_t>(blocks[i].bytes);
   w.put<std::uint64_t>(regions_.size());
   for (std::size_t i = 0; i < regions_.size(); ++i)
     w.put<std::uint32_t>(where[i].first).put<std::uint64_t>(where[i].second).put<std::uint64_t>(regions_[i].bytes);
@@ -149,10 +201,8 @@ Reader Request::run(comm::Communicator& comm) {
   try {
     send_message(g_fd, static_cast<std::uint32_t>(Op::Call), w);
     wait_readable_with_mpi_progress(g_fd);  // the judges' own MPI traffic keeps moving meanwhile
-    // The reply holds the buffers, a few counters and the function's value: no more.
-    std::uint64_t most = std::uint64_t(64) << 20;
-    for (const Block& b : blocks) most += b.bytes;
-    if (!receive_message(g_fd, tag, payload, most)) lost(name_, "ended");
+    // The reply holds a few counters, message times and the function's value: no more.
+    if (!receive_message(g_fd, tag, payload, std::uint64_t(256) << 20)) lost(name_, "ended");
   } catch (const ChannelError& e) {
     lost(name_, std::string("ended (") + e.what() + ")");
   }
@@ -176,7 +226,7 @@ Reader Request::run(comm::Communicator& comm) {
     if (ntimes > r.remaining() / sizeof(comm::MessageTime)) throw ChannelError("too many message times");
     std::vector<comm::MessageTime> times(ntimes);
     std::memcpy(times.data(), r.take(ntimes * sizeof(comm::MessageTime)), ntimes * sizeof(comm::MessageTime));
-    for (const Block& b : blocks) std::memcpy(b.p, r.take(b.bytes), b.bytes);
+    for (std::size_t i = 0; i < blocks.size(); ++i) std::memcpy(blocks[i].p, g_shared.base + at[i], blocks[i].bytes);
     comm::check::note_remote_calls(calls);
     comm.absorb(delta, times);
   } catch (const ChannelError& e) {

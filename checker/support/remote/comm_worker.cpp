@@ -2,12 +2,15 @@
 // It joins the workers' MPI job, connects to this rank's judge and runs the lab's functions
 // the judge asks for, over this process's own communicator.
 #include <mpi.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -55,12 +58,31 @@ int connect_judge(int rank) {
   return -1;
 }
 
+// This worker's mapping of the memory the judge shares the requests' buffers in.
+struct Shared {
+  char* base = nullptr;
+  std::size_t bytes = 0;
+} g_shared;
+
+// Maps a new shared segment from the judge (Op::SharedMemory) in place of the old one.
+void map_shared(Reader& in, int fd) {
+  const auto size = in.get<std::uint64_t>();
+  struct stat st{};
+  if (fd < 0 || fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) != size)
+    throw ChannelError("the shared memory for the buffers did not arrive");
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) throw ChannelError(std::string("could not map the shared memory: ") + std::strerror(errno));
+  if (g_shared.base) munmap(g_shared.base, g_shared.bytes);
+  g_shared = {static_cast<char*>(p), size};
+}
+
 // One request: runs the handler inside a LearnerCall window with fresh counters, and replies
 // with what the judge needs to see it as if the call had run there.
 void serve(Reader& in, comm::Communicator& comm, int fd) {
   const std::string name = in.get_string();
   const bool record_times = in.get<std::uint8_t>() != 0;
-  Args args(in);
+  Args args(in, g_shared.base, g_shared.bytes);
   Writer result;
   std::uint8_t outcome = 0;
   std::string text, function;
@@ -102,7 +124,6 @@ void serve(Reader& in, comm::Communicator& comm, int fd) {
   const auto& times = comm.message_times();
   reply.put<std::uint64_t>(times.size());
   reply.put_bytes(times.data(), times.size() * sizeof(comm::MessageTime));
-  for (const Args::Block& b : args.blocks()) reply.put_bytes(b.data.get(), b.bytes);
   reply.put_bytes(result.bytes().data(), result.bytes().size());
   send_message(fd, 0, reply);
 }
@@ -111,20 +132,15 @@ void serve(Reader& in, comm::Communicator& comm, int fd) {
 
 void register_handler(const char* name, Handler handler) { handlers()[name] = std::move(handler); }
 
-Args::Args(Reader& in) : in_(in) {
+Args::Args(Reader& in, char* shared, std::size_t shared_bytes) : in_(in) {
   const auto nblocks = in_.get<std::uint64_t>();
   if (nblocks > 4096) throw ChannelError("malformed request: too many buffers");
   for (std::uint64_t i = 0; i < nblocks; ++i) {
+    const auto offset = in_.get<std::uint64_t>();
     const auto bytes = in_.get<std::uint64_t>();
-    const char* src = in_.take(bytes);
-    // 64-byte aligned, as the checker's own allocations are.
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-    if (!p) throw std::bad_alloc();
-    std::memcpy(p, src, bytes);
-    Block b;
-    b.data = std::unique_ptr<char[], void (*)(void*)>(static_cast<char*>(p), std::free);
-    b.bytes = bytes;
-    blocks_.push_back(std::move(b));
+    if (offset > shared_bytes || bytes > shared_bytes - offset)
+      throw ChannelError("malformed request: a buffer outside the shared memory");
+    blocks_.push_back({shared + offset, bytes});
   }
   const auto nbuffers = in_.get<std::uint64_t>();
   if (nbuffers > 4096) throw ChannelError("malformed request: too many buffers");
@@ -134,7 +150,7 @@ Args::Args(Reader& in) : in_(in) {
     const auto bytes = in_.get<std::uint64_t>();
     if (block >= blocks_.size() || offset > blocks_[block].bytes || bytes > blocks_[block].bytes - offset)
       throw ChannelError("malformed request: a buffer outside its block");
-    buffers_.push_back(blocks_[block].data.get() + offset);
+    buffers_.push_back(blocks_[block].data + offset);
   }
 }
 
@@ -160,7 +176,14 @@ int main(int argc, char** argv) {
     Payload payload;
     comm_split::wait_readable_with_mpi_progress(fd);  // between requests, MPI keeps moving
     try {
-      if (!receive_message(fd, tag, payload)) break;  // the judge is gone
+      int passed = -1;
+      if (!receive_message_with_fd(fd, tag, payload, &passed)) break;  // the judge is gone
+      if (tag == static_cast<std::uint32_t>(Op::SharedMemory)) {
+        Reader in(std::move(payload));
+        comm_split::map_shared(in, passed);
+        continue;
+      }
+      if (passed >= 0) close(passed);
       if (tag == static_cast<std::uint32_t>(Op::Shutdown)) {
         world.reset();
         comm::status::set_done();

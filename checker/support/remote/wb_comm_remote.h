@@ -125,8 +125,9 @@ void release_worker();
 /// A request as the worker's handler reads it, in the order the judge wrote it.
 class Args {
  public:
-  /// Reads the request's buffers (its blocks, then where each buffer lies in them).
-  explicit Args(Reader& in);
+  /// Reads where the request's buffers lie: blocks of the memory shared with the judge
+  /// (`shared`, `shared_bytes`: this worker's mapping of it), and each buffer's place in them.
+  Args(Reader& in, char* shared, std::size_t shared_bytes);
   void* buffer();
   template <class T>
   T arg() {
@@ -140,14 +141,12 @@ class Args {
     std::memcpy(v.data(), in_.take(n * sizeof(T)), n * sizeof(T));
     return v;
   }
-  /// The request's memory, sent back in the reply as the lab's code left it.
-  struct Block {
-    std::unique_ptr<char[], void (*)(void*)> data{nullptr, nullptr};
-    std::size_t bytes = 0;
-  };
-  const std::vector<Block>& blocks() const { return blocks_; }
 
  private:
+  struct Block {
+    char* data;
+    std::size_t bytes;
+  };
   Reader& in_;
   std::vector<Block> blocks_;
   std::vector<char*> buffers_;

@@ -58,6 +58,7 @@ enum class Op : std::uint32_t {
   CheckerClearLaunches,
   CheckerInjectFailure,    ///< api, nth, error -> accepted
   CheckerEndFailures,      ///< -> not fired, work after the failure, the first of it
+  SharedMemory,            ///< bytes; the descriptor of a new shared segment rides with it
   Shutdown,
 };
 
@@ -143,6 +144,12 @@ void send_message(int fd, std::uint32_t tag, const Writer& payload);
 /// Receives one message; false at end of stream (the peer closed or died). Throws
 /// ChannelError on a malformed header.
 bool receive_message(int fd, std::uint32_t& tag, Payload& payload, std::uint64_t max_size = kMaxPayload);
+
+/// send_message with a file descriptor attached (SCM_RIGHTS; `fd` is a Unix socket).
+void send_message_with_fd(int fd, std::uint32_t tag, const Writer& payload, int passed);
+/// receive_message that also takes a descriptor sent with the message: *passed (-1: none).
+bool receive_message_with_fd(int fd, std::uint32_t& tag, Payload& payload, int* passed,
+                             std::uint64_t max_size = kMaxPayload);
 
 /// Pointers cross the channel as numbers.
 inline std::uint64_t to_wire(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }

@@ -307,6 +307,22 @@ AllreduceFn watched(AllreduceFn fn, std::string what, std::string* found) {
   };
 }
 
+VsLibrary time_vs_library(const AllreduceFn& lab, const HarnessOptions& options, Communicator& comm) {
+  HarnessOptions o = options;
+  o.in_place = false;
+  Unrecorded harness;
+  std::vector<Implementation> impls = {
+      {"lab",
+       [&lab](const void* s, void* r, std::size_t count, DataType t, RedOp op, Communicator& c) {
+         Recorded learner;
+         lab(s, r, count, t, op, c);
+       }},
+      library_implementation(comm)};
+  const std::vector<Result> res = run_allreduce_sweep(comm, impls, o, nullptr);
+  if (res.size() != 2) COMM_THROW("time_vs_library: options.min_bytes and max_bytes must name one size");
+  return {res[0].out_of_place, res[1].out_of_place};
+}
+
 void record(const std::string& key, const std::string& value) { ::testing::Test::RecordProperty(key, value); }
 
 std::string sweep_allreduce(const std::function<AllreduceFn(std::size_t, DataType)>& make, DataType type, RedOp op,

@@ -65,6 +65,9 @@ void note_mpi_call(const char* name) {
 Unrecorded::Unrecorded() { ++t_unrecorded; }
 Unrecorded::~Unrecorded() { --t_unrecorded; }
 
+Recorded::Recorded() : saved_(t_unrecorded) { t_unrecorded = 0; }
+Recorded::~Recorded() { t_unrecorded = saved_; }
+
 LearnerCall::LearnerCall(std::string what) : what_(std::move(what)) {
   set_library_observer(&note_library);
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -2,7 +2,7 @@
 # <attack>.cu in this folder is hostile lab code, linked with lab 01's checks like a learner's
 # saxpy.cu, and checker.adversarial.<test> runs it through the runner as `./workbook check` does
 # and asserts that the attack is contained (test_adversarial.py says what each one must show).
-if(WB_BACKEND STREQUAL "sim")
+if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS)  # the attacks are contained by the split
   set(_wb_adversarial_dir "${CMAKE_CURRENT_LIST_DIR}")
   set(_wb_adversarial_allow "")
   if(NOT WB_SIM_ANALYSIS)

@@ -76,6 +76,19 @@ class Unrecorded {
   Unrecorded& operator=(const Unrecorded&) = delete;
 };
 
+/// Within its scope, this thread's calls are recorded again, inside an Unrecorded scope: the
+/// learner's code that an unrecorded harness calls (time_vs_library).
+class Recorded {
+ public:
+  Recorded();
+  ~Recorded();
+  Recorded(const Recorded&) = delete;
+  Recorded& operator=(const Recorded&) = delete;
+
+ private:
+  int saved_;
+};
+
 /// Runs lab code on every rank: a comm::NotImplemented it throws becomes the same failure
 /// text on every rank (returned; "" when nothing was thrown); any other exception aborts
 /// the job through guarded(). With `learner` (the function's name), `body` runs inside a
@@ -86,6 +99,17 @@ std::string run_lab_code(const std::function<void()>& body, const std::string& l
 /// recorded something is kept in *found (left as it is until then). For learner code that a
 /// harness calls among the library's (comm::run_allreduce_sweep).
 AllreduceFn watched(AllreduceFn fn, std::string what, std::string* found);
+
+/// What a Performance check compares: the lab's all-reduce and the library's, out of place.
+struct VsLibrary {
+  Timing lab, library;
+};
+
+/// Times `lab` against the library's all-reduce with run_allreduce_sweep on `options` (out of
+/// place), where it is called: in the lab's process, so that both are timed alike (beside the
+/// lab's code in a split check: checker/labs/NN-name/timed.cpp). Only the lab's own calls are
+/// recorded by the LearnerCall windows open around it, not the harness's or the library's.
+VsLibrary time_vs_library(const AllreduceFn& lab, const HarnessOptions& options, Communicator& comm);
 
 /// Records a property of the running check for the runner ("measured", "threshold", "hint").
 void record(const std::string& key, const std::string& value);

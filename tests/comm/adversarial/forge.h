@@ -1,10 +1,13 @@
-// Attack on lab 09 (the collective labs' judge/worker split): a submission that implements
-// nothing, but writes a passing result for every check wherever the checks' results could be
-// (every results.jsonl under /tmp/wb-mpi-*, the status folder it was given, GoogleTest's
-// report named on the command lines of its parent processes) and leaves with _exit(0) from a
-// static constructor, before any check runs.
+// The forgery of tests/comm/adversarial/forged_results*.cpp, one per collective lab: a
+// submission that implements nothing, but writes a passing result for every check wherever the
+// checks' results could be (every results.jsonl under /tmp/wb-mpi-*, the status folder it was
+// given, GoogleTest's report named on the command lines of its parent processes) and leaves with
+// _exit(0) from a static constructor, before any check runs. Define WB_FORGED_CHECKS (the
+// checks' names, "Suite.Name") before including this file.
 // Must happen: every check FAILS (the judges never hear from the lab's code) and nothing the
 // attack wrote is read as a result.
+#pragma once
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,19 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "point_to_point.h"
-
 namespace {
 
-const char* const kChecks[] = {"PingPongMovesTheBytesBackAndForth", "FitAlphaBetaRecoversAKnownLine",
-                               "FitAlphaBetaRejectsAnUndeterminedLine", "NaiveAllreduceFloatSum",
-                               "LinearBroadcast", "LinearReduce", "LinearGather", "LinearScatter",
-                               "LinearCollectivesTalkToTheRootOnly"};
+const char* const kChecks[] = {WB_FORGED_CHECKS};
 
 void forge_jsonl(const std::string& path) {
   if (FILE* f = std::fopen(path.c_str(), "a")) {
     for (const char* c : kChecks)
-      std::fprintf(f, "{\"name\": \"Correctness.%s\", \"status\": \"passed\", \"time_ms\": 1, \"message\": \"\"}\n", c);
+      std::fprintf(f, "{\"name\": \"%s\", \"status\": \"passed\", \"time_ms\": 1, \"message\": \"\"}\n", c);
     std::fclose(f);
   }
 }
@@ -74,13 +72,3 @@ struct Forger {
 
 }  // namespace
 
-namespace lab09 {
-double pingpong(comm::Communicator&, void*, std::size_t, int) { return 1e-6; }
-AlphaBeta fit_alpha_beta(const std::vector<Sample>&) { return {}; }
-void naive_allreduce(const void*, void*, std::size_t, comm::DataType, comm::RedOp, comm::Communicator&) {}
-double predicted_naive_allreduce_time(const AlphaBeta&, int, std::size_t) { return 0; }
-void linear_broadcast(const void*, void*, std::size_t, comm::DataType, int, comm::Communicator&) {}
-void linear_reduce(const void*, void*, std::size_t, comm::DataType, comm::RedOp, int, comm::Communicator&) {}
-void linear_gather(const void*, void*, std::size_t, comm::DataType, int, comm::Communicator&) {}
-void linear_scatter(const void*, void*, std::size_t, comm::DataType, int, comm::Communicator&) {}
-}  // namespace lab09
