@@ -48,6 +48,7 @@ struct State {
     std::set<Stream*> streams;
     std::set<Event*> events;
     std::unordered_map<const void*, int> max_dyn_smem;
+    std::unordered_map<const void*, int> launch_bounds;  // __launch_bounds__ (never reset: compiled in)
     // __device__/__constant__ variables whose address the program took with cudaGetSymbolAddress:
     // device memory for copies and memsets, by start address -> size.
     std::map<uintptr_t, size_t> symbols;
@@ -246,6 +247,24 @@ size_t max_dynamic_shared(const void* kernel_id) {
     std::lock_guard<std::mutex> lk(s.mu);
     auto it = s.max_dyn_smem.find(kernel_id);
     return it == s.max_dyn_smem.end() ? kStaticSharedLimit : static_cast<size_t>(it->second);
+}
+
+std::atomic<bool> g_any_launch_bounds{false};
+
+bool register_launch_bounds(const void* kernel, int max_threads) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.launch_bounds[kernel] = max_threads;
+    g_any_launch_bounds.store(true, std::memory_order_release);
+    return true;
+}
+
+int max_threads_per_block(const void* kernel_id) {
+    if (!g_any_launch_bounds.load(std::memory_order_acquire)) return kMaxThreadsPerBlock;
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.launch_bounds.find(kernel_id);
+    return it == s.launch_bounds.end() ? kMaxThreadsPerBlock : std::min(it->second, kMaxThreadsPerBlock);
 }
 
 bool valid_stream(cudaStream_t stream) {
@@ -1022,7 +1041,7 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
     CUSIM_API_PROLOGUE();
     if (!attr || !func) return api_error(cudaErrorInvalidValue, "cudaFuncGetAttributes", "NULL argument");
     std::memset(attr, 0, sizeof *attr);
-    attr->maxThreadsPerBlock = kMaxThreadsPerBlock;
+    attr->maxThreadsPerBlock = max_threads_per_block(func);
     attr->maxDynamicSharedSizeBytes = static_cast<int>(max_dynamic_shared(func));
     attr->ptxVersion = 90;
     attr->binaryVersion = 90;

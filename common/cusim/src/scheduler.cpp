@@ -1437,6 +1437,13 @@ void launch_kernel(const KernelLaunch& L) {
                          " threads; the limits are 1024 threads per block and (1024,1024,64) per dimension");
         return;
     }
+    if (const int bound = max_threads_per_block(L.kernel_id); nthreads > uint64_t(bound)) {
+        report_error(cudaErrorLaunchOutOfResources,
+                     who + ": block " + coords(b) + " has " + std::to_string(nthreads) +
+                         " threads, more than the kernel's __launch_bounds__(" + std::to_string(bound) +
+                         ") allows (cudaFuncGetAttributes reports it as maxThreadsPerBlock)");
+        return;
+    }
     if (g.x > 2147483647u || g.y > 65535u || g.z > 65535u) {
         report_error(cudaErrorInvalidConfiguration,
                      who + ": grid " + coords(g) + " exceeds the limits (2147483647,65535,65535)");

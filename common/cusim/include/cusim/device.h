@@ -66,6 +66,9 @@ struct KernelLaunch {
     bool instrumented;  // the kernel's translation unit carries analysis instrumentation
 };
 void launch_kernel(const KernelLaunch& launch);
+/// `__launch_bounds__(max_threads, ...)` of the kernel at `kernel` (emitted by the source
+/// rewriter): cudaFuncGetAttributes reports it and a launch of larger blocks fails.
+bool register_launch_bounds(const void* kernel, int max_threads);
 
 enum class WarpOpKind : uint8_t {
     Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All, MatchAny, MatchAll,
