@@ -1,6 +1,7 @@
 // cusim analysis: every tool reports its planted bug at the right line, correct kernels are clean,
 // and the memory metrics match the values a GPU profiler gives for the same access patterns.
 // Built with analysis instrumentation, sim backend only.
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cusim/analysis.h>
@@ -508,6 +509,37 @@ TEST_F(Analysis, RacecheckAcceptsWarpBroadcastOrderedBySyncwarp) {
     warp_broadcast_then_write<<<1, 32>>>(d.b);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_TRUE(of_tool("racecheck").empty()) << all_reports();
+}
+
+// grid.sync() of a cooperative launch orders every access before it against every access after it,
+// so a block reading what another warp of it wrote to shared memory before the grid barrier does
+// not race. Without the barrier (use_grid_sync = 0) it does.
+__global__ void shared_handoff_across_grid_sync(float* out, int use_grid_sync) {
+    __shared__ float s[64];
+    s[threadIdx.x] = static_cast<float>(blockIdx.x + threadIdx.x);
+    if (use_grid_sync) cooperative_groups::this_grid().sync();
+    out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x];  // written by the other warp
+}
+
+TEST_F(Analysis, RacecheckTreatsGridSyncAsABarrierForEveryBlock) {
+    Device d(4 * 64);
+    int use = 1;
+    void* args[] = {&d.b, &use};
+    ASSERT_EQ(cudaLaunchCooperativeKernel((void*)shared_handoff_across_grid_sync, dim3(4), dim3(64), args, 0, 0), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(cusim::analysis::reports().empty()) << all_reports();
+    // Requests made after the grid barrier are counted too: one 64-thread block stores with 2 warps.
+    const auto* m = find(cusim::analysis::metrics(), "shared_handoff_across_grid_sync");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->global_store_requests, 4u * 2u);
+    EXPECT_EQ(m->shared_store_requests, 4u * 2u);
+    EXPECT_EQ(m->shared_load_requests, 4u * 2u);
+
+    cusim::analysis::reset();
+    use = 0;
+    ASSERT_EQ(cudaLaunchCooperativeKernel((void*)shared_handoff_across_grid_sync, dim3(4), dim3(64), args, 0, 0), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_FALSE(of_tool("racecheck").empty()) << "without grid.sync() the read races with the other warp's write";
 }
 
 // ---- initcheck --------------------------------------------------------------------------------

@@ -13,12 +13,6 @@ inline unsigned block_linear_rank() {
 }
 inline unsigned block_size() { return blockDim.x * blockDim.y * blockDim.z; }
 inline unsigned lane() { return block_linear_rank() % 32u; }
-[[noreturn]] inline void grid_sync_unsupported(const cusim::site& where) {
-    cusim::detail::device_trap(
-        "grid.sync() across several blocks (cusim runs the blocks of a grid one after another on each "
-        "worker, so a grid-wide barrier cannot complete; see docs/cusim.md)",
-        where);
-}
 }  // namespace detail
 
 /// Any group of threads: what thread_block, tiles, coalesced groups and the grid convert to.
@@ -28,10 +22,7 @@ public:
         switch (kind_) {
             case kind::block: __syncthreads(where); break;
             case kind::warp: __syncwarp(mask_, where); break;
-            case kind::grid:
-                if (gridDim.x * gridDim.y * gridDim.z != 1) detail::grid_sync_unsupported(where);
-                __syncthreads(where);
-                break;
+            case kind::grid: cusim::detail::grid_barrier(where); break;
         }
     }
     unsigned long long thread_rank() const { return rank_; }
@@ -182,8 +173,9 @@ inline coalesced_group coalesced_threads(const cusim::site& where = cusim::site:
     return coalesced_group(cusim::detail::coalesced_mask(where));
 }
 
-/// The grid of a launch. sync() is a grid-wide barrier on a GPU (cudaLaunchCooperativeKernel);
-/// cusim supports it for a grid of one block only (docs/cusim.md).
+/// The grid of a launch. sync() is a grid-wide barrier; it needs cudaLaunchCooperativeKernel, which
+/// makes every block co-resident (cusim: a launch of several blocks without it ends with
+/// cudaErrorLaunchFailure at the sync, where a GPU would hang or fault).
 class grid_group : public thread_group {
 public:
     grid_group()
@@ -193,7 +185,8 @@ public:
                                detail::block_size() +
                            detail::block_linear_rank(),
                        0) {}
-    bool is_valid() const { return true; }
+    /// Whether the grid may synchronize: the kernel was launched with cudaLaunchCooperativeKernel.
+    bool is_valid() const { return cusim::detail::cooperative_launch(); }
     unsigned long long num_blocks() const { return static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z; }
     unsigned long long block_rank() const { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
     dim3 group_dim() const { return gridDim; }

@@ -58,6 +58,9 @@ inline void make_context(Context& c, char* top, std::size_t /*size*/, ContextEnt
 /// to `from`.
 __attribute__((always_inline)) inline void switch_context(Context* from, Context* to) { switch_fibers(from, to); }
 
+/// The stack pointer of a suspended context: what it keeps on its stack lies at and above it.
+inline const char* suspended_stack_pointer(const Context& c) { return static_cast<const char*>(c.sp); }
+
 #else  // Boost.Context fcontext
 
 struct Context {
@@ -92,6 +95,9 @@ __attribute__((always_inline)) inline void switch_context(Context* from, Context
     boost::context::detail::transfer_t t = boost::context::detail::jump_fcontext(to->fctx, from);
     static_cast<Context*>(t.data)->fctx = t.fctx;
 }
+
+/// The stack pointer of a suspended context: fcontext keeps its registers at and above fctx.
+inline const char* suspended_stack_pointer(const Context& c) { return static_cast<const char*>(c.fctx); }
 
 #endif
 

@@ -17,6 +17,11 @@ cudaError_t sticky_error();
 void clear_sticky_error();
 /// Maximum dynamic shared memory a kernel may use (cudaFuncAttributeMaxDynamicSharedMemorySize).
 size_t max_dynamic_shared(const void* kernel_id);
+/// The largest block a kernel may be launched with: its __launch_bounds__, else 1024.
+int max_threads_per_block(const void* kernel_id);
+/// Blocks of `block_size` threads and `dynamic_smem` bytes one SM holds at once (what
+/// cudaOccupancyMaxActiveBlocksPerMultiprocessor reports; a cooperative launch's limit per SM).
+int max_active_blocks_per_sm(int block_size, size_t dynamic_smem);
 /// True if `stream` is a live stream handle (or one of the default-stream handles).
 bool valid_stream(cudaStream_t stream);
 /// Counts a kernel launch (attempted, valid or not) as work done after an injected failure

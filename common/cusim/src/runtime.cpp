@@ -48,6 +48,7 @@ struct State {
     std::set<Stream*> streams;
     std::set<Event*> events;
     std::unordered_map<const void*, int> max_dyn_smem;
+    std::unordered_map<const void*, int> launch_bounds;  // __launch_bounds__ (never reset: compiled in)
     // __device__/__constant__ variables whose address the program took with cudaGetSymbolAddress:
     // device memory for copies and memsets, by start address -> size.
     std::map<uintptr_t, size_t> symbols;
@@ -248,6 +249,24 @@ size_t max_dynamic_shared(const void* kernel_id) {
     return it == s.max_dyn_smem.end() ? kStaticSharedLimit : static_cast<size_t>(it->second);
 }
 
+std::atomic<bool> g_any_launch_bounds{false};
+
+bool register_launch_bounds(const void* kernel, int max_threads) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.launch_bounds[kernel] = max_threads;
+    g_any_launch_bounds.store(true, std::memory_order_release);
+    return true;
+}
+
+int max_threads_per_block(const void* kernel_id) {
+    if (!g_any_launch_bounds.load(std::memory_order_acquire)) return kMaxThreadsPerBlock;
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.launch_bounds.find(kernel_id);
+    return it == s.launch_bounds.end() ? kMaxThreadsPerBlock : std::min(it->second, kMaxThreadsPerBlock);
+}
+
 bool valid_stream(cudaStream_t stream) {
     if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
     State& s = state();
@@ -305,7 +324,7 @@ const char* cudaGetErrorName(cudaError_t e) {
         N(cudaErrorNoDevice) N(cudaErrorInvalidDevice) N(cudaErrorInvalidResourceHandle) N(cudaErrorNotReady)
         N(cudaErrorIllegalAddress) N(cudaErrorLaunchOutOfResources) N(cudaErrorLaunchTimeout) N(cudaErrorAssert)
         N(cudaErrorHardwareStackError) N(cudaErrorIllegalInstruction) N(cudaErrorMisalignedAddress)
-        N(cudaErrorLaunchFailure) N(cudaErrorNotPermitted) N(cudaErrorNotSupported) N(cudaErrorUnknown)
+        N(cudaErrorLaunchFailure) N(cudaErrorCooperativeLaunchTooLarge) N(cudaErrorNotPermitted) N(cudaErrorNotSupported) N(cudaErrorUnknown)
 #undef N
     }
     return "cudaErrorUnknown";
@@ -338,6 +357,7 @@ const char* cudaGetErrorString(cudaError_t e) {
         case cudaErrorIllegalInstruction: return "an illegal instruction was encountered";
         case cudaErrorMisalignedAddress: return "misaligned address";
         case cudaErrorLaunchFailure: return "unspecified launch failure";
+        case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
         case cudaErrorNotPermitted: return "operation not permitted";
         case cudaErrorNotSupported: return "operation not supported";
         case cudaErrorUnknown: return "unknown error";
@@ -959,7 +979,8 @@ void register_pointer_launch(const void* kernel, PointerLaunch launch, const cha
 
 namespace {
 cudaError_t launch_through_pointer(const char* api, const void* kernel, dim3 grid, dim3 block, void** args,
-                                   size_t shmem, cudaStream_t stream, const cusim::site& where) {
+                                   size_t shmem, cudaStream_t stream, const cusim::site& where,
+                                   bool cooperative = false) {
     CUSIM_API_PROLOGUE();
     std::pair<PointerLaunch, const char*> entry{nullptr, nullptr};
     {
@@ -976,7 +997,9 @@ cudaError_t launch_through_pointer(const char* api, const void* kernel, dim3 gri
                 " is not a kernel cusim has seen cast to void*; cusim learns a kernel's parameter types where "
                 "a .cu file it rewrites writes (void*)kernel: pass the kernel itself, or cast it there");
     }
-    entry.first(kernel, entry.second, cusim::launch_config(grid, block, shmem, stream), args, where);
+    cusim::launch_config cfg(grid, block, shmem, stream);
+    cfg.cooperative = cooperative;
+    entry.first(kernel, entry.second, cfg, args, where);
     return cudaPeekAtLastError();
 }
 }  // namespace
@@ -987,7 +1010,8 @@ cudaError_t cudaLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** a
 }
 cudaError_t cudaLaunchCooperativeKernel(const void* kernel, dim3 grid, dim3 block, void** args, size_t shmem,
                                         cudaStream_t stream, const cusim::site& where) {
-    return launch_through_pointer("cudaLaunchCooperativeKernel", kernel, grid, block, args, shmem, stream, where);
+    return launch_through_pointer("cudaLaunchCooperativeKernel", kernel, grid, block, args, shmem, stream, where,
+                                  true);
 }
 
 // ---- Kernel attributes ---------------------------------------------------------------------------
@@ -1017,7 +1041,7 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
     CUSIM_API_PROLOGUE();
     if (!attr || !func) return api_error(cudaErrorInvalidValue, "cudaFuncGetAttributes", "NULL argument");
     std::memset(attr, 0, sizeof *attr);
-    attr->maxThreadsPerBlock = kMaxThreadsPerBlock;
+    attr->maxThreadsPerBlock = max_threads_per_block(func);
     attr->maxDynamicSharedSizeBytes = static_cast<int>(max_dynamic_shared(func));
     attr->ptxVersion = 90;
     attr->binaryVersion = 90;
@@ -1032,12 +1056,18 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const 
     CUSIM_API_PROLOGUE();
     if (!numBlocks || blockSize <= 0 || blockSize > kMaxThreadsPerBlock)
         return api_error(cudaErrorInvalidValue, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "invalid argument");
-    // sm_90 limits: 2048 threads, 32 blocks and 228 KiB shared memory per SM (registers not modelled).
-    int by_threads = 2048 / (((blockSize + 31) / 32) * 32);
-    int by_smem = dynamicSMemSize ? static_cast<int>(233472 / (dynamicSMemSize + 1024)) : 32;
-    *numBlocks = std::max(0, std::min({by_threads, by_smem, 32}));
+    *numBlocks = max_active_blocks_per_sm(blockSize, dynamicSMemSize);
     return cudaSuccess;
 }
+
+namespace cusim::detail {
+int max_active_blocks_per_sm(int block_size, size_t dynamic_smem) {
+    // sm_90 limits: 2048 threads, 32 blocks and 228 KiB shared memory per SM (registers not modelled).
+    int by_threads = 2048 / (((block_size + 31) / 32) * 32);
+    int by_smem = dynamic_smem ? static_cast<int>(233472 / (dynamic_smem + 1024)) : 32;
+    return std::max(0, std::min({by_threads, by_smem, 32}));
+}
+}  // namespace cusim::detail
 
 // ---- cusim::checker: device memory held, injected failures (cusim/checker.h) -------------------
 

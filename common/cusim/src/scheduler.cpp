@@ -10,8 +10,14 @@
 // - A fiber that finishes its thread takes the next unstarted thread itself (no switch), so a
 //   barrier-free kernel runs its threads back to back on one stack.
 // - A thread that must wait parks and jumps straight to the next runnable fiber; only when nothing
-//   is runnable does control go back to the worker's own context: the block is done, or it is
-//   deadlocked, which is reported as a launch error instead of hanging.
+//   is runnable does control go back to the worker's own context: the block is done, it waits at a
+//   grid barrier, or it is deadlocked, which is reported as a launch error instead of hanging.
+// - A cooperative launch (cudaLaunchCooperativeKernel) runs all its blocks together: each worker
+//   holds its share of the grid and runs each block until every thread of it waits at grid.sync()
+//   (or has exited), then parks the block (its threads' stacks and its shared memory copied aside,
+//   so the next block reuses the same fibers and arena at the same addresses) and runs the next.
+//   When every block of the grid waits, the workers meet (LaunchState's grid barrier), and each
+//   puts its blocks back, one at a time, and releases them.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -96,6 +102,29 @@ struct LaunchState {
     std::mutex fault_mu;
     cudaError_t fault_code = cudaSuccess;
     std::string fault_msg;
+    // Cooperative launch: worker k holds blocks k, k + nworkers, ...; the workers holding blocks
+    // (grid_participants) meet at the grid barrier once all their blocks wait at grid.sync().
+    bool cooperative = false;
+    unsigned nworkers = 1;
+    std::atomic<unsigned> next_worker{0};
+    std::mutex grid_mu;
+    std::condition_variable grid_cv;
+    unsigned grid_participants = 0, grid_arrived = 0;
+    uint64_t grid_waiting = 0, grid_finished = 0;  // blocks, summed over the workers that arrived
+    uint64_t grid_generation = 0;
+    bool grid_go = false;  // the decision of the last grid barrier: release the waiting blocks
+    const site* grid_site = nullptr;  // where blocks wait (for the report of a grid barrier deadlock)
+
+    void set_fault(cudaError_t code, const std::string& msg) {
+        {
+            std::lock_guard<std::mutex> lk(fault_mu);
+            if (fault_code == cudaSuccess) {
+                fault_code = code;
+                fault_msg = msg;
+            }
+        }
+        failed.store(true);
+    }
 };
 
 size_t stack_bytes() {
@@ -124,6 +153,8 @@ struct Worker {
     int bar_acc = 0;
     const site* bar_site = nullptr;
     bool bar_divergent = false;
+    bool bar_grid = false;      // the barrier in progress is grid.sync() of a cooperative launch
+    bool grid_waiting = false;  // every thread that has not exited waits at grid.sync(): block yields
     std::vector<ThreadCtx*> bar_waiters;  // threads parked at the barrier, in arrival order
     // Result of the last completed barrier (for __syncthreads_count/_and/_or). Valid for every
     // released thread when it resumes: no later barrier can complete before all of them have run.
@@ -320,7 +351,9 @@ std::string describe_waiters(Worker& w) {
             ++j;
         os << "\n=========     " << (j - i == 1 ? "thread " + std::to_string(i)
                                                 : "threads " + std::to_string(i) + ".." + std::to_string(j - 1))
-           << " wait at " << (t.state == TState::BarrierWait ? "__syncthreads" : "a warp-level operation") << " ("
+           << " wait at "
+           << (t.state == TState::WarpWait ? "a warp-level operation" : w.bar_grid ? "a barrier" : "__syncthreads")
+           << " ("
            << where_str(t.wait_site) << ":" << t.wait_site->column() << ")";
         i = j;
     }
@@ -385,6 +418,10 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
                        describe_waiters(w) +
                        "\n=========     Hint: do not put __syncthreads inside a branch or loop that threads of "
                        "the block take differently.");
+    }
+    if (w.bar_grid) {  // every thread of the block waits at grid.sync(): the worker takes over
+        w.grid_waiting = true;
+        return;
     }
     w.bar_result_count = w.bar_acc;
     w.bar_result_all = w.bar_acc == static_cast<int>(w.bar_arrived);
@@ -570,12 +607,12 @@ void fiber_entry(void*) {
             enter(w, next);
             continue;
         }
-        if (!next && w.done != w.nthreads) deadlock(w);
+        if (!next && w.done != w.nthreads && !w.grid_waiting) deadlock(w);
         self->thread = nullptr;
         w.free_fibers.push_back(self);
         if (next) {
             resume(w, self, next->fiber);
-        } else {  // block finished
+        } else {  // block finished, or waiting at grid.sync()
             w.cur_fiber = nullptr;
             w.cur = nullptr;
             switch_context(self, &w.main);
@@ -681,11 +718,30 @@ std::vector<void** (*)()>& dyn_shared_getters() {
     return g;
 }
 
-void run_block(Worker& w, uint64_t b) {
+// Makes block `b` the running block of this worker thread: its coordinates, the thread-local views
+// of it (blockIdx, shared memory, analysis), a new analysis segment.
+void enter_block(Worker& w, uint64_t b) {
     const dim3 g = w.ls->grid;
     w.block_idx = uint3{static_cast<unsigned>(b % g.x), static_cast<unsigned>((b / g.x) % g.y),
                         static_cast<unsigned>(b / (uint64_t(g.x) * g.y))};
     blockIdx = w.block_idx;
+    tls_shared_last = {nullptr, nullptr};
+    for (auto getter : dyn_shared_getters()) *getter() = w.arena;
+    ExecView& v = tls_view;
+    v.block = w.block_idx;
+    v.nthreads = w.nthreads;
+    v.smem = w.arena;
+    v.smem_dyn = w.dyn_bytes;
+    v.smem_static_used = &w.static_used;
+    v.smem_capacity = kArenaBytes;
+    v.launch = w.ls->launch;
+    v.analyze = w.analyze;
+    v.in_kernel = true;
+    if (w.analyze) analysis_hooks::block_begin();
+}
+
+// Fresh state for a block that has not run yet.
+void reset_block(Worker& w) {
     for (ThreadCtx& t : w.threads) {
         t.state = TState::Unstarted;
         t.fiber = nullptr;
@@ -704,30 +760,23 @@ void run_block(Worker& w, uint64_t b) {
     w.bar_acc = 0;
     w.bar_site = nullptr;
     w.bar_divergent = false;
+    w.bar_grid = false;
+    w.grid_waiting = false;
     w.bar_waiters.clear();
     w.released.clear();
     w.rel_pos = 0;
     w.rq_head = w.rq_count = 0;
     w.static_used = 0;
     w.shared_tab.clear();
-    tls_shared_last = {nullptr, nullptr};
-    for (auto getter : dyn_shared_getters()) *getter() = w.arena;
-    ExecView& v = tls_view;
-    v.block = w.block_idx;
-    v.nthreads = w.nthreads;
-    v.smem = w.arena;
-    v.smem_dyn = w.dyn_bytes;
-    v.smem_static_used = &w.static_used;
-    v.smem_capacity = kArenaBytes;
-    v.launch = w.ls->launch;
-    v.analyze = w.analyze;
-    v.in_kernel = true;
-    if (w.analyze) analysis_hooks::block_begin();
+}
 
+// Runs the entered block's threads, from the worker's own context, until the block has finished,
+// faulted, deadlocked or (cooperative launches) waits at grid.sync().
+void run_threads(Worker& w) {
     w.in_kernel = true;
     w.signal_fault = false;
     ThreadCtx* first = pick_next(w);
-    Fiber* f = w.get_fiber();
+    Fiber* f = first->fiber ? first->fiber : w.get_fiber();
     if (!f) {
         w.block_fault = true;
         w.fault_code = cudaErrorLaunchOutOfResources;
@@ -735,7 +784,7 @@ void run_block(Worker& w, uint64_t b) {
     } else {
         f->thread = first;
         first->fiber = f;
-        resume(w, &w.main, f);  // returns when the block is done, deadlocked or faulted
+        resume(w, &w.main, f);  // returns when the block is done, deadlocked, faulted or at grid.sync()
     }
     tls_view.in_kernel = false;  // from here on, cusim's own code (analysis must not see it)
     if (w.signal_fault) w.fault_msg = w.signal_msg;
@@ -746,6 +795,19 @@ void run_block(Worker& w, uint64_t b) {
     w.cur_fiber = nullptr;
 }
 
+void run_block(Worker& w, uint64_t b) {
+    reset_block(w);
+    enter_block(w, b);
+    run_threads(w);
+}
+
+// Hands a faulted block's error to the launch (the first fault wins) and stops the launch.
+void record_block_fault(Worker& w, LaunchState& ls) {
+    ls.set_fault(w.fault_code, w.fault_msg);
+    w.block_fault = false;
+    w.reset_all_fibers();
+}
+
 void worker_run(Worker& w, LaunchState& ls) {
     setup_launch(w, ls);
     for (;;) {
@@ -754,18 +816,179 @@ void worker_run(Worker& w, LaunchState& ls) {
         if (b >= ls.nblocks) break;
         run_block(w, b);
         if (w.block_fault) {
-            {
-                std::lock_guard<std::mutex> lk(ls.fault_mu);
-                if (ls.fault_code == cudaSuccess) {
-                    ls.fault_code = w.fault_code;
-                    ls.fault_msg = w.fault_msg;
-                }
-            }
-            ls.failed.store(true);
-            w.block_fault = false;
-            w.reset_all_fibers();
+            record_block_fault(w, ls);
             break;
         }
+    }
+}
+
+// ---- Cooperative launches: every block of the grid resident at once ------------------------------
+
+// A block of a cooperative launch while another block of the same worker runs. Its per-block
+// scheduler state is exchanged with the worker's (vectors swap their buffers, so the ThreadCtx
+// pointers in the waiter list stay valid); its threads' stacks and its shared memory are copied
+// aside, to be put back at the same addresses.
+struct ParkedBlock {
+    struct SavedStack {
+        Ctx ctx;             // the suspended context of the fiber the thread ran on
+        size_t offset = 0;   // of the saved bytes from the fiber's mapping
+        std::vector<char> bytes;
+    };
+    uint64_t linear = 0;
+    bool started = false, finished = false;
+    std::vector<ThreadCtx> threads;
+    std::vector<Warp> warps;
+    unsigned started_threads = 0, done = 0, bar_arrived = 0;
+    const site* bar_site = nullptr;
+    std::vector<ThreadCtx*> waiters;
+    size_t static_used = 0;
+    std::vector<Worker::SharedEntry> shared_tab;
+    std::vector<char> smem;
+    std::vector<SavedStack> stacks;  // one per waiter, in the same order
+};
+
+void exchange(Worker& w, ParkedBlock& p) {
+    std::swap(w.threads, p.threads);
+    std::swap(w.warps, p.warps);
+    std::swap(w.started, p.started_threads);
+    std::swap(w.done, p.done);
+    std::swap(w.bar_arrived, p.bar_arrived);
+    std::swap(w.bar_site, p.bar_site);
+    std::swap(w.bar_waiters, p.waiters);
+    std::swap(w.static_used, p.static_used);
+    std::swap(w.shared_tab, p.shared_tab);
+}
+
+// The running block waits at grid.sync(): copy its threads' stacks and its shared memory aside,
+// give its fibers back to the pool, and make the block a ParkedBlock again.
+void park_block(Worker& w, ParkedBlock& p) {
+    p.stacks.resize(w.bar_waiters.size());
+    for (size_t i = 0; i < w.bar_waiters.size(); ++i) {
+        Fiber* f = w.bar_waiters[i]->fiber;
+        ParkedBlock::SavedStack& st = p.stacks[i];
+        st.ctx = static_cast<const Ctx&>(*f);
+        const char* lo = f->mem + f->guard;
+        const char* top = f->mem + f->mem_size - (f->color * 320) % 4096;
+        const char* sp = suspended_stack_pointer(st.ctx) - 256;  // with the red zone below it
+        if (sp > lo) lo = sp;
+        st.offset = static_cast<size_t>(lo - f->mem);
+        st.bytes.assign(lo, top);
+        w.reset_fiber(f);  // a free fiber starts fiber_entry when next resumed, not this thread's code
+        w.free_fibers.push_back(f);
+    }
+    p.smem.assign(w.arena, w.arena + w.dyn_bytes + w.static_used);
+    w.bar_divergent = false;
+    w.bar_grid = false;
+    w.grid_waiting = false;
+    exchange(w, p);
+}
+
+// Puts a parked block back (each thread on the fiber it left, with its stack as it was) and
+// releases its threads from grid.sync().
+void unpark_block(Worker& w, ParkedBlock& p) {
+    exchange(w, p);
+    for (size_t i = 0; i < w.bar_waiters.size(); ++i) {
+        ThreadCtx* th = w.bar_waiters[i];
+        Fiber* f = th->fiber;
+        ParkedBlock::SavedStack& st = p.stacks[i];
+        static_cast<Ctx&>(*f) = st.ctx;
+        std::memcpy(f->mem + st.offset, st.bytes.data(), st.bytes.size());
+        f->thread = th;
+        th->state = TState::Ready;
+    }
+    w.free_fibers.erase(std::remove_if(w.free_fibers.begin(), w.free_fibers.end(),
+                                       [](const Fiber* f) { return f->thread != nullptr; }),
+                        w.free_fibers.end());
+    std::memcpy(w.arena, p.smem.data(), p.smem.size());
+    w.released.swap(w.bar_waiters);
+    w.bar_waiters.clear();
+    w.rel_pos = 0;
+    w.rq_head = w.rq_count = 0;
+    w.bar_arrived = 0;
+    w.bar_acc = 0;
+    w.bar_site = nullptr;
+}
+
+// The workers holding blocks meet here once each of their blocks waits at grid.sync() or has
+// finished. Returns true when the waiting blocks go on; false when the launch ends (every block
+// finished, a block faulted, or some blocks wait for blocks that have exited: a GPU would hang).
+bool grid_barrier_meet(LaunchState& ls, uint64_t waiting, uint64_t finished, const site* where) {
+    std::unique_lock<std::mutex> lk(ls.grid_mu);
+    ls.grid_waiting += waiting;
+    ls.grid_finished += finished;
+    if (where && !ls.grid_site) ls.grid_site = where;
+    const uint64_t generation = ls.grid_generation;
+    if (++ls.grid_arrived < ls.grid_participants) {
+        ls.grid_cv.wait(lk, [&] { return ls.grid_generation != generation; });
+        return ls.grid_go;
+    }
+    bool go = ls.grid_waiting > 0 && !ls.failed.load();
+    if (go && ls.grid_finished > 0) {
+        ls.set_fault(cudaErrorLaunchTimeout,
+                     "Grid barrier deadlock in kernel '" + std::string(ls.launch->kernel_name) + "': " +
+                         std::to_string(ls.grid_waiting) + " block(s) wait at grid.sync() (" +
+                         where_str(ls.grid_site) + ") but " + std::to_string(ls.grid_finished) +
+                         " block(s) have exited without reaching it, so the grid barrier cannot complete "
+                         "(on a GPU this kernel would hang)\n=========     Hint: every block of a cooperative "
+                         "launch must call grid.sync() the same number of times; skip the work, not the sync.");
+        go = false;
+    }
+    ls.grid_go = go;
+    ls.grid_arrived = 0;
+    ls.grid_waiting = ls.grid_finished = 0;
+    ++ls.grid_generation;
+    lk.unlock();
+    ls.grid_cv.notify_all();
+    return go;
+}
+
+void worker_run_cooperative(Worker& w, LaunchState& ls) {
+    const unsigned id = ls.next_worker.fetch_add(1);
+    if (id >= ls.grid_participants) return;
+    setup_launch(w, ls);
+    std::vector<ParkedBlock> blocks;
+    for (uint64_t b = id; b < ls.nblocks; b += ls.grid_participants) {
+        blocks.emplace_back();
+        ParkedBlock& p = blocks.back();
+        p.linear = b;
+        p.threads = w.threads;  // coordinates set by setup_launch; states reset when the block starts
+        p.warps = w.warps;
+    }
+    for (;;) {
+        uint64_t waiting = 0, finished = 0;
+        const site* where = nullptr;
+        for (ParkedBlock& p : blocks) {
+            if (p.finished) {
+                ++finished;
+                continue;
+            }
+            if (ls.failed.load(std::memory_order_relaxed)) break;
+            if (!p.started) {
+                exchange(w, p);
+                reset_block(w);
+                p.started = true;
+            } else {
+                unpark_block(w, p);
+            }
+            enter_block(w, p.linear);
+            run_threads(w);
+            if (w.block_fault) {
+                record_block_fault(w, ls);
+                exchange(w, p);
+                break;
+            }
+            if (w.grid_waiting) {
+                where = w.bar_site;
+                park_block(w, p);
+                ++waiting;
+            } else {
+                exchange(w, p);
+                p.finished = true;
+                p = ParkedBlock{p.linear, true, true};  // its memory is no longer needed
+                ++finished;
+            }
+        }
+        if (!grid_barrier_meet(ls, waiting, finished, where)) break;
     }
 }
 
@@ -779,6 +1002,8 @@ public:
     void run(LaunchState& ls) {
         std::unique_lock<std::mutex> lk(mu_);
         current_ = &ls;
+        ls.nworkers = n_;
+        ls.grid_participants = static_cast<unsigned>(std::min<uint64_t>(n_, ls.nblocks));
         remaining_ = static_cast<int>(workers_.size());
         ++generation_;
         cv_.notify_all();
@@ -819,7 +1044,10 @@ private:
                 seen = generation_;
                 ls = current_;
             }
-            worker_run(w, *ls);
+            if (ls->cooperative)
+                worker_run_cooperative(w, *ls);
+            else
+                worker_run(w, *ls);
             {
                 std::lock_guard<std::mutex> lk(mu_);
                 if (--remaining_ == 0) done_cv_.notify_all();
@@ -876,6 +1104,51 @@ Handoff barrier_arrive(int kind, int predicate, const site& where) {
     }
     w.bar_waiters.push_back(th);
     return park(w, th);
+}
+
+Handoff grid_barrier_arrive(const site& where) {
+    Worker& w = current_worker("grid.sync()", where);
+    LaunchState& ls = *w.ls;
+    if (ls.nblocks == 1) return barrier_arrive(0, 0, where);  // the grid is the block
+    RuntimeScope scope;
+    if (!ls.cooperative) {
+        fail_block(w, cudaErrorLaunchFailure,
+                   "Grid synchronization error in " + block_prefix(w) + ": grid.sync() (" + where_str(&where) +
+                       ") in a launch that is not cooperative: the grid has " + std::to_string(ls.nblocks) +
+                       " blocks and was not launched with cudaLaunchCooperativeKernel, so its blocks need not be "
+                       "resident together and a grid-wide barrier cannot complete (on a GPU this hangs or "
+                       "faults)\n=========     Hint: launch the kernel with cudaLaunchCooperativeKernel and at most "
+                       "cudaOccupancyMaxActiveBlocksPerMultiprocessor x multiProcessorCount blocks; "
+                       "grid.is_valid() tells whether the grid may synchronize");
+    }
+    ThreadCtx* th = w.cur;
+    if (w.bar_arrived == 0) {
+        w.bar_site = &where;
+        w.bar_grid = true;
+    } else if (!w.bar_grid || !same_site(w.bar_site, &where)) {
+        w.bar_divergent = true;
+    }
+    ++w.bar_arrived;
+    th->state = TState::BarrierWait;
+    th->wait_site = &where;
+    w.bar_waiters.push_back(th);
+    if (w.bar_arrived != w.nthreads - w.done) return park(w, th);
+    complete_barrier(w, nullptr);  // divergence is reported here; otherwise the block waits for the grid
+    // The block's last thread: back to the worker, which parks the block until the grid arrives.
+    Fiber* self = th->fiber;
+    w.cur_fiber = nullptr;
+    w.cur = nullptr;
+#if defined(CUSIM_NATIVE_SWITCH)
+    return {self, &w.main};
+#else
+    switch_context(self, &w.main);
+    return {nullptr, nullptr};
+#endif
+}
+
+bool cooperative_launch() {
+    const Worker* w = tls_worker;
+    return w && w->ls && w->ls->cooperative;
 }
 
 int barrier_result(int kind) {
@@ -1164,6 +1437,13 @@ void launch_kernel(const KernelLaunch& L) {
                          " threads; the limits are 1024 threads per block and (1024,1024,64) per dimension");
         return;
     }
+    if (const int bound = max_threads_per_block(L.kernel_id); nthreads > uint64_t(bound)) {
+        report_error(cudaErrorLaunchOutOfResources,
+                     who + ": block " + coords(b) + " has " + std::to_string(nthreads) +
+                         " threads, more than the kernel's __launch_bounds__(" + std::to_string(bound) +
+                         ") allows (cudaFuncGetAttributes reports it as maxThreadsPerBlock)");
+        return;
+    }
     if (g.x > 2147483647u || g.y > 65535u || g.z > 65535u) {
         report_error(cudaErrorInvalidConfiguration,
                      who + ": grid " + coords(g) + " exceeds the limits (2147483647,65535,65535)");
@@ -1183,8 +1463,25 @@ void launch_kernel(const KernelLaunch& L) {
         report_error(cudaErrorInvalidResourceHandle, who + ": the stream is not a valid stream handle");
         return;
     }
+    const uint64_t nblocks = uint64_t(g.x) * g.y * g.z;
+    if (cfg.cooperative) {
+        const int per_sm = max_active_blocks_per_sm(static_cast<int>(nthreads), cfg.shmem);
+        const uint64_t resident = uint64_t(per_sm) * kNumSMs;
+        if (nblocks > resident) {
+            report_error(cudaErrorCooperativeLaunchTooLarge,
+                         who + ": a cooperative launch of " + std::to_string(nblocks) + " blocks; with " +
+                             std::to_string(nthreads) + " threads and " + std::to_string(cfg.shmem) +
+                             " bytes of dynamic shared memory per block, at most " + std::to_string(per_sm) +
+                             " blocks per SM x " + std::to_string(kNumSMs) + " SMs = " + std::to_string(resident) +
+                             " can be resident at once, as grid.sync() needs. Size the grid with "
+                             "cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem) * "
+                             "multiProcessorCount");
+            return;
+        }
+    }
     record_launch(L, g, b, cfg.shmem);
     LaunchState ls;
+    ls.cooperative = cfg.cooperative;
     ls.launch = &L;
     ls.grid = g;
     ls.block = b;

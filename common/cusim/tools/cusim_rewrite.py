@@ -29,6 +29,10 @@ and rewrites only CUDA-only syntax:
                                     with ::cusim::register_dynamic_shared_pointer
   __shared__ T x[N];  (file/namespace scope) -> static thread_local T x[N];
   __noinline__                   -> __attribute__((noinline))
+  __global__ void __launch_bounds__(N) k(...) {...}   (k not a template)
+                                 -> the same, then on the line of its closing brace (or ';')
+                                    static const bool cusim_launch_bounds_<n>_ =
+                                        ::cusim::detail::register_launch_bounds(&k, (N));
   (void*)k, (const void*)&k, reinterpret_cast<void*>(k)   (k a __global__ function)
                                  -> ::cusim::kernel_pointer(k, "k")
                                     the same address, with k's parameter types recorded for
@@ -378,12 +382,15 @@ class Rewriter:
             # The declarator: the first '(' at top level that follows a name.
             k = i + 1
             paren = None
+            bounds = None  # __launch_bounds__(...): token range of its arguments
             while k < n:
                 tx = toks[k].text
                 if tx in _ATTR_CALLS and k + 1 < n and toks[k + 1].text == "(":
                     m = self._match.get(k + 1)
                     if m is None:
                         break
+                    if tx == "__launch_bounds__":
+                        bounds = (k + 2, m)
                     k = m + 1
                     continue
                 if tx == "[" and k + 1 < n and toks[k + 1].text == "[":
@@ -417,7 +424,32 @@ class Rewriter:
                 continue
             sig = (tinfo, spec, self._param_signature(paren + 1, close))
             kernels.setdefault(name, set()).add(sig)
+            if bounds is not None and tinfo is None and not spec:
+                self._register_launch_bounds(name, sig[2], bounds, close)
         return kernels
+
+    def _register_launch_bounds(self, name, params, bounds, close):
+        """After the declaration or definition of a non-template kernel declared with
+        __launch_bounds__(N[, M...]), on the same line: a namespace-scope registration of N as
+        the kernel's maximum block size (cudaFuncGetAttributes, launch checks)."""
+        toks = self.toks
+        n = len(toks)
+        k = close + 1
+        while k < n and toks[k].text not in ("{", ";", "}"):
+            k += 1
+        if k >= n or toks[k].text == "}":
+            return
+        end = self._match.get(k) if toks[k].text == "{" else k
+        if end is None:
+            return
+        args = self._split_commas(bounds[0], bounds[1], True)
+        if not args:
+            return
+        first = join_tokens(toks[args[0][0]:args[0][1]])
+        pointer = "reinterpret_cast<const void*>(static_cast<void (*)(%s)>(&%s))" % (", ".join(params), name)
+        self._edit(toks[end].end, toks[end].end,
+                   " static const bool cusim_launch_bounds_%d_ = "
+                   "::cusim::detail::register_launch_bounds(%s, (%s));" % (self._next_id(), pointer, first))
 
     def _template_info(self, lo, hi):
         """(normalized parameter list, required count, total count, has pack)."""

@@ -49,6 +49,7 @@ struct launch_config {
     dim3 block;
     size_t shmem;
     cudaStream_t stream;
+    bool cooperative = false;  // cudaLaunchCooperativeKernel: every block co-resident, grid.sync() allowed
     launch_config(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), shmem(s), stream(st) {}
 };
 
@@ -65,6 +66,9 @@ struct KernelLaunch {
     bool instrumented;  // the kernel's translation unit carries analysis instrumentation
 };
 void launch_kernel(const KernelLaunch& launch);
+/// `__launch_bounds__(max_threads, ...)` of the kernel at `kernel` (emitted by the source
+/// rewriter): cudaFuncGetAttributes reports it and a launch of larger blocks fails.
+bool register_launch_bounds(const void* kernel, int max_threads);
 
 enum class WarpOpKind : uint8_t {
     Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All, MatchAny, MatchAll,
@@ -81,6 +85,11 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
 // barrier for kinds 1-3.
 Handoff barrier_arrive(int kind, int predicate, const site& where);
 int barrier_result(int kind);
+// Grid barrier (cooperative_groups::grid_group::sync()), arrival: the block's threads meet as at
+// __syncthreads, then the block waits until every block of the cooperative launch has arrived.
+Handoff grid_barrier_arrive(const site& where);
+/// True inside a kernel started by cudaLaunchCooperativeKernel (grid_group::is_valid()).
+bool cooperative_launch();
 
 // Waits at the warp collective and returns the lane's result.
 __attribute__((always_inline)) inline uint64_t warp_collective(WarpOpKind kind, unsigned mask, uint64_t value,
@@ -92,6 +101,9 @@ __attribute__((always_inline)) inline uint64_t warp_collective(WarpOpKind kind, 
 __attribute__((always_inline)) inline int block_barrier(int kind, int predicate, const site& where) {
     complete_handoff(barrier_arrive(kind, predicate, where));
     return kind == 0 ? 0 : barrier_result(kind);
+}
+__attribute__((always_inline)) inline void grid_barrier(const site& where) {
+    complete_handoff(grid_barrier_arrive(where));
 }
 unsigned active_mask();
 // cooperative_groups::coalesced_threads(): the lanes of the warp that reach the call at `where`

@@ -59,13 +59,18 @@ inline cudaError_t cudaLaunchKernel(void (*kernel)(P...), dim3 grid, dim3 block,
     return cudaPeekAtLastError();
 }
 
-/// Every block of a cooperative launch is co-resident on a GPU, which grid.sync() relies on. cusim
-/// runs the launch like any other; grid.sync() supports a grid of one block only (docs/cusim.md).
+/// Every block of a cooperative launch is co-resident, as on a GPU: cusim runs all its blocks
+/// together, so grid.sync() works across blocks; a grid larger than the device can hold at once
+/// (cudaOccupancyMaxActiveBlocksPerMultiprocessor x multiProcessorCount) is
+/// cudaErrorCooperativeLaunchTooLarge.
 template <class... P>
 inline cudaError_t cudaLaunchCooperativeKernel(void (*kernel)(P...), dim3 grid, dim3 block, void** args,
                                                size_t shmem = 0, cudaStream_t stream = 0,
                                                const cusim::site& where = cusim::site::current()) {
-    return cudaLaunchKernel(kernel, grid, block, args, shmem, stream, where);
+    cusim::launch_config cfg(grid, block, shmem, stream);
+    cfg.cooperative = true;
+    cusim::detail::launch_from_pointers(kernel, cfg, args, std::index_sequence_for<P...>{}, where);
+    return cudaPeekAtLastError();
 }
 
 // Through a `const void*`: the kernel must have been cast to void* in code the rewriter saw (the
