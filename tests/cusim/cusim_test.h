@@ -225,4 +225,26 @@ inline LaunchResult launch_result() {
     return r;
 }
 
+/// Fixture of the tests of what hangs or is undefined on a GPU and cusim reports instead:
+/// skipped on a GPU; run() makes one launch within a time limit and keeps its report; the
+/// device is reset after each test (a device fault is sticky; a GPU needs a process restart).
+class SimFaultTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+#ifndef CUSIM
+        GTEST_SKIP() << "these kernels hang or are undefined on a GPU; they test cusim's detection";
+#endif
+    }
+    void TearDown() override { EXPECT_CUDA_OK(cudaDeviceReset()); }
+    template <class F>
+    LaunchResult run(const char* what, F launch) {
+        return finish_within(std::chrono::seconds(30), what, launch, &report);
+    }
+    std::string report;
+};
+
 }  // namespace cusim_test
+
+/// Skips the rest of a test that checks a report's text when reports are silenced.
+#define SKIP_IF_REPORTS_SILENCED() \
+    if (cusim_test::reports_silenced()) GTEST_SKIP() << "report text not checked: CUSIM_QUIET is set"

@@ -25,10 +25,6 @@ protected:
     void TearDown() override { EXPECT_CUDA_OK(cudaDeviceReset()); }
 };
 
-#ifdef CUSIM
-#define SKIP_IF_REPORTS_SILENCED() \
-    if (cusim_test::reports_silenced()) GTEST_SKIP() << "report text not checked: CUSIM_QUIET is set"
-#endif
 
 __global__ void mark(int* flag) { *flag = 1; }
 

@@ -113,23 +113,7 @@ TEST(GridSync, IsValidOnlyInCooperativeLaunches) {
 
 // ---- What hangs or is undefined on a GPU: cusim reports it --------------------------------------
 
-class GridSyncFaults : public ::testing::Test {
-protected:
-    void SetUp() override {
-#ifndef CUSIM
-        GTEST_SKIP() << "these kernels hang or are undefined on a GPU; they test cusim's detection";
-#endif
-    }
-    void TearDown() override { EXPECT_CUDA_OK(cudaDeviceReset()); }
-    template <class F>
-    LaunchResult run(const char* what, F launch) {
-        return cusim_test::finish_within(std::chrono::seconds(30), what, launch, &report);
-    }
-    std::string report;
-};
-
-#define SKIP_IF_REPORTS_SILENCED() \
-    if (cusim_test::reports_silenced()) GTEST_SKIP() << "report text not checked: CUSIM_QUIET is set"
+class GridSyncFaults : public cusim_test::SimFaultTest {};
 
 __global__ void grid_sync_everywhere(int* out) {
     cg::grid_group grid = cg::this_grid();

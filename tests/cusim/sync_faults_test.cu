@@ -15,25 +15,7 @@ using cusim_test::DeviceBuffer;
 using cusim_test::LaunchResult;
 using cusim_test::report_contains;
 
-class SyncFaults : public ::testing::Test {
-protected:
-    void SetUp() override {
-#ifndef CUSIM
-        GTEST_SKIP() << "these kernels hang or are undefined on a GPU; they test cusim's detection";
-#endif
-    }
-    // A device fault is sticky; cusim clears it on reset (a GPU needs a process restart).
-    void TearDown() override { EXPECT_CUDA_OK(cudaDeviceReset()); }
-
-    template <class F>
-    LaunchResult run(const char* what, F launch) {
-        return cusim_test::finish_within(std::chrono::seconds(30), what, launch, &report);
-    }
-    std::string report;
-};
-
-#define SKIP_IF_REPORTS_SILENCED() \
-    if (cusim_test::reports_silenced()) GTEST_SKIP() << "report text not checked: CUSIM_QUIET is set"
+class SyncFaults : public cusim_test::SimFaultTest {};
 
 // Half the block waits at one __syncthreads, the other half at another.
 __global__ void divergent_barrier(int* out) {
