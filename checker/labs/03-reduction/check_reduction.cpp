@@ -12,8 +12,14 @@
 //     Algorithms, 4.2). The bound is only finite for n < 2^24, so random data stops there;
 //     it catches what integer data cannot (a float value truncated to an integer, say).
 //   Max and min are exact. Adversarial inputs: all elements negative for max and all
-//   positive for min (an accumulator started at 0 is wrong), the extreme at the first and
-//   the last index, n = 0 (the identities -inf and +inf).
+//   positive for min (an accumulator started at 0 is wrong), in one block and in many, results
+//   of both signs between blocks (integer atomics on float bits order negatives in reverse), the
+//   extreme at the first and the last index, n = 0 (the identities -inf and +inf).
+// Edge cases, for every version the interface allows them for: n = 0, 1, around 32, around
+//   one block of every allowed block size and one element past it, every n % 4 (the final
+//   versions' float4 loads leave 0 to 3 elements), grids larger and smaller than n, and one
+//   block past 65535 blocks in a pass of versions 1-4 (the limit of gridDim.y/z, not of x).
+//   Inputs are cudaMalloc-aligned, as the interface promises, so misalignment is not tested.
 //   Outputs and workspaces carry guard zones; the result starts as 0xFF bytes (a NaN), so a
 //   result never written is told apart from a wrong one.
 // Host code (sim, wb_host_checks.h): the functions that make a CUDA call that can fail (versions
@@ -391,17 +397,32 @@ testing::AssertionResult check_extreme(bool is_max, const std::vector<float>& va
   } else if (!never_written(got)) {
     failure << " The result is an element of the input but not the " << (is_max ? "largest" : "smallest")
             << ": some elements were not compared (see index " << where << ").";
+    if (std::signbit(got) != std::signbit(expected)) {
+      failure << " Its sign differs from the expected one's: a " << (is_max ? "negative" : "positive")
+              << " block result replaced a " << (is_max ? "positive" : "negative")
+              << " one. Combining results with integer atomics on the float bits: non-negative floats order like "
+                 "their bits as int, negative floats in reverse of their bits as unsigned, so use atomic"
+              << (is_max ? "Max" : "Min") << " on int for v >= 0 and atomic" << (is_max ? "Min" : "Max")
+              << " on unsigned for v < 0.";
+    }
   }
   return failure;
 }
 
-// Sizes around the warp (32) and the block sizes (64, 256, 1024) and their doubles.
-const std::vector<std::size_t> kTreeSizes = {0,    1,    2,    31,   32,   33,   63,   64,   65,   255,
-                                             256,  257,  1023, 1024, 1025, 2047, 2048, 2049, 4097, 100003};
-const std::vector<int> kTreeBlockSizes = {64, 256, 1024};
+// Sizes around the warp (32) and every block size the interface allows (64 .. 1024) and their
+// doubles: for each block size, n = one block and one element past it, with one or two
+// elements per thread.
+const std::vector<std::size_t> kTreeSizes = {0,   1,   2,   31,   32,   33,   63,   64,   65,   127,  128,  129,  255, 256,
+                                             257, 511, 512, 513,  1023, 1024, 1025, 2047, 2048, 2049, 4097, 100003};
+const std::vector<int> kTreeBlockSizes = {64, 128, 256, 512, 1024};
+// One block past 65535 blocks in the first pass (block_size 64): 65535 is the limit of
+// gridDim.y and gridDim.z, not of gridDim.x (2^31 - 1), so a grid capped there drops the
+// last elements. Also the versions' largest n (three passes).
+constexpr int kPastGridYBlock = 64;
+constexpr std::size_t kGridYLimit = 65535;
 
 void check_tree_version(const TreeVersion& v) {
-  const std::size_t total = kTreeSizes.size() * kTreeBlockSizes.size() + 2;
+  const std::size_t total = kTreeSizes.size() * kTreeBlockSizes.size() + 3;
   std::size_t passed = 0;
   auto progress = [&] {
     wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
@@ -421,12 +442,23 @@ void check_tree_version(const TreeVersion& v) {
     WB_ASSERT(result);
     ++passed;
   }
+  const std::size_t per_block = std::size_t(kPastGridYBlock) * v.elements_per_thread;
+  const std::size_t past_limit = kGridYLimit * per_block + 1;
+  auto result = check_tree(v, exact_input(past_limit, seed++), kPastGridYBlock);
+  progress();
+  if (!result) {
+    result << " This n needs " << kGridYLimit + 1 << " blocks of " << kPastGridYBlock << " threads in the first pass ("
+           << per_block << " elements per block): 65535 is the limit of gridDim.y and gridDim.z, but gridDim.x "
+           << "goes to 2^31 - 1. Launch every block the pass needs along x; do not cap the grid.";
+  }
+  WB_ASSERT(result);
+  ++passed;
   progress();
 }
 
 const char* const kTreeThreshold =
-    "exact sums, n = 0 .. 100003 (20 sizes around 32, 64, 256, 1024, 2048) x block_size 64, 256, 1024; random "
-    "data within gamma(n-1) sum|x|";
+    "exact sums, n = 0 .. 100003 (26 sizes around 32 .. 2048) x block_size 64, 128, 256, 512, 1024; n = 65535 "
+    "blocks + 1 (block_size 64); random data within gamma(n-1) sum|x|";
 
 }  // namespace
 
@@ -476,9 +508,10 @@ TEST(Correctness, GridStrideSum) {
 }
 
 TEST(Correctness, SumAllSizes) {
-  wb::check::record_threshold("reduce_sum exact for n = 0 .. 2^20+7 (17 sizes); random data within gamma(n-1) sum|x|");
-  const std::vector<std::size_t> sizes = {0,    1,    2,    3,     4,     5,     7,      31,           32,
-                                          33,   1023, 1024, 1025,  4099,  65537, 100003, (1 << 20) + 7};
+  wb::check::record_threshold("reduce_sum exact for n = 0 .. 2^20+7 (19 sizes, every n % 4); random data within "
+                              "gamma(n-1) sum|x|");
+  const std::vector<std::size_t> sizes = {0,    1,    2,    3,    4,     5,     6,     7,      31,          32,
+                                          33,   1023, 1024, 1025, 4098,  4099,  65537, 100003, (1 << 20) + 7};
   std::size_t passed = 0;
   const std::size_t total = sizes.size() + 3;
   std::uint64_t seed = 200;
@@ -519,12 +552,13 @@ TEST(Correctness, SumLarge) {
 }
 
 TEST(Correctness, MaxMin) {
-  wb::check::record_threshold("exact max and min: n = 0 .. 2^20+7, extremes first and last, all-negative and "
-                              "all-positive inputs");
+  wb::check::record_threshold("exact max and min: n = 0 .. 2^20+7 (every n % 4), extremes first and last, "
+                              "all-negative and all-positive inputs in one block and in many, signs that differ "
+                              "between blocks");
   std::vector<std::pair<std::vector<float>, std::string>> inputs;
   std::uint64_t seed = 400;
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(33), std::size_t(1000),
-                        std::size_t(1 << 20) + 7}) {
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(6), std::size_t(33),
+                        std::size_t(1000), std::size_t(4098), std::size_t(1 << 20) + 7}) {
     inputs.emplace_back(wb::random_floats(n, seed++), "random in [-1, 1)");
   }
   for (std::size_t n : {std::size_t(33), std::size_t(4099)}) {
@@ -537,6 +571,17 @@ TEST(Correctness, MaxMin) {
   }
   inputs.emplace_back(wb::random_floats(1025, seed++, -2.0f, -1.0f), "all elements negative");
   inputs.emplace_back(wb::random_floats(1025, seed++, 1.0f, 2.0f), "all elements positive");
+  // Many blocks: every block's result negative (or positive), and results of both signs, the
+  // extreme's sign only at the start, so blocks combining their results (atomics on the float
+  // bits, say) meet both orders.
+  inputs.emplace_back(wb::random_floats(100003, seed++, -2.0f, -1.0f), "all elements negative");
+  inputs.emplace_back(wb::random_floats(100003, seed++, 1.0f, 2.0f), "all elements positive");
+  constexpr std::size_t kSignedPrefix = 4096;
+  std::vector<float> mixed = wb::random_floats(std::size_t(1 << 20) + 7, seed++, -2.0f, -1.0f);
+  for (std::size_t i = 0; i < kSignedPrefix; ++i) mixed[i] = -mixed[i];
+  inputs.emplace_back(mixed, "positive elements only among the first 4096, the rest negative");
+  for (float& x : mixed) x = -x;
+  inputs.emplace_back(mixed, "negative elements only among the first 4096, the rest positive");
   std::size_t passed = 0;
   const std::size_t total = 2 * inputs.size();
   for (const auto& [values, what] : inputs) {
