@@ -169,7 +169,8 @@ Reader Request::run(comm::Communicator& comm) {
   std::vector<std::pair<std::uint32_t, std::uint64_t>> where(regions_.size());  // block, offset
   for (std::size_t i : order) {
     const Region& r = regions_[i];
-    if (blocks.empty() || r.p >= blocks.back().p + blocks.back().bytes) {
+    // A new block past the last one's end; one at the same address is the same buffer (even empty).
+    if (blocks.empty() || (r.p >= blocks.back().p + blocks.back().bytes && r.p != blocks.back().p)) {
       blocks.push_back({r.p, r.bytes});
     } else {
       Block& b = blocks.back();
@@ -177,14 +178,16 @@ Reader Request::run(comm::Communicator& comm) {
     }
     where[i] = {static_cast<std::uint32_t>(blocks.size() - 1), static_cast<std::uint64_t>(r.p - blocks.back().p)};
   }
-  // Each block at a 64-byte aligned place in the shared memory, as the checks' allocations are.
+  // Each block at a 64-byte aligned place of its own in the shared memory, as the checks'
+  // allocations are (an empty buffer too: distinct buffers stay distinct, never null).
   std::vector<std::size_t> at(blocks.size());
   std::size_t total = 0;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     at[i] = total;
-    total += (blocks[i].bytes + 63) / 64 * 64;
+    total += std::max<std::size_t>(64, (blocks[i].bytes + 63) / 64 * 64);
   }
-  if (const std::string why = reserve_shared(total); !why.empty()) lost(name_, "could not be given the buffers (" + why + ")");
+  if (const std::string why = reserve_shared(total); !why.empty())
+    lost(name_, "could not be given the buffers (" + why + ")");
   for (std::size_t i = 0; i < blocks.size(); ++i) std::memcpy(g_shared.base + at[i], blocks[i].p, blocks[i].bytes);
   Writer w;
   w.put_string(name_);
