@@ -1,16 +1,17 @@
 /// @file
-/// @brief The judge/worker split for the collective labs, which run under mpirun (lab 09 so far).
+/// @brief The judge/worker split for the collective labs, which run under mpirun (labs 09-11).
 ///
 /// Each rank is two processes. The **judges** (check_NN_name, one per rank, an MPI job of their
 /// own) hold the checks, their inputs, the references (computed with MPI among the judges) and
 /// the comparison, and contain none of the lab's code. The **workers** (check_NN_name_worker, a
 /// second MPI job, started by checker/mpi_launch.py inside the sandbox) hold the lab's code and
 /// the communicator it talks over. Every call of the lab's interface that a check makes is a
-/// request from judge R to worker R over a Unix socket in $WB_COMM_REMOTE_DIR: the arguments,
-/// and the host buffers the function reads and writes, go to the worker; the buffers, what the
-/// call did to the worker's communicator (counters, message times: Communicator::absorb), the
-/// library collectives and raw MPI calls it made (comm::check::LearnerCall) and a
-/// comm::NotImplemented or other exception come back. The judge's copies of the buffers are
+/// request from judge R to worker R over a Unix socket in $WB_COMM_REMOTE_DIR: the arguments go
+/// over the socket, the host buffers the function reads and writes through memory the judge
+/// shares with its worker (a sealed memfd, copied into before the call and out of after it);
+/// what the call did to the worker's communicator (counters, message times:
+/// Communicator::absorb), the library collectives and raw MPI calls it made
+/// (comm::check::LearnerCall) and a comm::NotImplemented or other exception come back. The judge's copies of the buffers are
 /// then exactly what the lab's code left in its own, so the checks compile unchanged.
 ///
 /// A lab lists its interface in checker/labs/NN-name/interface.cpp. Compiled into the judge
