@@ -39,6 +39,8 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "attention.h"
@@ -224,6 +226,33 @@ struct Forward {
   std::vector<double> o, lse;
 };
 
+// Runs body(i) for every i in [0, n), spread over the machine's cores (the host references of the
+// long sequences cost minutes on one core). Each index is computed by one thread, in the same
+// order as serially, so the results do not depend on the thread count. Where threads cannot be
+// started (a process limit), the rest runs on this thread.
+void parallel_for(int n, const std::function<void(int)>& body) {
+  const int threads = std::min<int>(n, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  if (threads <= 1) {
+    for (int i = 0; i < n; ++i) body(i);
+    return;
+  }
+  std::vector<std::thread> pool;
+  auto worker = [&](int t) {
+    for (int i = t; i < n; i += threads) body(i);
+  };
+  int started = 0;
+  for (; started < threads - 1; ++started) {
+    try {
+      pool.emplace_back(worker, started + 1);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  worker(0);
+  for (std::thread& t : pool) t.join();
+  for (int t = started + 1; t < threads; ++t) worker(t);  // the workers that could not start
+}
+
 // Double precision, or the kernel's precision (fp32 arithmetic in order; for 16-bit inputs P and
 // O rounded to 16 bits as the tensor cores take them).
 Forward reference(const Data& d, Variant v = Variant::Exact, bool same_precision = false) {
@@ -234,14 +263,16 @@ Forward reference(const Data& d, Variant v = Variant::Exact, bool same_precision
   double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
   if (v == Variant::ScaleTwice) scale *= scale;
   if (v == Variant::NoScale) scale = 1.0;
-  std::vector<double> score(s.tk);
-  std::vector<float> score32(s.tk);
-  for (int bh = 0; bh < s.batch * s.heads; ++bh) {
-    for (int i = 0; i < s.tq; ++i) {
+  // Every row is independent: the rows run in parallel.
+  parallel_for(s.batch * s.heads * s.tq, [&](int row_index) {
+    const int bh = row_index / s.tq, i = row_index % s.tq;
+    std::vector<double> score(s.tk);
+    std::vector<float> score32(s.tk);
+    {
       const std::size_t row = static_cast<std::size_t>(bh) * s.tq + i;
       const float* q = d.q.data() + row * s.d;
       const int end = visible_end(s, i, v);
-      if (end == 0) continue;
+      if (end == 0) return;
       double* o = f.o.data() + row * s.d;
       if (!same_precision) {
         double m = -kInf;
@@ -284,7 +315,7 @@ Forward reference(const Data& d, Variant v = Variant::Exact, bool same_precision
         f.lse[row] = m + std::log(l);
       }
     }
-  }
+  });
   return f;
 }
 
@@ -542,7 +573,8 @@ Grads backward_reference(const Data& d, const std::vector<float>& o, const std::
   g.dv.assign(attention_kv_elements(s), 0.0);
   const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
   auto r = [&](double x) { return single ? static_cast<double>(static_cast<float>(x)) : x; };
-  for (int bh = 0; bh < s.batch * s.heads; ++bh) {
+  // A (batch, head) pair owns its rows of dq, dk and dv: the pairs run in parallel.
+  parallel_for(s.batch * s.heads, [&](int bh) {
     for (int i = 0; i < s.tq; ++i) {
       const std::size_t row = static_cast<std::size_t>(bh) * s.tq + i;
       const int end = visible_end(s, i, Variant::Exact);
@@ -569,7 +601,7 @@ Grads backward_reference(const Data& d, const std::vector<float>& o, const std::
         }
       }
     }
-  }
+  });
   return g;
 }
 
