@@ -3,13 +3,15 @@
 //   softmax_naive        1. one thread per row, three passes (max, sum, write)
 //   softmax_block        2. a block per row: coalesced strided loops, warp shuffles + shared memory
 //   softmax_online       3. running max and rescaled sum in one pass, then the normalizing pass
-//   softmax_forward      4. 16-byte loads with a scalar head and tail, the row cached in shared
-//                           memory (cols <= 8192): x read once
-//   softmax_backward        dx = y * (dy - sum(dy * y)), vectorized
+//   softmax_forward      4. the row read once, 16 bytes at a time (a scalar head and tail), into
+//                           registers: a warp per row up to 1024 columns, a block per row up to
+//                           8192 (kMaxCachedCols); beyond, the online pass and a second read
+//   softmax_backward        dx = y * (dy - sum(dy * y)), y and dy rows in registers as in 4
 //   layernorm_two_pass   1. a block per row: mean, then variance of (x - mean), then y
-//   layernorm_forward       the row cached in shared memory, two passes over the cache; Welford
-//                           over global memory beyond 8192 columns
-//   layernorm_backward      rows grid-strided over a few blocks; dgamma/dbeta partials per block in
+//   layernorm_forward       the row in registers as in softmax 4, two passes over the registers;
+//                           Welford over global memory beyond 8192 columns
+//   layernorm_backward      rows grid-strided over the resident blocks, the next row loaded while
+//                           the current one is reduced; dgamma/dbeta partials per block in
 //                           registers, added up by a second kernel in a fixed order (no atomics)
 //   rmsnorm_*               the layer-norm kernels without centering (template parameter)
 //   *_bf16                  the final forward kernels on bf16 rows, fp32 arithmetic
@@ -30,7 +32,7 @@
 namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kMaxCachedCols = 8192;  // rows up to this many columns are read once (32 KiB cached)
+constexpr int kMaxCachedCols = 8192;  // rows up to this many columns are read once (kept in registers)
 
 int round_up(int v, int m) { return (v + m - 1) / m * m; }
 
@@ -160,7 +162,7 @@ __device__ bool aligned16(const T* p) {
 }
 
 // N consecutive elements at p as floats: 16-byte loads when p is aligned and N fills them, else
-// one element at a time. (T = float also serves the shared-memory row cache.)
+// one element at a time.
 template <int N, class T>
 __device__ void load_n(const T* p, float* v) {
   if (N % kWidth<T> == 0 && aligned16(p)) {
@@ -195,8 +197,6 @@ struct RowSplit {
     nvec = (cols - head) / kWidth<T>;
     tail = head + nvec * kWidth<T>;
   }
-  // Offset that makes a float cache of the row 16-byte aligned where the row's chunks are.
-  __device__ int cache_shift() const { return (4 - head % 4) % 4; }
 };
 
 template <int N>
@@ -265,40 +265,102 @@ __global__ void softmax_online_kernel(const float* x, float* y, int cols) {
   for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = softmax_value(xr[c], st, inv);
 }
 
-// ---- 4. final softmax ----------------------------------------------------------------------------
+// ---- 4. final softmax: the row in registers --------------------------------------------------------
+//
+// What changed: x is read once, 16 bytes at a time, into the registers of the threads that share
+// the row, and max, exp, sum and the scaling all work on those registers. A row of up to
+// 32 * kVecs 16-byte chunks goes to one warp (four rows per block: no shared memory and no
+// __syncthreads()); a longer one, up to kMaxCachedCols columns, to a block. kVecs, the chunks a
+// thread holds, is a template parameter, so the arrays are indexed by constants and stay in
+// registers; all of a thread's loads are issued before the first is used, which keeps
+// 16 * kVecs bytes per thread in flight. Rows beyond kMaxCachedCols are read twice (streaming).
 
-// What changed: 16-byte loads and stores (for_each_chunk), and for cols <= kMaxCachedCols the row
-// is kept in shared memory between the two passes, so x is read once. Each thread reads back only
-// the elements it cached itself: the cache needs no barrier.
-template <class T>
-__global__ void softmax_cached_kernel(const T* x, T* y, int cols) {
-  extern __shared__ float4 cache4[];
-  const T* xr = x + static_cast<std::size_t>(blockIdx.x) * cols;
-  T* yr = y + static_cast<std::size_t>(blockIdx.x) * cols;
-  const RowSplit<T> split(xr, cols);
-  float* cache = reinterpret_cast<float*>(cache4) + split.cache_shift();
-  MaxSum st;
-  for_each_chunk(split, [&](int c, auto n) {
-    constexpr int N = decltype(n)::value;
-    float v[N];
-    load_n<N>(xr + c, v);
-    store_n<N>(cache + c, v);
+// The threads that share a row: a warp (kWarpRows; blockDim.x / 32 rows per block) or the block.
+template <bool kWarpRows>
+struct RowTeam {
+  int row;  // the row this thread works on
+  int t;    // the thread's rank among the row's threads
+  int n;    // threads per row
+  __device__ RowTeam()
+      : row(kWarpRows ? static_cast<int>(blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32)
+                      : static_cast<int>(blockIdx.x)),
+        t(kWarpRows ? static_cast<int>(threadIdx.x % 32) : static_cast<int>(threadIdx.x)),
+        n(kWarpRows ? 32 : static_cast<int>(blockDim.x)) {}
+  // Every thread of the row gets the combination of the row's values.
+  template <class V, class Combine>
+  __device__ V reduce(V v, Combine combine, V identity) const {
+    if constexpr (kWarpRows) {
+      return warp_reduce(v, combine);
+    } else {
+      return block_reduce(v, combine, identity);
+    }
+  }
+  __device__ float sum(float v) const { return reduce(v, Sum{}, 0.0f); }
+  __device__ float max(float v) const { return reduce(v, Max{}, -INFINITY); }
+};
+
+// A thread's part of a row, as floats in registers: RowSplit's parts dealt out as for_each_chunk
+// does, head element t, body chunks t, t + n, t + 2n, ... (at most kVecs of them) and tail element
+// t (a head or a tail has fewer than 16 bytes, so at most one element each per thread).
+template <class T, int kVecs_>
+struct RowSlice {
+  static constexpr int kVecs = kVecs_;
+  float head, body[kVecs][kWidth<T>], tail;
+};
+
+// Calls f(c, Count<n>, v, ...) for each part of the row the thread owns: c its first column, n its
+// element count, v its n floats in the slice @p s (and the same part of each of @p more).
+template <class T, bool kWarpRows, class F, class Slice, class... More>
+__device__ void for_each_owned(const RowSplit<T>& split, const RowTeam<kWarpRows>& team, F f, Slice& s,
+                               More&... more) {
+  if (team.t < split.head) f(team.t, Count<1>{}, &s.head, &more.head...);
 #pragma unroll
-    for (int k = 0; k < N; ++k) add(st, v[k]);
-  });
-  st = block_reduce(st);
-  const float inv = 1.0f / st.s;
-  for_each_chunk(split, [&](int c, auto n) {
-    constexpr int N = decltype(n)::value;
-    float v[N];
-    load_n<N>(cache + c, v);
-#pragma unroll
-    for (int k = 0; k < N; ++k) v[k] = softmax_value(v[k], st, inv);
-    store_n<N>(yr + c, v);
-  });
+  for (int j = 0; j < Slice::kVecs; ++j) {
+    const int i = j * team.n + team.t;
+    if (i < split.nvec) f(split.head + i * kWidth<T>, Count<kWidth<T>>{}, s.body[j], more.body[j]...);
+  }
+  if (split.tail + team.t < split.cols) f(split.tail + team.t, Count<1>{}, &s.tail, &more.tail...);
 }
 
-// Rows longer than the cache: the online pass, then a second read of x.
+// Loads the thread's part of @p row into @p s (converted to float).
+template <class T, bool kWarpRows, class Slice, class U>
+__device__ void load_owned(const RowSplit<T>& split, const RowTeam<kWarpRows>& team, const U* row, Slice& s) {
+  for_each_owned(split, team, [&](int c, auto n, float* v) { load_n<decltype(n)::value>(row + c, v); }, s);
+}
+
+template <class T, int kVecs, bool kWarpRows>
+__global__ void softmax_rows_kernel(const T* x, T* y, int rows, int cols) {
+  const RowTeam<kWarpRows> team;
+  if (team.row >= rows) return;  // whole warps: only warp rows can run past the last row
+  const std::size_t offset = static_cast<std::size_t>(team.row) * cols;
+  const RowSplit<T> split(x + offset, cols);
+  RowSlice<T, kVecs> v;
+  load_owned(split, team, x + offset, v);
+  float m = -INFINITY;
+  for_each_owned(split, team, [&](int, auto n, float* e) {
+#pragma unroll
+    for (int k = 0; k < decltype(n)::value; ++k) m = fmaxf(m, e[k]);
+  }, v);
+  m = team.max(m);
+  float s = 0.0f;
+  for_each_owned(split, team, [&](int, auto n, float* e) {
+#pragma unroll
+    for (int k = 0; k < decltype(n)::value; ++k) {
+      e[k] = m == -INFINITY ? 0.0f : __expf(e[k] - m);  // a fully masked row gets zeros
+      s += e[k];
+    }
+  }, v);
+  s = team.sum(s);
+  const float inv = m == -INFINITY ? 0.0f : 1.0f / s;
+  for_each_owned(split, team, [&](int c, auto n, float* e) {
+    constexpr int N = decltype(n)::value;
+#pragma unroll
+    for (int k = 0; k < N; ++k) e[k] *= inv;
+    store_n<N>(y + offset + c, e);
+  }, v);
+}
+
+// Rows longer than kMaxCachedCols: the online pass, then a second read of x.
 template <class T>
 __global__ void softmax_streaming_kernel(const T* x, T* y, int cols) {
   const T* xr = x + static_cast<std::size_t>(blockIdx.x) * cols;
@@ -324,25 +386,89 @@ __global__ void softmax_streaming_kernel(const T* x, T* y, int cols) {
   });
 }
 
-// Shared memory of a cached row: cols floats and up to 3 more for the alignment shift.
-std::size_t cache_bytes(int cols) { return (static_cast<std::size_t>(cols) + 3) * sizeof(float); }
+// How a row-in-registers kernel is launched for rows of @p cols elements of @p width per 16 bytes,
+// with at most @p max_vecs 16-byte chunks per thread: a warp per row when 32 threads suffice,
+// else a block per row of just enough warps. vecs bounds a thread's chunks (the body of a row has
+// at most cols / width, whatever its head).
+struct RowLaunch {
+  bool warp_rows;
+  int vecs, threads, blocks;
+};
+
+RowLaunch row_launch(int rows, int cols, int width, int max_vecs) {
+  const int chunks = cols / width;
+  if (chunks <= 32 * max_vecs) {
+    constexpr int kWarpsPerBlock = 4;
+    return {true, std::max(1, (chunks + 31) / 32), 32 * kWarpsPerBlock, (rows + kWarpsPerBlock - 1) / kWarpsPerBlock};
+  }
+  const int threads = round_up((chunks + max_vecs - 1) / max_vecs, 32);
+  return {false, (chunks + threads - 1) / threads, threads, rows};
+}
+
+// Calls launch(Count<V>{}, std::bool_constant<warp_rows>{}) with V = l.vecs as a compile-time
+// constant (V0 <= V <= kMax), so launch can name the kernel instance.
+template <int V0, int kMax, class Launch>
+void with_row_kernel(const RowLaunch& l, Launch launch) {
+  if constexpr (V0 <= kMax) {
+    if (l.vecs != V0) {
+      with_row_kernel<V0 + 1, kMax>(l, launch);
+    } else if (l.warp_rows) {
+      launch(Count<V0>{}, std::true_type{});
+    } else {
+      launch(Count<V0>{}, std::false_type{});
+    }
+  }
+}
+
+// At most 32 floats of a row per thread (8 float4s, or 4 chunks of 8 bf16): with the rest of the
+// kernel's registers that leaves several blocks per multiprocessor.
+constexpr int kRowFloatsPerThread = 32;
 
 template <class T>
 cudaError_t softmax_final(const T* x, T* y, int rows, int cols) {
   if (rows <= 0) return cudaSuccess;
-  const int threads = block_threads(cols, 4 * kWidth<T>);
   if (cols <= kMaxCachedCols) {
-    softmax_cached_kernel<T><<<rows, threads, cache_bytes(cols)>>>(x, y, cols);
+    constexpr int kMaxVecs = kRowFloatsPerThread / kWidth<T>;
+    const RowLaunch l = row_launch(rows, cols, kWidth<T>, kMaxVecs);
+    with_row_kernel<1, kMaxVecs>(l, [&](auto vecs, auto warp_rows) {
+      softmax_rows_kernel<T, decltype(vecs)::value, decltype(warp_rows)::value><<<l.blocks, l.threads>>>(x, y, rows,
+                                                                                                          cols);
+    });
   } else {
-    softmax_streaming_kernel<T><<<rows, threads>>>(x, y, cols);
+    softmax_streaming_kernel<T><<<rows, block_threads(cols, 4 * kWidth<T>)>>>(x, y, cols);
   }
   return cudaGetLastError();
 }
 
 // ---- softmax backward ------------------------------------------------------------------------------
 
-// dot = sum(dy * y) in one pass, then dx = y * (dy - dot) in a second (whose reads of the block's
-// own row mostly hit the cache on a GPU).
+// dx = y * (dy - dot), dot = sum(dy * y): the rows of y and dy in registers (the forward's
+// RowTeam and RowSlice, half the chunks per thread for two rows), read once.
+template <int kVecs, bool kWarpRows>
+__global__ void softmax_backward_rows_kernel(const float* y, const float* dy, float* dx, int rows, int cols) {
+  const RowTeam<kWarpRows> team;
+  if (team.row >= rows) return;
+  const std::size_t offset = static_cast<std::size_t>(team.row) * cols;
+  const RowSplit<float> split(y + offset, cols);
+  RowSlice<float, kVecs> a, b;
+  load_owned(split, team, y + offset, a);
+  load_owned(split, team, dy + offset, b);
+  float dot = 0.0f;
+  for_each_owned(split, team, [&](int, auto n, float* p, float* q) {
+#pragma unroll
+    for (int k = 0; k < decltype(n)::value; ++k) dot += p[k] * q[k];
+  }, a, b);
+  dot = team.sum(dot);
+  for_each_owned(split, team, [&](int c, auto n, float* p, float* q) {
+    constexpr int N = decltype(n)::value;
+#pragma unroll
+    for (int k = 0; k < N; ++k) p[k] *= q[k] - dot;
+    store_n<N>(dx + offset + c, p);
+  }, a, b);
+}
+
+// Rows longer than kMaxCachedCols: dot in one pass, dx in a second (whose reads of the block's own
+// row mostly hit the cache on a GPU).
 __global__ void softmax_backward_kernel(const float* y, const float* dy, float* dx, int cols) {
   const std::size_t offset = static_cast<std::size_t>(blockIdx.x) * cols;
   const float *yr = y + offset, *dyr = dy + offset;
@@ -369,6 +495,21 @@ __global__ void softmax_backward_kernel(const float* y, const float* dy, float* 
   });
 }
 
+cudaError_t softmax_backward_final(const float* y, const float* dy, float* dx, int rows, int cols) {
+  if (rows <= 0) return cudaSuccess;
+  if (cols <= kMaxCachedCols) {
+    constexpr int kMaxVecs = kRowFloatsPerThread / 4 / 2;  // two rows: 4 float4s of each
+    const RowLaunch l = row_launch(rows, cols, 4, kMaxVecs);
+    with_row_kernel<1, kMaxVecs>(l, [&](auto vecs, auto warp_rows) {
+      softmax_backward_rows_kernel<decltype(vecs)::value, decltype(warp_rows)::value><<<l.blocks, l.threads>>>(
+          y, dy, dx, rows, cols);
+    });
+  } else {
+    softmax_backward_kernel<<<rows, block_threads(cols, 16)>>>(y, dy, dx, cols);
+  }
+  return cudaGetLastError();
+}
+
 // ---- layer normalization and RMSNorm, forward ------------------------------------------------------
 
 // Version 1: three passes over x in global memory.
@@ -392,8 +533,8 @@ __global__ void layernorm_two_pass_kernel(const float* x, const float* gamma, co
   }
 }
 
-// The normalizing pass of every final forward: y = (v - mean) * rstd * gamma (+ beta), where
-// load(c, v) gives the row's values (from the cache or from x).
+// The normalizing pass of the streaming forward: y = (v - mean) * rstd * gamma (+ beta), where
+// load(c, n, v) gives the row's values (read from x again).
 template <bool kCentered, class T, class Load>
 __device__ void write_normalized(const RowSplit<T>& split, Load load, const T* gamma, const T* beta, T* yr,
                                  float mean, float rstd) {
@@ -409,47 +550,49 @@ __device__ void write_normalized(const RowSplit<T>& split, Load load, const T* g
   });
 }
 
-// Final forward, layer norm (kCentered) or RMSNorm, rows up to kMaxCachedCols: the row cached in
-// shared memory, then the mean and the variance as two passes over the cache: exact two-pass
-// statistics for one read of x. For RMSNorm, beta and mean_out are unused and rstd_out gets rrms.
-template <bool kCentered, class T>
-__global__ void norm_cached_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
-                                   float* rstd_out, int cols, float eps) {
-  extern __shared__ float4 cache4[];
-  const T* xr = x + static_cast<std::size_t>(blockIdx.x) * cols;
-  const RowSplit<T> split(xr, cols);
-  float* cache = reinterpret_cast<float*>(cache4) + split.cache_shift();
+// Final forward, layer norm (kCentered) or RMSNorm, rows up to kMaxCachedCols: the row read once
+// into registers (softmax_rows_kernel's RowTeam and RowSlice), then the mean and the variance as
+// two passes over the registers: exact two-pass statistics for one read of x. For RMSNorm, beta
+// and mean_out are unused and rstd_out gets rrms.
+template <bool kCentered, class T, int kVecs, bool kWarpRows>
+__global__ void norm_rows_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out, float* rstd_out,
+                                 int rows, int cols, float eps) {
+  const RowTeam<kWarpRows> team;
+  if (team.row >= rows) return;
+  const std::size_t offset = static_cast<std::size_t>(team.row) * cols;
+  const RowSplit<T> split(x + offset, cols);
+  RowSlice<T, kVecs> v;
+  load_owned(split, team, x + offset, v);
   float s = 0.0f;
-  for_each_chunk(split, [&](int c, auto n) {
-    constexpr int N = decltype(n)::value;
-    float v[N];
-    load_n<N>(xr + c, v);
-    store_n<N>(cache + c, v);
+  for_each_owned(split, team, [&](int, auto n, float* e) {
 #pragma unroll
-    for (int k = 0; k < N; ++k) s += kCentered ? v[k] : v[k] * v[k];
-  });
-  auto cached = [&](int c, auto n, float* v) { load_n<decltype(n)::value>(cache + c, v); };
+    for (int k = 0; k < decltype(n)::value; ++k) s += kCentered ? e[k] : e[k] * e[k];
+  }, v);
   float mean = 0.0f, rstd;
   if constexpr (kCentered) {
-    mean = block_sum(s) / cols;
+    mean = team.sum(s) / cols;
     float q = 0.0f;
-    for_each_chunk(split, [&](int c, auto n) {
-      constexpr int N = decltype(n)::value;
-      float v[N];
-      cached(c, n, v);
+    for_each_owned(split, team, [&](int, auto n, float* e) {
 #pragma unroll
-      for (int k = 0; k < N; ++k) q += (v[k] - mean) * (v[k] - mean);
-    });
-    rstd = rsqrtf(block_sum(q) / cols + eps);
+      for (int k = 0; k < decltype(n)::value; ++k) q += (e[k] - mean) * (e[k] - mean);
+    }, v);
+    rstd = rsqrtf(team.sum(q) / cols + eps);
   } else {
-    rstd = rsqrtf(block_sum(s) / cols + eps);
+    rstd = rsqrtf(team.sum(s) / cols + eps);
   }
-  if (threadIdx.x == 0) {
-    if constexpr (kCentered) mean_out[blockIdx.x] = mean;
-    rstd_out[blockIdx.x] = rstd;
+  if (team.t == 0) {
+    if constexpr (kCentered) mean_out[team.row] = mean;
+    rstd_out[team.row] = rstd;
   }
-  write_normalized<kCentered>(split, cached, gamma, beta, y + static_cast<std::size_t>(blockIdx.x) * cols, mean,
-                              rstd);
+  for_each_owned(split, team, [&](int c, auto n, float* e) {
+    constexpr int N = decltype(n)::value;
+    float g[N], b[N] = {};
+    load_n<N>(gamma + c, g);
+    if constexpr (kCentered) load_n<N>(beta + c, b);
+#pragma unroll
+    for (int k = 0; k < N; ++k) e[k] = (e[k] - mean) * rstd * g[k] + b[k];
+    store_n<N>(y + offset + c, e);
+  }, v);
 }
 
 // Welford's running mean and sum of squared deviations (m2), and Chan et al.'s combination of two.
@@ -479,7 +622,7 @@ __device__ Welford block_reduce(Welford w) {
   return block_reduce(w, [](Welford a, Welford b) { return combine(a, b); }, Welford{});
 }
 
-// Rows longer than the cache: Welford statistics (layer norm) or the sum of squares (RMSNorm) in
+// Rows longer than kMaxCachedCols: Welford statistics (layer norm) or the sum of squares (RMSNorm) in
 // one read, then a second read of x for y.
 template <bool kCentered, class T>
 __global__ void norm_streaming_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
@@ -522,11 +665,16 @@ template <bool kCentered, class T>
 cudaError_t norm_forward(const T* x, const T* gamma, const T* beta, T* y, float* mean, float* rstd, int rows,
                          int cols, float eps) {
   if (rows <= 0) return cudaSuccess;
-  const int threads = block_threads(cols, 4 * kWidth<T>);
   if (cols <= kMaxCachedCols) {
-    norm_cached_kernel<kCentered, T><<<rows, threads, cache_bytes(cols)>>>(x, gamma, beta, y, mean, rstd, cols, eps);
+    constexpr int kMaxVecs = kRowFloatsPerThread / kWidth<T>;
+    const RowLaunch l = row_launch(rows, cols, kWidth<T>, kMaxVecs);
+    with_row_kernel<1, kMaxVecs>(l, [&](auto vecs, auto warp_rows) {
+      norm_rows_kernel<kCentered, T, decltype(vecs)::value, decltype(warp_rows)::value><<<l.blocks, l.threads>>>(
+          x, gamma, beta, y, mean, rstd, rows, cols, eps);
+    });
   } else {
-    norm_streaming_kernel<kCentered, T><<<rows, threads>>>(x, gamma, beta, y, mean, rstd, cols, eps);
+    norm_streaming_kernel<kCentered, T><<<rows, block_threads(cols, 4 * kWidth<T>)>>>(x, gamma, beta, y, mean, rstd,
+                                                                                      cols, eps);
   }
   return cudaGetLastError();
 }
@@ -539,53 +687,68 @@ cudaError_t norm_forward(const T* x, const T* gamma, const T* beta, T* y, float*
 // block stores its partial rows in the workspace, and norm_param_grad_kernel adds them up column
 // by column in block order: the same result on every run.
 
-// Rows whose length is a multiple of 4, up to kVecs float4 chunks per thread: the thread's
-// gamma, partial gradients and current row chunks live in registers.
+// Rows whose length is a multiple of 4, up to kVecs (<= 4) float4 chunks per thread and at most
+// kNormBackwardThreads threads: the thread's partial gradients and row chunks live in registers.
+// The loop is software-pipelined: the block's next row of x and dy (and its mean and rstd) is
+// loaded before the current row is reduced and written, so the block has a row's loads in flight
+// also across its __syncthreads(), and x and dy are read once. gamma is read per row (an L1 hit)
+// rather than held: __launch_bounds__ caps the registers at 128, so that at 256 threads two blocks
+// share a multiprocessor and two rows are in flight there.
+constexpr int kNormBackwardThreads = 512;
+constexpr int kNormBackwardVecs = 4;
+
 template <bool kCentered, int kVecs>
-__global__ void norm_backward_vec_kernel(const float* dy, const float* x, const float* gamma, const float* mean,
-                                         const float* rstd, float* dx, float* part_g, float* part_b, int rows,
-                                         int cols) {
+__global__ void __launch_bounds__(kNormBackwardThreads)
+    norm_backward_vec_kernel(const float* dy, const float* x, const float* gamma, const float* mean,
+                             const float* rstd, float* dx, float* part_g, float* part_b, int rows, int cols) {
   const int nvec = cols / 4;
-  const float4* gamma4 = reinterpret_cast<const float4*>(gamma);
-  float gam[kVecs][4], pg[kVecs][4] = {}, pb[kVecs][4] = {};
+  float pg[kVecs][4] = {}, pb[kVecs][4] = {};
+  float xs[kVecs][4] = {}, ds[kVecs][4] = {}, mu = 0.0f, rs = 0.0f;  // the row being loaded
+  auto load_chunks = [&](const float* p, float (*v)[4]) {
 #pragma unroll
-  for (int j = 0; j < kVecs; ++j) {
-    const int i = j * blockDim.x + threadIdx.x;
-    const float4 g = i < nvec ? gamma4[i] : float4{0.0f, 0.0f, 0.0f, 0.0f};
-    gam[j][0] = g.x, gam[j][1] = g.y, gam[j][2] = g.z, gam[j][3] = g.w;
-  }
+    for (int j = 0; j < kVecs; ++j) {
+      const int i = j * blockDim.x + threadIdx.x;
+      if (i < nvec) load16(p + 4 * i, v[j]);
+    }
+  };
+  auto load_row = [&](int r) {
+    load_chunks(x + static_cast<std::size_t>(r) * cols, xs);
+    load_chunks(dy + static_cast<std::size_t>(r) * cols, ds);
+    mu = kCentered ? mean[r] : 0.0f;
+    rs = rstd[r];
+  };
+  if (blockIdx.x < rows) load_row(blockIdx.x);
   for (int r = blockIdx.x; r < rows; r += gridDim.x) {
-    const float mu = kCentered ? mean[r] : 0.0f, rs = rstd[r];
-    const float4* x4 = reinterpret_cast<const float4*>(x + static_cast<std::size_t>(r) * cols);
-    const float4* dy4 = reinterpret_cast<const float4*>(dy + static_cast<std::size_t>(r) * cols);
-    float xh[kVecs][4], g[kVecs][4];
+    float xh[kVecs][4], g[kVecs][4] = {};
+    load_chunks(gamma, g);
+    const float mu_r = mu, rs_r = rs;
     float2 sums{0.0f, 0.0f};
 #pragma unroll
     for (int j = 0; j < kVecs; ++j) {
-      const int i = j * blockDim.x + threadIdx.x;
-      if (i < nvec) {
-        const float4 xv = x4[i], dv = dy4[i];
-        const float xs[4] = {xv.x, xv.y, xv.z, xv.w}, ds[4] = {dv.x, dv.y, dv.z, dv.w};
 #pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          xh[j][k] = (xs[k] - mu) * rs;
-          g[j][k] = ds[k] * gam[j][k];
+      for (int k = 0; k < 4; ++k) {
+        xh[j][k] = (xs[j][k] - mu_r) * rs_r;
+        g[j][k] *= ds[j][k];
+        if (j * blockDim.x + threadIdx.x < nvec) {
           sums.x += g[j][k];
           sums.y += g[j][k] * xh[j][k];
-          pg[j][k] += ds[k] * xh[j][k];
-          pb[j][k] += ds[k];
+          pg[j][k] += ds[j][k] * xh[j][k];
+          pb[j][k] += ds[j][k];
         }
       }
     }
+    if (r + gridDim.x < rows) load_row(r + gridDim.x);  // xs and ds are free again: fetch the next row
     sums = block_sum(sums);
     const float a = kCentered ? sums.x / cols : 0.0f, b = sums.y / cols;
-    float4* dx4 = reinterpret_cast<float4*>(dx + static_cast<std::size_t>(r) * cols);
+    float* dxr = dx + static_cast<std::size_t>(r) * cols;
 #pragma unroll
     for (int j = 0; j < kVecs; ++j) {
       const int i = j * blockDim.x + threadIdx.x;
       if (i < nvec) {
-        dx4[i] = make_float4(rs * (g[j][0] - a - xh[j][0] * b), rs * (g[j][1] - a - xh[j][1] * b),
-                             rs * (g[j][2] - a - xh[j][2] * b), rs * (g[j][3] - a - xh[j][3] * b));
+        float d[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) d[k] = rs_r * (g[j][k] - a - xh[j][k] * b);
+        store16(dxr + 4 * i, d);
       }
     }
   }
@@ -634,55 +797,91 @@ __global__ void norm_backward_kernel(const float* dy, const float* x, const floa
   }
 }
 
-// dgamma[c] = sum over the partial rows p = 0, 1, ... of part_g[p][c] (and dbeta from part_b), in
-// that order.
+// dgamma[c] = sum over the partial rows p of part_g[p][c] (and dbeta from part_b), in a fixed
+// order. A block takes 32 columns: its kParamGradSlices warps each add every kParamGradSlices-th
+// partial row (p = warp, warp + kParamGradSlices, ...), a warp reading 32 consecutive floats of a
+// row, and one warp adds the slices' sums in slice order. Many columns and slices at once keep
+// enough loads in flight that this pass costs a few microseconds, not a long serial loop per column.
+constexpr int kParamGradSlices = 8;
+
 __global__ void norm_param_grad_kernel(const float* part_g, const float* part_b, float* dgamma, float* dbeta,
                                        int parts, int cols) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= cols) return;
+  __shared__ float slice_g[kParamGradSlices][32], slice_b[kParamGradSlices][32];
+  const int lane = threadIdx.x % 32, slice = threadIdx.x / 32;
+  const int c = blockIdx.x * 32 + lane;
   float g = 0.0f, b = 0.0f;
-  for (int p = 0; p < parts; ++p) {
-    g += part_g[static_cast<std::size_t>(p) * cols + c];
-    if (dbeta != nullptr) b += part_b[static_cast<std::size_t>(p) * cols + c];
-  }
-  dgamma[c] = g;
-  if (dbeta != nullptr) dbeta[c] = b;
-}
-
-// Launches norm_backward_vec_kernel<kCentered, vecs> (vecs = V .. 8, a compile-time constant).
-template <bool kCentered, int V>
-void launch_norm_backward_vec(int vecs, int parts, int threads, const float* dy, const float* x, const float* gamma,
-                              const float* mean, const float* rstd, float* dx, float* part_g, float* part_b, int rows,
-                              int cols) {
-  if constexpr (V <= 8) {
-    if (vecs == V) {
-      norm_backward_vec_kernel<kCentered, V><<<parts, threads>>>(dy, x, gamma, mean, rstd, dx, part_g, part_b, rows, cols);
-    } else {
-      launch_norm_backward_vec<kCentered, V + 1>(vecs, parts, threads, dy, x, gamma, mean, rstd, dx, part_g, part_b,
-                                                 rows, cols);
+  if (c < cols) {
+    for (int p = slice; p < parts; p += kParamGradSlices) {
+      g += part_g[static_cast<std::size_t>(p) * cols + c];
+      if (dbeta != nullptr) b += part_b[static_cast<std::size_t>(p) * cols + c];
     }
   }
+  slice_g[slice][lane] = g;
+  slice_b[slice][lane] = b;
+  __syncthreads();
+  if (slice == 0 && c < cols) {
+    for (int s = 1; s < kParamGradSlices; ++s) {
+      g += slice_g[s][lane];
+      b += slice_b[s][lane];
+    }
+    dgamma[c] = g;
+    if (dbeta != nullptr) dbeta[c] = b;
+  }
+}
+
+// Blocks of @p kernel with @p threads each that the GPU holds at once. A grid-strided backward
+// launches no more than that: a second wave of blocks would double its time.
+template <class Kernel>
+int resident_blocks(Kernel* kernel, int threads) {
+  int device = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess || sms * per_sm <= 0) {
+    (void)cudaGetLastError();
+    return kNormPartialRows;
+  }
+  return sms * per_sm;
+}
+
+// Launches norm_backward_vec_kernel<kCentered, vecs> (vecs = V .. kNormBackwardVecs, a compile-time
+// constant) on as many blocks as are resident at once, at most kNormPartialRows and rows; returns
+// that count.
+template <bool kCentered, int V>
+int launch_norm_backward_vec(int vecs, int threads, const float* dy, const float* x, const float* gamma,
+                             const float* mean, const float* rstd, float* dx, float* part_g, float* part_b, int rows,
+                             int cols) {
+  if constexpr (V <= kNormBackwardVecs) {
+    if (vecs == V) {
+      static const int resident = resident_blocks(norm_backward_vec_kernel<kCentered, V>, threads);
+      const int parts = std::min({rows, kNormPartialRows, resident});
+      norm_backward_vec_kernel<kCentered, V><<<parts, threads>>>(dy, x, gamma, mean, rstd, dx, part_g, part_b, rows, cols);
+      return parts;
+    }
+    return launch_norm_backward_vec<kCentered, V + 1>(vecs, threads, dy, x, gamma, mean, rstd, dx, part_g, part_b,
+                                                      rows, cols);
+  }
+  return 0;
 }
 
 template <bool kCentered>
 cudaError_t norm_backward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
                           float* dx, float* dgamma, float* dbeta, int rows, int cols, float* workspace) {
-  const int parts = std::min(std::max(rows, 0), kNormPartialRows);
+  int parts = std::min(std::max(rows, 0), kNormPartialRows);
   float* part_g = workspace;
   float* part_b = workspace + static_cast<std::size_t>(kNormPartialRows) * cols;
   if (parts > 0) {
     const int threads = block_threads(cols, 16);
     const int vecs = (cols / 4 + threads - 1) / threads;
-    if (cols % 4 == 0 && vecs <= 8) {
-      launch_norm_backward_vec<kCentered, 1>(vecs, parts, threads, dy, x, gamma, mean, rstd, dx, part_g, part_b, rows,
-                                             cols);
+    if (cols % 4 == 0 && vecs <= kNormBackwardVecs && threads <= kNormBackwardThreads) {
+      parts = launch_norm_backward_vec<kCentered, 1>(vecs, threads, dy, x, gamma, mean, rstd, dx, part_g, part_b, rows,
+                                                     cols);
     } else {
       norm_backward_kernel<kCentered><<<parts, threads>>>(dy, x, gamma, mean, rstd, dx, part_g, part_b, rows, cols);
     }
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   }
-  norm_param_grad_kernel<<<(cols + 255) / 256, 256>>>(part_g, part_b, dgamma, kCentered ? dbeta : nullptr, parts,
-                                                        cols);
+  norm_param_grad_kernel<<<(cols + 31) / 32, 32 * kParamGradSlices>>>(part_g, part_b, dgamma,
+                                                                       kCentered ? dbeta : nullptr, parts, cols);
   return cudaGetLastError();
 }
 
@@ -711,9 +910,7 @@ cudaError_t softmax_online(const float* x, float* y, int rows, int cols) {
 cudaError_t softmax_forward(const float* x, float* y, int rows, int cols) { return softmax_final(x, y, rows, cols); }
 
 cudaError_t softmax_backward(const float* y, const float* dy, float* dx, int rows, int cols) {
-  if (rows <= 0) return cudaSuccess;
-  softmax_backward_kernel<<<rows, block_threads(cols, 16)>>>(y, dy, dx, cols);
-  return cudaGetLastError();
+  return softmax_backward_final(y, dy, dx, rows, cols);
 }
 
 cudaError_t layernorm_two_pass(const float* x, const float* gamma, const float* beta, float* y, float* mean,
