@@ -543,17 +543,18 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks)
   const int m0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
   const bool unit_stride = s.stride_h == 1 && s.stride_w == 1;
 
-  // A: this thread's pixels m0 + lane + 32 i, as (offset of image n in dy, h + pad_h, w + pad_w)
-  // (int offsets: dy has fewer than 2^31 elements, and half the registers of pointers), and its
-  // taps kk0 + warp + kWarps ii.
-  int a_image[kAPixels], a_h[kAPixels], a_w[kAPixels];
+  // A: this thread's pixels m0 + lane + 32 i, as (h + pad_h, w + pad_w) and the offset in dy of
+  // (n, 0, h + pad_h, w + pad_w), from which a tap (k, r, s) at stride 1 reads at one fixed
+  // distance, k P Q - r dil_h Q - s dil_w (int offsets: dy has fewer than 2^31 elements, and
+  // half the registers of pointers); and its taps kk0 + warp + kWarps ii.
+  int a_pixel[kAPixels], a_h[kAPixels], a_w[kAPixels];
 #pragma unroll
   for (int i = 0; i < kAPixels; ++i) {
     const int m = m0 + lane + 32 * i;
     const int n = m < M ? m / hw_count : 0, hw = m % hw_count;
-    a_image[i] = n * s.K * pq_count;
     a_h[i] = m < M ? hw / s.W + s.pad_h : -(1 << 28);  // past M: every tap misses, zeros
     a_w[i] = hw % s.W + s.pad_w;
+    a_pixel[i] = m < M ? n * s.K * pq_count + a_h[i] * s.Q + a_w[i] : 0;
   }
   Tap a_tap[kARows];
 #pragma unroll
@@ -567,18 +568,20 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks)
     for (int ii = 0; ii < kARows; ++ii) {
       const Tap t = a_tap[ii];
       const int dh = t.r * s.dil_h, dw = t.s * s.dil_w, k_offset = t.k * pq_count;
+      const int tap_offset = k_offset - dh * s.Q - dw;
 #pragma unroll
       for (int i = 0; i < kAPixels; ++i) {
         const int ph = a_h[i] - dh, pw = a_w[i] - dw;  // p stride_h, q stride_w
         float v = 0.0f;
-        if (t.k < s.K && ph >= 0 && pw >= 0) {
-          int p = ph, q = pw;
-          bool hit = true;
-          if (!unit_stride) {
-            hit = ph % s.stride_h == 0 && pw % s.stride_w == 0;
-            p = ph / s.stride_h, q = pw / s.stride_w;
+        if (unit_stride) {  // p = ph, q = pw: one add for the address, two compares for the test
+          if (t.k < s.K && static_cast<unsigned>(ph) < static_cast<unsigned>(s.P) &&
+              static_cast<unsigned>(pw) < static_cast<unsigned>(s.Q)) {
+            v = dy[a_pixel[i] + tap_offset];
           }
-          if (hit && p < s.P && q < s.Q) v = dy[a_image[i] + k_offset + p * s.Q + q];
+        } else if (t.k < s.K && ph >= 0 && pw >= 0 && ph % s.stride_h == 0 && pw % s.stride_w == 0) {
+          const int p = ph / s.stride_h, q = pw / s.stride_w;
+          const int image = a_pixel[i] - a_h[i] * s.Q - a_w[i];  // (n, 0, 0, 0)
+          if (p < s.P && q < s.Q) v = dy[image + k_offset + p * s.Q + q];
         }
         a_next[ii][i] = v;
       }
@@ -604,7 +607,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks)
     for (b_rs += BK; b_rs >= rs_count; b_rs -= rs_count) ++b_k;
   };
 
-  // Lanes along m: a warp's float4 stores of one channel cover 16 consecutive pixels.
+  // Lanes along m: the float4 stores of one channel by a warp's BM / TM first lanes cover
+  // 4 (BM / TM) consecutive pixels.
   const int tm = tid % (BM / TM), tn = tid / (BM / TM);
   float acc[TM][TN] = {};
   fetch();
@@ -754,7 +758,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks)
     }
   };
 
-  // Lanes along kk: a warp's float4 stores of one filter cover 64 consecutive taps.
+  // Lanes along kk: the float4 stores of one filter by a warp's BN / TN first lanes cover
+  // 4 (BN / TN) consecutive taps.
   const int tn = tid % (BN / TN), tm = tid / (BN / TN);
   float acc[TM][TN] = {};
   fetch();
