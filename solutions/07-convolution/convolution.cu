@@ -12,16 +12,19 @@
 //                            contiguous in both x and w, so both tiles load as float4 (C % 4 == 0),
 //                            128 x 128 (or 128 x 64) block tiles, 8 x 8 results per thread,
 //                            double-buffered shared memory
-// Backward: conv2d_backward_data (dgrad: M = N H W, N = C, K = K R S; a tap contributes where the
-// output position it comes from is a whole number inside the output) and conv2d_backward_filter
-// (wgrad: M = K, N = C R S, K = N P Q, split across blocks into workspace partials added in a
-// fixed order). conv2d_bn_relu_inference is the final forward with a per-filter scale, shift and
-// ReLU applied to the accumulators before the store.
+// Backward, NCHW, both with the final forward's register blocking (8 x 8 or 8 x 4 results per
+// thread, float4 shared-memory loads, double-buffered tiles): conv2d_backward_data (dgrad: M = N H W,
+// N = C, K = K R S; a tap contributes where the output position it comes from is a whole number
+// inside the output; the tile size chosen so the blocks spread evenly over the multiprocessors) and
+// conv2d_backward_filter (wgrad: M = K, N = C R S, K = N P Q, split across enough blocks to fill the
+// GPU into workspace partials added in a fixed order). conv2d_bn_relu_inference is the final
+// forward with a per-filter scale, shift and ReLU applied to the accumulators before the store.
 #include "convolution.h"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -128,7 +131,7 @@ cudaError_t conv2d_im2col(ConvParams p, const float* x, const float* w, float* y
 
 constexpr int kIgBM = 64, kIgBN = 64, kIgBK = 8;
 
-// The 64 x 64 tile step of version 3 and of dgrad: thread (tm, tn) adds the products of rows
+// The 64 x 64 tile step of version 3: thread (tm, tn) adds the products of rows
 // tm + 16 i of As and columns tn * 4 + j of Bs, over the tile's kIgBK taps. (kBRow: the row length
 // of Bs, kIgBN and its padding.)
 template <int kBRow>
@@ -424,68 +427,263 @@ cudaError_t conv2d_forward(ConvParams p, const float* x, const float* w, float* 
   return launch_nhwc<Epilogue::kStore>(p, x, w, y, BnRelu{});
 }
 
+// ---- Backward: shared pieces ------------------------------------------------------------------------------------
+//
+// Both backward passes are implicit GEMMs with the final forward's register blocking: a block owns
+// a BM x BN tile of the GEMM's output, steps through the reduction kBwdBK at a time with the two
+// operand tiles in double-buffered shared memory (the next step's global loads are in flight, in
+// registers, while this step is multiplied), and each thread accumulates TM x TN results from
+// float4 shared-memory loads. In NCHW the gathers cannot be float4 (a tap shifts the pixel row by
+// one float), so each thread loads scalars, consecutive lanes on consecutive floats of memory.
+
+constexpr int kBwdBK = 8;
+
+namespace {
+
+// The number of multiprocessors (cached): the launchers size their grids to it.
+int multiprocessor_count() {
+  static const int count = [] {
+    int device = 0, value = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || value <= 0) {
+      (void)cudaGetLastError();
+      return 80;
+    }
+    return value;
+  }();
+  return count;
+}
+
+// How evenly `blocks` spread over the multiprocessors: the average number per multiprocessor over
+// the largest (1 when every one gets the same). 98 blocks on 132 SMs: 0.74, a quarter of the GPU idle.
+double spread(long long blocks) {
+  const double per_sm = static_cast<double>(blocks) / multiprocessor_count();
+  return per_sm / std::ceil(per_sm);
+}
+
+}  // namespace
+
+// One step of the register-blocked tile product. The threads form a (BM / TM) x (BN / TN) grid;
+// thread (tm, tn) owns rows g * 4 (BM / TM) + tm * 4 + e (g < TM / 4, e < 4) and likewise columns:
+// the tile is cut into TM / 4 slices, and in each slice thread tm owns 4 rows at tm * 4, so that the
+// lanes of a warp read consecutive float4s of a tile row (no bank conflicts) and later store
+// consecutive float4s of the output.
+template <int BM, int BN, int TM, int TN>
+__device__ __forceinline__ void multiply_blocked(const float (&As)[kBwdBK][BM + 4], const float (&Bs)[kBwdBK][BN + 4],
+                                                 int tm, int tn, float (&acc)[TM][TN]) {
+#pragma unroll
+  for (int d = 0; d < kBwdBK; ++d) {
+    float a[TM], b[TN];
+#pragma unroll
+    for (int g = 0; g < TM / 4; ++g) {
+      const float4 v = *reinterpret_cast<const float4*>(&As[d][g * 4 * (BM / TM) + tm * 4]);
+      a[g * 4] = v.x, a[g * 4 + 1] = v.y, a[g * 4 + 2] = v.z, a[g * 4 + 3] = v.w;
+    }
+#pragma unroll
+    for (int g = 0; g < TN / 4; ++g) {
+      const float4 v = *reinterpret_cast<const float4*>(&Bs[d][g * 4 * (BN / TN) + tn * 4]);
+      b[g * 4] = v.x, b[g * 4 + 1] = v.y, b[g * 4 + 2] = v.z, b[g * 4 + 3] = v.w;
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+    }
+  }
+}
+
+// The tile-local row (or column) of result i of a thread at position t along a dimension of
+// `tile` values split into groups of 4 among tile / per_thread threads (see multiply_blocked).
+template <int kTile, int kPerThread>
+__device__ __forceinline__ int blocked_index(int t, int i) {
+  return i / 4 * 4 * (kTile / kPerThread) + t * 4 + i % 4;
+}
+
 // ---- Backward data (dgrad), NCHW ------------------------------------------------------------------------------
 //
 // GEMM rows m = (n, h, w) (input pixels), columns c, reduction over kk = (k, r, s):
 // dx[n][c][h][w] = sum dy[n][k][p][q] w[k][c][r][s] where h + pad_h - r dil_h = p stride_h with
-// 0 <= p < P (and likewise for w, s, q). Other taps are zeros of the virtual matrix. Same tiling as
-// version 3.
+// 0 <= p < P (and likewise for w, s, q). Other taps are zeros of the virtual matrix.
+//
+// The A tile (kBwdBK taps x BM pixels of dy) is gathered with the lanes of a warp on 32 consecutive
+// pixels of one tap: consecutive q of dy (coalesced), stored unchanged into As[kk][m]. Each warp
+// keeps its taps' (k, r, s) and steps them by kBwdBK per tile with additions, not divisions. The B
+// tile (kBwdBK taps x BN channels of w) is read with 8 lanes along kk: in KCRS the taps (k, r, s)
+// of one (k, c) are R S consecutive floats, so a warp reads 4 runs of 8; stored transposed into
+// Bs[kk][c], rows padded by 4 so those 32 stores hit 32 banks.
 
-__global__ void __launch_bounds__(256) conv2d_dgrad_kernel(Shape s, const float* dy, const float* w, float* dx) {
-  __shared__ float As[kIgBK][kIgBM];      // As[kk][m]: dy gathered
-  __shared__ float Bs[kIgBK][kIgBN + 4];  // Bs[kk][c]: w[k][c][r][s]
-  const int tid = threadIdx.x;
-  const int hw_count = s.H * s.W, rs_count = s.R * s.S, krs_count = s.K * rs_count;
+// A tap (k, r, s), advanced through the reduction by counting, not dividing.
+struct Tap {
+  int k, r, s;
+};
+
+__device__ inline Tap tap_of(int kk, int R, int S) { return {kk / (R * S), kk / S % R, kk % S}; }
+
+__device__ inline void advance(Tap& t, int step, int R, int S) {
+  t.s += step;
+  while (t.s >= S) {
+    t.s -= S;
+    if (++t.r == R) t.r = 0, ++t.k;
+  }
+}
+
+template <int BM, int BN, int TM, int TN, int kMinBlocks>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks)
+    conv2d_dgrad_kernel(Shape s, const float* dy, const float* w, float* dx) {
+  constexpr int BK = kBwdBK, kThreads = (BM / TM) * (BN / TN), kWarps = kThreads / 32;
+  constexpr int kARows = BK / kWarps, kAPixels = BM / 32;  // per thread: taps x pixels of the A tile
+  constexpr int kBLoads = BN * BK / kThreads, kBStride = kThreads / BK;
+  static_assert(BK % kWarps == 0 && BM % 32 == 0 && BN * BK % kThreads == 0 && TM % 4 == 0 && TN % 4 == 0,
+                "tile shape");
+  __shared__ __align__(16) float As[2][BK][BM + 4];  // As[kk][m]: dy gathered
+  __shared__ __align__(16) float Bs[2][BK][BN + 4];  // Bs[kk][c]: w[k][c][r][s], transposed
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int hw_count = s.H * s.W, pq_count = s.P * s.Q, rs_count = s.R * s.S, krs_count = s.K * rs_count;
   const int M = s.N * hw_count;
-  const int m0 = blockIdx.x * kIgBM, c0 = blockIdx.y * kIgBN;
+  const int m0 = blockIdx.x * BM, c0 = blockIdx.y * BN;
+  const bool unit_stride = s.stride_h == 1 && s.stride_w == 1;
 
-  const int a_m = m0 + tid % kIgBM;
-  const bool a_row = a_m < M;
-  const int a_n = a_row ? a_m / hw_count : 0, a_hw = a_row ? a_m % hw_count : 0;
-  const int a_h = a_hw / s.W + s.pad_h, a_w = a_hw % s.W + s.pad_w;
-  const float* a_grad = dy + static_cast<std::size_t>(a_n) * s.K * s.P * s.Q;
-  const int b_kk = tid % kIgBK;
-
-  const int tm = tid % 16, tn = tid / 16;
-  float acc[4][4] = {};
-  for (int kk0 = 0; kk0 < krs_count; kk0 += kIgBK) {
+  // A: this thread's pixels m0 + lane + 32 i, as (h + pad_h, w + pad_w) and the offset in dy of
+  // (n, 0, h + pad_h, w + pad_w), from which a tap (k, r, s) at stride 1 reads at one fixed
+  // distance, k P Q - r dil_h Q - s dil_w (int offsets: dy has fewer than 2^31 elements, and
+  // half the registers of pointers); and its taps kk0 + warp + kWarps ii.
+  int a_pixel[kAPixels], a_h[kAPixels], a_w[kAPixels];
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int kk_local = tid / kIgBM + 4 * j, kk = kk0 + kk_local;
-      float v = 0.0f;
-      if (a_row && kk < krs_count) {
-        const int k = kk / rs_count, rs = kk % rs_count;
-        const int ph = a_h - rs / s.S * s.dil_h, pw = a_w - rs % s.S * s.dil_w;
-        if (ph >= 0 && pw >= 0 && ph % s.stride_h == 0 && pw % s.stride_w == 0) {
+  for (int i = 0; i < kAPixels; ++i) {
+    const int m = m0 + lane + 32 * i;
+    const int n = m < M ? m / hw_count : 0, hw = m % hw_count;
+    a_h[i] = m < M ? hw / s.W + s.pad_h : -(1 << 28);  // past M: every tap misses, zeros
+    a_w[i] = hw % s.W + s.pad_w;
+    a_pixel[i] = m < M ? n * s.K * pq_count + a_h[i] * s.Q + a_w[i] : 0;
+  }
+  Tap a_tap[kARows];
+#pragma unroll
+  for (int ii = 0; ii < kARows; ++ii) a_tap[ii] = tap_of(warp + kWarps * ii, s.R, s.S);
+  // B: tap kk0 + tid % BK as (k, r S + s), channels c0 + tid / BK + kBStride j.
+  int b_k = (tid % BK) / rs_count, b_rs = (tid % BK) % rs_count;
+
+  float a_next[kARows][kAPixels], b_next[kBLoads];
+  auto fetch = [&] {
+#pragma unroll
+    for (int ii = 0; ii < kARows; ++ii) {
+      const Tap t = a_tap[ii];
+      const int dh = t.r * s.dil_h, dw = t.s * s.dil_w, k_offset = t.k * pq_count;
+      const int tap_offset = k_offset - dh * s.Q - dw;
+#pragma unroll
+      for (int i = 0; i < kAPixels; ++i) {
+        const int ph = a_h[i] - dh, pw = a_w[i] - dw;  // p stride_h, q stride_w
+        float v = 0.0f;
+        if (unit_stride) {  // p = ph, q = pw: one add for the address, two compares for the test
+          if (t.k < s.K && static_cast<unsigned>(ph) < static_cast<unsigned>(s.P) &&
+              static_cast<unsigned>(pw) < static_cast<unsigned>(s.Q)) {
+            v = dy[a_pixel[i] + tap_offset];
+          }
+        } else if (t.k < s.K && ph >= 0 && pw >= 0 && ph % s.stride_h == 0 && pw % s.stride_w == 0) {
           const int p = ph / s.stride_h, q = pw / s.stride_w;
-          if (p < s.P && q < s.Q) v = a_grad[(static_cast<std::size_t>(k) * s.P + p) * s.Q + q];
+          const int image = a_pixel[i] - a_h[i] * s.Q - a_w[i];  // (n, 0, 0, 0)
+          if (p < s.P && q < s.Q) v = dy[image + k_offset + p * s.Q + q];
+        }
+        a_next[ii][i] = v;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kBLoads; ++j) {
+      const int c = c0 + tid / BK + kBStride * j;
+      b_next[j] = (b_k < s.K && c < s.C) ? w[(static_cast<std::size_t>(b_k) * s.C + c) * rs_count + b_rs] : 0.0f;
+    }
+  };
+  auto stash = [&](int buffer) {
+#pragma unroll
+    for (int ii = 0; ii < kARows; ++ii) {
+#pragma unroll
+      for (int i = 0; i < kAPixels; ++i) As[buffer][warp + kWarps * ii][lane + 32 * i] = a_next[ii][i];
+    }
+#pragma unroll
+    for (int j = 0; j < kBLoads; ++j) Bs[buffer][tid % BK][tid / BK + kBStride * j] = b_next[j];
+  };
+  auto step_taps = [&] {
+#pragma unroll
+    for (int ii = 0; ii < kARows; ++ii) advance(a_tap[ii], BK, s.R, s.S);
+    for (b_rs += BK; b_rs >= rs_count; b_rs -= rs_count) ++b_k;
+  };
+
+  // Lanes along m: the float4 stores of one channel by a warp's BM / TM first lanes cover
+  // 4 (BM / TM) consecutive pixels.
+  const int tm = tid % (BM / TM), tn = tid / (BM / TM);
+  float acc[TM][TN] = {};
+  fetch();
+  stash(0);
+  __syncthreads();
+  int buffer = 0;
+  for (int kk0 = 0; kk0 < krs_count; kk0 += BK) {
+    const bool more = kk0 + BK < krs_count;
+    if (more) {
+      step_taps();
+      fetch();  // global loads in flight while this tile is multiplied
+    }
+    multiply_blocked<BM, BN, TM, TN>(As[buffer], Bs[buffer], tm, tn, acc);
+    if (more) {
+      stash(buffer ^ 1);  // the other buffer: its last readers passed the previous barrier
+      __syncthreads();
+      buffer ^= 1;
+    }
+  }
+
+  // dx[n][c][h][w]: float4s of 4 consecutive pixels when H W % 4 == 0 (then 4 aligned pixels never
+  // straddle two images).
+  const bool vec_out = hw_count % 4 == 0;
+#pragma unroll
+  for (int i = 0; i < TM; i += 4) {
+    const int m = m0 + blocked_index<BM, TM>(tm, i);
+    if (m >= M) continue;
+    if (vec_out) {
+      float* out = dx + static_cast<std::size_t>(m / hw_count) * s.C * hw_count + m % hw_count;
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        const int c = c0 + blocked_index<BN, TN>(tn, j);
+        if (c < s.C) {
+          *reinterpret_cast<float4*>(out + static_cast<std::size_t>(c) * hw_count) =
+              make_float4(acc[i][j], acc[i + 1][j], acc[i + 2][j], acc[i + 3][j]);
         }
       }
-      As[kk_local][tid % kIgBM] = v;
-    }
+    } else {
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int c_local = tid / kIgBK + 32 * j, c = c0 + c_local, kk = kk0 + b_kk;
-      float v = 0.0f;
-      if (c < s.C && kk < krs_count) {
-        const int k = kk / rs_count, rs = kk % rs_count;
-        v = w[(static_cast<std::size_t>(k) * s.C + c) * rs_count + rs];
+      for (int e = 0; e < 4; ++e) {
+        if (m + e >= M) break;
+        float* out = dx + static_cast<std::size_t>((m + e) / hw_count) * s.C * hw_count + (m + e) % hw_count;
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+          const int c = c0 + blocked_index<BN, TN>(tn, j);
+          if (c < s.C) out[static_cast<std::size_t>(c) * hw_count] = acc[i + e][j];
+        }
       }
-      Bs[b_kk][c_local] = v;
     }
-    __syncthreads();
-    multiply_tiles(As, Bs, tm, tn, acc);
-    __syncthreads();
   }
-  store_tile(acc, dx, m0, tm, M, hw_count, c0, tn, s.C);  // dx[n][c][h][w]
 }
+
+namespace {
+
+template <int BM, int BN, int TM, int TN, int kMinBlocks>
+cudaError_t launch_dgrad(const Shape& s, const float* dy, const float* w, float* dx) {
+  const dim3 grid(ceil_div(s.N * s.H * s.W, BM), ceil_div(s.C, BN));
+  conv2d_dgrad_kernel<BM, BN, TM, TN, kMinBlocks><<<grid, (BM / TM) * (BN / TN)>>>(s, dy, w, dx);
+  return cudaGetLastError();
+}
+
+}  // namespace
 
 cudaError_t conv2d_backward_data(ConvParams p, const float* dy, const float* w, float* dx) {
   if (!valid(p)) return cudaErrorInvalidValue;
   const Shape s = shape_of(p);
-  const dim3 grid(ceil_div(s.N * s.H * s.W, kIgBM), ceil_div(s.C, kIgBN));
-  conv2d_dgrad_kernel<<<grid, 256>>>(s, dy, w, dx);
-  return cudaGetLastError();
+  // The largest tile whose blocks spread evenly over the multiprocessors (no split of the reduction:
+  // dgrad has no workspace): 8 x 8 results per thread where C fills 128-wide tiles of channels,
+  // else 8 x 4. At N = 32: conv2_x (C = 64) 784 blocks of 128 x 64; conv3_x 392 of 64 x 128;
+  // conv4_x 392 of 64 x 64 (64 x 128 would give 196 blocks, 1.5 per SM: a quarter of the GPU idle).
+  const long long M = static_cast<long long>(s.N) * s.H * s.W;
+  const long long tiles_64 = (M + 63) / 64, tiles_128 = (M + 127) / 128;
+  if (s.C >= 128 && spread(tiles_64 * ceil_div(s.C, 128)) >= 0.9) return launch_dgrad<64, 128, 8, 8, 3>(s, dy, w, dx);
+  if (spread(tiles_128 * ceil_div(s.C, 64)) >= 0.9) return launch_dgrad<128, 64, 8, 4, 2>(s, dy, w, dx);
+  return launch_dgrad<64, 64, 8, 4, 4>(s, dy, w, dx);
 }
 
 // ---- Backward filter (wgrad), NCHW -----------------------------------------------------------------------------
@@ -493,103 +691,162 @@ cudaError_t conv2d_backward_data(ConvParams p, const float* dy, const float* w, 
 // GEMM rows k (filters), columns kk = (c, r, s), reduction over j = (n, p, q). The reduction is long
 // (N P Q) and the output small (K C R S), so blockIdx.z splits it: split z sums its contiguous range
 // of j into workspace slice z, and a second kernel adds the slices in order z = 0, 1, ...
+//
+// Both tiles are contiguous along j in NCHW (dy[n][k][p][q], and x at stride 1), so both load with
+// 8 lanes on 8 consecutive pixels and 4 rows (filters, or taps) per warp, and are stored
+// transposed, As[j][k] and Bs[j][kk], rows padded by 4 (32 banks for a warp's 32 stores). Each
+// thread keeps its pixel as (n, p, q), stepped by kBwdBK pixels per tile with additions, and its
+// taps' channel offset and (r, s) shifts, computed once.
 
-constexpr int kWgBM = 64, kWgBN = 64, kWgBK = 16;
-
-__global__ void __launch_bounds__(256)
+template <int BM, int BN, int TM, int TN, int kMinBlocks>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks)
     conv2d_wgrad_kernel(Shape s, const float* x, const float* dy, float* partial, int j_per_split) {
-  __shared__ float As[kWgBK][kWgBM + 4];  // As[j][k]: dy
-  __shared__ float Bs[kWgBK][kWgBN + 4];  // Bs[j][kk]: x gathered
+  constexpr int BK = kBwdBK, kThreads = (BM / TM) * (BN / TN);
+  constexpr int kStride = kThreads / BK, kALoads = BM / kStride, kBLoads = BN / kStride;
+  static_assert(kThreads % BK == 0 && BM % kStride == 0 && BN % kStride == 0 && TM % 4 == 0 && TN % 4 == 0,
+                "tile shape");
+  __shared__ __align__(16) float As[2][BK][BM + 4];  // As[j][k]: dy, transposed
+  __shared__ __align__(16) float Bs[2][BK][BN + 4];  // Bs[j][kk]: x gathered, transposed
   const int tid = threadIdx.x;
-  const int pq_count = s.P * s.Q, rs_count = s.R * s.S, crs_count = s.C * rs_count;
+  const int hw_count = s.H * s.W, pq_count = s.P * s.Q, rs_count = s.R * s.S, crs_count = s.C * rs_count;
   const int J = s.N * pq_count;
-  const int k0 = blockIdx.y * kWgBM, kk0 = blockIdx.x * kWgBN;
+  const int k0 = blockIdx.y * BM, kk0 = blockIdx.x * BN;
   const int j_begin = blockIdx.z * j_per_split, j_end = min(J, j_begin + j_per_split);
 
-  // Loads: lanes along j (consecutive pixels: coalesced in dy, and in x at stride 1).
-  const int l_j = tid % kWgBK, l_col = tid / kWgBK;  // column l_col + 16 i, i < 4
-  // The B columns this thread gathers, decomposed once.
-  int b_c[4], b_r[4], b_s[4];
+  // Loads: pixel j = jt + tid % BK, rows (filters of A, taps of B) tid / BK + kStride i.
+  const int l_j = tid % BK, l_row = tid / BK;
+  const int a_k = k0 + l_row;  // filters a_k + kStride i
+  int b_offset[kBLoads], b_dh[kBLoads], b_dw[kBLoads];  // c H W (or -1 past C R S), r dil_h - pad_h, ...
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int kk = kk0 + l_col + 16 * i;
-    b_c[i] = kk < crs_count ? kk / rs_count : -1;
-    b_r[i] = kk % rs_count / s.S * s.dil_h - s.pad_h;
-    b_s[i] = kk % s.S * s.dil_w - s.pad_w;
+  for (int i = 0; i < kBLoads; ++i) {
+    const int kk = kk0 + l_row + kStride * i;
+    b_offset[i] = kk < crs_count ? kk / rs_count * hw_count : -1;
+    b_dh[i] = kk % rs_count / s.S * s.dil_h - s.pad_h;
+    b_dw[i] = kk % s.S * s.dil_w - s.pad_w;
+  }
+  int j = j_begin + l_j, n = j / pq_count, p = j % pq_count / s.Q, q = j % s.Q;
+
+  float a_next[kALoads], b_next[kBLoads];
+  auto fetch = [&] {
+    const bool in = j < j_end;
+    const float* grad = dy + static_cast<std::size_t>(n) * s.K * pq_count + p * s.Q + q;
+    const float* image = x + static_cast<std::size_t>(n) * s.C * hw_count;
+    const int h0 = p * s.stride_h, w0 = q * s.stride_w;
+#pragma unroll
+    for (int i = 0; i < kALoads; ++i) {
+      const int k = a_k + kStride * i;
+      a_next[i] = (in && k < s.K) ? grad[k * pq_count] : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < kBLoads; ++i) {
+      const int h = h0 + b_dh[i], ww = w0 + b_dw[i];
+      b_next[i] = (in && b_offset[i] >= 0 && h >= 0 && h < s.H && ww >= 0 && ww < s.W)
+                      ? image[b_offset[i] + h * s.W + ww]
+                      : 0.0f;
+    }
+  };
+  auto stash = [&](int buffer) {
+#pragma unroll
+    for (int i = 0; i < kALoads; ++i) As[buffer][l_j][l_row + kStride * i] = a_next[i];
+#pragma unroll
+    for (int i = 0; i < kBLoads; ++i) Bs[buffer][l_j][l_row + kStride * i] = b_next[i];
+  };
+  auto step_pixel = [&] {
+    j += BK;
+    for (q += BK; q >= s.Q; q -= s.Q) {
+      if (++p == s.P) p = 0, ++n;
+    }
+  };
+
+  // Lanes along kk: the float4 stores of one filter by a warp's BN / TN first lanes cover
+  // 4 (BN / TN) consecutive taps.
+  const int tn = tid % (BN / TN), tm = tid / (BN / TN);
+  float acc[TM][TN] = {};
+  fetch();
+  stash(0);
+  __syncthreads();
+  int buffer = 0;
+  for (int jt = j_begin; jt < j_end; jt += BK) {
+    const bool more = jt + BK < j_end;
+    if (more) {
+      step_pixel();
+      fetch();  // global loads in flight while this tile is multiplied
+    }
+    multiply_blocked<BM, BN, TM, TN>(As[buffer], Bs[buffer], tm, tn, acc);
+    if (more) {
+      stash(buffer ^ 1);
+      __syncthreads();
+      buffer ^= 1;
+    }
   }
 
-  const int tm = tid / 16, tn = tid % 16;  // outputs k = tm * 4 + i, kk = tn + 16 jj
-  float acc[4][4] = {};
-  for (int jt = j_begin; jt < j_end; jt += kWgBK) {
-    const int j = jt + l_j;
-    const bool in = j < j_end;
-    const int n = in ? j / pq_count : 0, pq = in ? j % pq_count : 0;
-    const int h0 = pq / s.Q * s.stride_h, w0 = pq % s.Q * s.stride_w;
+  // This split's slice: every element of the block's tile is written (no accumulation).
+  float* slice = partial + static_cast<std::size_t>(blockIdx.z) * s.K * crs_count;
+  const bool vec_out = crs_count % 4 == 0;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int k = k0 + l_col + 16 * i;
-      As[l_j][l_col + 16 * i] = (in && k < s.K) ? dy[(static_cast<std::size_t>(n) * s.K + k) * pq_count + pq] : 0.0f;
-      float v = 0.0f;
-      if (in && b_c[i] >= 0) {
-        const int h = h0 + b_r[i], ww = w0 + b_s[i];
-        if (h >= 0 && h < s.H && ww >= 0 && ww < s.W) {
-          v = x[((static_cast<std::size_t>(n) * s.C + b_c[i]) * s.H + h) * s.W + ww];
+  for (int i = 0; i < TM; ++i) {
+    const int k = k0 + blocked_index<BM, TM>(tm, i);
+    if (k >= s.K) continue;
+    float* row = slice + static_cast<std::size_t>(k) * crs_count;
+#pragma unroll
+    for (int jj = 0; jj < TN; jj += 4) {
+      const int kk = kk0 + blocked_index<BN, TN>(tn, jj);
+      if (vec_out && kk < crs_count) {
+        *reinterpret_cast<float4*>(row + kk) = make_float4(acc[i][jj], acc[i][jj + 1], acc[i][jj + 2], acc[i][jj + 3]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          if (kk + e < crs_count) row[kk + e] = acc[i][jj + e];
         }
       }
-      Bs[l_j][l_col + 16 * i] = v;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int d = 0; d < kWgBK; ++d) {
-      float a[4], b[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) a[i] = As[d][tm * 4 + i];
-#pragma unroll
-      for (int jj = 0; jj < 4; ++jj) b[jj] = Bs[d][tn + 16 * jj];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) acc[i][jj] += a[i] * b[jj];
-      }
-    }
-    __syncthreads();
-  }
-  float* slice = partial + static_cast<std::size_t>(blockIdx.z) * s.K * crs_count;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int k = k0 + tm * 4 + i;
-    if (k >= s.K) continue;
-#pragma unroll
-    for (int jj = 0; jj < 4; ++jj) {
-      const int kk = kk0 + tn + 16 * jj;
-      if (kk < crs_count) slice[static_cast<std::size_t>(k) * crs_count + kk] = acc[i][jj];
     }
   }
 }
 
-// dw[i] = sum over z < splits of partial[z][i], in order z = 0, 1, ...
+// dw[i] = sum over z < splits of partial[z][i], in order z = 0, 1, ... (Unrolled so that 8 loads
+// are in flight before the first add waits: the additions are ordered, the loads need not be.)
 __global__ void sum_slices_kernel(const float* partial, int splits, std::size_t count, float* dw) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= count) return;
   float sum = 0.0f;
+#pragma unroll 8
   for (int z = 0; z < splits; ++z) sum += partial[static_cast<std::size_t>(z) * count + i];
   dw[i] = sum;
 }
 
+namespace {
+
+// Launches the split GEMM and returns (in @p used) the number of slices it wrote. Enough splits
+// for every block slot of the GPU to hold one block (kMinBlocks per multiprocessor), each at least
+// 256 pixels long, at most kWgradSplits: at N = 32, conv2_x 9 tiles x 58 splits, conv3_x 18 x 22,
+// conv4_x 72 x 5. More splits would add slices to write and sum without filling the GPU more.
+template <int BM, int BN, int TM, int TN, int kMinBlocks>
+cudaError_t launch_wgrad(const Shape& s, const float* x, const float* dy, float* workspace, int& used) {
+  const int crs_count = s.C * s.R * s.S, J = s.N * s.P * s.Q;
+  const dim3 tiles(ceil_div(crs_count, BN), ceil_div(s.K, BM));
+  const int by_blocks = std::max(1, multiprocessor_count() * kMinBlocks / static_cast<int>(tiles.x * tiles.y));
+  const int by_length = std::max(1, J / 256);
+  const int splits = std::min({kWgradSplits, by_blocks, by_length});
+  const int j_per_split = ceil_div(ceil_div(J, splits), kBwdBK) * kBwdBK;
+  used = ceil_div(J, j_per_split);
+  conv2d_wgrad_kernel<BM, BN, TM, TN, kMinBlocks>
+      <<<dim3(tiles.x, tiles.y, used), (BM / TM) * (BN / TN)>>>(s, x, dy, workspace, j_per_split);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
 cudaError_t conv2d_backward_filter(ConvParams p, const float* x, const float* dy, float* dw, float* workspace) {
   if (!valid(p)) return cudaErrorInvalidValue;
   const Shape s = shape_of(p);
-  const int crs_count = s.C * s.R * s.S, J = s.N * s.P * s.Q;
-  const dim3 tiles(ceil_div(crs_count, kWgBN), ceil_div(s.K, kWgBM));
-  // Enough splits for about 264 blocks (two waves on 132 multiprocessors), each at least 256
-  // pixels long, at most kWgradSplits.
-  const int by_blocks = std::max(1, 264 / static_cast<int>(tiles.x * tiles.y));
-  const int by_length = std::max(1, J / 256);
-  const int splits = std::min({kWgradSplits, by_blocks, by_length});
-  const int j_per_split = ceil_div(ceil_div(J, splits), kWgBK) * kWgBK;
-  const int used = ceil_div(J, j_per_split);
-  conv2d_wgrad_kernel<<<dim3(tiles.x, tiles.y, used), 256>>>(s, x, dy, workspace, j_per_split);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  const int crs_count = s.C * s.R * s.S;
+  int used = 0;
+  // 128 filters x 64 taps, 8 x 8 results per thread, where K fills them; else 64 x 64, 8 x 4. (A
+  // 128 x 128 tile at 8 x 8 needs more than 128 registers a thread: one 256-thread block per SM,
+  // whose barriers nothing else covers, while three 128-thread blocks of 128 x 64 fit on an SM.)
+  const cudaError_t e = s.K > 64 ? launch_wgrad<128, 64, 8, 8, 3>(s, x, dy, workspace, used)
+                                 : launch_wgrad<64, 64, 8, 4, 4>(s, x, dy, workspace, used);
+  if (e != cudaSuccess) return e;
   const std::size_t count = static_cast<std::size_t>(s.K) * crs_count;
   sum_slices_kernel<<<ceil_div(count, 256), 256>>>(workspace, used, count, dw);
   return cudaGetLastError();
