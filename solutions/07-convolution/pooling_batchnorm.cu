@@ -180,11 +180,11 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // The same where at most 2 x 2 windows contain a pixel (R <= 2 stride_h and S <= 2 stride_w: 3 x 3
-// stride 2, 2 x 2 stride 2). Row h lies in window p1 = (h + pad_h) / stride_h, the last one that
-// starts at or above it, if p1 < P, and in p1 - 1 if that one exists and reaches down to h: one
-// division per axis instead of Covering's two. The thread loads the argmax of every (plane,
-// window) pair of its kBackwardPlanes planes at once, then dy where it matches: two round trips to
-// memory for all of them instead of two per window.
+// stride 2, 2 x 2 stride 2). The windows that may contain row h are p1 = (h + pad_h) / stride_h,
+// the last one starting at or above it, and p1 - 1; each does if it exists (0 <= p < P) and
+// reaches down to h: one division per axis instead of Covering's two. The thread loads the
+// argmax of every (plane, window) pair of its kBackwardPlanes planes at once, then dy where it
+// matches: two round trips to memory for all of them instead of two per window.
 __global__ void __launch_bounds__(kThreads)
     maxpool_backward_2x2_kernel(PoolParams s, int P, int Q, int planes, const float* __restrict__ dy,
                                 const int* __restrict__ argmax, float* __restrict__ dx) {
