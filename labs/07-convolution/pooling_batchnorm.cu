@@ -109,9 +109,10 @@ struct Welford {
 // Channel c is N planes of HW values: value k of the channel (k < M = N * HW) is
 // x[(k / HW * C + c) * HW + k % HW]. Where HW % 4 == 0 every plane is 16-byte aligned, so chunks of
 // 4 consecutive values are float4 loads; make the chunk width a template parameter V (4 or 1).
-// A grid of (splits, C) blocks, splits = min(kBatchNormSplits, about M / 2048): block (b, c) takes
+// A grid of (splits, C) blocks, splits = min(kBatchNormSplits, about M / 8192): block (b, c) takes
 // chunks b * blockDim.x + threadIdx.x, stepping by splits * blockDim.x (consecutive threads on
-// consecutive chunks). A value a whole block needs (mean[c], gamma[c], ...) is best read by one
+// consecutive chunks; on a GPU, load a few of them before using any, so that many bytes are in
+// flight). A value a whole block needs (mean[c], gamma[c], ...) is best read by one
 // thread and shared through __shared__ memory (one load instead of one per thread).
 
 // TODO(5): training, three kernels, no atomics:
