@@ -12,7 +12,7 @@
 // Analysis (sim): cusim memcheck must report nothing.
 // Performance: sim: global memory sectors per request <= 4 (a warp's 32 floats are 128
 // contiguous bytes = 4 sectors of 32 bytes), and saxpy's blocks are whole warps (a multiple of
-// 32 threads); cuda: saxpy bandwidth >= 85% of a device-to-device copy timed in the same run.
+// 32 threads); cuda: saxpy bandwidth >= 80% of a device-to-device copy timed in the same run.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -580,8 +580,11 @@ TEST(Performance, LaunchUsesWholeWarps) {
 }
 #else
 TEST(Performance, BandwidthVsDeviceCopy) {
-  constexpr double kMinRatio = 0.85;
-  wb::check::record_threshold(">= 0.85 x device-to-device copy bandwidth (same run)");
+  // One element per thread (the lab's contract) keeps at most 2048 x 8 bytes of loads in flight per
+  // multiprocessor; on an H100 that design tops out near 0.91 x copy (block sizes, cache hints and a
+  // prefetch hint tried: docs/perf/gpu-h100.md), so 0.80 leaves the reference (0.90) its 10%.
+  constexpr double kMinRatio = 0.80;
+  wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (same run)");
   wb::check::record_hint(
       "Check that accesses are coalesced (i = blockIdx.x * blockDim.x + threadIdx.x), that the block "
       "size is a multiple of 32 (256 is a good default), and that nothing else runs on the GPU.");

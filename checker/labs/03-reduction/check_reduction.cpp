@@ -43,7 +43,7 @@
 //     reduce_max, reduce_min: no launch has more threads than n rounded up to whole blocks
 //     (n = 33, 1000, 4099);
 //   - reduce_sum: reads each input byte once (bytes read <= 1.01 * 4n).
-// Performance (cuda): reduce_sum's read bandwidth on 2^26 floats >= 0.85 x the bandwidth of a
+// Performance (cuda): reduce_sum's read bandwidth on 2^26 floats >= 0.80 x the bandwidth of a
 // device-to-device cudaMemcpy of the same bytes, timed in the same run.
 #include <gtest/gtest.h>
 
@@ -1022,8 +1022,11 @@ TEST(Performance, NoIdleBlocks) {
 }
 #else
 TEST(Performance, BandwidthVsDeviceCopy) {
-  constexpr double kMinRatio = 0.85;
-  wb::check::record_threshold(">= 0.85 x device-to-device copy bandwidth (reduce_sum, n = 2^26)");
+  // A kernel that only reads pays for evicting the L2 flush's dirty lines, which a copy of twice
+  // the bytes hides: on an H100 the best pure-read kernel reaches 0.915 x copy under the flush
+  // (0.98-1.02 without it; docs/perf/gpu-h100.md), so 0.80 leaves the reference (0.89) its 10%.
+  constexpr double kMinRatio = 0.80;
+  wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (reduce_sum, n = 2^26)");
   wb::check::record_hint(
       "One pass (version 5) with a grid of a few blocks per multiprocessor, 16-byte float4 loads and several "
       "independent loads per thread per iteration; close other GPU programs.");

@@ -1486,8 +1486,9 @@ TEST(Performance, BatchNormBandwidth) {
                                std::pair{"batchnorm_forward_inference", infer}, std::pair{"batchnorm_backward", back}}) {
       EXPECT_GE(ratio, kMinBandwidth) << name << " reached " << ratio << " x the copy bandwidth; it needs "
                                       << kMinBandwidth
-                                      << ". 16-byte loads, a (split, channel) grid of enough blocks (about 2048 "
-                                         "values each), and no pass over x beyond the ones counted.";
+                                      << ". 16-byte loads, several in flight per thread, a (split, channel) grid "
+                                         "of a few thousand values per block, and no pass over x beyond the ones "
+                                         "counted.";
     }
   } catch (const wb::CudaError& e) {
     FAIL() << "a CUDA call failed while timing batch normalization: " << e.what();
