@@ -254,19 +254,25 @@ namespace {
 
 namespace wmma = nvcuda::wmma;
 
-constexpr int kTcRows = 64;  // query rows per block: 16 per warp
-constexpr int kTcKeys = 64;  // keys per tile
-constexpr int kTcWarps = 4;
+// Block: 128 query rows of one (b, h), 8 warps x 16 rows, so that every K/V tile brought from
+// global memory feeds eight warps' products. Each warp keeps its Q fragments, its D / 16 output
+// accumulators and its partial row sums in registers for the whole key loop; only P (the matrix_a
+// of P V) and the row statistics pass through the warp's shared scratch.
+constexpr int kTcWarps = 8;
+constexpr int kTcRows = 16 * kTcWarps;  // query rows per block
+constexpr int kTcKeys = 64;             // keys per tile
+constexpr int kTcThreads = 32 * kTcWarps;
 
 template <int D>
 struct TcLayout {
   static constexpr int ldh = D + 8;        // Q, K, V tiles (16-bit elements)
-  static constexpr int lds = kTcKeys + 4;  // a warp's scores (float)
   static constexpr int ldp = kTcKeys + 8;  // a warp's probabilities (16-bit)
-  static constexpr int ldo = D + 4;        // a warp's output accumulator (float)
+  static constexpr int ldf = 16 + 4;       // a warp's 16 x 16 float scratch tile
   static constexpr size_t q_bytes = 2 * kTcRows * ldh, kv_bytes = 2 * kTcKeys * ldh;
-  static constexpr size_t s_bytes = 4 * 16 * lds, p_bytes = 2 * 16 * ldp, o_bytes = 4 * 16 * ldo;
-  static constexpr size_t bytes = q_bytes + 2 * kv_bytes + kTcWarps * (s_bytes + p_bytes + o_bytes);
+  static constexpr size_t p_bytes = 2 * 16 * ldp, f_bytes = 4 * 16 * ldf, stat_bytes = 8 * 16;
+  static constexpr size_t warp_bytes = p_bytes + f_bytes + stat_bytes;  // multiples of 32 bytes
+  // Q; K and V of tile t in buffer t % 2 (K0, V0, K1, V1); each warp's scratch.
+  static constexpr size_t bytes = q_bytes + 4 * kv_bytes + kTcWarps * warp_bytes;
 };
 
 template <class T>
@@ -293,135 +299,214 @@ __device__ void load_tile16(T* dst, int ld, const T* __restrict__ src, int row0,
   }
 }
 
+// A K/V tile in flight: the thread's 16-byte pieces of the kTcKeys x D tiles of K and V. They are
+// loaded from global memory into registers before the warps compute on the current tile and stored
+// to the other shared buffer after, so the loads' latency hides behind the tile's math. Piece u
+// of thread t is chunk e = t + u * kTcThreads: row e / (D / 8), columns 8 (e % (D / 8)) + 0..7, so
+// consecutive threads read consecutive 16 bytes. Rows past n are zero.
+template <int D>
+struct KvPieces {
+  static constexpr int per_row = D / 8, count = kTcKeys * per_row / kTcThreads;
+  uint4 k[count], v[count];
+};
+
+template <int D, class T>
+__device__ void fetch_kv(KvPieces<D>& x, const T* __restrict__ kh, const T* __restrict__ vh, int kv0, int n) {
+  constexpr int per_row = KvPieces<D>::per_row;
+#pragma unroll
+  for (int u = 0; u < KvPieces<D>::count; ++u) {
+    const int e = threadIdx.x + u * kTcThreads, r = kv0 + e / per_row, c = (e % per_row) * 8;
+    x.k[u] = x.v[u] = make_uint4(0, 0, 0, 0);
+    if (r < n) {
+      x.k[u] = *reinterpret_cast<const uint4*>(kh + static_cast<size_t>(r) * D + c);
+      x.v[u] = *reinterpret_cast<const uint4*>(vh + static_cast<size_t>(r) * D + c);
+    }
+  }
+}
+
+template <int D, class T, int N>
+__device__ void store_tile16(T* dst, int ld, const uint4 (&x)[N]) {
+  constexpr int per_row = D / 8;
+#pragma unroll
+  for (int u = 0; u < N; ++u) {
+    const int e = threadIdx.x + u * kTcThreads, r = e / per_row, c = (e % per_row) * 8;
+    *reinterpret_cast<uint4*>(dst + r * ld + c) = x[u];
+  }
+}
+
 template <class T, int D>
-__global__ void __launch_bounds__(kTcWarps * 32) tc_forward_kernel(const T* __restrict__ q, const T* __restrict__ k,
+__global__ void __launch_bounds__(kTcThreads, 1) tc_forward_kernel(const T* __restrict__ q, const T* __restrict__ k,
                                                                    const T* __restrict__ v, T* __restrict__ o,
                                                                    float* __restrict__ lse, AttentionShape s) {
   using L = TcLayout<D>;
+  using Acc = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+  constexpr int kE = Acc::num_elements;
   extern __shared__ __align__(128) unsigned char smem_tc[];
   T* qs = reinterpret_cast<T*>(smem_tc);
-  T* ks = reinterpret_cast<T*>(smem_tc + L::q_bytes);
-  T* vs = reinterpret_cast<T*>(smem_tc + L::q_bytes + L::kv_bytes);
+  auto k_buf = [&](int b) { return reinterpret_cast<T*>(smem_tc + L::q_bytes + (2 * b) * L::kv_bytes); };
+  auto v_buf = [&](int b) { return reinterpret_cast<T*>(smem_tc + L::q_bytes + (2 * b + 1) * L::kv_bytes); };
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-  unsigned char* mine = smem_tc + L::q_bytes + 2 * L::kv_bytes + warp * (L::s_bytes + L::p_bytes + L::o_bytes);
-  float* ss = reinterpret_cast<float*>(mine);
-  T* ps = reinterpret_cast<T*>(mine + L::s_bytes);
-  float* os = reinterpret_cast<float*>(mine + L::s_bytes + L::p_bytes);
+  unsigned char* mine = smem_tc + L::q_bytes + 4 * L::kv_bytes + warp * L::warp_bytes;
+  T* ps = reinterpret_cast<T*>(mine);
+  float* fs = reinterpret_cast<float*>(mine + L::p_bytes);
+  float2* stat = reinterpret_cast<float2*>(mine + L::p_bytes + L::f_bytes);
 
-  const int bh = blockIdx.y, q0 = blockIdx.x * kTcRows;
+  const int bh = blockIdx.y, q0 = blockIdx.x * kTcRows, w0 = q0 + warp * 16;  // w0: the warp's first row
   const T* qh = q + static_cast<size_t>(bh) * s.tq * D;
   const T* kh = k + static_cast<size_t>(bh) * s.tk * D;
   const T* vh = v + static_cast<size_t>(bh) * s.tk * D;
   const float scale_log2 = kLog2e / sqrtf(static_cast<float>(D));
   const int offset = s.tk - s.tq;
-  // Per-row work goes two rows at a time: lanes 0-15 take row 2 it, lanes 16-31 row 2 it + 1 of the
-  // warp's 16; lane `sub` takes scores 4 sub .. 4 sub + 3 and the output columns 2 sub + 32 u, so
-  // every shared access of the warp is free of bank conflicts. m and l are the rows' statistics.
-  const int half = lane >> 4, sub = lane & 15;
-  float m[8], l[8];
+  const int end = key_end(q0 + kTcRows, s.tq, s.tk, s.causal), tiles = (end + kTcKeys - 1) / kTcKeys;
+  // Per-row work: lanes 2 rr and 2 rr + 1 own row rr of the warp's 16, each reading 8 of the 16
+  // columns of the scratch tile (conflict-free with ldf = 20); m is the row's running maximum
+  // (log2 domain), kept by both lanes.
+  const int rr = lane >> 1, half = lane & 1;
+  float m = -INFINITY;
 
-  load_tile16<D>(qs, L::ldh, qh, q0, kTcRows, s.tq);
+  // Which (row, column) an accumulator element holds is unspecified, but all float accumulators of
+  // one shape map elements alike: loading the tile whose entry (r, c) is 16 r + c tells each lane
+  // where its elements lie, for the masks and the per-row statistics.
+  Acc acc;
+  for (int e = lane; e < 256; e += 32) fs[(e / 16) * L::ldf + e % 16] = static_cast<float>(e);
+  __syncwarp();
+  wmma::load_matrix_sync(acc, fs, L::ldf, wmma::mem_row_major);
+  int pos[kE];
 #pragma unroll
-  for (int it = 0; it < 8; ++it) {
-    m[it] = -INFINITY;
-    l[it] = 0.0f;
-    for (int c = 2 * sub; c < D; c += 32)
-      *reinterpret_cast<float2*>(os + (2 * it + half) * L::ldo + c) = make_float2(0.0f, 0.0f);
+  for (int i = 0; i < kE; ++i) pos[i] = static_cast<int>(acc.x[i]);
+
+  KvPieces<D> next;
+  load_tile16<D>(qs, L::ldh, qh, q0, kTcRows, s.tq);
+  if (tiles > 0) {
+    fetch_kv<D>(next, kh, vh, 0, s.tk);
+    store_tile16<D>(k_buf(0), L::ldh, next.k);
+    store_tile16<D>(v_buf(0), L::ldh, next.v);
   }
-  const int end = key_end(q0 + kTcRows, s.tq, s.tk, s.causal);
+  __syncthreads();  // Q and the first K/V tile are in shared memory; every lane has read its positions
 
   wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa, fq[D / 16];
   wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fkt;
   wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fv;
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-
-  __syncthreads();  // the Q tile is loaded
-  // The warp's 16 query rows stay in fragments for the whole key loop.
+  Acc out[D / 16], lsum;  // O and the partial sums l of the elements' rows, both unnormalized
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) wmma::load_matrix_sync(fq[kk], qs + (warp * 16) * L::ldh + kk * 16, L::ldh);
+  for (int kk = 0; kk < D / 16; ++kk) {
+    wmma::load_matrix_sync(fq[kk], qs + (warp * 16) * L::ldh + kk * 16, L::ldh);
+    wmma::fill_fragment(out[kk], 0.0f);
+  }
+  wmma::fill_fragment(lsum, 0.0f);
 
-  for (int kv0 = 0; kv0 < end; kv0 += kTcKeys) {
-    __syncthreads();  // every warp is done with the previous K and V tiles
-    load_tile16<D>(ks, L::ldh, kh, kv0, kTcKeys, s.tk);
-    load_tile16<D>(vs, L::ldh, vh, kv0, kTcKeys, s.tk);
-    __syncthreads();
+  for (int t = 0; t < tiles; ++t) {
+    const int kv0 = t * kTcKeys;
+    const T* ks = k_buf(t & 1);
+    const T* vs = v_buf(t & 1);
+    if (t + 1 < tiles) fetch_kv<D>(next, kh, vh, kv0 + kTcKeys, s.tk);  // in flight during the math below
+
     // S = Q K^T for the warp's 16 rows: K stored [key][d] is K^T in column-major order.
+    Acc sc[kTcKeys / 16];
 #pragma unroll
     for (int n = 0; n < kTcKeys / 16; ++n) {
-      wmma::fill_fragment(acc, 0.0f);
+      wmma::fill_fragment(sc[n], 0.0f);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         wmma::load_matrix_sync(fkt, ks + (n * 16) * L::ldh + kk * 16, L::ldh);
-        wmma::mma_sync(acc, fq[kk], fkt, acc);
-      }
-      wmma::store_matrix_sync(ss + n * 16, acc, L::lds, wmma::mem_row_major);
-    }
-    __syncwarp();
-    // Online softmax on the warp's rows, two at a time (16 lanes per row, reduced with shuffles).
-    const bool straddles = kv0 + kTcKeys > s.tk || (s.causal && kv0 + kTcKeys - 1 > q0 + offset);
-#pragma unroll
-    for (int it = 0; it < 8; ++it) {
-      const int rr = 2 * it + half, i = q0 + warp * 16 + rr;
-      const int row_end = s.causal ? i + offset + 1 : s.tk;
-      const float4 sv = *reinterpret_cast<const float4*>(ss + rr * L::lds + 4 * sub);
-      float x[4] = {sv.x, sv.y, sv.z, sv.w};
-      float mt = -INFINITY;
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int j = kv0 + 4 * sub + u;
-        x[u] = straddles && (j >= s.tk || j >= row_end) ? -INFINITY : x[u] * scale_log2;
-        mt = fmaxf(mt, x[u]);
-      }
-      for (int o = 8; o > 0; o >>= 1) mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, o));
-      const float m_new = fmaxf(m[it], mt);
-      const float alpha = m[it] == -INFINITY ? 0.0f : exp2f(m[it] - m_new);
-      alignas(8) T p16[4];
-      float rowsum = 0.0f;
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const float p = m_new == -INFINITY ? 0.0f : exp2f(x[u] - m_new);
-        rowsum += p;
-        p16[u] = from_float<T>(p);
-      }
-      *reinterpret_cast<uint2*>(ps + rr * L::ldp + 4 * sub) = *reinterpret_cast<const uint2*>(p16);
-      for (int o = 8; o > 0; o >>= 1) rowsum += __shfl_xor_sync(0xffffffffu, rowsum, o);
-      l[it] = l[it] * alpha + rowsum;
-      m[it] = m_new;
-      for (int c = 2 * sub; c < D; c += 32) {
-        float2* out = reinterpret_cast<float2*>(os + rr * L::ldo + c);
-        const float2 prev = *out;
-        *out = make_float2(prev.x * alpha, prev.y * alpha);
+        wmma::mma_sync(sc[n], fq[kk], fkt, sc[n]);
       }
     }
+    // Mask the keys past Tk and, causal, past each row's diagonal: only tiles that straddle them.
+    if (kv0 + kTcKeys > s.tk || (s.causal && kv0 + kTcKeys - 1 > w0 + offset)) {
+#pragma unroll
+      for (int n = 0; n < kTcKeys / 16; ++n)
+#pragma unroll
+        for (int i = 0; i < kE; ++i) {
+          const int j = kv0 + n * 16 + (pos[i] & 15), row = w0 + (pos[i] >> 4);
+          if (j >= s.tk || (s.causal && j > row + offset)) sc[n].x[i] = -INFINITY;
+        }
+    }
+    // Row maxima: each lane's elementwise maximum over the four fragments goes to the scratch, the
+    // row's two lanes reduce it. Then the row's new maximum, and alpha = exp2(m_old - m_new).
+#pragma unroll
+    for (int i = 0; i < kE; ++i) acc.x[i] = fmaxf(fmaxf(sc[0].x[i], sc[1].x[i]), fmaxf(sc[2].x[i], sc[3].x[i]));
+    wmma::store_matrix_sync(fs, acc, L::ldf, wmma::mem_row_major);
     __syncwarp();
-    // O += P V, the accumulator kept in shared memory between tiles (its rows were rescaled above).
+    const float4 a = *reinterpret_cast<const float4*>(fs + rr * L::ldf + 8 * half);
+    const float4 b = *reinterpret_cast<const float4*>(fs + rr * L::ldf + 8 * half + 4);
+    float mt = fmaxf(fmaxf(fmaxf(a.x, a.y), fmaxf(a.z, a.w)), fmaxf(fmaxf(b.x, b.y), fmaxf(b.z, b.w)));
+    mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
+    const float m_new = fmaxf(m, mt * scale_log2);
+    const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row that saw only masked keys: p = 0
+    const float alpha = exp2f(m - m_use);
+    m = m_new;
+    if (half == 0) stat[rr] = make_float2(m_use, alpha);
+    const bool rescale = __any_sync(0xffffffffu, alpha != 1.0f);  // once the maxima settle, rarely
+    __syncwarp();
+    // P = exp2(S scale log2(e) - m) element by element, in fp32 for l and as 16-bit values into
+    // the scratch (the matrix_a of P V); O and l are rescaled by their rows' alpha.
+    float m_el[kE], alpha_el[kE];
 #pragma unroll
-    for (int dn = 0; dn < D / 16; ++dn) {
-      wmma::load_matrix_sync(acc, os + dn * 16, L::ldo, wmma::mem_row_major);
+    for (int i = 0; i < kE; ++i) {
+      const float2 st = stat[pos[i] >> 4];
+      m_el[i] = st.x;
+      alpha_el[i] = st.y;
+    }
+    if (rescale) {
 #pragma unroll
-      for (int kk = 0; kk < kTcKeys / 16; ++kk) {
-        wmma::load_matrix_sync(fa, ps + kk * 16, L::ldp);
+      for (int dn = 0; dn < D / 16; ++dn)
+#pragma unroll
+        for (int i = 0; i < kE; ++i) out[dn].x[i] *= alpha_el[i];
+    }
+#pragma unroll
+    for (int i = 0; i < kE; ++i) {
+      float sum = lsum.x[i] * alpha_el[i];
+#pragma unroll
+      for (int n = 0; n < kTcKeys / 16; ++n) {
+        const float p = exp2f(fmaf(sc[n].x[i], scale_log2, -m_el[i]));
+        sum += p;
+        ps[(pos[i] >> 4) * L::ldp + n * 16 + (pos[i] & 15)] = from_float<T>(p);
+      }
+      lsum.x[i] = sum;
+    }
+    __syncwarp();
+    // O += P V, the accumulators staying in registers.
+#pragma unroll
+    for (int kk = 0; kk < kTcKeys / 16; ++kk) {
+      wmma::load_matrix_sync(fa, ps + kk * 16, L::ldp);
+#pragma unroll
+      for (int dn = 0; dn < D / 16; ++dn) {
         wmma::load_matrix_sync(fv, vs + (kk * 16) * L::ldh + dn * 16, L::ldh);
-        wmma::mma_sync(acc, fa, fv, acc);
+        wmma::mma_sync(out[dn], fa, fv, out[dn]);
       }
-      wmma::store_matrix_sync(os + dn * 16, acc, L::ldo, wmma::mem_row_major);
     }
-    __syncwarp();
+    if (t + 1 < tiles) {  // into the buffer every warp finished reading before the last barrier
+      store_tile16<D>(k_buf((t + 1) & 1), L::ldh, next.k);
+      store_tile16<D>(v_buf((t + 1) & 1), L::ldh, next.v);
+    }
+    __syncthreads();  // the next tile is stored, and every warp is done with this one
   }
 
+  // l of each row: the lanes' partial sums, added up through the scratch as the maxima were.
+  wmma::store_matrix_sync(fs, lsum, L::ldf, wmma::mem_row_major);
+  __syncwarp();
+  const float4 a = *reinterpret_cast<const float4*>(fs + rr * L::ldf + 8 * half);
+  const float4 b = *reinterpret_cast<const float4*>(fs + rr * L::ldf + 8 * half + 4);
+  float l = (a.x + a.y) + (a.z + a.w) + ((b.x + b.y) + (b.z + b.w));
+  l += __shfl_xor_sync(0xffffffffu, l, 1);
+  const int i = w0 + rr;
+  const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+  if (half == 0 && i < s.tq)
+    lse[static_cast<size_t>(bh) * s.tq + i] = m == -INFINITY ? -INFINITY : (m + log2f(l)) * kLn2;
+  // O / l, 16 columns at a time through the scratch: the row's two lanes write 16 bytes each.
+  T* orow = o + (static_cast<size_t>(bh) * s.tq + i) * D + 8 * half;
 #pragma unroll
-  for (int it = 0; it < 8; ++it) {
-    const int rr = 2 * it + half, i = q0 + warp * 16 + rr;
-    if (i >= s.tq) continue;
-    const float inv = l[it] > 0.0f ? 1.0f / l[it] : 0.0f;
-    T* orow = o + (static_cast<size_t>(bh) * s.tq + i) * D;
-    for (int c = 2 * sub; c < D; c += 32) {  // 16 lanes write 64 contiguous bytes of the row
-      const float2 v = *reinterpret_cast<const float2*>(os + rr * L::ldo + c);
-      alignas(4) T out[2] = {from_float<T>(v.x * inv), from_float<T>(v.y * inv)};
-      *reinterpret_cast<unsigned*>(orow + c) = *reinterpret_cast<const unsigned*>(out);
-    }
-    if (sub == 0)
-      lse[static_cast<size_t>(bh) * s.tq + i] = m[it] == -INFINITY ? -INFINITY : (m[it] + log2f(l[it])) * kLn2;
+  for (int dn = 0; dn < D / 16; ++dn) {
+    __syncwarp();  // every lane has read the scratch
+    wmma::store_matrix_sync(fs, out[dn], L::ldf, wmma::mem_row_major);
+    __syncwarp();
+    const float4 x = *reinterpret_cast<const float4*>(fs + rr * L::ldf + 8 * half);
+    const float4 y = *reinterpret_cast<const float4*>(fs + rr * L::ldf + 8 * half + 4);
+    alignas(16) T h[8] = {from_float<T>(x.x * inv), from_float<T>(x.y * inv), from_float<T>(x.z * inv),
+                          from_float<T>(x.w * inv), from_float<T>(y.x * inv), from_float<T>(y.y * inv),
+                          from_float<T>(y.z * inv), from_float<T>(y.w * inv)};
+    if (i < s.tq) *reinterpret_cast<uint4*>(orow + dn * 16) = *reinterpret_cast<const uint4*>(h);
   }
 }
 
@@ -432,7 +517,7 @@ cudaError_t launch_tc_forward(const T* q, const T* k, const T* v, T* o, float* l
                                            static_cast<int>(smem));
       e != cudaSuccess)
     return e;
-  tc_forward_kernel<T, D><<<dim3((s.tq + kTcRows - 1) / kTcRows, s.batch * s.heads), kTcWarps * 32, smem>>>(
+  tc_forward_kernel<T, D><<<dim3((s.tq + kTcRows - 1) / kTcRows, s.batch * s.heads), kTcThreads, smem>>>(
       q, k, v, o, lse, s);
   return cudaGetLastError();
 }
