@@ -953,8 +953,9 @@ TEST(Performance, TensorCoreForward) {
       ">= 0.25 x a cuBLAS bf16 GEMM of 4096^3 (the tensor-core ceiling) for attention_forward_bf16, B=4, H=16, "
       "T=4096, D=128, not causal; median of 5 runs");
   wb::check::record_hint(
-      "Tensor cores are fed from shared memory: keep Q in fragments across the key loop, double-buffer the K/V "
-      "tiles, and avoid bank conflicts (pad rows by 8 halves). 4 warps x 16 rows, 64 keys per tile.");
+      "Tensor cores are fed from shared memory: keep Q and the O accumulators in fragments across the key loop "
+      "(rescale O element by element, not through shared memory), double-buffer the K/V tiles, and avoid bank "
+      "conflicts (pad rows by 8 halves). 8 warps x 16 rows, 64 keys per tile.");
   WB_ASSERT(check_forward(Version::Bf16, make_data({1, 2, 1024, 1024, 128, 0}, Precision::Bf16, 1000)));
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this check binary was built without the cuBLAS baseline");
