@@ -33,8 +33,8 @@ testing::AssertionResult cuda_success(cudaError_t code, std::string_view call, s
   testing::AssertionResult failure = testing::AssertionFailure();
   failure << call << " returned " << wb::error_text(code);
   if (code == cudaErrorInvalidConfiguration) {
-    failure << ": the launch configuration was invalid (a grid of 0 blocks, 0 threads per block, "
-               "or more than 1024 threads per block)";
+    failure << ": the launch configuration was invalid (a grid of 0 blocks, gridDim.y or gridDim.z above 65535, "
+               "0 threads per block, or more than 1024 threads per block)";
   }
   return failure;
 }

@@ -2,8 +2,11 @@
 //
 // Correctness: every version on shapes that are and are not multiples of the tiles (1 x 1 x 1,
 // 17 x 33 x 65, 129 x 127 x 131, tall and skinny, K = 1, K = 0, M or N = 0), with alpha and
-// beta combinations, leading dimensions larger than the rows (the padding holds NaN in A and B
-// and must stay untouched in C), and beta == 0 with C full of NaN (C must not be read).
+// beta combinations (alpha = 0 too), leading dimensions larger than the rows (the padding holds
+// NaN in A and B and must stay untouched in C; also leading dimensions that are not multiples of
+// 4 while K and N are, where a float4 path chosen from K or N is misaligned), beta == 0 with C
+// full of NaN (C must not be read), and M or N = 2^20, the interface's largest (blocks of 16
+// rows on gridDim.y need 65536 there; on sim only versions 1 and 2 run them, for time).
 //   - Exact data: integer-valued A, B, C in small ranges, alpha and beta in {-1, 0.5, 1, 2, ...}:
 //     every partial sum is an integer (or half-integer) far below 2^24, exact in float, so every
 //     summation order gives the same float and the comparison is bit for bit.
@@ -209,6 +212,37 @@ bool element_ok(const Case& c, const Reference& ref, std::size_t i, float got) {
   return std::fabs(double(got) - ref.value[i]) <= ref.allowed[i];
 }
 
+// What to try when a call fails to launch or stops with an error that the case's shape or
+// leading dimensions explain: a grid past 65535 blocks in y (M or N = 2^20), a float4 access
+// of a row whose leading dimension is not a multiple of 4.
+testing::AssertionResult explain_launch_failure(const Case& c, testing::AssertionResult failure) {
+  const std::string text = failure.message();
+  if (text.find("cudaErrorInvalidConfiguration") != std::string::npos && (c.M > 65535 || c.N > 65535)) {
+    const bool tall = c.M > 65535;
+    const char* what = tall ? "rows" : "columns";
+    failure << "\nThis shape has " << (tall ? c.M : c.N) << " " << what
+            << ": gridDim.y and gridDim.z are at most 65535 (gridDim.x up to 2^31 - 1), and a grid that puts the "
+            << what << " of C on gridDim.y with R " << what << " per block has " << (tall ? c.M : c.N)
+            << " / R blocks there, more than 65535 for R <= 16 (blocks of 16 x 16 or 32 x 8 threads). The "
+            << "interface allows M and N up to 2^20: give each block at least 32 " << what
+            << " along gridDim.y, or put the long dimension on gridDim.x.";
+  }
+  if (text.find("cudaErrorMisalignedAddress") != std::string::npos) {
+    std::string strides;
+    for (auto [name, ld] : {std::pair{"lda", c.lda()}, std::pair{"ldb", c.ldb()}, std::pair{"ldc", c.ldc()}}) {
+      if (ld % 4 != 0) strides += std::string(strides.empty() ? "" : ", ") + name + " = " + std::to_string(ld);
+    }
+    if (!strides.empty()) {
+      failure << "\nA float4 access needs a 16-byte aligned address, and row r of a matrix starts 4 * r * ld bytes "
+              << "in: here " << strides << " (K = " << c.K << ", N = " << c.N
+              << "), so rows after the first start off a 16-byte boundary. Take the float4 path only when the "
+                 "leading dimension is a multiple of 4 (lda % 4 == 0, ldb % 4 == 0, ldc % 4 == 0), whatever K and N "
+                 "are, and load the other rows one float at a time.";
+    }
+  }
+  return failure;
+}
+
 // Runs @p v on device copies of @p d and returns C (with padding) in @p c_out.
 testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d, const std::string& call,
                                   std::vector<float>& c_out) {
@@ -225,9 +259,9 @@ testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d
                                     c.ldc()),
                               call, v.name);
         !r) {
-      return r;
+      return explain_launch_failure(c, r);
     }
-    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    if (auto r = wb::check::device_clean_after(call); !r) return explain_launch_failure(c, r);
     if (const wb::GuardDamage damage = C.check_guards(); !damage.intact()) {
       return testing::AssertionFailure()
              << call << " wrote " << damage.modified << " float(s) outside C's " << C.size() << " elements (C["
@@ -365,7 +399,7 @@ testing::AssertionResult check_case(const Version& v, const Case& c) {
 
 // The cases every version runs: shapes (exact data, alpha = 1, beta = 0, C full of NaN),
 // then alpha/beta combinations, leading dimensions with padding, and random data.
-std::vector<Case> correctness_cases() {
+std::vector<Case> correctness_cases(const Version& v) {
   std::vector<Case> cases;
   std::uint64_t seed = 1;
   for (auto [M, N, K] : std::vector<std::tuple<int, int, int>>{{1, 1, 1},
@@ -397,15 +431,39 @@ std::vector<Case> correctness_cases() {
   // Random data within the dot-product error bound.
   cases.push_back({.M = 129, .N = 127, .K = 131, .alpha = 1.0f, .beta = 0.0f, .random = true, .seed = seed++});
   cases.push_back({.M = 50, .N = 60, .K = 300, .alpha = 1.5f, .beta = -0.75f, .random = true, .seed = seed++});
+  // alpha = 0: C = beta * C (a version that returns early when alpha == 0 leaves C unscaled).
+  cases.push_back({.M = 20, .N = 30, .K = 10, .alpha = 0.0f, .beta = -1.0f, .seed = seed++});
+  // Leading dimensions that are not multiples of 4 although K and N are: a float4 path chosen
+  // from K or N instead of lda, ldb, ldc loads and stores rows off 16-byte boundaries. C read
+  // (beta = 1), then output only.
+  cases.push_back({.M = 37, .N = 44, .K = 36, .alpha = 1.0f, .beta = 1.0f, .pad_a = 3, .pad_b = 1, .pad_c = 2, .seed = seed++});
+  cases.push_back({.M = 37, .N = 44, .K = 36, .alpha = 1.0f, .beta = 0.0f, .pad_a = 1, .pad_b = 3, .pad_c = 3, .seed = seed++});
+  // The largest M and N the interface allows, 2^20: a grid with blocks of fewer than 32 rows
+  // (columns) of C along gridDim.y (16 x 16 threads, 32 x 8) needs more than 65535 blocks there.
+  // On a GPU every version runs both shapes. On the sim backend, where one of them costs a few
+  // seconds (a block of 32 x 32 threads per 32 elements of C), only versions 1 and 2 run them,
+  // each the shape whose long dimension its interface puts on gridDim.y (the one-thread-per-
+  // element versions, whose block shape is the learner's choice; version 3 fixes 32 x 32 tiles).
+  const Case tall{.M = 1 << 20, .N = 1, .K = 1, .seed = seed++};
+  const Case wide{.M = 1, .N = 1 << 20, .K = 1, .seed = seed++};
+#if defined(CUSIM)
+  if (&v == &kNaive) cases.push_back(wide);         // threadIdx.x along M: N on gridDim.y
+  if (&v == &kCoalesced) cases.push_back(tall);     // threadIdx.x along N: M on gridDim.y
+#else
+  cases.push_back(tall);
+  cases.push_back(wide);
+#endif
   return cases;
 }
 
 const char* const kCorrectnessThreshold =
-    "exact for 15 shapes (1 x 1 x 1 .. 259 x 133 x 17, tall, wide, K = 1000, K = 1, M or N = 0), 5 alpha/beta "
-    "cases (beta = 0 with NaN in C, K = 0), 2 padded leading dimensions; random data within gamma(K+2) bound";
+    "exact for 15 shapes (1 x 1 x 1 .. 259 x 133 x 17, tall, wide, K = 1000, K = 1, M or N = 0) and M or N = 2^20 "
+    "(65536 blocks of 16 rows on gridDim.y; sim: versions 1 and 2), 6 alpha/beta cases (beta = 0 with NaN in C, K = 0, "
+    "alpha = 0), 4 padded leading dimensions (2 not multiples of 4 while K and N are); random data within "
+    "gamma(K+2) bound";
 
 void check_version(const Version& v) {
-  const std::vector<Case> cases = correctness_cases();
+  const std::vector<Case> cases = correctness_cases(v);
   std::size_t passed = 0;
   auto progress = [&] {
     wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");

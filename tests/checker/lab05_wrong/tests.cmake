@@ -19,6 +19,10 @@ wb_known_wrong_test(05-gemm reads_c_when_beta_zero
 wb_known_wrong_test(05-gemm store_off_by_one
   --expect-fail Correctness.Blocktile2D
                 "sgemm_2d_blocktile\\(M=1, N=1, K=1, .* wrote 1 float\\(s\\) outside C's 1 elements \\(C\\[1\\] to C\\[1\\]\\)")
+# The interface allows M up to 2^20; blocks of 8 rows need 131072 in gridDim.y (at most 65535).
+wb_known_wrong_test(05-gemm coalesced_grid_rows_of_8
+  --expect-fail Correctness.Coalesced
+                "sgemm_coalesced\\(M=1048576, N=1, K=1, .* returned cudaErrorInvalidConfiguration.*This shape has 1048576 rows: gridDim.y and gridDim.z are at most 65535.*more than 65535 for R <= 16")
 wb_known_wrong_test(05-gemm skips_partial_tiles
   --expect-fail Correctness.Vectorized
                 "sgemm_vectorized\\(M=1, N=1, K=1, .*1 of 1 elements of C are wrong \\(1 never written\\).*C\\(0, 0\\): got nothing \\(never written\\)")
@@ -37,6 +41,10 @@ if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(05-gemm float4_any_lda SIM_ANALYSIS
     --expect-fail Correctness.Vectorized
                   "misaligned address.*float4_any_lda.cu:{{line:if (vec && c + 3 < cols) return}}")
+  # K and N are multiples of 4, the leading dimensions are not: the float4 path must follow lda, ldb, ldc.
+  wb_known_wrong_test(05-gemm float4_from_row_length SIM_ANALYSIS
+    --expect-fail Correctness.Vectorized
+                  "sgemm_vectorized\\(M=37, N=44, K=36, alpha=1, beta=1, lda=39, ldb=45, ldc=46\\) .*cudaErrorMisalignedAddress.*here lda = 39, ldb = 45, ldc = 46 \\(K = 36, N = 44\\).*Take the float4 path only when the leading dimension is a multiple of 4")
   wb_known_wrong_test(05-gemm scalar_load4 SIM_ANALYSIS
     --expect-fail Performance.VectorizedLoads
                   "sgemm_vectorized\\(M=N=K=128\\): its global loads use [0-9.]+ of the 32 bytes of each sector they touch \\(at least 28 expected\\)")
