@@ -11,9 +11,15 @@
 //     of a float sum of i + 1 terms in any order, gamma(i) * sum_{j<=i} |x_j| with
 //     gamma(k) = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical
 //     Algorithms, 4.2), of a compensated double-precision prefix sum.
+//   - Int and float scans run around the tiles a learner may choose (32 .. 5376), and with
+//     every n % 4 after whole 16-byte loads. On a GPU scan_reduce_then_scan also runs 2^26
+//     (65536 tiles of 1024: past 65535 blocks, the limit of gridDim.y and z but not of x).
 //   - Histograms are exact. Inputs: uniform values with about 1% out-of-range values
 //     (num_bins .. 0xffffffff, which must be ignored), all values in one bin (the
-//     adversarial case for atomics), only the edge bins 0 and num_bins - 1.
+//     adversarial case for atomics), only the edge bins 0 and num_bins - 1, only num_bins - 1
+//     and num_bins (the first value out of range). histogram_shared runs 65600 blocks too, and
+//     on sim the launch log must show exactly num_blocks x block_size threads; on a GPU
+//     histogram_global_atomics also counts 2^26 values (65536 blocks of 1024).
 //     Each histogram is also run with zeros (bin 0) in memory after d_values[n-1]: a thread
 //     past n that reads anyway counts them (elsewhere it reads the guard zone, out of range).
 //   Outputs, bins and workspaces carry guard zones; outputs start as 0xCD bytes, so an
@@ -391,6 +397,18 @@ HistogramInput one_bin_values(std::size_t n, int num_bins, unsigned bin) {
   return HistogramInput{std::vector<unsigned>(n, bin), num_bins, "all values in bin " + std::to_string(bin), 0};
 }
 
+// The last bin and the first value out of range: v <= num_bins instead of v < num_bins counts
+// every second value into d_bins[num_bins], past the end.
+HistogramInput boundary_values(std::size_t n, int num_bins, std::uint64_t seed) {
+  HistogramInput h{std::vector<unsigned>(n), num_bins, "values num_bins-1 and num_bins (out of range)", 0};
+  wb::Random rng(seed * 7477 + 11);
+  for (unsigned& v : h.values) {
+    v = static_cast<unsigned>(num_bins) - (rng.next_u64() % 2 ? 1u : 0u);
+    h.out_of_range += v == static_cast<unsigned>(num_bins);
+  }
+  return h;
+}
+
 HistogramInput edge_values(std::size_t n, int num_bins, std::uint64_t seed) {
   HistogramInput h{std::vector<unsigned>(n), num_bins, "only bins 0 and num_bins-1", 0};
   wb::Random rng(seed * 31337 + 7);
@@ -421,7 +439,11 @@ testing::AssertionResult run_histogram(const HistogramInput& h, const std::strin
       testing::AssertionResult failure = testing::AssertionFailure();
       failure << call << " wrote outside d_bins[0.." << bins << ") (index " << d.first_index << " to " << d.last_index
               << ").";
-      if (d.past_end > 0) {
+      if (d.past_end > 0 && d.before_start == 0 && d.first_index == static_cast<std::int64_t>(bins) &&
+          d.last_index == static_cast<std::int64_t>(bins)) {
+        failure << " d_bins[num_bins] was written, one past the last bin: the value num_bins was counted. It is the "
+                << "first value out of range: test v < num_bins, not v <= num_bins.";
+      } else if (d.past_end > 0) {
         failure << " Values >= num_bins must be ignored: test v < num_bins before counting v (the input has values "
                 << "up to 0xffffffff).";
       }
@@ -490,13 +512,49 @@ testing::AssertionResult check_histogram_global(const HistogramInput& h) {
   });
 }
 
+// histogram_shared is launched exactly as asked: its performance bound (num_blocks x num_bins
+// global atomics) and its grid-stride loop are the learner's to get right for any grid. The
+// launch log (sim) shows the grid; with n = 0 there is nothing to launch for.
+testing::AssertionResult launched_as_asked(const std::string& call, std::size_t n, int num_blocks, int block_size) {
+#if defined(CUSIM)
+  if (n == 0) return testing::AssertionSuccess();
+  const std::vector<cusim::checker::LaunchRecord> log = cusim::checker::launches();
+  for (const auto& l : log) {
+    if (l.blocks() == static_cast<std::uint64_t>(num_blocks) &&
+        l.threads_per_block() == static_cast<std::uint64_t>(block_size)) {
+      return testing::AssertionSuccess();
+    }
+  }
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << " counted right, but no launch had " << num_blocks << " blocks of " << block_size
+          << " threads: the interface asks for exactly that grid.";
+  for (const auto& l : log) failure << " It launched " << l.kernel << " with " << l.shape() << ".";
+  const bool capped = std::any_of(log.begin(), log.end(), [](const auto& l) { return l.blocks() == 65535; });
+  if (num_blocks > 65535 && capped) {
+    failure << " A grid capped at 65535 blocks: 65535 is the limit of gridDim.y and gridDim.z, but gridDim.x goes "
+               "to 2^31 - 1. Launch <<<num_blocks, block_size>>> as it is.";
+  }
+  return failure;
+#else
+  (void)call, (void)n, (void)num_blocks, (void)block_size;
+  return testing::AssertionSuccess();
+#endif
+}
+
 testing::AssertionResult check_histogram_shared(const HistogramInput& h, int num_blocks, int block_size) {
   const std::string call = histogram_call("histogram_shared", h,
                                           ", num_blocks=" + std::to_string(num_blocks) +
                                               ", block_size=" + std::to_string(block_size));
-  return run_histogram(h, call, "histogram_shared", [&](const unsigned* v, unsigned* b) {
-    return histogram_shared(v, static_cast<int>(h.values.size()), b, h.num_bins, num_blocks, block_size);
-  });
+#if defined(CUSIM)
+  cusim::checker::clear_launches();
+#endif
+  if (auto r = run_histogram(h, call, "histogram_shared", [&](const unsigned* v, unsigned* b) {
+        return histogram_shared(v, static_cast<int>(h.values.size()), b, h.num_bins, num_blocks, block_size);
+      });
+      !r) {
+    return r;
+  }
+  return launched_as_asked(call, h.values.size(), num_blocks, block_size);
 }
 
 testing::AssertionResult check_histogram_final(const HistogramInput& h) {
@@ -515,6 +573,7 @@ std::vector<HistogramInput> histogram_inputs(const std::vector<std::size_t>& siz
     const std::size_t n = sizes.back();
     inputs.push_back(one_bin_values(n, num_bins, static_cast<unsigned>(num_bins - 1)));
     inputs.push_back(edge_values(n, num_bins, seed++));
+    inputs.push_back(boundary_values(n, num_bins, seed++));
   }
   inputs.push_back(one_bin_values(sizes.back(), 256, 0));
   inputs.push_back(one_bin_values(sizes.back(), 256, 100));
@@ -527,43 +586,62 @@ std::vector<HistogramInput> histogram_inputs(const std::vector<std::size_t>& siz
 // ---- Correctness ---------------------------------------------------------------------
 
 TEST(Correctness, KoggeStoneBlock) {
-  wb::check::record_threshold("exact inclusive scans, n = 0 .. 1024 (around 32, 64, 256, 1024)");
-  check_scan_sizes(kKoggeStone, {0, 1, 2, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 511, 1000, 1023, 1024}, 10);
+  wb::check::record_threshold("exact inclusive scans, n = 0 .. 1024 (around 32, 64, 256, 1024; every n % 4)");
+  check_scan_sizes(kKoggeStone, {0, 1, 2, 31, 32, 33, 63, 64, 65, 66, 100, 255, 256, 257, 511, 1000, 1022, 1023, 1024},
+                   10);
 }
 
 TEST(Correctness, BlellochBlock) {
-  wb::check::record_threshold("exact exclusive scans, n = 0 .. 2048 (around 32, 64, 256, 1024, 2048)");
+  wb::check::record_threshold("exact exclusive scans, n = 0 .. 2048 (around 32, 64, 256, 1024, 2048; every n % 4)");
   check_scan_sizes(kBlelloch,
-                   {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1000, 1023, 1024, 1025, 1500, 2047, 2048}, 100);
+                   {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 66, 255, 256, 257, 1000, 1022, 1023, 1024, 1025, 1500, 2046,
+                    2047, 2048},
+                   100);
 }
 
 TEST(Correctness, ReduceThenScan) {
-  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7 (partial tiles, two levels of tile sums)");
+#if defined(CUSIM)
+  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7 around tiles of 32 .. 4096 (partial tiles, "
+                              "two levels of tile sums)");
+#else
+  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7 around tiles of 32 .. 4096 (partial tiles, "
+                              "two levels of tile sums), and 2^26 (65536 tiles of 1024)");
+#endif
   check_scan_sizes(kReduceThenScan,
-                   {0, 1, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4097, 65537, 100003,
-                    (1 << 20) + 7},
+                   {0, 1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049, 4095,
+                    4096, 4097, 5378, 65537, 100003, (1 << 18) + 1, (1 << 20) + 7
+#if !defined(CUSIM)
+                    // One block per tile: 65536 tiles of 1024 elements, past 65535 (the limit of
+                    // gridDim.y and z, not of x). On the sim backend this size takes too long.
+                    ,
+                    std::size_t(1) << 26
+#endif
+                   },
                    200);
 }
 
 TEST(Correctness, InclusiveScan) {
-  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7");
+  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7 (around tiles of 32 .. 5376)");
   check_scan_sizes(kInclusive,
-                   {0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 3839, 3840, 3841, 4096, 4097, 5375, 5376,
-                    5377, 65537, 100003, (1 << 20) + 7},
+                   {0, 1, 2, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049, 3839,
+                    3840, 3841, 4096, 4097, 5375, 5376, 5377, 5378, 65537, 100003, (1 << 20) + 7},
                    300);
 }
 
 TEST(Correctness, ExclusiveScan) {
-  wb::check::record_threshold("exact exclusive scans (out[0] = 0), n = 0 .. 2^20+7");
+  wb::check::record_threshold("exact exclusive scans (out[0] = 0), n = 0 .. 2^20+7 (around tiles of 32 .. 5376)");
   check_scan_sizes(kExclusive,
-                   {0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 3839, 3840, 3841, 4097, 5375, 5376, 5377,
-                    65537, 100003, (1 << 20) + 7},
+                   {0, 1, 2, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049, 3839,
+                    3840, 3841, 4097, 5375, 5376, 5377, 5378, 65537, 100003, (1 << 20) + 7},
                    400);
 }
 
 TEST(Correctness, FloatScan) {
-  wb::check::record_threshold("inclusive float scans within gamma(i) * sum|x_j| per element, n = 0 .. 2^20+7");
-  const std::vector<std::size_t> sizes = {0, 1, 2, 33, 1025, 3841, 65537, (1 << 20) + 7};
+  wb::check::record_threshold("inclusive float scans within gamma(i) * sum|x_j| per element, n = 0 .. 2^20+7 "
+                              "(the int scans' sizes around tiles of 32 .. 5376)");
+  const std::vector<std::size_t> sizes = {0,    1,    2,    31,   32,   33,   255,  256,   257,   511,         512,
+                                          513,  1023, 1024, 1025, 1026, 2047, 2048, 2049,  3839,  3840,        3841,
+                                          4096, 4097, 5375, 5376, 5377, 5378, 65537, 100003, (1 << 20) + 7};
   std::size_t passed = 0;
   std::uint64_t seed = 500;
   for (std::size_t n : sizes) {
@@ -599,8 +677,19 @@ TEST(Correctness, ScanLarge) {
 }
 
 TEST(Correctness, HistogramGlobalAtomics) {
-  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins; n = 0 .. 100003");
-  const std::vector<HistogramInput> inputs = histogram_inputs({1, 33, 1000, 100003}, 700);
+#if defined(CUSIM)
+  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins, num_bins-1 and "
+                              "num_bins; n = 0 .. 100003");
+#else
+  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins, num_bins-1 and "
+                              "num_bins; n = 0 .. 100003, and 2^26 (65536 blocks of 1024 threads)");
+#endif
+  std::vector<HistogramInput> inputs = histogram_inputs({1, 6, 33, 1000, 100003}, 700);
+#if !defined(CUSIM)
+  // One thread per element: 65536 blocks of 1024 threads, past 65535 (the limit of gridDim.y and
+  // z, not of x). On the sim backend this size takes too long.
+  inputs.push_back(uniform_values(std::size_t(1) << 26, 256, 750));
+#endif
   std::size_t passed = 0;
   for (const HistogramInput& h : inputs) {
     auto result = check_histogram_global(h);
@@ -612,14 +701,15 @@ TEST(Correctness, HistogramGlobalAtomics) {
 }
 
 TEST(Correctness, HistogramShared) {
-  wb::check::record_threshold("exact counts for grids 1 x 32 .. 40 x 1024; 1, 7, 256, 4096 bins; uniform, one bin, "
-                              "edge bins; n = 0 .. 2^18+7");
+  wb::check::record_threshold("exact counts for grids 1 x 32 .. 40 x 1024 and 65600 x 32 (past 65535 blocks); 1, 7, "
+                              "256, 4096 bins; uniform, one bin, edge bins, num_bins-1 and num_bins; n = 0 .. 2^21+6; "
+                              "sim: launched with exactly num_blocks x block_size threads");
   struct Case {
     HistogramInput input;
     int num_blocks, block_size;
   };
   std::vector<Case> cases;
-  const std::vector<HistogramInput> inputs = histogram_inputs({1, 33, 1000, 4097}, 800);
+  const std::vector<HistogramInput> inputs = histogram_inputs({1, 6, 33, 1000, 4097}, 800);
   for (const auto& [num_blocks, block_size] : {std::pair{1, 32}, std::pair{3, 96}, std::pair{16, 256}, std::pair{40, 1024}}) {
     for (const HistogramInput& h : inputs) cases.push_back({h, num_blocks, block_size});
   }
@@ -629,6 +719,8 @@ TEST(Correctness, HistogramShared) {
       cases.push_back({h, num_blocks, block_size});
     }
   }
+  // Any num_blocks >= 1 is allowed, also more than 65535 (the limit of gridDim.y and z, not of x).
+  cases.push_back({uniform_values((std::size_t(1) << 21) + 6, 7, 860), 65600, 32});
   std::size_t passed = 0;
   for (const Case& c : cases) {
     auto result = check_histogram_shared(c.input, c.num_blocks, c.block_size);
@@ -640,8 +732,9 @@ TEST(Correctness, HistogramShared) {
 }
 
 TEST(Correctness, Histogram) {
-  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins; n = 0 .. 2^22+3");
-  std::vector<HistogramInput> inputs = histogram_inputs({1, 2, 3, 5, 33, 1000, 65539}, 900);
+  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins, num_bins-1 and "
+                              "num_bins; n = 0 .. 2^22+3 (every n % 4 past one 16-byte load)");
+  std::vector<HistogramInput> inputs = histogram_inputs({1, 2, 3, 5, 6, 33, 1000, 1026, 65539}, 900);
   inputs.push_back(uniform_values((1 << 22) + 3, 256, 950));
   inputs.push_back(one_bin_values((1 << 22) + 3, 256, 200));
   std::size_t passed = 0;
