@@ -194,12 +194,25 @@ cudaError_t injected_allocation_failure(void** ptr, const char* api) {
 
 }  // namespace
 
-void note_launch_for_injection(const char* kernel, const char* file, int line) {
+cudaError_t injected_launch_failure(const char* kernel, const char* file, int line) {
     State& s = state();
-    if (!s.injecting.load(std::memory_order_acquire)) return;
-    std::lock_guard<std::mutex> lk(s.mu);
-    note_work_after_failure(s, std::string("the launch of ") + (kernel ? kernel : "a kernel") + " at " +
-                                   (file ? file : "?") + ":" + std::to_string(line));
+    if (!s.injecting.load(std::memory_order_acquire)) return cudaSuccess;
+    const std::string name = kernel ? kernel : "a kernel";
+    const std::string at = std::string(file ? file : "?") + ":" + std::to_string(line);
+    cudaError_t error = cudaSuccess;
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        note_work_after_failure(s, "the launch of " + name + " at " + at);
+        auto it = s.injections.find(cusim::checker::kKernelLaunch);
+        if (it == s.injections.end() || --it->second.first > 0) return cudaSuccess;
+        error = it->second.second;
+        s.injections.erase(it);
+        s.injection_fired = true;
+    }
+    // Not sticky, like a launch that asks for too many resources: cudaGetLastError() returns it once.
+    return report_error(error, "launch of kernel '" + name + "' at " + at +
+                                   ": a failure injected on purpose (cusim::checker::inject_failure), to test how the "
+                                   "program handles it; the kernel did not run");
 }
 
 void set_api_site(const char* file, int line) noexcept {
@@ -1017,7 +1030,7 @@ cudaError_t cudaLaunchCooperativeKernel(const void* kernel, dim3 grid, dim3 bloc
 // ---- Kernel attributes ---------------------------------------------------------------------------
 
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
-    CUSIM_API_PROLOGUE();
+    CUSIM_INJECTION_POINT("cudaFuncSetAttribute");
     if (!func) return api_error(cudaErrorInvalidDeviceFunction, "cudaFuncSetAttribute", "func is NULL");
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
         if (value < 0 || static_cast<size_t>(value) > kDynamicSharedOptinLimit)
@@ -1089,7 +1102,7 @@ bool inject_failure(const std::string& api, unsigned nth, cudaError_t error) {
     static const std::set<std::string> kInjectable = {
         "cudaMalloc", "cudaMallocManaged", "cudaMallocPitch", "cudaMallocHost", "cudaHostAlloc",
         "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy2DAsync", "cudaMemset",
-        "cudaMemsetAsync", "cudaDeviceSynchronize"};
+        "cudaMemsetAsync", "cudaDeviceSynchronize", "cudaFuncSetAttribute", kKernelLaunch};
     if (nth == 0 || error == cudaSuccess || !kInjectable.count(api)) return false;
     State& s = state();
     std::lock_guard<std::mutex> lk(s.mu);
