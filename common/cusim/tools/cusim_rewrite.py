@@ -29,10 +29,14 @@ and rewrites only CUDA-only syntax:
                                     with ::cusim::register_dynamic_shared_pointer
   __shared__ T x[N];  (file/namespace scope) -> static thread_local T x[N];
   __noinline__                   -> __attribute__((noinline))
-  __global__ void __launch_bounds__(N) k(...) {...}   (k not a template)
-                                 -> the same, then on the line of its closing brace (or ';')
-                                    static const bool cusim_launch_bounds_<n>_ =
-                                        ::cusim::detail::register_launch_bounds(&k, (N));
+  __global__ void [__launch_bounds__(N)] k(PARAMS) { ...   (any kernel definition)
+                                 -> the same, the body opening with
+                                    (void)&::cusim::detail::kernel_anchor<
+                                        static_cast<void (*)(PARAMS)>(&k<TPARAMS>), (N or 0)>;
+                                    which registers each instantiation's address, name and N
+  k<<<G, B>>>(ARGS)  inside a #define body
+                                 -> ::cusim::launcher(::cusim::launch_config(G, B), __FILE__,
+                                        __LINE__, NAME, KID, [&](...) {...})(ARGS)
   (void*)k, (const void*)&k, reinterpret_cast<void*>(k)   (k a __global__ function)
                                  -> ::cusim::kernel_pointer(k, "k")
                                     the same address, with k's parameter types recorded for
@@ -45,13 +49,16 @@ are copied verbatim, so they keep their own lines).  Errors are printed as
 `FILE:LINE: error: MESSAGE` and the exit status is 1.
 
 KID is reinterpret_cast<const void*>(&k) when k names exactly one __global__
-function declared in this file (explicit template arguments included), else nullptr.
+function declared in this file (explicit template arguments included); else, for an
+id-expression, CUSIM_KERNEL_ID(k) (the compiler's resolution: the address when k denotes one
+function, else nullptr); else nullptr.
 A void* cast is rewritten when its operand's last name is a __global__ function declared
 in this file or in a header of the program it includes (followed as above).
 
 Limitations (each fails loudly at compile time rather than silently):
-  * Text inside preprocessor directives is never rewritten: a launch or __shared__
-    inside a macro body stays CUDA syntax (cusim defines __shared__ as static thread_local,
+  * Text inside preprocessor directives is rewritten only for launches and (void*) casts of a
+    macro parameter in a #define body: a __shared__ inside a macro body stays CUDA syntax
+    (cusim defines __shared__ as static thread_local,
     per-worker storage, for what the rewriter does not see; extern __shared__ needs the
     rewriter).  Headers found through -I directories rather than next to the including
     file are rewritten only if listed in cusim_target_cuda_sources().
