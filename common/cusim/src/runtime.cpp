@@ -49,6 +49,7 @@ struct State {
     std::set<Event*> events;
     std::unordered_map<const void*, int> max_dyn_smem;
     std::unordered_map<const void*, int> launch_bounds;  // __launch_bounds__ (never reset: compiled in)
+    std::unordered_map<const void*, std::string> kernel_names;  // kernels the rewriter saw defined
     // __device__/__constant__ variables whose address the program took with cudaGetSymbolAddress:
     // device memory for copies and memsets, by start address -> size.
     std::map<uintptr_t, size_t> symbols;
@@ -264,12 +265,38 @@ size_t max_dynamic_shared(const void* kernel_id) {
 
 std::atomic<bool> g_any_launch_bounds{false};
 
-bool register_launch_bounds(const void* kernel, int max_threads) {
+namespace {
+/// "cusim::detail::kernel_signature() [with auto Kernel = ns::scale<256>]" -> "ns::scale<256>".
+std::string name_from_signature(const char* signature) {
+    const std::string s = signature ? signature : "";
+    const std::string key = "Kernel = ";
+    const size_t at = s.rfind(key);
+    if (at == std::string::npos) return s;
+    std::string name = s.substr(at + key.size());
+    if (!name.empty() && name.back() == ']') name.pop_back();
+    // static_cast<void (*)(int*)>(&k), as a compiler may spell a selected overload: keep the name.
+    if (const size_t amp = name.rfind('&'); amp != std::string::npos && name.back() == ')')
+        name = name.substr(amp + 1, name.size() - amp - 2);
+    return name;
+}
+}  // namespace
+
+bool register_kernel(const void* kernel, const char* signature, long long max_threads) {
     State& s = state();
     std::lock_guard<std::mutex> lk(s.mu);
-    s.launch_bounds[kernel] = max_threads;
-    g_any_launch_bounds.store(true, std::memory_order_release);
+    s.kernel_names.emplace(kernel, name_from_signature(signature));
+    if (max_threads > 0) {
+        s.launch_bounds[kernel] = static_cast<int>(std::min<long long>(max_threads, kMaxThreadsPerBlock));
+        g_any_launch_bounds.store(true, std::memory_order_release);
+    }
     return true;
+}
+
+const char* registered_kernel_name(const void* kernel, const char* fallback) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.kernel_names.find(kernel);
+    return it == s.kernel_names.end() ? fallback : it->second.c_str();  // entries are never erased
 }
 
 int max_threads_per_block(const void* kernel_id) {
