@@ -6,7 +6,8 @@
 //     at n = 2^26. A mismatch names the first wrong index, got and expected, how many
 //     elements are wrong, and the likely mistake: an exclusive scan that returns the
 //     inclusive one (or the reverse), the elements before a tile boundary not added, the
-//     last partial tile never written.
+//     last partial tile never written, a tile whose every element is off by one amount (its
+//     offset: the tile's own sum added, or a look-back that added a wrong value).
 //   - Float scans (random data in [-1, 2)): out[i] must lie within the rounding error bound
 //     of a float sum of i + 1 terms in any order, gamma(i) * sum_{j<=i} |x_j| with
 //     gamma(k) = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical
@@ -24,7 +25,9 @@
 //   the launch) hold as much device memory after a call as before, and when each of their
 //   cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async) calls fails in turn (cusim's fault
 //   injection) they return that error at once: no work after it, no leak.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
+// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing. racecheck also
+//   sees a look-back's status published without __threadfence() between value and flag (a torn
+//   read on a GPU that a CPU never shows).
 // Performance (sim), with cusim analysis metrics:
 //   - scan_reduce_then_scan: global bytes read <= 2.1 x 4n and written <= 1.1 x 4n (the
 //     input read twice, the output written once); loads and stores <= 4 sectors/request;
@@ -880,7 +883,8 @@ TEST(Analysis, RacecheckClean) {
   wb::check::record_hint(
       "A scan step reads values that other threads overwrite in the same step: __syncthreads() between the reads "
       "and the writes of every step, and after filling shared memory. Shared-memory histogram bins are shared "
-      "by the whole block: increment them with atomicAdd.");
+      "by the whole block: increment them with atomicAdd. A tile's status word is read by other blocks: write "
+      "flag and value with one 64-bit store (or the value, __threadfence(), then the flag).");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 #endif
