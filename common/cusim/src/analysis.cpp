@@ -707,9 +707,10 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
 
 // Flag protocols between blocks (racecheck). A block hands a value to another block of the same
 // launch by storing it, then setting a flag the other block polls. On a GPU the two stores may
-// become visible to other blocks in either order unless a __threadfence() (or a release atomic)
-// separates them, so a reader that sees the flag can read a stale value: a bug that never shows on
-// a CPU, whose stores stay in order. The check is deterministic, whatever the interleaving:
+// become visible to other blocks in either order unless a __threadfence() separates them (CUDA's
+// atomics are relaxed, __threadfence_block() orders only for the block), so a reader that sees the
+// flag can read a stale value: a bug that never shows on a CPU, whose stores stay in order. The
+// check is deterministic, whatever the interleaving:
 //   - every non-atomic global store (plain or volatile) of a thread is remembered until the
 //     thread's next __threadfence() (its last kUnfenced stores);
 //   - a flag store (an atomic, or a volatile store) publishes the remembered stores to other
@@ -722,6 +723,9 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
 // thread (only a thread's own stores count), flags set by plain stores (not distinguishable from
 // values), a reader that reads the value before the flag, a value written after its flag.
 enum AccessFlags : unsigned { kVolatileAccess = 1 };
+// At most this many published words per launch are remembered (a kernel that stores every element
+// and then counts it with an atomic would publish them all); later publications are not recorded.
+constexpr size_t kMaxPublished = size_t(1) << 16;
 
 inline uint64_t block_key(const uint3& b) {
     return uint64_t(b.x) | (uint64_t(b.y) << 32) | (uint64_t(b.z) << 48);
@@ -781,7 +785,8 @@ void flag_protocol(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr
             for (uint32_t i = 0; i < std::min(count, kUnfenced); ++i) {
                 const UnfencedStore& u = ring[i];
                 if (u.addr < a + size && a < u.addr + u.size) continue;  // the flag's own word
-                for (uintptr_t w = u.addr >> 2; w <= (u.addr + u.size - 1) >> 2; ++w)
+                for (uintptr_t w = u.addr >> 2; w <= (u.addr + u.size - 1) >> 2 && g.published.size() < kMaxPublished;
+                     ++w)
                     g.published.emplace(w, Publication{u.pc, pc, u.addr, a, tls_view.block});
             }
             g.published_count.store(g.published.size(), std::memory_order_relaxed);
@@ -1122,6 +1127,7 @@ void launch_end(const KernelLaunch& L, cudaError_t fault, std::string& fault_rep
 
 void grid_sync_complete() {
     Global& g = G();
+    if (!g.published_count.load(std::memory_order_relaxed)) return;
     std::lock_guard<std::mutex> lk(g.published_mu);
     g.published.clear();
     g.published_count.store(0, std::memory_order_relaxed);
