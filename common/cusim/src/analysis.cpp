@@ -119,13 +119,15 @@ struct Global {
     // later flag store of the same thread with no __threadfence() between them, by 4-byte word.
     std::mutex published_mu;
     std::unordered_map<uintptr_t, Publication> published;
-    std::atomic<size_t> published_count{0};  // published.size(), read without the lock
 };
 
 Global& G() {
     static Global* g = new Global;
     return *g;
 }
+// G().published.size(), read without the lock by every global load (a cache line of its own: other
+// globals near it are written as blocks start).
+alignas(64) std::atomic<size_t> g_published_count{0};
 
 // ---- Symbolization: call-site address -> .cu file and line ------------------------------------------
 
@@ -763,35 +765,40 @@ void flag_protocol_read(uintptr_t a, size_t size, uintptr_t pc) {
     }
 }
 
+// The running thread's flag store at [a, a + size): its unfenced stores to other words are published.
+[[gnu::noinline]] void flag_protocol_publish(WorkerState& s, unsigned tid, uint32_t count, uintptr_t a, size_t size,
+                                             uintptr_t pc) {
+    Global& g = G();
+    const UnfencedStore* ring = &s.unfenced[size_t(tid) * kUnfenced];
+    {
+        std::lock_guard<std::mutex> lk(g.published_mu);
+        for (uint32_t i = 0; i < std::min(count, kUnfenced); ++i) {
+            const UnfencedStore& u = ring[i];
+            if (u.addr < a + size && a < u.addr + u.size) continue;  // the flag's own word
+            for (uintptr_t w = u.addr >> 2; w <= (u.addr + u.size - 1) >> 2 && g.published.size() < kMaxPublished; ++w)
+                g.published.emplace(w, Publication{u.pc, pc, u.addr, a, tls_view.block});
+        }
+        g_published_count.store(g.published.size(), std::memory_order_relaxed);
+    }
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // before the flag store itself
+}
+
 // A global access of the running thread, for the flag-protocol check (racecheck on).
-void flag_protocol(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic,
-                   unsigned flags) {
-    const unsigned tid = tls_view.tid;
+inline void flag_protocol(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic,
+                          unsigned flags) {
     if (!write) {
         if (atomic) return;
         // Orders the reader's earlier load of the flag before its look at the publications (a
         // no-op on x86; the publisher recorded them before its flag store, with a full fence).
         std::atomic_thread_fence(std::memory_order_acquire);
-        if (G().published_count.load(std::memory_order_relaxed)) flag_protocol_read(a, size, pc);
+        if (g_published_count.load(std::memory_order_relaxed)) flag_protocol_read(a, size, pc);
         return;
     }
+    const unsigned tid = tls_view.tid;
     if (tid >= s.unfenced_count.size()) return;
     uint32_t& count = s.unfenced_count[tid];
-    if ((atomic || (flags & kVolatileAccess)) && count) {
-        Global& g = G();
-        const UnfencedStore* ring = &s.unfenced[size_t(tid) * kUnfenced];
-        {
-            std::lock_guard<std::mutex> lk(g.published_mu);
-            for (uint32_t i = 0; i < std::min(count, kUnfenced); ++i) {
-                const UnfencedStore& u = ring[i];
-                if (u.addr < a + size && a < u.addr + u.size) continue;  // the flag's own word
-                for (uintptr_t w = u.addr >> 2; w <= (u.addr + u.size - 1) >> 2 && g.published.size() < kMaxPublished;
-                     ++w)
-                    g.published.emplace(w, Publication{u.pc, pc, u.addr, a, tls_view.block});
-            }
-            g.published_count.store(g.published.size(), std::memory_order_relaxed);
-        }
-        std::atomic_thread_fence(std::memory_order_seq_cst);  // before the flag store itself
+    if (atomic || (flags & kVolatileAccess)) {
+        if (count) flag_protocol_publish(s, tid, count, a, size, pc);
         count = 0;
     }
     if (!atomic) {
@@ -1127,10 +1134,10 @@ void launch_end(const KernelLaunch& L, cudaError_t fault, std::string& fault_rep
 
 void grid_sync_complete() {
     Global& g = G();
-    if (!g.published_count.load(std::memory_order_relaxed)) return;
+    if (!g_published_count.load(std::memory_order_relaxed)) return;
     std::lock_guard<std::mutex> lk(g.published_mu);
     g.published.clear();
-    g.published_count.store(0, std::memory_order_relaxed);
+    g_published_count.store(0, std::memory_order_relaxed);
 }
 
 void block_begin() {
