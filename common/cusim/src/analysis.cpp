@@ -905,7 +905,10 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
                                std::to_string(size) + " bytes",
                            pc, "Address " + hexaddr(a) + " is in memory released by cudaFree (use after free)");
         } else {
-            if (is_host_known(a)) return;
+            if (is_host_known(a)) {  // a __device__ variable (a ticket counter, a flag) or other static data
+                if (t & kRacecheck) flag_protocol(s, a, size, write, pc, atomic, flags);
+                return;
+            }
             if (!(t & kMemcheck)) return;
             memcheck_error(std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " +
                                std::to_string(size) + " bytes",
@@ -1486,9 +1489,10 @@ void __tsan_atomic_thread_fence(int mo) {
     __atomic_thread_fence(mo);
 }
 
-// One CUDA atomic implemented as a compare-and-swap loop in cusim/atomics.h (not instrumented).
-void __cusim_atomic_access(void* a, unsigned long size) {
-    on_access(reinterpret_cast<uintptr_t>(a), size, true, CUSIM_RA, true);
+// One CUDA atomic implemented as a compare-and-swap loop in cusim/atomics.h (not instrumented);
+// `site` is the helper's return address, the atomic's call site in kernel code.
+void __cusim_atomic_access(void* a, unsigned long size, void* site) {
+    on_access(reinterpret_cast<uintptr_t>(a), size, true, reinterpret_cast<uintptr_t>(site), true);
 }
 
 // A load (is_write 0) or store of a vector type, inserted by cusim's GCC plugin
