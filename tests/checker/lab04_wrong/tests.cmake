@@ -18,7 +18,7 @@ wb_known_wrong_test(04-scan-histogram last_partial_tile_dropped
 # The first wrong stretch is tile 1, every element off by the tile's own sum.
 wb_known_wrong_test(04-scan-histogram lookback_returns_inclusive_prefix
   --expect-fail Correctness.ScanLarge
-                "inclusive_scan\\(n=4194307\\) .*out\\[[0-9]+\\.\\.[0-9]+\\] \\([0-9]+ elements\\) are all off by [0-9]+: the prefix added to the tile that starts at index [0-9]+ was wrong by exactly the sum of in\\[[0-9]+\\.\\.[0-9]+\\], the tile itself: its offset must be the sum of the elements before the tile")
+                "inclusive_scan\\(n=[0-9]+\\) .*out\\[[0-9]+\\.\\.[0-9]+\\] \\([0-9]+ elements\\) are all off by [0-9]+: the prefix added to the tile that starts at index [0-9]+ was wrong by exactly the sum of in\\[[0-9]+\\.\\.[0-9]+\\], the tile itself: its offset must be the sum of the elements before the tile")
 wb_known_wrong_test(04-scan-histogram histogram_counts_out_of_range
   --expect-fail Correctness.HistogramGlobalAtomics
                 "histogram_global_atomics\\(n=[0-9]+, num_bins=[0-9]+\\) \\[uniform, ~1% out of range\\]: .*values >= num_bins were counted: they must be ignored")
