@@ -53,7 +53,10 @@ inline const char* ordinal(unsigned n) {
 }
 
 /// A failure injected into one runtime function: an allocation runs out of memory; a copy or a
-/// memset fails as it does after an earlier kernel failed (cudaErrorLaunchFailure).
+/// memset fails as it does after an earlier kernel failed (cudaErrorLaunchFailure); raising a
+/// kernel's shared-memory limit is refused (cudaErrorInvalidValue, as for a size past the
+/// device's); a kernel launch asks for more registers or shared memory than an SM has
+/// (cudaErrorLaunchOutOfResources: the kernel does not run, and only cudaGetLastError() says so).
 struct Fault {
   const char* api;
   cudaError_t error;
@@ -62,7 +65,21 @@ inline constexpr Fault kFaults[] = {{"cudaMalloc", cudaErrorMemoryAllocation},
                                     {"cudaMemcpy", cudaErrorLaunchFailure},
                                     {"cudaMemcpyAsync", cudaErrorLaunchFailure},
                                     {"cudaMemset", cudaErrorLaunchFailure},
-                                    {"cudaMemsetAsync", cudaErrorLaunchFailure}};
+                                    {"cudaMemsetAsync", cudaErrorLaunchFailure},
+                                    {"cudaFuncSetAttribute", cudaErrorInvalidValue},
+                                    {cusim::checker::kKernelLaunch, cudaErrorLaunchOutOfResources}};
+/// What the checks' thresholds name: every function of kFaults.
+inline constexpr const char* kFaultsText =
+    "each cudaMalloc, cudaMemcpy(Async), cudaMemset(Async), cudaFuncSetAttribute and kernel launch";
+
+/// How code sees that a call of @p api failed.
+inline std::string how_to_test(const char* api) {
+  if (std::string(api) == cusim::checker::kKernelLaunch) {
+    return "A launch returns nothing: call cudaGetLastError() right after each launch and return its error when "
+           "it is not cudaSuccess, before the next launch or copy.";
+  }
+  return "Test the cudaError_t of every CUDA call and return it at once when it is not cudaSuccess.";
+}
 /// At most this many calls of one function are made to fail in turn, per call of the code.
 inline constexpr unsigned kMaxFailedCallsPerApi = 8;
 
@@ -107,8 +124,8 @@ struct InjectionTally {
   }
 };
 
-/// (b) Each call of each function of kFaults that @p run makes is made to fail in turn (1st, 2nd,
-/// ... until @p run makes fewer). @p run calls the lab's @p function on buffers made beforehand:
+/// (b) Each call of each function of kFaults (kernel launches included) that @p run makes is made
+/// to fail in turn (1st, 2nd, ... until @p run makes fewer). @p run calls the lab's @p function on buffers made beforehand:
 /// every CUDA call counts while a failure is injected, the check's own too. @p prepare (may be
 /// empty) runs before each call, outside the injection (e.g. to reset a workspace, so that code
 /// which goes on after a failure still runs on defined data). The function must return exactly
@@ -138,7 +155,7 @@ inline testing::AssertionResult returns_injected_errors(const std::string& call,
       if (returned == cudaSuccess) {
         return testing::AssertionFailure()
                << failing.str() << " returned cudaSuccess: " << function << " ignored the error of that " << f.api
-               << ". Test the cudaError_t of every CUDA call and return it at once when it is not cudaSuccess.";
+               << ". " << how_to_test(f.api);
       }
       if (returned != f.error) {
         return testing::AssertionFailure()
@@ -157,7 +174,7 @@ inline testing::AssertionResult returns_injected_errors(const std::string& call,
                        ? " (and " + std::to_string(outcome.work_after_failure - 1) + " more call(s) or launch(es))"
                        : std::string())
                << ". " << function << " must return a call's error as soon as it fails (if (err != cudaSuccess) "
-               << "return err;); here it came back only because a later call reported it again.";
+               << "return err;); here it came back only because a later call reported it again. " << how_to_test(f.api);
       }
       if (after != before) {
         return testing::AssertionFailure()
@@ -167,6 +184,33 @@ inline testing::AssertionResult returns_injected_errors(const std::string& call,
       }
       tally.add(f.api);
     }
+  }
+  return testing::AssertionSuccess();
+}
+
+/// One call of a lab's function on buffers made beforehand, for launch_errors_returned().
+struct ErrorPathCase {
+  std::string call;      ///< "softmax_forward(rows=33, cols=1000)"
+  std::string function;  ///< "softmax_forward"
+  std::function<cudaError_t()> run;
+};
+
+/// The check of the labs whose functions allocate nothing and whose calls that can fail are
+/// their launches (and cudaFuncSetAttribute): each case runs once healthy (it must succeed and
+/// leave no error behind: a function that does not work yet has no error paths to test), then
+/// returns_injected_errors() fails each of its calls in turn. Records the tally as it goes.
+inline testing::AssertionResult launch_errors_returned(const std::vector<ErrorPathCase>& cases) {
+  InjectionTally tally;
+  for (const ErrorPathCase& c : cases) {
+    wb::check::record_measured(tally.measured());
+    if (auto r = wb::check::cuda_success(c.run(), c.call, c.function); !r) return r;
+    if (auto r = wb::check::device_clean_after(c.call); !r) return r;
+    if (auto r = returns_injected_errors(c.call, c.function, nullptr, c.run, tally); !r) return r;
+  }
+  wb::check::record_measured(tally.measured());
+  if (tally.tested == 0) {
+    return testing::AssertionFailure() << "no CUDA call or kernel launch of the functions checked could be made to fail: "
+                                          "did they launch anything?";
   }
   return testing::AssertionSuccess();
 }

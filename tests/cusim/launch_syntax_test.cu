@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "cusim_test.h"
+#ifdef CUSIM
+#include <cusim/checker.h>
+#endif
 
 using cusim_test::DeviceBuffer;
 using cusim_test::launch_result;
@@ -448,6 +451,48 @@ TEST(LaunchSyntax, RuntimeApiLaunchThroughVoidPointer) {
     void* which_args[] = {&ptr};
     ASSERT_CUDA_OK(cudaLaunchKernel(fn, dim3(1), dim3(1), which_args));
     EXPECT_EQ(download_ok(d)[0], 2);
+}
+
+#ifdef CUSIM
+// cudaLaunchKernel / cudaLaunchCooperativeKernel given the kernel itself (the template forms) carry
+// the kernel's own name into reports and metrics, the instantiation's for a template kernel.
+TEST(LaunchSyntax, RuntimeApiLaunchOfTheKernelItselfKeepsItsName) {
+    DeviceBuffer<int> d(64);
+    ASSERT_CUDA_OK(d.status());
+    int* ptr = d.get();
+    int value = 4;
+    void* args[] = {&ptr, &value};
+    cusim::checker::clear_launches();
+    ASSERT_CUDA_OK(cudaLaunchKernel(fill_value, dim3(1), dim3(64), args));
+    ASSERT_CUDA_OK(cudaLaunchCooperativeKernel(fill_value, dim3(1), dim3(32), args));
+    int factor = 2;
+    void* scale_args[] = {&ptr, &factor};
+    ASSERT_CUDA_OK(cudaLaunchKernel(scale<int>, dim3(1), dim3(64), scale_args));
+    for (int v : download_ok(d)) EXPECT_EQ(v, 8);
+    const std::vector<cusim::checker::LaunchRecord> launches = cusim::checker::launches();
+    ASSERT_EQ(launches.size(), 3u);
+    EXPECT_EQ(launches[0].kernel, "fill_value");
+    EXPECT_EQ(launches[1].kernel, "fill_value");
+    EXPECT_EQ(launches[2].kernel, "scale<int>");
+}
+#endif
+
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) bounded_fill(int* out) { out[threadIdx.x] = BLOCK; }
+
+// Each instantiation of a template kernel has the bound its template arguments give.
+TEST(LaunchSyntax, LaunchBoundsOfTemplateInstantiations) {
+    cudaFuncAttributes a;
+    ASSERT_CUDA_OK(cudaFuncGetAttributes(&a, bounded_fill<32>));
+    EXPECT_EQ(a.maxThreadsPerBlock, 32);
+    ASSERT_CUDA_OK(cudaFuncGetAttributes(&a, bounded_fill<512>));
+    EXPECT_EQ(a.maxThreadsPerBlock, 512);
+    DeviceBuffer<int> d(64);
+    ASSERT_CUDA_OK(d.status());
+    bounded_fill<32><<<1, 64>>>(d.get());
+    EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchOutOfResources);
+    bounded_fill<512><<<1, 64>>>(d.get());
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 // The rewriter takes every (void*)NAME with a kernel's name for a kernel; a variable that shadows

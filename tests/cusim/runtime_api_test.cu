@@ -735,6 +735,48 @@ TEST(CusimChecker, UnfiredInjectionsAreCancelledAndLaunchesCountAsWork) {
         << outcome.first_work_after_failure;
 }
 
+TEST(CusimChecker, InjectedLaunchFailureSkipsTheKernelOnce) {
+    DeviceBuffer<int> out(64);
+    ASSERT_CUDA_OK(out.status());
+    ASSERT_CUDA_OK(out.fill_bytes(0));
+    ASSERT_TRUE(checker::inject_failure(checker::kKernelLaunch, 2, cudaErrorLaunchOutOfResources));
+    iota<<<1, 64>>>(out.get(), 64);  // the 1st launch runs
+    EXPECT_CUDA_OK(cudaGetLastError());
+    times_two_plus_one<<<1, 64>>>(out.get(), 64);  // the 2nd does not
+    EXPECT_CUDA(cudaErrorLaunchOutOfResources, cudaPeekAtLastError());
+    EXPECT_CUDA(cudaErrorLaunchOutOfResources, cudaGetLastError());
+    EXPECT_CUDA_OK(cudaGetLastError());  // not sticky
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());  // waiting is not work
+    checker::InjectionOutcome outcome = checker::end_injected_failures();
+    EXPECT_EQ(outcome.not_fired, 0u);
+    EXPECT_EQ(outcome.work_after_failure, 0u);
+    const std::vector<int> host = download_ok(out);
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(host[i], i) << "the failed launch ran at element " << i;
+
+    ASSERT_TRUE(checker::inject_failure(checker::kKernelLaunch, 1, cudaErrorLaunchOutOfResources));
+    times_two_plus_one<<<1, 64>>>(out.get(), 64);
+    iota<<<1, 64>>>(out.get(), 64);  // a launch after the failure is work
+    outcome = checker::end_injected_failures();
+    EXPECT_EQ(outcome.work_after_failure, 1u);
+    EXPECT_NE(outcome.first_work_after_failure.find("launch of iota"), std::string::npos)
+        << outcome.first_work_after_failure;
+    EXPECT_CUDA(cudaErrorLaunchOutOfResources, cudaGetLastError());
+    iota<<<1, 64>>>(out.get(), 64);  // the injection is gone
+    EXPECT_CUDA_OK(cudaGetLastError());
+}
+
+TEST(CusimChecker, InjectedFuncSetAttributeFailure) {
+    ASSERT_TRUE(checker::inject_failure("cudaFuncSetAttribute", 1, cudaErrorInvalidValue));
+    EXPECT_CUDA(cudaErrorInvalidValue,
+                cudaFuncSetAttribute(iota, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGetLastError());
+    const checker::InjectionOutcome outcome = checker::end_injected_failures();
+    EXPECT_EQ(outcome.not_fired, 0u);
+    EXPECT_EQ(outcome.work_after_failure, 0u);
+    EXPECT_CUDA_OK(cudaFuncSetAttribute(iota, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+    EXPECT_CUDA_OK(cudaFuncSetAttribute(iota, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));
+}
+
 TEST(CusimChecker, InjectionRefusesOtherFunctionsNoCallAndSuccess) {
     EXPECT_FALSE(checker::inject_failure("cudaFree", 1, cudaErrorInvalidValue));
     EXPECT_FALSE(checker::inject_failure("cudaMalloc", 0, cudaErrorMemoryAllocation));

@@ -365,19 +365,20 @@ TEST(Correctness, HostFreesDeviceMemory) {
   wb::check::record_measured("3/3 calls freed everything");
 }
 
-// Fault injection (cusim/checker.h): the k-th cudaMalloc or cudaMemcpy inside saxpy_host fails, for
-// k = 1, 2, ... until saxpy_host makes fewer such calls. A cudaMalloc fails with
+// Fault injection (cusim/checker.h): the k-th cudaMalloc, cudaMemcpy or kernel launch inside
+// saxpy_host fails, for k = 1, 2, ... until saxpy_host makes fewer such calls. A cudaMalloc fails with
 // cudaErrorMemoryAllocation (out of memory), a cudaMemcpy with cudaErrorLaunchFailure (what a copy
-// returns when an earlier kernel failed). saxpy_host must return exactly that error (not cudaSuccess,
+// returns when an earlier kernel failed), the launch with cudaErrorLaunchOutOfResources (the kernel
+// does not run; only cudaGetLastError() says so). saxpy_host must return exactly that error (not cudaSuccess,
 // not the error of a later call that went on regardless), do no more work (no copy, allocation or
 // launch after the failure) and free what it had allocated.
 TEST(Correctness, HostReturnsCudaErrors) {
   wb::check::record_threshold(
-      "each cudaMalloc and cudaMemcpy in saxpy_host failed in turn: that error returned at once, no device memory "
-      "left");
+      "each cudaMalloc, cudaMemcpy and kernel launch in saxpy_host failed in turn: that error returned at once, no "
+      "device memory left");
   wb::check::record_hint(
-      "Test the cudaError_t of every cudaMalloc and cudaMemcpy and return it at once when it is not "
-      "cudaSuccess, freeing what was already allocated.");
+      "Test the cudaError_t of every cudaMalloc and cudaMemcpy, and of saxpy() (its cudaGetLastError() after the "
+      "launch), and return it at once when it is not cudaSuccess, freeing what was already allocated.");
   const Problem p = make_problem(33, 49);
   auto host_arrays = [&] {
     std::pair<std::vector<float>, std::vector<float>> xy{p.x, p.y};
@@ -397,13 +398,15 @@ TEST(Correctness, HostReturnsCudaErrors) {
     const char* api;
     cudaError_t error;
   };
-  const Fault faults[] = {{"cudaMalloc", cudaErrorMemoryAllocation}, {"cudaMemcpy", cudaErrorLaunchFailure}};
-  unsigned fired[2] = {0, 0};  // per fault kind: the failed calls whose error came back as it should
+  const Fault faults[] = {{"cudaMalloc", cudaErrorMemoryAllocation},
+                          {"cudaMemcpy", cudaErrorLaunchFailure},
+                          {cusim::checker::kKernelLaunch, cudaErrorLaunchOutOfResources}};
+  unsigned fired[3] = {0, 0, 0};  // per fault kind: the failed calls whose error came back as it should
   auto measured = [&] {
     return std::to_string(fired[0]) + " " + faults[0].api + ", " + std::to_string(fired[1]) + " " + faults[1].api +
-           " returned";
+           ", " + std::to_string(fired[2]) + " " + faults[2].api + " returned";
   };
-  for (std::size_t k = 0; k < 2; ++k) {
+  for (std::size_t k = 0; k < 3; ++k) {
     const Fault& f = faults[k];
     for (unsigned nth = 1; nth <= 8; ++nth) {
       auto [x, y] = host_arrays();
@@ -419,8 +422,10 @@ TEST(Correctness, HostReturnsCudaErrors) {
       const cusim::checker::DeviceMemory after = cusim::checker::device_memory();
       if (outcome.not_fired) break;  // saxpy_host makes fewer than nth such calls
       if (returned == cudaSuccess) {
-        FAIL() << call.str() << " returned cudaSuccess: the error of that " << f.api
-               << " was ignored. Test every call's cudaError_t and return the first error.";
+        FAIL() << call.str() << " returned cudaSuccess: the error of that " << f.api << " was ignored. "
+               << (k == 2 ? "saxpy() must return cudaGetLastError() after its launch, and saxpy_host must test what "
+                            "saxpy() returns."
+                          : "Test every call's cudaError_t and return the first error.");
       }
       if (returned != f.error) {
         FAIL() << call.str() << " returned " << wb::error_text(returned) << " instead of "
@@ -448,7 +453,7 @@ TEST(Correctness, HostReturnsCudaErrors) {
     }
     if (fired[k] == 0) {
       FAIL() << describe_call("saxpy_host", p) << " made no " << f.api << " call; allocate the device arrays with "
-             << "cudaMalloc and copy with cudaMemcpy, as the handout asks.";
+             << "cudaMalloc, copy with cudaMemcpy and compute with saxpy(), as the handout asks.";
     }
   }
   wb::check::record_measured(measured());

@@ -35,6 +35,7 @@
 #include "transpose.h"
 #include "wb/wb.h"
 #include "wb_check.h"
+#include "wb_host_checks.h"
 #include "wb_metrics.h"
 
 #if defined(CUSIM)
@@ -260,6 +261,29 @@ TEST(Correctness, TallMatrix) {
   }
   wb::check::record_measured("3/3 versions correct");
 }
+
+// ---- Host code (sim) -------------------------------------------------------------------
+//
+// Fault injection (wb_host_checks.h): each kernel launch (and any allocation, copy or memset) of
+// every version fails in turn; the function must return that error at once, with no launch after
+// it and no device memory left.
+
+#if defined(CUSIM)
+TEST(Correctness, HostReturnsCudaErrors) {
+  constexpr int rows = 70, cols = 100;
+  wb::check::record_threshold("transpose_naive, transpose_tiled, transpose_conflict_free (70 x 100): " +
+                              std::string(wb::check::host::kFaultsText) +
+                              " they make failed in turn, that error returned at once, no device memory left");
+  wb::DeviceBuffer<float> in{std::span<const float>(wb::random_floats(std::size_t(rows) * cols, 1200, -1.0f, 1.0f))};
+  wb::DeviceBuffer<float> out{std::size_t(rows) * cols};
+  const std::string shape = "(rows=70, cols=100)";
+  WB_ASSERT(wb::check::host::launch_errors_returned({
+      {"transpose_naive" + shape, "transpose_naive", [&] { return transpose_naive(rows, cols, in.data(), out.data()); }},
+      {"transpose_tiled" + shape, "transpose_tiled", [&] { return transpose_tiled(rows, cols, in.data(), out.data()); }},
+      {"transpose_conflict_free" + shape, "transpose_conflict_free",
+       [&] { return transpose_conflict_free(rows, cols, in.data(), out.data()); }}}));
+}
+#endif
 
 // ---- Analysis (sim) --------------------------------------------------------------------
 

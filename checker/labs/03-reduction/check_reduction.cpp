@@ -25,8 +25,8 @@
 // Host code (sim, wb_host_checks.h): the functions that make a CUDA call that can fail (versions
 //   1-4 clear *d_out with cudaMemset when n == 0, reduce_sum_grid_stride with cudaMemsetAsync
 //   before its launch) hold as much device memory after a call as before, and when each of their
-//   cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async) calls fails in turn (cusim's fault
-//   injection) they return that error at once: no work after it, no leak.
+//   cudaMalloc, cudaMemcpy(Async), cudaMemset(Async) calls and kernel launches fails in turn
+//   (cusim's fault injection) they return that error at once: no work after it, no leak.
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
 // Performance (sim), with cusim analysis metrics:
 //   - version 2: shared-memory wavefronts per request <= 1.00 (version 1's are recorded);
@@ -650,13 +650,13 @@ TEST(Correctness, HostFreesDeviceMemory) {
   }));
 }
 
-// Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async)
-// of each call fails in turn; the call must return that error at once, with no work after it
+// Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async), cudaMemset(Async),
+// cudaFuncSetAttribute and kernel launch of each call fails in turn; the call must return that error at once, with no work after it
 // and no leak.
 TEST(Correctness, HostReturnsCudaErrors) {
   wb::check::record_threshold(std::string(kHostFunctions) +
-                              ": each cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async) they make failed in turn, "
-                              "that error returned at once, no device memory left");
+                              ": " + wb::check::host::kFaultsText +
+                              " they make failed in turn, that error returned at once, no device memory left");
   const std::vector<HostCase> cases = host_cases();
   wb::check::host::InjectionTally tally;
   std::uint64_t seed = 950;

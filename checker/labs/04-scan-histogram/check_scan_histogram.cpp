@@ -23,8 +23,8 @@
 // Host code (sim, wb_host_checks.h): the functions that make a CUDA call that can fail (the
 //   single-pass scans clear their workspace, the histograms d_bins, with cudaMemsetAsync before
 //   the launch) hold as much device memory after a call as before, and when each of their
-//   cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async) calls fails in turn (cusim's fault
-//   injection) they return that error at once: no work after it, no leak.
+//   cudaMalloc, cudaMemcpy(Async), cudaMemset(Async) calls and kernel launches fails in turn
+//   (cusim's fault injection) they return that error at once: no work after it, no leak.
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing. racecheck also
 //   sees a look-back's status published without __threadfence() between value and flag (a torn
 //   read on a GPU that a CPU never shows).
@@ -809,13 +809,13 @@ TEST(Correctness, HostFreesDeviceMemory) {
   }));
 }
 
-// Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async)
-// of each call fails in turn; the call must return that error at once, with no work after it
+// Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async), cudaMemset(Async),
+// cudaFuncSetAttribute and kernel launch of each call fails in turn; the call must return that error at once, with no work after it
 // and no leak.
 TEST(Correctness, HostReturnsCudaErrors) {
   wb::check::record_threshold(std::string(kHostFunctions) +
-                              ": each cudaMalloc, cudaMemcpy(Async) and cudaMemset(Async) they make failed in turn, "
-                              "that error returned at once, no device memory left");
+                              ": " + wb::check::host::kFaultsText +
+                              " they make failed in turn, that error returned at once, no device memory left");
   std::vector<std::shared_ptr<void>> keep;
   const std::vector<HostCase> cases = host_cases(keep);
   wb::check::host::InjectionTally tally;

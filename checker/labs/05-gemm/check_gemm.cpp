@@ -44,6 +44,7 @@
 #include "gemm.h"
 #include "wb/wb.h"
 #include "wb_check.h"
+#include "wb_host_checks.h"
 #include "wb_metrics.h"
 
 #if defined(WB_HAVE_CUDA_BASELINES)
@@ -474,6 +475,53 @@ TEST(Correctness, FinalLarge) {
   }
   wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
 }
+
+// ---- Host code (sim) -------------------------------------------------------------------
+//
+// Fault injection (wb_host_checks.h): each kernel launch (and any cudaFuncSetAttribute, allocation,
+// copy or memset) of every version fails in turn; the function must return that error at once, with
+// no launch after it and no device memory left.
+
+#if defined(CUSIM)
+namespace {
+
+using SgemmFn = cudaError_t (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int);
+
+struct GemmHostBuffers {
+  int M, N, K;
+  wb::DeviceBuffer<float> a, b, c;
+  GemmHostBuffers(int m, int n, int k, std::uint64_t seed)
+      : M(m), N(n), K(k), a{std::span<const float>(wb::random_floats(std::size_t(m) * k, seed, -1.0f, 1.0f))},
+        b{std::span<const float>(wb::random_floats(std::size_t(k) * n, seed + 1, -1.0f, 1.0f))},
+        c{std::span<const float>(wb::random_floats(std::size_t(m) * n, seed + 2, -1.0f, 1.0f))} {}
+};
+
+}  // namespace
+
+TEST(Correctness, HostReturnsCudaErrors) {
+  GemmHostBuffers odd(70, 50, 33, 1300), even(128, 128, 64, 1310);
+  wb::check::record_threshold("every version at M x N x K = 70 x 50 x 33 and 128 x 128 x 64 (alpha 1, beta 0.5): " +
+                              std::string(wb::check::host::kFaultsText) +
+                              " they make failed in turn, that error returned at once, no device memory left");
+  const std::pair<const char*, SgemmFn> versions[] = {
+      {"sgemm_naive", &sgemm_naive},           {"sgemm_coalesced", &sgemm_coalesced},
+      {"sgemm_smem_tiled", &sgemm_smem_tiled}, {"sgemm_1d_blocktile", &sgemm_1d_blocktile},
+      {"sgemm_2d_blocktile", &sgemm_2d_blocktile}, {"sgemm_vectorized", &sgemm_vectorized},
+      {"sgemm", &sgemm}};
+  std::vector<wb::check::host::ErrorPathCase> cases;
+  for (GemmHostBuffers* g : {&odd, &even}) {
+    const std::string shape = "(M=" + std::to_string(g->M) + ", N=" + std::to_string(g->N) +
+                              ", K=" + std::to_string(g->K) + ", alpha=1, beta=0.5)";
+    for (const auto& [name, fn] : versions) {
+      cases.push_back({name + shape, name, [g, fn] {
+                         return fn(g->M, g->N, g->K, 1.0f, g->a.data(), g->K, g->b.data(), g->N, 0.5f, g->c.data(),
+                                   g->N);
+                       }});
+    }
+  }
+  WB_ASSERT(wb::check::host::launch_errors_returned(cases));
+}
+#endif
 
 // ---- Analysis (sim) --------------------------------------------------------------------
 

@@ -53,6 +53,7 @@
 #include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_float16.h"
+#include "wb_host_checks.h"
 #include "wb_metrics.h"
 
 namespace {
@@ -939,6 +940,96 @@ TEST(Correctness, BackwardReproducible) {
     }
   }
 }
+
+// ---- Host code (sim) ------------------------------------------------------------------------------------
+//
+// Fault injection (wb_host_checks.h): each kernel launch (and any cudaFuncSetAttribute, allocation,
+// copy or memset) of every function fails in turn; the function must return that error at once,
+// with no launch after it and no device memory left. Two shapes: rows that fit a warp's registers
+// with 16-byte rows, and long rows of an odd length (the solution's other kernels).
+
+#if defined(CUSIM)
+namespace {
+
+struct HostBuffers {
+  int rows, cols;
+  wb::DeviceBuffer<float> x, y, dy, dx, gamma, beta, mean, rstd, dgamma, dbeta, workspace;
+  wb::DeviceBuffer<std::uint16_t> x16, y16, gamma16, beta16;
+  HostBuffers(int r, int c, std::uint64_t seed)
+      : rows(r), cols(c),
+        x{std::span<const float>(wb::random_floats(std::size_t(r) * c, seed, -3.0f, 3.0f))},
+        y{std::size_t(r) * c}, dy{std::span<const float>(wb::random_floats(std::size_t(r) * c, seed + 1, -1.0f, 1.0f))},
+        dx{std::size_t(r) * c}, gamma{std::span<const float>(wb::random_floats(std::size_t(c), seed + 2, 0.5f, 1.5f))},
+        beta{std::span<const float>(wb::random_floats(std::size_t(c), seed + 3, -0.5f, 0.5f))}, mean{std::size_t(r)},
+        rstd{std::size_t(r)}, dgamma{std::size_t(c)}, dbeta{std::size_t(c)},
+        workspace{norm_backward_workspace_floats(c)}, x16{std::size_t(r) * c}, y16{std::size_t(r) * c},
+        gamma16{std::size_t(c)}, beta16{std::size_t(c)} {
+    (void)x16.fill_bytes(0x3F);  // bf16 0x3F3F, about 0.75
+    (void)gamma16.fill_bytes(0x3F);
+    (void)beta16.fill_bytes(0);
+  }
+};
+
+std::vector<wb::check::host::ErrorPathCase> host_cases(HostBuffers& b) {
+  const std::string shape = "(rows=" + std::to_string(b.rows) + ", cols=" + std::to_string(b.cols) + ")";
+  const int r = b.rows, c = b.cols;
+  constexpr float eps = 1e-5f;
+  auto bf = [](wb::DeviceBuffer<std::uint16_t>& v) { return reinterpret_cast<__nv_bfloat16*>(v.data()); };
+  using F = std::function<cudaError_t()>;
+  auto one = [&](const char* function, F run) {
+    return wb::check::host::ErrorPathCase{function + shape, function, std::move(run)};
+  };
+  HostBuffers* p = &b;
+  return {
+      one("softmax_naive", [p, r, c] { return softmax_naive(p->x.data(), p->y.data(), r, c); }),
+      one("softmax_block", [p, r, c] { return softmax_block(p->x.data(), p->y.data(), r, c); }),
+      one("softmax_online", [p, r, c] { return softmax_online(p->x.data(), p->y.data(), r, c); }),
+      one("softmax_forward", [p, r, c] { return softmax_forward(p->x.data(), p->y.data(), r, c); }),
+      one("softmax_backward", [p, r, c] { return softmax_backward(p->y.data(), p->dy.data(), p->dx.data(), r, c); }),
+      one("layernorm_two_pass",
+          [p, r, c] {
+            return layernorm_two_pass(p->x.data(), p->gamma.data(), p->beta.data(), p->y.data(), p->mean.data(),
+                                      p->rstd.data(), r, c, eps);
+          }),
+      one("layernorm_forward",
+          [p, r, c] {
+            return layernorm_forward(p->x.data(), p->gamma.data(), p->beta.data(), p->y.data(), p->mean.data(),
+                                     p->rstd.data(), r, c, eps);
+          }),
+      // After layernorm_forward above: mean and rstd are its statistics.
+      one("layernorm_backward",
+          [p, r, c] {
+            return layernorm_backward(p->dy.data(), p->x.data(), p->gamma.data(), p->mean.data(), p->rstd.data(),
+                                      p->dx.data(), p->dgamma.data(), p->dbeta.data(), r, c, p->workspace.data());
+          }),
+      one("rmsnorm_forward",
+          [p, r, c] {
+            return rmsnorm_forward(p->x.data(), p->gamma.data(), p->y.data(), p->rstd.data(), r, c, eps);
+          }),
+      one("rmsnorm_backward",
+          [p, r, c] {
+            return rmsnorm_backward(p->dy.data(), p->x.data(), p->gamma.data(), p->rstd.data(), p->dx.data(),
+                                    p->dgamma.data(), r, c, p->workspace.data());
+          }),
+      one("softmax_forward_bf16", [p, r, c, bf] { return softmax_forward_bf16(bf(p->x16), bf(p->y16), r, c); }),
+      one("layernorm_forward_bf16", [p, r, c, bf] {
+        return layernorm_forward_bf16(bf(p->x16), bf(p->gamma16), bf(p->beta16), bf(p->y16), p->mean.data(),
+                                      p->rstd.data(), r, c, eps);
+      })};
+}
+
+}  // namespace
+
+TEST(Correctness, HostReturnsCudaErrors) {
+  wb::check::record_threshold(std::string("every function at 33 x 1000 and 5 x 9001: ") +
+                              wb::check::host::kFaultsText +
+                              " they make failed in turn, that error returned at once, no device memory left");
+  HostBuffers small(33, 1000, 960), wide(5, 9001, 970);
+  std::vector<wb::check::host::ErrorPathCase> cases = host_cases(small);
+  for (auto& c : host_cases(wide)) cases.push_back(std::move(c));
+  WB_ASSERT(wb::check::host::launch_errors_returned(cases));
+}
+#endif
 
 // ---- Analysis (sim) ---------------------------------------------------------------------------------------
 

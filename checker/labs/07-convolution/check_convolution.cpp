@@ -50,6 +50,7 @@
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_host_checks.h"
 #include "wb_metrics.h"
 
 #if defined(WB_HAVE_CUDA_BASELINES)
@@ -610,6 +611,64 @@ TEST(Correctness, ConvBnReluInference) {
     WB_ASSERT(check_fused(p, seed += 11));
   }
 }
+
+// ---- Host code (sim) ----------------------------------------------------------------------------------------
+//
+// Fault injection (wb_host_checks.h): each kernel launch (and any cudaFuncSetAttribute, allocation,
+// copy or memset) of every convolution fails in turn; the function must return that error at once,
+// with no launch after it and no device memory left.
+
+#if defined(CUSIM)
+namespace {
+
+struct ConvHostBuffers {
+  ConvParams p;
+  wb::DeviceBuffer<float> x, w, y, dx, dw, col, wgrad, gamma, beta, mean, var;
+  ConvHostBuffers(ConvParams q, std::uint64_t seed)
+      : p(q),
+        x{std::span<const float>(wb::random_floats(std::size_t(q.N) * q.C * q.H * q.W, seed, -1.0f, 1.0f))},
+        w{std::span<const float>(wb::random_floats(std::size_t(q.K) * q.C * q.R * q.S, seed + 1, -1.0f, 1.0f))},
+        y{std::size_t(q.N) * q.K * conv_out_h(q) * conv_out_w(q)}, dx{std::size_t(q.N) * q.C * q.H * q.W},
+        dw{std::size_t(q.K) * q.C * q.R * q.S}, col{conv2d_im2col_workspace_floats(q)},
+        wgrad{conv2d_backward_filter_workspace_floats(q)},
+        gamma{std::span<const float>(wb::random_floats(std::size_t(q.K), seed + 2, 0.5f, 1.5f))},
+        beta{std::span<const float>(wb::random_floats(std::size_t(q.K), seed + 3, -0.5f, 0.5f))},
+        mean{std::span<const float>(wb::random_floats(std::size_t(q.K), seed + 4, -0.5f, 0.5f))},
+        var{std::span<const float>(wb::random_floats(std::size_t(q.K), seed + 5, 0.5f, 2.0f))} {}
+};
+
+void add_conv_host_cases(ConvHostBuffers* b, std::vector<wb::check::host::ErrorPathCase>& cases) {
+  const ConvParams p = b->p;
+  const std::string shape = "(" + describe(p) + ")";
+  auto add = [&](const char* function, std::function<cudaError_t()> run) {
+    cases.push_back({function + shape, function, std::move(run)});
+  };
+  add("conv2d_direct", [b, p] { return conv2d_direct(p, b->x.data(), b->w.data(), b->y.data()); });
+  add("conv2d_im2col", [b, p] { return conv2d_im2col(p, b->x.data(), b->w.data(), b->y.data(), b->col.data()); });
+  add("conv2d_implicit_gemm", [b, p] { return conv2d_implicit_gemm(p, b->x.data(), b->w.data(), b->y.data()); });
+  add("conv2d_forward", [b, p] { return conv2d_forward(p, b->x.data(), b->w.data(), b->y.data()); });
+  add("conv2d_backward_data", [b, p] { return conv2d_backward_data(p, b->y.data(), b->w.data(), b->dx.data()); });
+  add("conv2d_backward_filter",
+      [b, p] { return conv2d_backward_filter(p, b->x.data(), b->y.data(), b->dw.data(), b->wgrad.data()); });
+  add("conv2d_bn_relu_inference", [b, p] {
+    return conv2d_bn_relu_inference(p, b->x.data(), b->w.data(), b->gamma.data(), b->beta.data(), b->mean.data(),
+                                    b->var.data(), 1e-5f, b->y.data());
+  });
+}
+
+}  // namespace
+
+TEST(Correctness, ConvHostReturnsCudaErrors) {
+  ConvHostBuffers a(conv(2, 3, 9, 9, 4, 3, 3, 1), 980), b(conv(1, 8, 12, 12, 16, 3, 3, 1, 2), 990);
+  wb::check::record_threshold("every convolution at " + describe(a.p) + " and " + describe(b.p) + ": " +
+                              wb::check::host::kFaultsText +
+                              " they make failed in turn, that error returned at once, no device memory left");
+  std::vector<wb::check::host::ErrorPathCase> cases;
+  add_conv_host_cases(&a, cases);
+  add_conv_host_cases(&b, cases);
+  WB_ASSERT(wb::check::host::launch_errors_returned(cases));
+}
+#endif
 
 // ---- Analysis (sim) -----------------------------------------------------------------------------------------
 

@@ -70,6 +70,7 @@
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_host_checks.h"
 #include "wb_metrics.h"
 
 namespace {
@@ -1089,6 +1090,97 @@ TEST(Correctness, BatchNormReproducible) {
     record_progress(++passed, total);
   }
 }
+
+// ---- Host code (sim) ------------------------------------------------------------------------------------
+//
+// Fault injection (wb_host_checks.h): each kernel launch (and any cudaFuncSetAttribute, allocation,
+// copy or memset) of every pooling and batch-norm function fails in turn; the function must return
+// that error at once, with no launch after it and no device memory left.
+
+#if defined(CUSIM)
+namespace {
+
+struct PoolHostBuffers {
+  PoolParams p;
+  wb::DeviceBuffer<float> x, y, dx;
+  wb::DeviceBuffer<int> argmax;
+  PoolHostBuffers(PoolParams q, std::uint64_t seed)
+      : p(q), x{std::span<const float>(wb::random_floats(std::size_t(q.N) * q.C * q.H * q.W, seed, -1.0f, 1.0f))},
+        y{std::size_t(q.N) * q.C * pool_out_h(q) * pool_out_w(q)}, dx{std::size_t(q.N) * q.C * q.H * q.W},
+        argmax{std::size_t(q.N) * q.C * pool_out_h(q) * pool_out_w(q)} {}
+};
+
+struct BnHostBuffers {
+  int N, C, HW;
+  wb::DeviceBuffer<float> x, y, dy, dx, gamma, beta, mean, rstd, running_mean, running_var, dgamma, dbeta, workspace;
+  BnHostBuffers(int n, int c, int hw, std::uint64_t seed)
+      : N(n), C(c), HW(hw),
+        x{std::span<const float>(wb::random_floats(std::size_t(n) * c * hw, seed, -1.0f, 1.0f))},
+        y{std::size_t(n) * c * hw},
+        dy{std::span<const float>(wb::random_floats(std::size_t(n) * c * hw, seed + 1, -1.0f, 1.0f))},
+        dx{std::size_t(n) * c * hw}, gamma{std::span<const float>(wb::random_floats(std::size_t(c), seed + 2, 0.5f, 1.5f))},
+        beta{std::span<const float>(wb::random_floats(std::size_t(c), seed + 3, -0.5f, 0.5f))}, mean{std::size_t(c)},
+        rstd{std::size_t(c)}, running_mean{std::span<const float>(std::vector<float>(std::size_t(c), 0.0f))},
+        running_var{std::span<const float>(std::vector<float>(std::size_t(c), 1.0f))}, dgamma{std::size_t(c)},
+        dbeta{std::size_t(c)}, workspace{batchnorm_workspace_floats(c)} {}
+};
+
+void add_pool_host_cases(PoolHostBuffers* b, std::vector<wb::check::host::ErrorPathCase>& cases) {
+  const PoolParams p = b->p;
+  const std::string shape = "(N=" + std::to_string(p.N) + ", C=" + std::to_string(p.C) + ", H=" + std::to_string(p.H) +
+                            ", W=" + std::to_string(p.W) + ", window " + std::to_string(p.R) + "x" +
+                            std::to_string(p.S) + ", stride " + std::to_string(p.stride_h) + "x" +
+                            std::to_string(p.stride_w) + ", pad " + std::to_string(p.pad_h) + "x" +
+                            std::to_string(p.pad_w) + ")";
+  auto add = [&](const char* function, std::function<cudaError_t()> run) {
+    cases.push_back({function + shape, function, std::move(run)});
+  };
+  add("maxpool2d_forward", [b, p] { return maxpool2d_forward(p, b->x.data(), b->y.data(), b->argmax.data()); });
+  // After maxpool2d_forward above: argmax holds its indices.
+  add("maxpool2d_backward", [b, p] { return maxpool2d_backward(p, b->y.data(), b->argmax.data(), b->dx.data()); });
+  add("avgpool2d_forward", [b, p] { return avgpool2d_forward(p, b->x.data(), b->y.data(), 0); });
+  add("avgpool2d_backward", [b, p] { return avgpool2d_backward(p, b->y.data(), b->dx.data(), 1); });
+}
+
+void add_bn_host_cases(BnHostBuffers* b, std::vector<wb::check::host::ErrorPathCase>& cases) {
+  const int N = b->N, C = b->C, HW = b->HW;
+  const std::string shape = "(N=" + std::to_string(N) + ", C=" + std::to_string(C) + ", HW=" + std::to_string(HW) + ")";
+  auto add = [&](const char* function, std::function<cudaError_t()> run) {
+    cases.push_back({function + shape, function, std::move(run)});
+  };
+  add("batchnorm_forward_training", [b, N, C, HW] {
+    return batchnorm_forward_training(N, C, HW, b->x.data(), b->gamma.data(), b->beta.data(), 0.1f, 1e-5f, b->y.data(),
+                                      b->mean.data(), b->rstd.data(), b->running_mean.data(), b->running_var.data(),
+                                      b->workspace.data());
+  });
+  add("batchnorm_forward_inference", [b, N, C, HW] {
+    return batchnorm_forward_inference(N, C, HW, b->x.data(), b->gamma.data(), b->beta.data(), b->running_mean.data(),
+                                       b->running_var.data(), 1e-5f, b->y.data());
+  });
+  // After the training forward above: mean and rstd are its statistics.
+  add("batchnorm_backward", [b, N, C, HW] {
+    return batchnorm_backward(N, C, HW, b->dy.data(), b->x.data(), b->gamma.data(), b->mean.data(), b->rstd.data(),
+                              b->dx.data(), b->dgamma.data(), b->dbeta.data(), b->workspace.data());
+  });
+}
+
+}  // namespace
+
+TEST(Correctness, PoolBnHostReturnsCudaErrors) {
+  wb::check::record_threshold(
+      "pooling (3x3 stride 2 pad 1 and 2x2 stride 2 windows) and batch norm (N=2, C=3, HW=81 and N=4, C=2, HW=4096), "
+      "every function: " + std::string(wb::check::host::kFaultsText) +
+      " they make failed in turn, that error returned at once, no device memory left");
+  PoolHostBuffers p1(pool(2, 3, 9, 9, 3, 3, 1, 1, 2, 2), 1500), p2(pool(1, 4, 8, 8, 2, 2, 0, 0, 2, 2), 1510);
+  BnHostBuffers b1(2, 3, 81, 1520), b2(4, 2, 4096, 1530);
+  std::vector<wb::check::host::ErrorPathCase> cases;
+  add_pool_host_cases(&p1, cases);
+  add_pool_host_cases(&p2, cases);
+  add_bn_host_cases(&b1, cases);
+  add_bn_host_cases(&b2, cases);
+  WB_ASSERT(wb::check::host::launch_errors_returned(cases));
+}
+#endif
 
 // ---- Analysis (sim) ---------------------------------------------------------------------------------------
 

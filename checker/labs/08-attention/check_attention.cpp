@@ -16,6 +16,9 @@
 // with attention under the usual mistakes (the causal mask off by one or top-left aligned, no mask,
 // the scale applied twice or not at all) and the message names the one it matches.
 // Determinism: the fused forward versions and the backward run three times: bitwise equal.
+// Host code (sim): each cudaFuncSetAttribute, kernel launch, allocation, copy and memset of every
+//   function fails in turn (cusim's fault injection); the function returns that error at once, with
+//   no work after it and no device memory left.
 // Analysis (sim): memcheck/initcheck and racecheck/synccheck report nothing.
 // Performance (sim), cusim analysis metrics:
 //   - the fused versions write no T x T buffer: global bytes written <= 1.10 x (O + L);
@@ -48,6 +51,7 @@
 #include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_float16.h"
+#include "wb_host_checks.h"
 #include "wb_metrics.h"
 
 #if !defined(CUSIM) && defined(WB_HAVE_CUDA_BASELINES)
@@ -792,6 +796,52 @@ TEST(Correctness, Deterministic) {
   }
   wb::check::record_measured(std::to_string(++passed) + "/3 cases correct");
 }
+
+// ---- Host code (sim) ------------------------------------------------------------------------------------
+//
+// Fault injection (wb_host_checks.h): each cudaFuncSetAttribute (raising a kernel's shared-memory
+// limit), kernel launch, and any allocation, copy or memset a version makes fails in turn; the
+// function must return that error at once, with no launch after it and no device memory left.
+
+#if defined(CUSIM)
+TEST(Correctness, HostReturnsCudaErrors) {
+  const AttentionShape s{1, 2, 33, 47, 64, 1};
+  wb::check::record_threshold(
+      "attention_unfused, attention_forward, attention_forward_bf16, attention_forward_fp16, attention_backward (" +
+      shape_text(s) + "): " + wb::check::host::kFaultsText +
+      " they make failed in turn, that error returned at once, no device memory left");
+  const Data d = make_data(s, Precision::Fp32, 750);
+  const Data h = make_data(s, Precision::Bf16, 751);
+  const std::vector<float> dout = wb::random_floats(attention_q_elements(s), 752, -1.0f, 1.0f);
+  using Floats = wb::DeviceBuffer<float>;
+  using Halves = wb::DeviceBuffer<std::uint16_t>;
+  Floats q{std::span<const float>(d.q)}, k{std::span<const float>(d.k)}, v{std::span<const float>(d.v)},
+      o{attention_q_elements(s)}, lse{attention_rows(s)}, dO{std::span<const float>(dout)},
+      dq{attention_q_elements(s)}, dk{attention_kv_elements(s)}, dv{attention_kv_elements(s)},
+      unfused_ws{attention_unfused_workspace_floats(s)}, backward_ws{attention_backward_workspace_floats(s)};
+  const std::vector<std::uint16_t> q16 = encode(Precision::Bf16, h.q), k16 = encode(Precision::Bf16, h.k),
+                                   v16 = encode(Precision::Bf16, h.v);
+  Halves q2{std::span<const std::uint16_t>(q16)}, k2{std::span<const std::uint16_t>(k16)},
+      v2{std::span<const std::uint16_t>(v16)}, o2{attention_q_elements(s)};
+  auto bf = [](std::uint16_t* x) { return reinterpret_cast<__nv_bfloat16*>(x); };
+  auto hf = [](std::uint16_t* x) { return reinterpret_cast<__half*>(x); };
+  const std::string shape = "(" + shape_text(s) + ")";
+  WB_ASSERT(wb::check::host::launch_errors_returned({
+      {"attention_unfused" + shape, "attention_unfused",
+       [&] { return attention_unfused(q.data(), k.data(), v.data(), o.data(), lse.data(), s, unfused_ws.data()); }},
+      {"attention_forward" + shape, "attention_forward",
+       [&] { return attention_forward(q.data(), k.data(), v.data(), o.data(), lse.data(), s); }},
+      {"attention_forward_bf16" + shape, "attention_forward_bf16",
+       [&] { return attention_forward_bf16(bf(q2.data()), bf(k2.data()), bf(v2.data()), bf(o2.data()), lse.data(), s); }},
+      {"attention_forward_fp16" + shape, "attention_forward_fp16",
+       [&] { return attention_forward_fp16(hf(q2.data()), hf(k2.data()), hf(v2.data()), hf(o2.data()), lse.data(), s); }},
+      // After the forward above: O and L are the forward's (any values would do for the error paths).
+      {"attention_backward" + shape, "attention_backward", [&] {
+         return attention_backward(q.data(), k.data(), v.data(), o.data(), dO.data(), lse.data(), dq.data(), dk.data(),
+                                   dv.data(), s, backward_ws.data());
+       }}}));
+}
+#endif
 
 // ---- Analysis (sim) ---------------------------------------------------------------------------------------
 

@@ -24,9 +24,11 @@ int max_threads_per_block(const void* kernel_id);
 int max_active_blocks_per_sm(int block_size, size_t dynamic_smem);
 /// True if `stream` is a live stream handle (or one of the default-stream handles).
 bool valid_stream(cudaStream_t stream);
-/// Counts a kernel launch (attempted, valid or not) as work done after an injected failure
-/// (cusim/checker.h); nothing unless a failure is being injected.
-void note_launch_for_injection(const char* kernel, const char* file, int line);
+/// Fault injection at a kernel launch (cusim/checker.h), nothing unless a failure is being
+/// injected: counts the launch (attempted, valid or not) as work done after an injected failure,
+/// and returns the error injected into this launch (already reported as the last error; the
+/// kernel must not run), else cudaSuccess.
+cudaError_t injected_launch_failure(const char* kernel, const char* file, int line);
 /// "file:line" of the runtime call being executed, or "" when unknown.
 std::string api_site();
 bool quiet();

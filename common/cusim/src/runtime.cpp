@@ -49,6 +49,7 @@ struct State {
     std::set<Event*> events;
     std::unordered_map<const void*, int> max_dyn_smem;
     std::unordered_map<const void*, int> launch_bounds;  // __launch_bounds__ (never reset: compiled in)
+    std::unordered_map<const void*, std::string> kernel_names;  // kernels the rewriter saw defined
     // __device__/__constant__ variables whose address the program took with cudaGetSymbolAddress:
     // device memory for copies and memsets, by start address -> size.
     std::map<uintptr_t, size_t> symbols;
@@ -194,12 +195,25 @@ cudaError_t injected_allocation_failure(void** ptr, const char* api) {
 
 }  // namespace
 
-void note_launch_for_injection(const char* kernel, const char* file, int line) {
+cudaError_t injected_launch_failure(const char* kernel, const char* file, int line) {
     State& s = state();
-    if (!s.injecting.load(std::memory_order_acquire)) return;
-    std::lock_guard<std::mutex> lk(s.mu);
-    note_work_after_failure(s, std::string("the launch of ") + (kernel ? kernel : "a kernel") + " at " +
-                                   (file ? file : "?") + ":" + std::to_string(line));
+    if (!s.injecting.load(std::memory_order_acquire)) return cudaSuccess;
+    const std::string name = kernel ? kernel : "a kernel";
+    const std::string at = std::string(file ? file : "?") + ":" + std::to_string(line);
+    cudaError_t error = cudaSuccess;
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        note_work_after_failure(s, "the launch of " + name + " at " + at);
+        auto it = s.injections.find(cusim::checker::kKernelLaunch);
+        if (it == s.injections.end() || --it->second.first > 0) return cudaSuccess;
+        error = it->second.second;
+        s.injections.erase(it);
+        s.injection_fired = true;
+    }
+    // Not sticky, like a launch that asks for too many resources: cudaGetLastError() returns it once.
+    return report_error(error, "launch of kernel '" + name + "' at " + at +
+                                   ": a failure injected on purpose (cusim::checker::inject_failure), to test how the "
+                                   "program handles it; the kernel did not run");
 }
 
 void set_api_site(const char* file, int line) noexcept {
@@ -251,12 +265,38 @@ size_t max_dynamic_shared(const void* kernel_id) {
 
 std::atomic<bool> g_any_launch_bounds{false};
 
-bool register_launch_bounds(const void* kernel, int max_threads) {
+namespace {
+/// "cusim::detail::kernel_signature() [with auto Kernel = ns::scale<256>]" -> "ns::scale<256>".
+std::string name_from_signature(const char* signature) {
+    const std::string s = signature ? signature : "";
+    const std::string key = "Kernel = ";
+    const size_t at = s.rfind(key);
+    if (at == std::string::npos) return s;
+    std::string name = s.substr(at + key.size());
+    if (!name.empty() && name.back() == ']') name.pop_back();
+    // static_cast<void (*)(int*)>(&k), as a compiler may spell a selected overload: keep the name.
+    if (const size_t amp = name.rfind('&'); amp != std::string::npos && name.back() == ')')
+        name = name.substr(amp + 1, name.size() - amp - 2);
+    return name;
+}
+}  // namespace
+
+bool register_kernel(const void* kernel, const char* signature, long long max_threads) {
     State& s = state();
     std::lock_guard<std::mutex> lk(s.mu);
-    s.launch_bounds[kernel] = max_threads;
-    g_any_launch_bounds.store(true, std::memory_order_release);
+    s.kernel_names.emplace(kernel, name_from_signature(signature));
+    if (max_threads > 0) {
+        s.launch_bounds[kernel] = static_cast<int>(std::min<long long>(max_threads, kMaxThreadsPerBlock));
+        g_any_launch_bounds.store(true, std::memory_order_release);
+    }
     return true;
+}
+
+const char* registered_kernel_name(const void* kernel, const char* fallback) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.kernel_names.find(kernel);
+    return it == s.kernel_names.end() ? fallback : it->second.c_str();  // entries are never erased
 }
 
 int max_threads_per_block(const void* kernel_id) {
@@ -1017,7 +1057,7 @@ cudaError_t cudaLaunchCooperativeKernel(const void* kernel, dim3 grid, dim3 bloc
 // ---- Kernel attributes ---------------------------------------------------------------------------
 
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
-    CUSIM_API_PROLOGUE();
+    CUSIM_INJECTION_POINT("cudaFuncSetAttribute");
     if (!func) return api_error(cudaErrorInvalidDeviceFunction, "cudaFuncSetAttribute", "func is NULL");
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
         if (value < 0 || static_cast<size_t>(value) > kDynamicSharedOptinLimit)
@@ -1089,7 +1129,7 @@ bool inject_failure(const std::string& api, unsigned nth, cudaError_t error) {
     static const std::set<std::string> kInjectable = {
         "cudaMalloc", "cudaMallocManaged", "cudaMallocPitch", "cudaMallocHost", "cudaHostAlloc",
         "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy2DAsync", "cudaMemset",
-        "cudaMemsetAsync", "cudaDeviceSynchronize"};
+        "cudaMemsetAsync", "cudaDeviceSynchronize", "cudaFuncSetAttribute", kKernelLaunch};
     if (nth == 0 || error == cudaSuccess || !kInjectable.count(api)) return false;
     State& s = state();
     std::lock_guard<std::mutex> lk(s.mu);

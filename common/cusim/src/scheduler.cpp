@@ -1412,7 +1412,7 @@ void record_launch(const KernelLaunch& L, dim3 g, dim3 b, size_t shmem) {
 }  // namespace
 
 void launch_kernel(const KernelLaunch& L) {
-    note_launch_for_injection(L.kernel_name, L.file, L.line);
+    if (injected_launch_failure(L.kernel_name, L.file, L.line) != cudaSuccess) return;
     const launch_config& cfg = *L.cfg;
     const std::string at = std::string(L.file) + ":" + std::to_string(L.line);
     const std::string who = "launch of kernel '" + std::string(L.kernel_name) + "' at " + at;

@@ -29,10 +29,14 @@ and rewrites only CUDA-only syntax:
                                     with ::cusim::register_dynamic_shared_pointer
   __shared__ T x[N];  (file/namespace scope) -> static thread_local T x[N];
   __noinline__                   -> __attribute__((noinline))
-  __global__ void __launch_bounds__(N) k(...) {...}   (k not a template)
-                                 -> the same, then on the line of its closing brace (or ';')
-                                    static const bool cusim_launch_bounds_<n>_ =
-                                        ::cusim::detail::register_launch_bounds(&k, (N));
+  __global__ void [__launch_bounds__(N)] k(PARAMS) { ...   (any kernel definition)
+                                 -> the same, the body opening with
+                                    (void)&::cusim::detail::kernel_anchor<
+                                        static_cast<void (*)(PARAMS)>(&k<TPARAMS>), (N or 0)>;
+                                    which registers each instantiation's address, name and N
+  k<<<G, B>>>(ARGS)  inside a #define body
+                                 -> ::cusim::launcher(::cusim::launch_config(G, B), __FILE__,
+                                        __LINE__, NAME, KID, [&](...) {...})(ARGS)
   (void*)k, (const void*)&k, reinterpret_cast<void*>(k)   (k a __global__ function)
                                  -> ::cusim::kernel_pointer(k, "k")
                                     the same address, with k's parameter types recorded for
@@ -45,13 +49,16 @@ are copied verbatim, so they keep their own lines).  Errors are printed as
 `FILE:LINE: error: MESSAGE` and the exit status is 1.
 
 KID is reinterpret_cast<const void*>(&k) when k names exactly one __global__
-function declared in this file (explicit template arguments included), else nullptr.
+function declared in this file (explicit template arguments included); else, for an
+id-expression, CUSIM_KERNEL_ID(k) (the compiler's resolution: the address when k denotes one
+function, else nullptr); else nullptr.
 A void* cast is rewritten when its operand's last name is a __global__ function declared
 in this file or in a header of the program it includes (followed as above).
 
 Limitations (each fails loudly at compile time rather than silently):
-  * Text inside preprocessor directives is never rewritten: a launch or __shared__
-    inside a macro body stays CUDA syntax (cusim defines __shared__ as static thread_local,
+  * Text inside preprocessor directives is rewritten only for launches and (void*) casts of a
+    macro parameter in a #define body: a __shared__ inside a macro body stays CUDA syntax
+    (cusim defines __shared__ as static thread_local,
     per-worker storage, for what the rewriter does not see; extern __shared__ needs the
     rewriter).  Headers found through -I directories rather than next to the including
     file are rewritten only if listed in cusim_target_cuda_sources().
@@ -233,15 +240,20 @@ def join_tokens(toks):
 
 
 class Rewriter:
-    def __init__(self, text, path, id_base=0):
+    def __init__(self, text, path, id_base=0, macro_params=None):
         self.text = text
         self.path = path
+        # Rewriting the body of a #define: its parameter names (a set), else None. Line breaks in
+        # replacements are then continuation lines, and the launch site is the macro's use.
+        self.macro_params = macro_params
+        self._nl = "\\\n" if macro_params is not None else "\n"
         self.toks, self.pp_spans = tokenize(text)
         self._pp_starts = [s for s, _ in self.pp_spans]
         self.edits = []  # (start, end, replacement)
         self.errors = []  # (line, message)
         self.counter = id_base  # distinct per file, so names of a header and its includer differ
         self._match = self._compute_matches()
+        self._anchors = []  # (offset, text): kernel registrations, edits made by run()
         self.kernels = self._scan_kernels()
         self.header_kernels = set()  # kernel names declared in the program's headers (Program)
 
@@ -364,17 +376,23 @@ class Rewriter:
         toks = self.toks
         n = len(toks)
         kernels = {}
+        declared_bounds = {}  # (name, template info, parameter types) -> __launch_bounds__ argument
         for i, t in enumerate(toks):
             if t.kind != "id" or t.text != "__global__":
                 continue
             # Template header: walk back to the previous declaration boundary.
             tinfo = None
+            tparams = None  # token range of the template parameter list
+            friend = False
             j = i - 1
             while j >= 0 and toks[j].text not in (";", "{", "}"):
+                if toks[j].text == "friend":
+                    friend = True
                 if toks[j].text == "template" and j + 1 < i and toks[j + 1].text == "<":
                     close = self._skip_angle(j + 1, i)
                     if close is not None:
                         tinfo = self._template_info(j + 2, close)
+                        tparams = (j + 2, close)
                     else:
                         tinfo = ("?", 0, 0, True)
                     break
@@ -424,32 +442,65 @@ class Rewriter:
                 continue
             sig = (tinfo, spec, self._param_signature(paren + 1, close))
             kernels.setdefault(name, set()).add(sig)
-            if bounds is not None and tinfo is None and not spec:
-                self._register_launch_bounds(name, sig[2], bounds, close)
+            if bounds is not None:
+                args = self._split_commas(bounds[0], bounds[1], True)
+                bound = join_tokens(toks[args[0][0]:args[0][1]]) if args and args[0][0] < args[0][1] else None
+            else:
+                bound = None
+            key = (name, tinfo, sig[2])
+            if bound is not None:
+                declared_bounds[key] = bound
+            else:
+                bound = declared_bounds.get(key)
+            if not spec and not friend and tinfo != ("?", 0, 0, True) and toks[paren - 2].text not in ("##", "#"):
+                self._anchor(name, tparams, paren, close, bound)
         return kernels
 
-    def _register_launch_bounds(self, name, params, bounds, close):
-        """After the declaration or definition of a non-template kernel declared with
-        __launch_bounds__(N[, M...]), on the same line: a namespace-scope registration of N as
-        the kernel's maximum block size (cudaFuncGetAttributes, launch checks)."""
+    def _anchor(self, name, tparams, paren, close, bound):
+        """At the top of the body of a kernel definition: an odr-use of
+        ::cusim::detail::kernel_anchor<&kernel, BOUND>, whose initializer registers the kernel (its
+        name for reports, the first __launch_bounds__ argument as its maximum block size) before
+        main, once per instantiation of a template kernel. The kernel's address is spelled as a
+        cast to its own function type, the parameter declarations as written (a type-id may name
+        parameters), so overloads and template instantiations each get theirs."""
         toks = self.toks
         n = len(toks)
         k = close + 1
         while k < n and toks[k].text not in ("{", ";", "}"):
             k += 1
-        if k >= n or toks[k].text == "}":
-            return
-        end = self._match.get(k) if toks[k].text == "{" else k
-        if end is None:
-            return
-        args = self._split_commas(bounds[0], bounds[1], True)
-        if not args:
-            return
-        first = join_tokens(toks[args[0][0]:args[0][1]])
-        pointer = "reinterpret_cast<const void*>(static_cast<void (*)(%s)>(&%s))" % (", ".join(params), name)
-        self._edit(toks[end].end, toks[end].end,
-                   " static const bool cusim_launch_bounds_%d_ = "
-                   "::cusim::detail::register_launch_bounds(%s, (%s));" % (self._next_id(), pointer, first))
+        if k >= n or toks[k].text != "{" or self._match.get(k) is None:
+            return  # a declaration
+        targs = ""
+        if tparams is not None:
+            names = []
+            for a, b in self._split_commas(tparams[0], tparams[1], True):
+                items = []
+                for q in range(a, b):
+                    if toks[q].text == "=":
+                        break
+                    items.append(toks[q])
+                if not items:
+                    continue
+                last = items[-1]
+                if len(items) < 2 or last.kind != "id" or last.text in _KEYWORDS:
+                    if any(t.text == "=" for t in toks[a:b]):
+                        break  # unnamed, with a default: the rest take their defaults too
+                    return  # an unnamed parameter without a default cannot be spelled
+                names.append(last.text + ("..." if any(t.text == "..." for t in items) else ""))
+            targs = "<%s>" % ", ".join(names)
+        params = []
+        for a, b in self._split_commas(paren + 1, close, True):
+            items = []
+            for q in range(a, b):
+                if toks[q].text == "=":
+                    break
+                items.append(toks[q])
+            params.append(join_tokens(items))
+        if params == [""]:
+            params = []
+        text = ("(void)&::cusim::detail::kernel_anchor<static_cast<void (*)(%s)>(&%s%s), (%s)>;"
+                % (", ".join(params), name, targs, bound if bound is not None else "0"))
+        self._anchors.append((toks[k].end, " " + text))
 
     def _template_info(self, lo, hi):
         """(normalized parameter list, required count, total count, has pack)."""
@@ -503,6 +554,11 @@ class Rewriter:
     # -- main pass -----------------------------------------------------------------------------
 
     def run(self):
+        for offset, text in self._anchors:
+            self._edit(offset, offset, text)
+        if self.macro_params is None:
+            for start, end in self.pp_spans:
+                self._macro(start, end)
         toks = self.toks
         n = len(toks)
         stack = []      # brace kinds: 'ns' (namespace/extern "C"), 'class', 'func'
@@ -541,7 +597,7 @@ class Rewriter:
                 continue
             elif kind == "id":
                 tx = t.text
-                if tx == "__shared__":
+                if tx == "__shared__" and self.macro_params is None:
                     try:
                         i = self._shared(i, head, func_depth > 0)
                     except RewriteError as e:
@@ -716,7 +772,19 @@ class Rewriter:
         lost = self._newlines(first.start, toks[popen].end) - head.count("\n")
         args_text = text[toks[popen].end:toks[pclose].start]
         has_args = pclose > popen + 1
-        repl = head + "\n" * lost + (", " if has_args else "") + args_text + ")"
+        if self.macro_params is not None:
+            # In a #define: the launch site is where the macro is used, the name as the use spells
+            # it, and the arguments (perhaps __VA_ARGS__, perhaps empty) go to a call of their own.
+            macro_name = any(t.text in ("#", "##") or t.text in self.macro_params for t in name_toks)
+            if macro_name:
+                kid = "CUSIM_KERNEL_ID(%s)" % name_text
+            head = ("::cusim::launcher(::cusim::launch_config(%s), __FILE__, __LINE__, %s, %s, "
+                    "[&](const auto&... cusim_arg_) { %s(cusim_arg_...); })("
+                    % (cfg_text, "CUSIM_KERNEL_NAME(%s)" % name_text if macro_name else _c_string(name_text),
+                       kid, name_text))
+            repl = head + self._nl * lost + args_text + ")"
+        else:
+            repl = head + "\n" * lost + (", " if has_args else "") + args_text + ")"
         self._edit(first.start, toks[pclose].end, repl)
         return pclose + 1
 
@@ -777,6 +845,9 @@ class Rewriter:
                             continue
                     break
                 start = j
+                while (self.macro_params is not None and start >= 2 and toks[start - 1].text == "##"
+                       and toks[start - 2].kind in ("id", "num")):
+                    start -= 2
             if start >= 2 and toks[start - 1].text in (".", "->"):
                 j = start - 2
                 continue
@@ -785,7 +856,7 @@ class Rewriter:
     def _kernel_id(self, lo, hi):
         """Kernel id expression for the kernel expression toks[lo:hi]."""
         toks = self.toks
-        if toks[lo].text == "(":
+        if toks[lo].text == "(" or any(t.text in ("#", "##") for t in toks[lo:hi]):
             return "nullptr"
         angle = 0
         for k in range(lo, hi):
@@ -805,20 +876,50 @@ class Rewriter:
                 return "nullptr"
             n_targs = 0 if lt + 1 == last else len(self._split_commas(lt + 1, last, True))
             last = lt - 1
+        # Not resolved from this file's declarations (a kernel from a header, a function pointer,
+        # an overload): the compiler resolves the id-expression, which has no side effects.
+        fallback = "CUSIM_KERNEL_ID(%s)" % join_tokens(toks[lo:hi])
         sigs = self.kernels.get(toks[last].text)
         if not sigs or len(sigs) != 1:
-            return "nullptr"
+            return fallback
         tinfo, spec, _params = next(iter(sigs))
         if spec:
-            return "nullptr"
+            return fallback
         if tinfo is None:
             if n_targs is not None:
-                return "nullptr"
+                return fallback
         else:
             _norm, required, total, pack = tinfo
             if n_targs is None or pack or not (required <= n_targs <= total):
-                return "nullptr"
+                return fallback
         return "reinterpret_cast<const void*>(&%s)" % join_tokens(toks[lo:hi])
+
+    # -- macro bodies ------------------------------------------------------------------------
+
+    _DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)(\(([^)]*)\))?")
+
+    def _macro(self, start, end):
+        """A #define whose body launches a kernel or casts a macro parameter to void*: the body is
+        rewritten as code is (launch, (void*)kernel), with the kernel named by the macro's use."""
+        text = self.text[start:end]
+        if "<<<" not in text and "void" not in text:
+            return
+        m = self._DEFINE.match(text)
+        if not m:
+            return
+        params = set()
+        if m.group(2):
+            for p in m.group(3).split(","):
+                p = p.strip().replace("\\\n", "").strip()
+                params.add("__VA_ARGS__" if p == "..." else p)
+        sub = Rewriter(text[m.end():], self.path, macro_params=params)
+        sub.kernels = self.kernels
+        sub.header_kernels = self.header_kernels
+        body = sub.run()
+        for line, message in sub.errors:
+            self.errors.append((self.text.count("\n", 0, start) + line, message))
+        if sub.edits:
+            self._edit(start + m.end(), end, body)
 
     # -- (void*)kernel ------------------------------------------------------------------------
 
@@ -853,7 +954,8 @@ class Rewriter:
                 k += 1
                 continue
             break
-        if name not in self.kernels and name not in self.header_kernels:
+        if name not in self.kernels and name not in self.header_kernels and (
+                self.macro_params is None or name not in self.macro_params):
             return None
         return k, name
 
@@ -889,9 +991,14 @@ class Rewriter:
             return None
         op_end = end if toks[i].text == "(" else end - 1
         operand_text = join_tokens(toks[lo:op_end])
-        repl = "::cusim::kernel_pointer(%s, %s)" % (operand_text, _c_string(operand_text.lstrip("&")))
+        name_text = operand_text.lstrip("&")
+        if self.macro_params is not None and any(t.text in self.macro_params for t in toks[lo:op_end]):
+            name_text = "CUSIM_KERNEL_NAME(%s)" % name_text
+        else:
+            name_text = _c_string(name_text)
+        repl = "::cusim::kernel_pointer(%s, %s)" % (operand_text, name_text)
         start, stop = toks[i].start, toks[end - 1].end
-        self._edit(start, stop, repl + "\n" * self._newlines(start, stop))
+        self._edit(start, stop, repl + self._nl * self._newlines(start, stop))
         return end
 
     # -- __shared__ ------------------------------------------------------------------------
@@ -1160,7 +1267,7 @@ class Rewriter:
     def _apply(self):
         text = self.text
         self.edits.sort()
-        out = ["#line 1 %s\n" % _c_string(self.path)]
+        out = ["#line 1 %s\n" % _c_string(self.path)] if self.macro_params is None else []
         pos = 0
         for start, end, repl in self.edits:
             if start < pos:

@@ -23,7 +23,7 @@ if(WB_BACKEND STREQUAL "sim")
     --expect-fail Performance.CoalescedAccess "sectors per request \\(at most 4 allowed\\).*scattered addresses")
 else()
   wb_known_wrong_test(01-saxpy strided_uncoalesced
-    --expect-fail Performance.BandwidthVsDeviceCopy "needs 0.85 x the copy bandwidth")
+    --expect-fail Performance.BandwidthVsDeviceCopy "needs 0.8 x the copy bandwidth")
 endif()
 wb_known_wrong_test(01-saxpy host_negative_size
   --expect-fail Correctness.HostNegativeSize
@@ -34,6 +34,9 @@ if(WB_BACKEND STREQUAL "sim")
     --expect-fail Performance.LaunchUsesWholeWarps
                   "launched saxpy_kernel \\(block_size_one.cu:{{line:saxpy_kernel<<<}}\\) with blocks of 1 thread.*leaves 31 of its 32 lanes idle")
   # cusim's device memory and fault injection (cusim/checker.h): sim only.
+  wb_known_wrong_test(01-saxpy host_launch_error_ignored
+    --expect-fail Correctness.HostReturnsCudaErrors
+                  "saxpy_host\\(n=33, .* with its 1st kernel launch failing with cudaErrorLaunchOutOfResources returned cudaSuccess: the error of that kernel launch was ignored\\. saxpy\\(\\) must return cudaGetLastError\\(\\) after its launch")
   wb_known_wrong_test(01-saxpy host_leaks_device_memory
     --expect-fail Correctness.HostFreesDeviceMemory "saxpy_host\\(n=1, .* left 2 device allocation\\(s\\) \\(8 bytes\\) behind"
     --expect-fail Correctness.HostReturnsCudaErrors
@@ -46,7 +49,7 @@ if(WB_BACKEND STREQUAL "sim")
                   "with its 2nd cudaMemcpy failing .* returned the error, but only after going on: the launch of saxpy_kernel at .*host_memcpy_error_ignored.cu:{{line:saxpy_kernel<<<}} came after the failed cudaMemcpy")
 else()
   wb_known_wrong_test(01-saxpy block_size_one
-    --expect-fail Performance.BandwidthVsDeviceCopy "needs 0.85 x the copy bandwidth")
+    --expect-fail Performance.BandwidthVsDeviceCopy "needs 0.8 x the copy bandwidth")
 endif()
 # A crash of the lab's host code is located: the worker's backtrace resolved to file:line.
 wb_known_wrong_test(01-saxpy host_stack_staging

@@ -97,6 +97,21 @@ inline void* kernel_pointer(T value, const char*) {
     return (void*)value;
 }
 
+namespace detail {
+// Kernel registration at the top of each kernel body: the first __launch_bounds__ argument of each
+// kernel (instantiation) the program defined, by address, for the tests to print.
+inline std::map<const void*, long long>& kernel_bounds() {
+    static std::map<const void*, long long> bounds;
+    return bounds;
+}
+template <auto Kernel, long long MaxThreads>
+inline const bool kernel_anchor = (kernel_bounds()[reinterpret_cast<const void*>(Kernel)] = MaxThreads, true);
+template <class Tag, class... P>
+const void* kernel_id_of(Tag, void (*kernel)(P...)) {
+    return reinterpret_cast<const void*>(kernel);
+}
+}  // namespace detail
+
 template <class F, class... A>
 void launch(const launch_config& cfg, const char* file, int line, const char* kernel_name,
             const void* kernel_id, F&& call, A&&... args) {
@@ -115,4 +130,33 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
     }
 }
 
+template <class F>
+struct Launcher {
+    launch_config cfg;
+    const char* file;
+    int line;
+    const char* kernel_name;
+    const void* kernel_id;
+    F call;
+    template <class... A>
+    void operator()(A&&... args) {
+        launch(cfg, file, line, kernel_name, kernel_id, call, std::forward<A>(args)...);
+    }
+};
+template <class F>
+Launcher<F> launcher(const launch_config& cfg, const char* file, int line, const char* kernel_name,
+                     const void* kernel_id, F call) {
+    return Launcher<F>{cfg, file, line, kernel_name, kernel_id, call};
+}
+
 }  // namespace cusim
+
+#define CUSIM_KERNEL_ID(...)                                                                \
+    ([&](auto cusim_tag_) -> const void* {                                                  \
+        if constexpr (requires { ::cusim::detail::kernel_id_of(cusim_tag_, __VA_ARGS__); }) \
+            return ::cusim::detail::kernel_id_of(cusim_tag_, __VA_ARGS__);                   \
+        else                                                                                \
+            return nullptr;                                                                 \
+    }(0))
+#define CUSIM_KERNEL_NAME(...) CUSIM_KERNEL_NAME_(__VA_ARGS__)
+#define CUSIM_KERNEL_NAME_(...) #__VA_ARGS__

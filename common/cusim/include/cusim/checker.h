@@ -60,11 +60,16 @@ constexpr std::size_t kMaxLaunchRecords = 4096;
 /// one line on stderr) but is never sticky. Each api has at most one pending injection (a new one
 /// replaces it); it fires once. Functions that take injections: cudaMalloc, cudaMallocManaged,
 /// cudaMallocPitch, cudaMallocHost, cudaHostAlloc, cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D,
-/// cudaMemcpy2DAsync, cudaMemset, cudaMemsetAsync, cudaDeviceSynchronize. Returns false (and
-/// injects nothing) for another name, nth == 0 or error == cudaSuccess.
+/// cudaMemcpy2DAsync, cudaMemset, cudaMemsetAsync, cudaDeviceSynchronize, cudaFuncSetAttribute,
+/// and kernel launches (@p api kKernelLaunch: `<<<...>>>`, cudaLaunchKernel and cooperative
+/// launches alike; the kernel does not run and the error is what the next cudaGetLastError()
+/// returns, as for a launch that asks for too many resources). Returns false (and injects
+/// nothing) for another name, nth == 0 or error == cudaSuccess.
 /// Every call counts, whoever makes it: inject right before the code under test runs, and call
 /// end_injected_failures() right after it.
 bool inject_failure(const std::string& api, unsigned nth, cudaError_t error);
+/// The name inject_failure() takes for kernel launches.
+inline constexpr const char* kKernelLaunch = "kernel launch";
 
 /// What the program did with the injected failures.
 struct InjectionOutcome {

@@ -35,6 +35,19 @@ constexpr int warpSize = 32;
 // becomes per-worker storage: a block never leaves its worker thread, so this is per block too,
 // only without the analysis. extern __shared__ always needs the rewriter.
 #define __shared__ static thread_local
+// The kernel id of a launch the rewriter could not resolve from the declarations it saw (a kernel
+// from a header, a launch inside a macro body): cusim::detail::kernel_id_of when the expression
+// names one function, else nullptr (no compile error: the call is made dependent on the lambda's
+// parameter, so a failed overload resolution only makes the requires-expression false).
+#define CUSIM_KERNEL_ID(...)                                                                      \
+    ([&](auto cusim_tag_) -> const void* {                                                        \
+        if constexpr (requires { ::cusim::detail::kernel_id_of(cusim_tag_, __VA_ARGS__); })       \
+            return ::cusim::detail::kernel_id_of(cusim_tag_, __VA_ARGS__);                         \
+        else                                                                                      \
+            return nullptr;                                                                       \
+    }(0))
+#define CUSIM_KERNEL_NAME(...) CUSIM_KERNEL_NAME_(__VA_ARGS__)
+#define CUSIM_KERNEL_NAME_(...) #__VA_ARGS__
 #ifndef __CUDACC_RTC__
 #define CUSIM 1
 #endif
@@ -66,9 +79,33 @@ struct KernelLaunch {
     bool instrumented;  // the kernel's translation unit carries analysis instrumentation
 };
 void launch_kernel(const KernelLaunch& launch);
-/// `__launch_bounds__(max_threads, ...)` of the kernel at `kernel` (emitted by the source
-/// rewriter): cudaFuncGetAttributes reports it and a launch of larger blocks fails.
-bool register_launch_bounds(const void* kernel, int max_threads);
+/// A kernel defined in code the source rewriter saw, at `kernel`: `signature` is the
+/// __PRETTY_FUNCTION__ of kernel_signature<kernel> (it names the instantiation, e.g. `scale<256>`,
+/// for reports), `max_threads` its `__launch_bounds__` maximum block size (0 without one):
+/// cudaFuncGetAttributes reports it and a launch of larger blocks fails.
+bool register_kernel(const void* kernel, const char* signature, long long max_threads);
+/// The name registered for the kernel at `kernel`, else `fallback`.
+const char* registered_kernel_name(const void* kernel, const char* fallback);
+
+template <auto Kernel>
+const char* kernel_signature() {
+    return __PRETTY_FUNCTION__;
+}
+/// The rewriter puts `(void)&kernel_anchor<&k, BOUND>;` at the top of every kernel definition:
+/// defining the body instantiates the anchor, once per instantiation of a template kernel (with
+/// BOUND evaluated there: a template parameter, a constexpr expression), and its initializer
+/// registers the kernel before main runs.
+template <auto Kernel, long long MaxThreads>
+inline const bool kernel_anchor =
+    register_kernel(reinterpret_cast<const void*>(Kernel), kernel_signature<Kernel>(), MaxThreads);
+
+/// The address of the kernel a kernel expression names, when it names exactly one function (a
+/// kernel, a template-id, a function pointer); nullptr for an overload set or a template whose
+/// arguments a launch deduces. See CUSIM_KERNEL_ID.
+template <class Tag, class... P>
+const void* kernel_id_of(Tag, void (*kernel)(P...)) {
+    return reinterpret_cast<const void*>(kernel);
+}
 
 enum class WarpOpKind : uint8_t {
     Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All, MatchAny, MatchAll,
@@ -184,6 +221,27 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
     detail::KernelLaunch launch{&cfg, file, line, kernel_name, kernel_id,
                                 [](void* p) { (*static_cast<Body*>(p))(); }, &body, instrumented};
     detail::launch_kernel(launch);
+}
+
+/// `k<<<cfg>>>(args)` inside a #define, as the rewriter writes it: launcher(cfg, ..., call)(args), so
+/// that the arguments, which may be a macro's empty __VA_ARGS__, keep a call of their own.
+template <class F>
+struct Launcher {
+    launch_config cfg;
+    const char* file;
+    int line;
+    const char* kernel_name;
+    const void* kernel_id;
+    F call;
+    template <class... A>
+    void operator()(A&&... args) {
+        launch(cfg, file, line, kernel_name, kernel_id, call, std::forward<A>(args)...);
+    }
+};
+template <class F>
+Launcher<F> launcher(const launch_config& cfg, const char* file, int line, const char* kernel_name,
+                     const void* kernel_id, F call) {
+    return Launcher<F>{cfg, file, line, kernel_name, kernel_id, call};
 }
 
 }  // namespace cusim

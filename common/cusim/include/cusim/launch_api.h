@@ -16,8 +16,10 @@
 namespace cusim::detail {
 template <class... P, size_t... I>
 void launch_from_pointers(void (*kernel)(P...), const launch_config& cfg, void** args, std::index_sequence<I...>,
-                          const site& where, const char* name = "kernel") {
-    // Each args[i] points at a value of the kernel's i-th parameter type, as CUDA requires.
+                          const site& where, const char* name = nullptr) {
+    // Each args[i] points at a value of the kernel's i-th parameter type, as CUDA requires. Without
+    // a name, the one registered for the kernel's definition (cusim::detail::kernel_anchor).
+    if (!name) name = registered_kernel_name(reinterpret_cast<const void*>(kernel), "kernel");
     ::cusim::launch(cfg, where.file_name(), static_cast<int>(where.line()), name,
                     reinterpret_cast<const void*>(kernel), [kernel](const auto&... a) { kernel(a...); },
                     *static_cast<std::remove_cv_t<std::remove_reference_t<P>>*>(args[I])...);
