@@ -58,8 +58,11 @@ endif()
 # libtsan is never linked (never add -fsanitize=thread to link options). -fno-code-hoisting:
 # GCC otherwise hoists a load that two branches share above the branch and still instruments
 # the branch's own load, so the access is seen twice (and counted twice in the metrics).
+# tsan-distinguish-volatile: volatile loads and stores reach cusim as such (racecheck's flag
+# protocols tell a volatile flag store from a plain value store).
 set(CUSIM_ANALYSIS_COMPILE_OPTIONS
-    -fsanitize=thread --param tsan-instrument-func-entry-exit=0 -fno-code-hoisting -gdwarf-4 -Wno-tsan)
+    -fsanitize=thread --param tsan-instrument-func-entry-exit=0 --param=tsan-distinguish-volatile=1
+    -fno-code-hoisting -gdwarf-4 -Wno-tsan)
 # cusim's GCC plugin (common/cusim/tools/gcc_plugin): GCC's ThreadSanitizer pass does not
 # instrument a struct read from memory straight into a by-value call argument, nor a struct result
 # stored straight into memory; the plugin turns those into instrumented copies first. It needs

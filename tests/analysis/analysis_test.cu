@@ -806,6 +806,242 @@ TEST_F(Analysis, RacecheckAdvisesAnAtomicForUpdatesOfTheSameWord) {
     cudaFree(out);
 }
 
+// ---- racecheck: flag protocols between blocks -----------------------------------------------------
+// One block hands a value to another through global memory: the value, then a flag. Blocks take
+// tickets in the order they start, and only the ticket-1 block waits (for the ticket-0 block), so
+// the wait ends with any number of worker threads (CUSIM_THREADS=1 runs ticket 0 to its end first).
+
+enum class Publish { kNoFence, kThreadfence, kThreadfenceBlock, kAtomicFlag, kAtomicFlagFenced };
+
+constexpr int kFlagValueStoreLine = __LINE__ + 11;
+constexpr int kFlagStoreLine = __LINE__ + 16;
+constexpr int kAtomicFlagLine = __LINE__ + 13;
+constexpr int kFlagValueReadLine = __LINE__ + 18;
+__global__ void hand_over_value(unsigned* tickets, int* value, int* flag, int* out, Publish how) {
+    __shared__ unsigned ticket;
+    if (threadIdx.x == 0) ticket = atomicAdd(tickets, 1u);
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    volatile int* vflag = flag;
+    if (ticket == 0) {
+        *value = 42;
+        if (how == Publish::kThreadfence || how == Publish::kAtomicFlagFenced) __threadfence();
+        if (how == Publish::kThreadfenceBlock) __threadfence_block();
+        if (how == Publish::kAtomicFlag || how == Publish::kAtomicFlagFenced) {
+            atomicExch(flag, 1);
+        } else {
+            *vflag = 1;
+        }
+    } else {
+        while (*vflag == 0) {}
+        out[0] = *value;
+    }
+}
+
+// The same hand-over with flag and value in one 64-bit word, written by one store.
+__global__ void hand_over_packed_word(unsigned* tickets, unsigned long long* status, int* out) {
+    __shared__ unsigned ticket;
+    if (threadIdx.x == 0) ticket = atomicAdd(tickets, 1u);
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    volatile unsigned long long* vstatus = status;
+    if (ticket == 0) {
+        *vstatus = (1ull << 32) | 42u;
+    } else {
+        unsigned long long word;
+        while (((word = *vstatus) >> 32) == 0) {}
+        out[0] = static_cast<int>(word & 0xffffffffu);
+    }
+}
+
+struct HandOver {
+    unsigned* tickets = nullptr;
+    int *value = nullptr, *flag = nullptr, *out = nullptr;
+    unsigned long long* status = nullptr;
+    HandOver() {
+        cudaMalloc(&tickets, sizeof(unsigned));
+        cudaMalloc(&value, sizeof(int));
+        cudaMalloc(&flag, sizeof(int));
+        cudaMalloc(&out, sizeof(int));
+        cudaMalloc(&status, sizeof(unsigned long long));
+        cudaMemset(tickets, 0, sizeof(unsigned));
+        cudaMemset(value, 0, sizeof(int));
+        cudaMemset(flag, 0, sizeof(int));
+        cudaMemset(status, 0, sizeof(unsigned long long));
+    }
+    ~HandOver() {
+        cudaFree(tickets);
+        cudaFree(value);
+        cudaFree(flag);
+        cudaFree(out);
+        cudaFree(status);
+    }
+    int result() const {
+        int host = 0;
+        cudaMemcpy(&host, out, sizeof host, cudaMemcpyDeviceToHost);
+        return host;
+    }
+};
+
+std::vector<cusim::analysis::Report> flag_protocol_reports() {
+    std::vector<cusim::analysis::Report> out;
+    for (auto& r : cusim::analysis::reports())
+        if (r.tool == "racecheck" && r.kind == "Flag protocol hazard on __global__ memory") out.push_back(r);
+    return out;
+}
+
+TEST_F(Analysis, RacecheckReportsAValuePublishedWithoutThreadfence) {
+    HandOver h;
+    hand_over_value<<<2, 32>>>(h.tickets, h.value, h.flag, h.out, Publish::kNoFence);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(h.result(), 42) << "a CPU keeps the stores in order: the value arrives";
+    const auto found = flag_protocol_reports();
+    ASSERT_EQ(found.size(), 1u) << all_reports();
+    const std::string& m = found[0].message;
+    EXPECT_EQ(found[0].line, kFlagValueReadLine) << m;
+    // "value stored at FILE:LINE (address ...) and published by the flag store at FILE:LINE (address
+    // ...) in block (0,0,0) with no __threadfence() between them; read at FILE:LINE by thread ..."
+    const size_t stored = m.find("value stored at "), flag = m.find("published by the flag store at "),
+                 read = m.find("read at ");
+    ASSERT_TRUE(stored != std::string::npos && flag != std::string::npos && read != std::string::npos) << m;
+    EXPECT_EQ(m.find("analysis_test.cu:" + std::to_string(kFlagValueStoreLine) + " (address", stored),
+              m.find("analysis_test.cu:", stored))
+        << m;
+    EXPECT_EQ(m.find("analysis_test.cu:" + std::to_string(kFlagStoreLine) + " (address", flag),
+              m.find("analysis_test.cu:", flag))
+        << m;
+    EXPECT_EQ(m.find("analysis_test.cu:" + std::to_string(kFlagValueReadLine) + " by thread", read),
+              m.find("analysis_test.cu:", read))
+        << m;
+    EXPECT_NE(m.find("with no __threadfence() between them"), std::string::npos) << m;
+    EXPECT_NE(m.find("Hint: a GPU may make the flag visible to other blocks before the value"), std::string::npos) << m;
+    EXPECT_NE(m.find("call __threadfence(), then set the flag"), std::string::npos) << m;
+    EXPECT_NE(m.find("pack flag and value into one 64-bit word"), std::string::npos) << m;
+}
+
+TEST_F(Analysis, RacecheckReportsAValuePublishedByAnAtomicWithoutThreadfence) {
+    HandOver h;
+    hand_over_value<<<2, 32>>>(h.tickets, h.value, h.flag, h.out, Publish::kAtomicFlag);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto found = flag_protocol_reports();
+    ASSERT_EQ(found.size(), 1u) << all_reports();
+    const std::string& m = found[0].message;
+    EXPECT_NE(m.find("analysis_test.cu:" + std::to_string(kFlagValueStoreLine) + " (address"), std::string::npos) << m;
+    // The atomic's own line, not cusim's atomics.h.
+    EXPECT_NE(m.find("flag store at "), std::string::npos) << m;
+    EXPECT_EQ(m.find("analysis_test.cu:" + std::to_string(kAtomicFlagLine) + " (address", m.find("flag store at ")),
+              m.find("analysis_test.cu:", m.find("flag store at ")))
+        << m;
+}
+
+TEST_F(Analysis, RacecheckReportsThreadfenceBlockAsNoFenceBetweenBlocks) {
+    HandOver h;
+    hand_over_value<<<2, 32>>>(h.tickets, h.value, h.flag, h.out, Publish::kThreadfenceBlock);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(flag_protocol_reports().size(), 1u) << all_reports();
+}
+
+TEST_F(Analysis, RacecheckAcceptsAValueFencedBeforeItsFlag) {
+    for (Publish how : {Publish::kThreadfence, Publish::kAtomicFlagFenced}) {
+        cusim::analysis::reset();
+        HandOver h;
+        hand_over_value<<<2, 32>>>(h.tickets, h.value, h.flag, h.out, how);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_EQ(h.result(), 42);
+        EXPECT_TRUE(cusim::analysis::reports().empty()) << all_reports();
+    }
+}
+
+TEST_F(Analysis, RacecheckAcceptsFlagAndValuePackedInOneWord) {
+    HandOver h;
+    hand_over_packed_word<<<2, 32>>>(h.tickets, h.status, h.out);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(h.result(), 42);
+    EXPECT_TRUE(cusim::analysis::reports().empty()) << all_reports();
+}
+
+// The last block to finish sums the blocks' partial results (the CUDA programming guide's
+// threadfence reduction): each block stores its partial, then counts itself done with an atomic on
+// a __device__ counter, which the last block resets for the next launch.
+__device__ unsigned blocks_done = 0;
+constexpr int kPartialStoreLine = __LINE__ + 5;
+constexpr int kPartialReadLine = __LINE__ + 11;
+__global__ void last_block_sums(int* partials, int* out, bool fenced) {
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = static_cast<int>(blockIdx.x) + 1;
+        if (fenced) __threadfence();
+        last = atomicInc(&blocks_done, gridDim.x) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        int sum = 0;
+        for (unsigned b = 0; b < gridDim.x; ++b) sum += partials[b];
+        *out = sum;
+        blocks_done = 0;
+    }
+}
+
+TEST_F(Analysis, RacecheckReportsPartialsCountedDoneOnADeviceVariableWithoutThreadfence) {
+    for (bool fenced : {false, true}) {
+        cusim::analysis::reset();
+        int *partials, *out;
+        ASSERT_EQ(cudaMalloc(&partials, 8 * sizeof(int)), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(&out, sizeof(int)), cudaSuccess);
+        last_block_sums<<<8, 32>>>(partials, out, fenced);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        int sum = 0;
+        ASSERT_EQ(cudaMemcpy(&sum, out, sizeof sum, cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(sum, 36);
+        const auto found = flag_protocol_reports();
+        if (fenced) {
+            EXPECT_TRUE(cusim::analysis::reports().empty()) << all_reports();
+        } else {
+            // The last block reads the 7 partials of the other blocks (its own is no hand-over).
+            ASSERT_EQ(found.size(), 1u) << all_reports();
+            EXPECT_EQ(found[0].count, 7u) << found[0].message;
+            EXPECT_EQ(found[0].line, kPartialReadLine) << found[0].message;
+            EXPECT_NE(found[0].message.find("analysis_test.cu:" + std::to_string(kPartialStoreLine)),
+                      std::string::npos)
+                << found[0].message;
+        }
+        cudaFree(partials);
+        cudaFree(out);
+    }
+}
+
+// grid.sync() orders every store before it for every block: values stored, then counted with an
+// atomic (no fence), then read by other blocks after the grid barrier are no hand-over.
+__global__ void exchange_across_grid_sync(int* data, unsigned* count, int* out) {
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const unsigned b = blockIdx.x, nb = gridDim.x;
+    if (threadIdx.x == 0) {
+        data[b] = static_cast<int>(b);
+        atomicAdd(count, 1u);
+    }
+    grid.sync();
+    if (threadIdx.x == 0) out[b] = data[(b + 1) % nb];
+}
+
+TEST_F(Analysis, RacecheckAcceptsValuesExchangedAcrossGridSync) {
+    int *data, *out;
+    unsigned* count;
+    ASSERT_EQ(cudaMalloc(&data, 4 * sizeof(int)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&out, 4 * sizeof(int)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&count, sizeof(unsigned)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(count, 0, sizeof(unsigned)), cudaSuccess);
+    void* args[] = {&data, &count, &out};
+    ASSERT_EQ(cudaLaunchCooperativeKernel(exchange_across_grid_sync, dim3(4), dim3(32), args, 0, 0), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<int> host(4);
+    ASSERT_EQ(cudaMemcpy(host.data(), out, 4 * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(host, (std::vector<int>{1, 2, 3, 0}));
+    EXPECT_TRUE(cusim::analysis::reports().empty()) << all_reports();
+    cudaFree(data);
+    cudaFree(out);
+    cudaFree(count);
+}
+
 // ---- __half in shared memory and warp matrix functions (<mma.h>) ---------------------------------
 
 // Neighbouring threads write neighbouring 2-byte elements: no two threads touch the same byte.

@@ -6,7 +6,8 @@
 //     at n = 2^26. A mismatch names the first wrong index, got and expected, how many
 //     elements are wrong, and the likely mistake: an exclusive scan that returns the
 //     inclusive one (or the reverse), the elements before a tile boundary not added, the
-//     last partial tile never written.
+//     last partial tile never written, a tile whose every element is off by one amount (its
+//     offset: the tile's own sum added, or a look-back that added a wrong value).
 //   - Float scans (random data in [-1, 2)): out[i] must lie within the rounding error bound
 //     of a float sum of i + 1 terms in any order, gamma(i) * sum_{j<=i} |x_j| with
 //     gamma(k) = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical
@@ -30,7 +31,9 @@
 //   the launch) hold as much device memory after a call as before, and when each of their
 //   cudaMalloc, cudaMemcpy(Async), cudaMemset(Async) calls and kernel launches fails in turn
 //   (cusim's fault injection) they return that error at once: no work after it, no leak.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
+// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing. racecheck also
+//   sees a look-back's status published without __threadfence() between value and flag (a torn
+//   read on a GPU that a CPU never shows).
 // Performance (sim), with cusim analysis metrics:
 //   - scan_reduce_then_scan: global bytes read <= 2.1 x 4n and written <= 1.1 x 4n (the
 //     input read twice, the output written once); loads and stores <= 4 sectors/request;
@@ -174,9 +177,10 @@ testing::AssertionResult run_scan(const std::vector<T>& input, const std::string
   }
 }
 
-// Explains a wrong int scan: the first wrong index, and the pattern behind it.
+// Explains a wrong int scan: the first wrong index, and the pattern behind it. @p look_back: the
+// version is a single pass whose tiles get their offsets from a decoupled look-back.
 testing::AssertionResult int_scan_matches(const std::vector<int>& in, const std::vector<int>& got, bool inclusive,
-                                          const std::string& call, std::uint64_t seed) {
+                                          bool look_back, const std::string& call, std::uint64_t seed) {
   const std::size_t n = in.size();
   const std::vector<std::int64_t> incl = inclusive_prefix(in);
   auto expected_at = [&](std::size_t i) -> std::int64_t { return inclusive ? incl[i] : incl[i] - in[i]; };
@@ -217,9 +221,17 @@ testing::AssertionResult int_scan_matches(const std::vector<int>& in, const std:
             << "] without in[" << i << "]. An inclusive scan includes the element itself: out[i] = in[0] + ... + in[i].";
     return failure;
   }
+  // The stretch from out[i] on that is off by one amount: every element got the same wrong
+  // offset, the prefix of the tile that starts there (elements of one tile that disagree point
+  // elsewhere). A short one is only telling when it is the last tile.
+  const std::int64_t off = g - expected_at(i);
+  std::size_t end = i + 1;
+  while (end < n && std::int64_t(got[end]) - expected_at(end) == off) ++end;
+  const bool tile_offset = i > 0 && (end - i >= 32 || end == n);
   // Does got[i] equal the sum of in[k..i] for some tile start k: were earlier tiles not added?
+  // (k < i only for a whole stretch off by one amount: a single element matches some k by chance.)
   const std::int64_t as_inclusive = inclusive ? g : g + in[i];
-  for (std::size_t k = i; k > 0 && i - k < 70000; --k) {
+  for (std::size_t k = i; k > 0 && i - k < 70000 && (k == i || end - i >= 32); --k) {
     if (as_inclusive == incl[i] - incl[k - 1]) {
       failure << " It equals in[" << k << "] + ... + in[" << i << "] only: the " << k
               << " elements before index " << k
@@ -227,6 +239,27 @@ testing::AssertionResult int_scan_matches(const std::vector<int>& in, const std:
               << "(the scanned tile sums, or the look-back prefix) to every element of the tile.";
       return failure;
     }
+  }
+  if (tile_offset) {
+    failure << " out[" << i << ".." << end - 1 << "] (" << end - i << (end - i == 1 ? " element" : " elements")
+            << ") " << (end - i == 1 ? "is" : "are all") << " off by " << off
+            << ": the prefix added to the tile that starts at index " << i << " was wrong";
+    if (off == incl[end - 1] - incl[i - 1]) {
+      failure << " by exactly the sum of in[" << i << ".." << end - 1 << "], the tile itself: its offset must be "
+              << "the sum of the elements before the tile (the exclusive prefix), without the tile's own sum.";
+    } else if (look_back) {
+      failure << ". Its look-back added a wrong value for a predecessor. Look for: a tile sum taken before "
+              << "every warp had written its part (a missing __syncthreads() in the block scan, of this tile or "
+              << "of a predecessor); a status word read torn, its flag already visible but its value not yet (on "
+              << "a GPU another block may see two stores in either order, although a CPU never shows it: pack "
+              << "flag and value into one 64-bit word written by one store, or write the value, "
+              << "__threadfence(), then the flag, and poll status words through a volatile pointer or with "
+              << "atomics); a value taken from the wrong bits of the status word.";
+    } else {
+      failure << ": check the scanned tile sums, and that they are complete (a __syncthreads() after writing "
+              << "them in shared memory) before the tile reads its own.";
+    }
+    return failure;
   }
   if (i > 0) {
     failure << " out[0.." << i - 1 << "] are right. A value that depends on the run, or elements of one tile "
@@ -324,7 +357,8 @@ testing::AssertionResult check_int_scan(const ScanVersion& v, std::size_t n, std
       !r) {
     return r;
   }
-  return int_scan_matches(input, got, v.inclusive, call, seed);
+  const bool look_back = v.kind == ScanKind::kInclusive || v.kind == ScanKind::kExclusive;
+  return int_scan_matches(input, got, v.inclusive, look_back, call, seed);
 }
 
 testing::AssertionResult check_float_scan(std::size_t n, std::uint64_t seed) {
@@ -942,7 +976,8 @@ TEST(Analysis, RacecheckClean) {
   wb::check::record_hint(
       "A scan step reads values that other threads overwrite in the same step: __syncthreads() between the reads "
       "and the writes of every step, and after filling shared memory. Shared-memory histogram bins are shared "
-      "by the whole block: increment them with atomicAdd.");
+      "by the whole block: increment them with atomicAdd. A tile's status word is read by other blocks: write "
+      "flag and value with one 64-bit store (or the value, __threadfence(), then the flag).");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 #endif

@@ -7,6 +7,8 @@
 // Accesses of one warp are grouped into warp-level requests by (warp, call site, per-lane
 // occurrence index) and turned into sectors (global) or wavefronts (shared) when the warp reaches
 // a synchronization point or the block ends.
+//
+// racecheck also checks flag protocols between blocks of one launch (see flag_protocol below).
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -87,6 +89,13 @@ struct SiteKey {
     bool operator<(const SiteKey& o) const { return pc != o.pc ? pc < o.pc : kernel < o.kernel; }
 };
 
+// A value published without a fence: its store, the flag store that published it, and the block.
+struct Publication {
+    uintptr_t store_pc = 0, flag_pc = 0;
+    uintptr_t store_addr = 0, flag_addr = 0;
+    uint3 block{0, 0, 0};
+};
+
 struct Global {
     std::mutex mu;
     std::map<uintptr_t, std::shared_ptr<Alloc>> allocs;  // by start
@@ -106,12 +115,19 @@ struct Global {
     uint64_t error_count = 0;
     std::map<uintptr_t, std::pair<std::string, int>> symbolized;
     std::map<uintptr_t, std::string> functions;
+    // racecheck's flag protocols: global words of the running launch whose value was published by a
+    // later flag store of the same thread with no __threadfence() between them, by 4-byte word.
+    std::mutex published_mu;
+    std::unordered_map<uintptr_t, Publication> published;
 };
 
 Global& G() {
     static Global* g = new Global;
     return *g;
 }
+// G().published.size(), read without the lock by every global load (a cache line of its own: other
+// globals near it are written as blocks start).
+alignas(64) std::atomic<size_t> g_published_count{0};
 
 // ---- Symbolization: call-site address -> .cu file and line ------------------------------------------
 
@@ -278,6 +294,14 @@ constexpr bool kVectorPlugin = false;
 #endif
 constexpr unsigned kCovers = 4;  // per thread: `*q = *p` and f(a[i], b[i]) keep several pending
 
+// racecheck's flag protocols: a thread's last kUnfenced non-atomic global stores since its last
+// __threadfence() (older ones are forgotten).
+constexpr unsigned kUnfenced = 8;
+struct UnfencedStore {
+    uintptr_t addr, pc;
+    uint32_t size;
+};
+
 struct WorkerState {
     std::vector<PcState> pcs;
     std::vector<VectorRun> runs;  // per thread of the block
@@ -306,6 +330,10 @@ struct WorkerState {
     // racecheck, per thread of the block: its last __shared__ read (a write to that address is an
     // update, such as h[i] += 1).
     std::vector<std::pair<uintptr_t, uintptr_t>> last_shared_read;  // (address, pc)
+    // racecheck's flag protocols, per thread of the block: its unfenced global stores (kUnfenced
+    // slots, a ring) and how many it made since its last fence.
+    std::vector<UnfencedStore> unfenced;
+    std::vector<uint32_t> unfenced_count;
     // Result of this block, merged into Global at block end.
     std::vector<std::pair<uintptr_t, SiteAccum>> done;
 };
@@ -679,6 +707,115 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
     }
 }
 
+// Flag protocols between blocks (racecheck). A block hands a value to another block of the same
+// launch by storing it, then setting a flag the other block polls. On a GPU the two stores may
+// become visible to other blocks in either order unless a __threadfence() separates them (CUDA's
+// atomics are relaxed, __threadfence_block() orders only for the block), so a reader that sees the
+// flag can read a stale value: a bug that never shows on a CPU, whose stores stay in order. The
+// check is deterministic, whatever the interleaving:
+//   - every non-atomic global store (plain or volatile) of a thread is remembered until the
+//     thread's next __threadfence() (its last kUnfenced stores);
+//   - a flag store (an atomic, or a volatile store) publishes the remembered stores to other
+//     addresses: each becomes "published without a fence";
+//   - a non-atomic read of such a word by another block of the launch is reported. A reader that
+//     follows the protocol reads the value only after it saw the flag, that is after the
+//     publication was recorded, so it is reported in every run.
+// grid.sync() orders everything before it, so it forgets the publications; a new launch too.
+// Not seen: values written by other threads of the block before a barrier and published by one
+// thread (only a thread's own stores count), flags set by plain stores (not distinguishable from
+// values), a reader that reads the value before the flag, a value written after its flag.
+enum AccessFlags : unsigned { kVolatileAccess = 1 };
+// At most this many published words per launch are remembered (a kernel that stores every element
+// and then counts it with an atomic would publish them all); later publications are not recorded.
+constexpr size_t kMaxPublished = size_t(1) << 16;
+
+inline uint64_t block_key(const uint3& b) {
+    return uint64_t(b.x) | (uint64_t(b.y) << 32) | (uint64_t(b.z) << 48);
+}
+
+void flag_protocol_read(uintptr_t a, size_t size, uintptr_t pc) {
+    Global& g = G();
+    const ExecView& v = tls_view;
+    std::unique_lock<std::mutex> lk(g.published_mu);
+    for (uintptr_t w = a >> 2; w <= (a + size - 1) >> 2; ++w) {
+        auto it = g.published.find(w);
+        if (it == g.published.end() || block_key(it->second.block) == block_key(v.block)) continue;
+        const Publication p = it->second;
+        lk.unlock();
+        OutsideKernel outside;
+        const std::string kind = "Flag protocol hazard on __global__ memory";
+        char writer[96];
+        std::snprintf(writer, sizeof writer, "block (%u,%u,%u)", p.block.x, p.block.y, p.block.z);
+        std::string body =
+            "========= Error: Flag protocol hazard: a value published without __threadfence() is read by another "
+            "block in kernel '" +
+            kernel_name() + "'\n=========     value stored at @PC:" + hexaddr(p.store_pc) + "@ (address " +
+            hexaddr(p.store_addr) + ") and published by the flag store at @PC:" + hexaddr(p.flag_pc) +
+            "@ (address " + hexaddr(p.flag_addr) + ") in " + writer +
+            " with no __threadfence() between them; read at @SITE@ " + who() +
+            "\n=========     Hint: a GPU may make the flag visible to other blocks before the value, so a block that "
+            "sees the flag can read a stale value (on a CPU the stores stay in order and the result looks right). "
+            "Write the value, call __threadfence(), then set the flag (a volatile store or an atomic), and poll "
+            "the flag with volatile or atomic loads; or pack flag and value into one 64-bit word written by one "
+            "store.";
+        add_report("racecheck", kind, pc, body,
+                   "racecheck|flag|" + std::to_string(p.store_pc) + "|" + std::to_string(p.flag_pc) + "|" +
+                       std::to_string(pc));
+        return;
+    }
+}
+
+// The running thread's flag store at [a, a + size): its unfenced stores to other words are published.
+[[gnu::noinline]] void flag_protocol_publish(WorkerState& s, unsigned tid, uint32_t count, uintptr_t a, size_t size,
+                                             uintptr_t pc) {
+    Global& g = G();
+    const UnfencedStore* ring = &s.unfenced[size_t(tid) * kUnfenced];
+    {
+        std::lock_guard<std::mutex> lk(g.published_mu);
+        for (uint32_t i = 0; i < std::min(count, kUnfenced); ++i) {
+            const UnfencedStore& u = ring[i];
+            if (u.addr < a + size && a < u.addr + u.size) continue;  // the flag's own word
+            for (uintptr_t w = u.addr >> 2; w <= (u.addr + u.size - 1) >> 2 && g.published.size() < kMaxPublished; ++w)
+                g.published.emplace(w, Publication{u.pc, pc, u.addr, a, tls_view.block});
+        }
+        g_published_count.store(g.published.size(), std::memory_order_relaxed);
+    }
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // before the flag store itself
+}
+
+// A global access of the running thread, for the flag-protocol check (racecheck on).
+inline void flag_protocol(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic,
+                          unsigned flags) {
+    if (!write) {
+        if (atomic) return;
+        // Orders the reader's earlier load of the flag before its look at the publications (a
+        // no-op on x86; the publisher recorded them before its flag store, with a full fence).
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (g_published_count.load(std::memory_order_relaxed)) flag_protocol_read(a, size, pc);
+        return;
+    }
+    const unsigned tid = tls_view.tid;
+    if (tid >= s.unfenced_count.size()) return;
+    uint32_t& count = s.unfenced_count[tid];
+    if (atomic || (flags & kVolatileAccess)) {
+        if (count) flag_protocol_publish(s, tid, count, a, size, pc);
+        count = 0;
+    }
+    if (!atomic) {
+        s.unfenced[size_t(tid) * kUnfenced + count % kUnfenced] = {a, pc, static_cast<uint32_t>(size)};
+        ++count;
+    }
+}
+
+// __threadfence() (a seq_cst or release fence) by the running thread: its stores are ordered.
+void on_fence(int mo) {
+    const ExecView& v = tls_view;
+    if (!v.in_kernel || !v.analyze || tls_in_hook || !tls_ws) return;
+    if (mo < __ATOMIC_RELEASE) return;
+    WorkerState& s = *tls_ws;
+    if (v.tid < s.unfenced_count.size()) s.unfenced_count[v.tid] = 0;
+}
+
 void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t pc) {
     if (!al->init) return;
     const size_t off = a - al->start;
@@ -703,7 +840,7 @@ void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t 
 
 // Checks and counts one access that on_access did not filter out; runs with tls_in_hook set.
 void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic, bool natural,
-                       bool vector = false) {
+                       bool vector = false, unsigned flags = 0) {
     const ExecView& v = tls_view;
     WorkerState& s = *tls_ws;  // created by block_begin
     const unsigned t = s.tools;
@@ -746,6 +883,7 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
         if (al && !redzone && a + size <= al->end) {
             space = kGlobal;
             if (t & kInitcheck) initcheck(al, a, size, write && !atomic, pc);
+            if (t & kRacecheck) flag_protocol(s, a, size, write, pc, atomic, flags);
         } else if (al) {
             if (!(t & kMemcheck)) return;
             const std::string kind =
@@ -767,7 +905,10 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
                                std::to_string(size) + " bytes",
                            pc, "Address " + hexaddr(a) + " is in memory released by cudaFree (use after free)");
         } else {
-            if (is_host_known(a)) return;
+            if (is_host_known(a)) {  // a __device__ variable (a ticket counter, a flag) or other static data
+                if (t & kRacecheck) flag_protocol(s, a, size, write, pc, atomic, flags);
+                return;
+            }
             if (!(t & kMemcheck)) return;
             memcheck_error(std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " +
                                std::to_string(size) + " bytes",
@@ -887,19 +1028,20 @@ __attribute__((always_inline)) inline bool local_access(uintptr_t a) {
 }
 
 [[gnu::noinline]] void on_access_impl(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic,
-                                      bool natural) {
+                                      bool natural, unsigned flags) {
     tls_in_hook = true;
-    on_access_checked(a, size, write, pc, atomic, natural);
+    on_access_checked(a, size, write, pc, atomic, natural, false, flags);
     tls_in_hook = false;
 }
 
 // The filter inlined into every __tsan_* entry point; only accesses that may need checking
 // leave it (through a tail call, so the entry points need no stack frame).
 __attribute__((always_inline)) inline void on_access(uintptr_t a, size_t size, bool write, uintptr_t pc,
-                                                     bool atomic = false, bool natural = false) {
+                                                     bool atomic = false, bool natural = false,
+                                                     unsigned flags = 0) {
     const ExecView& v = tls_view;
     if (!v.in_kernel || !v.analyze || tls_in_hook) return;
-    if (!local_access(a)) on_access_impl(a, size, write, pc, atomic, natural);
+    if (!local_access(a)) on_access_impl(a, size, write, pc, atomic, natural, flags);
 }
 
 // One load or store of a vector type (float4, int2, double2, __half2: a struct whose alignment
@@ -938,6 +1080,7 @@ namespace cusim::detail::analysis_hooks {
 
 void launch_begin(const KernelLaunch&) {
     Global& g = G();
+    grid_sync_complete();  // publications of an earlier launch are ordered by the launch boundary
     std::lock_guard<std::mutex> lk(g.mu);
     g.snap.clear();
     for (auto& [start, a] : g.allocs) g.snap.push_back(a);
@@ -992,6 +1135,14 @@ void launch_end(const KernelLaunch& L, cudaError_t fault, std::string& fault_rep
     finalize_reports();
 }
 
+void grid_sync_complete() {
+    Global& g = G();
+    if (!g_published_count.load(std::memory_order_relaxed)) return;
+    std::lock_guard<std::mutex> lk(g.published_mu);
+    g.published.clear();
+    g_published_count.store(0, std::memory_order_relaxed);
+}
+
 void block_begin() {
     tls_in_hook = false;  // a fault may have left a handler mid-way
     WorkerState& s = ws();
@@ -1007,6 +1158,8 @@ void block_begin() {
     ++s.flush_gen;
     if (s.shadow.size() != v.smem_capacity >> kShadowShift) s.shadow.assign(v.smem_capacity >> kShadowShift, ShadowWord{});
     s.last_shared_read.assign(s.nthreads, {0, 0});
+    s.unfenced_count.assign(s.nthreads, 0);
+    if (s.unfenced.size() < size_t(s.nthreads) * kUnfenced) s.unfenced.resize(size_t(s.nthreads) * kUnfenced);
     s.touched.clear();
     s.last_pc = 0;
     if (s.nthreads != s.cache_nthreads) {  // per-thread state of every site must be resized first
@@ -1251,8 +1404,12 @@ void __tsan_vptr_read(void**) {}
     void __tsan_write##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA, false, N > 1); } \
     void __tsan_unaligned_read##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA); } \
     void __tsan_unaligned_write##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA); } \
-    void __tsan_volatile_read##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA); }  \
-    void __tsan_volatile_write##N(void* a) { on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA); }
+    void __tsan_volatile_read##N(void* a) {                                                                    \
+        on_access(reinterpret_cast<uintptr_t>(a), N, false, CUSIM_RA, false, false, kVolatileAccess);          \
+    }                                                                                                          \
+    void __tsan_volatile_write##N(void* a) {                                                                   \
+        on_access(reinterpret_cast<uintptr_t>(a), N, true, CUSIM_RA, false, false, kVolatileAccess);           \
+    }
 CUSIM_TSAN_RW(1)
 CUSIM_TSAN_RW(2)
 CUSIM_TSAN_RW(4)
@@ -1268,6 +1425,9 @@ void __tsan_write_range(void* a, unsigned long size) {
 }
 
 // Atomics: performed for real (blocks run in parallel) and counted. `mo` uses __ATOMIC_* values.
+// cusim's CUDA atomics (cusim/atomics.h) are sequentially consistent on the CPU, while CUDA's are
+// relaxed: for racecheck's flag protocols none orders the stores before it (only
+// __threadfence() does), whatever `mo` says.
 #define CUSIM_TSAN_ATOMIC(N, T)                                                                                   \
     T __tsan_atomic##N##_load(const volatile T* a, int mo) {                                                      \
         on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), false, CUSIM_RA, true);                              \
@@ -1324,11 +1484,15 @@ CUSIM_TSAN_ATOMIC(32, uint32_t)
 CUSIM_TSAN_ATOMIC(64, uint64_t)
 #undef CUSIM_TSAN_ATOMIC
 
-void __tsan_atomic_thread_fence(int mo) { __atomic_thread_fence(mo); }
+void __tsan_atomic_thread_fence(int mo) {
+    on_fence(mo & 0xffff);  // __threadfence()
+    __atomic_thread_fence(mo);
+}
 
-// One CUDA atomic implemented as a compare-and-swap loop in cusim/atomics.h (not instrumented).
-void __cusim_atomic_access(void* a, unsigned long size) {
-    on_access(reinterpret_cast<uintptr_t>(a), size, true, CUSIM_RA, true);
+// One CUDA atomic implemented as a compare-and-swap loop in cusim/atomics.h (not instrumented);
+// `site` is the helper's return address, the atomic's call site in kernel code.
+void __cusim_atomic_access(void* a, unsigned long size, void* site) {
+    on_access(reinterpret_cast<uintptr_t>(a), size, true, reinterpret_cast<uintptr_t>(site), true);
 }
 
 // A load (is_write 0) or store of a vector type, inserted by cusim's GCC plugin

@@ -76,6 +76,7 @@ void block_begin();                       // worker thread
 void barrier_complete();                  // all threads of the block met at __syncthreads
 void warp_sync_complete(unsigned warp, unsigned mask, unsigned existing);
 void block_end();                         // worker thread, block finished or failed
+void grid_sync_complete();                // every block of the grid met at grid.sync()
 // Runtime: device memory lifetime and host-side writes (initcheck).
 void on_alloc(void* p, size_t size);
 void on_free(void* p, size_t size);

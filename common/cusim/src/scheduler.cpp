@@ -933,6 +933,7 @@ bool grid_barrier_meet(LaunchState& ls, uint64_t waiting, uint64_t finished, con
                          "launch must call grid.sync() the same number of times; skip the work, not the sync.");
         go = false;
     }
+    if (go && analysis_hooks::instrumented && ls.launch->instrumented) analysis_hooks::grid_sync_complete();
     ls.grid_go = go;
     ls.grid_arrived = 0;
     ls.grid_waiting = ls.grid_finished = 0;

@@ -15,6 +15,10 @@ wb_known_wrong_test(04-scan-histogram block_sums_not_added
 wb_known_wrong_test(04-scan-histogram last_partial_tile_dropped
   --expect-fail Correctness.InclusiveScan
                 "inclusive_scan\\(n=[0-9]+\\) .*out\\[[0-9]+\\.\\.[0-9]+\\] were never written.*the last, partial tile was dropped")
+# The first wrong stretch is tile 1, every element off by the tile's own sum.
+wb_known_wrong_test(04-scan-histogram lookback_returns_inclusive_prefix
+  --expect-fail Correctness.ScanLarge
+                "inclusive_scan\\(n=[0-9]+\\) .*out\\[[0-9]+\\.\\.[0-9]+\\] \\([0-9]+ elements\\) are all off by [0-9]+: the prefix added to the tile that starts at index [0-9]+ was wrong by exactly the sum of in\\[[0-9]+\\.\\.[0-9]+\\], the tile itself: its offset must be the sum of the elements before the tile")
 wb_known_wrong_test(04-scan-histogram histogram_counts_out_of_range
   --expect-fail Correctness.HistogramGlobalAtomics
                 "histogram_global_atomics\\(n=[0-9]+, num_bins=[0-9]+\\) \\[uniform, ~1% out of range\\]: .*values >= num_bins were counted: they must be ignored")
@@ -54,6 +58,11 @@ if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(04-scan-histogram kogge_stone_missing_syncthreads SIM_ANALYSIS
     --expect-fail Analysis.RacecheckClean
                   "[0-9]+ racecheck/synccheck report\\(s\\).*Race reported between .*kogge_stone_missing_syncthreads.cu:({{line:v += values[t - d]}}|{{line:values[t] = v}}).*kogge_stone_missing_syncthreads.cu:({{line:v += values[t - d]}}|{{line:values[t] = v}})")
+  # The report names the value's store, the flag's store and the successor's read of the status
+  # word; on a CPU the two stores stay in order, so only racecheck's flag-protocol check sees it.
+  wb_known_wrong_test(04-scan-histogram lookback_flag_before_value_visible SIM_ANALYSIS
+    --expect-fail Analysis.RacecheckClean
+                  "[0-9]+ racecheck/synccheck report\\(s\\).*Flag protocol hazard: a value published without __threadfence\\(\\) is read by another block in kernel 'scan_single_pass_kernel.*value stored at .*lookback_flag_before_value_visible.cu:{{line:halves[0] = value_bits}} .*published by the flag store at .*lookback_flag_before_value_visible.cu:{{line:halves[1] = kFlagAggregate}} .*read at .*lookback_flag_before_value_visible.cu:{{line:word = status[predecessor]}} .*call __threadfence\\(\\), then set the flag")
   # The report names local_bins[v] += 1u, and advises an atomic (not a barrier). On the sim backend the
   # lanes of a warp run one after another, so no count is lost there; racecheck sees the hazard.
   wb_known_wrong_test(04-scan-histogram histogram_nonatomic_shared SIM_ANALYSIS

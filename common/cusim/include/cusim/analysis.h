@@ -8,7 +8,9 @@
 // groups the accesses of a warp into warp-level requests by (warp, call site, per-lane occurrence).
 //
 // Tools are selected with the environment variable CUSIM_TOOL (comma-separated list of memcheck,
-// racecheck, initcheck, synccheck, or `all` / `none`; default: all). Metrics are always collected.
+// racecheck, initcheck, synccheck, or `all` / `none`; default: all). racecheck also reports values
+// handed to another block through a flag with no __threadfence() between them (flag protocols, in
+// global memory). Metrics are always collected.
 // Metrics group at most kSampledOccurrences occurrences of each access site per lane between two
 // synchronization points; totals (requests, bytes) are exact, sectors and wavefronts beyond the
 // sample are scaled from it.

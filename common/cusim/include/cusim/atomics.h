@@ -27,13 +27,19 @@
 // are not instrumented and report each CUDA atomic exactly once; the inline namespace keeps the
 // instrumented and plain instantiations apart so the linker never mixes them.
 #ifdef __SANITIZE_THREAD__
-extern "C" void __cusim_atomic_access(void* address, unsigned long size);
+// The helpers are never inlined, so their return address is the atomic's call site in kernel code
+// (reports and per-line metrics name the learner's line, not this header's); the empty asm after
+// each call keeps the compiler from turning it into a tail call, whose return address would be the
+// kernel's caller.
+extern "C" void __cusim_atomic_access(void* address, unsigned long size, void* site);
 #define CUSIM_ATOMIC_HELPER __attribute__((no_sanitize_thread, noinline))
-#define CUSIM_NOTE_ATOMIC(p) __cusim_atomic_access((void*)(p), sizeof(*(p)))
+#define CUSIM_NOTE_ATOMIC(p) __cusim_atomic_access((void*)(p), sizeof(*(p)), __builtin_return_address(0))
+#define CUSIM_AFTER_ATOMIC_CALL() __asm__ volatile("")
 #define CUSIM_ATOMIC_NS analyzed
 #else
 #define CUSIM_ATOMIC_HELPER inline
 #define CUSIM_NOTE_ATOMIC(p) static_cast<void>(0)
+#define CUSIM_AFTER_ATOMIC_CALL() static_cast<void>(0)
 #define CUSIM_ATOMIC_NS plain
 #endif
 
@@ -46,7 +52,7 @@ inline namespace CUSIM_ATOMIC_NS {
 /// Replaces *p by op(*p) atomically and returns the previous value. The comparison is on the
 /// object representation, so NaN payloads and signed zeros behave like any other bit pattern.
 template <class T, class Op>
-CUSIM_ATOMIC_HELPER T atomic_update(T* p, Op op) {
+CUSIM_ATOMIC_HELPER T atomic_update_call(T* p, Op op) {
     static_assert(std::is_trivially_copyable_v<T>, "atomic_update needs a trivially copyable type");
     CUSIM_NOTE_ATOMIC(p);
     T old;
@@ -57,7 +63,7 @@ CUSIM_ATOMIC_HELPER T atomic_update(T* p, Op op) {
 }
 
 template <class T>
-CUSIM_ATOMIC_HELPER T atomic_exchange(T* p, T v) {
+CUSIM_ATOMIC_HELPER T atomic_exchange_call(T* p, T v) {
     CUSIM_NOTE_ATOMIC(p);
     T old;
     __atomic_exchange(p, &v, &old, atomic_order);
@@ -65,14 +71,14 @@ CUSIM_ATOMIC_HELPER T atomic_exchange(T* p, T v) {
 }
 
 template <class T>
-CUSIM_ATOMIC_HELPER T atomic_cas(T* p, T compare, T v) {
+CUSIM_ATOMIC_HELPER T atomic_cas_call(T* p, T compare, T v) {
     CUSIM_NOTE_ATOMIC(p);
     __atomic_compare_exchange_n(p, &compare, v, false, atomic_order, atomic_order);
     return compare;  // holds the previous value whether or not the exchange happened
 }
 
 template <class T>
-CUSIM_ATOMIC_HELPER T atomic_min(T* p, T v) {
+CUSIM_ATOMIC_HELPER T atomic_min_call(T* p, T v) {
     CUSIM_NOTE_ATOMIC(p);
     T old = __atomic_load_n(p, atomic_order);
     while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, atomic_order, atomic_order)) {
@@ -81,11 +87,44 @@ CUSIM_ATOMIC_HELPER T atomic_min(T* p, T v) {
 }
 
 template <class T>
-CUSIM_ATOMIC_HELPER T atomic_max(T* p, T v) {
+CUSIM_ATOMIC_HELPER T atomic_max_call(T* p, T v) {
     CUSIM_NOTE_ATOMIC(p);
     T old = __atomic_load_n(p, atomic_order);
     while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, atomic_order, atomic_order)) {
     }
+    return old;
+}
+
+
+// What CUDA's atomic functions call: the helpers above, never as a tail call.
+template <class T, class Op>
+inline T atomic_update(T* p, Op op) {
+    T old = atomic_update_call(p, op);
+    CUSIM_AFTER_ATOMIC_CALL();
+    return old;
+}
+template <class T>
+inline T atomic_exchange(T* p, T v) {
+    T old = atomic_exchange_call(p, v);
+    CUSIM_AFTER_ATOMIC_CALL();
+    return old;
+}
+template <class T>
+inline T atomic_cas(T* p, T compare, T v) {
+    T old = atomic_cas_call(p, compare, v);
+    CUSIM_AFTER_ATOMIC_CALL();
+    return old;
+}
+template <class T>
+inline T atomic_min(T* p, T v) {
+    T old = atomic_min_call(p, v);
+    CUSIM_AFTER_ATOMIC_CALL();
+    return old;
+}
+template <class T>
+inline T atomic_max(T* p, T v) {
+    T old = atomic_max_call(p, v);
+    CUSIM_AFTER_ATOMIC_CALL();
     return old;
 }
 

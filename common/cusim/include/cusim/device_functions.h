@@ -1005,9 +1005,11 @@ CUSIM_DEFINE_CACHE_HINTS(double2)
 #undef CUSIM_DEFINE_CACHE_HINTS
 
 // ---------------------------------------------------------------------------------------------
-// Fences, clocks, sleep. Blocks run on parallel OS threads, so fences are real CPU fences.
+// Fences, clocks, sleep. Blocks run on parallel OS threads, so __threadfence() is a real CPU fence.
+// The threads of a block run on one OS thread, so __threadfence_block() needs only the compiler's
+// ordering; it is a signal fence, which also tells analysis that it orders nothing for other blocks.
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 /// A monotonic 64-bit cycle-like counter (nanoseconds of the host's steady clock).
