@@ -851,14 +851,20 @@ struct HistogramBuffers {
 std::vector<HostCase> host_cases(std::vector<std::shared_ptr<void>>& keep) {
   std::vector<HostCase> cases;
   const int n = static_cast<int>(kHostScanSize);
-  for (const ScanVersion* v : {&kInclusive, &kExclusive}) {
-    auto b = std::make_shared<ScanBuffers<int>>(scan_ints(kHostScanSize, 1000));
+  // The block scans at their largest n; the others at 5000 (several tiles, and for
+  // reduce-then-scan a recursive scan of the tile sums, whose launch can fail too).
+  const std::pair<const ScanVersion*, std::size_t> int_scans[] = {
+      {&kKoggeStone, 1024}, {&kBlelloch, 2048}, {&kReduceThenScan, kHostScanSize}, {&kInclusive, kHostScanSize},
+      {&kExclusive, kHostScanSize}};
+  for (const auto& [v, size] : int_scans) {
+    auto b = std::make_shared<ScanBuffers<int>>(scan_ints(size, 1000));
     keep.push_back(b);
+    const int vn = static_cast<int>(size);
     // The workspace is zeroed before each injected call: code that goes on after a failed clear
     // then runs on defined data, and the check reports the work, not a hang.
-    cases.push_back({std::string(v->name) + "(n=" + std::to_string(n) + ")", v->name,
-                     [v] { return check_int_scan(*v, kHostScanSize, 1001); }, [b] { b->workspace.fill_bytes(0); },
-                     [v, b, n] { return call_scan(*v, b->in.data(), b->out.data(), n, b->workspace.data()); }});
+    cases.push_back({std::string(v->name) + "(n=" + std::to_string(vn) + ")", v->name,
+                     [v, size] { return check_int_scan(*v, size, 1001); }, [b] { (void)b->workspace.fill_bytes(0); },
+                     [v, b, vn] { return call_scan(*v, b->in.data(), b->out.data(), vn, b->workspace.data()); }});
   }
   {
     auto b = std::make_shared<ScanBuffers<float>>(wb::random_floats(kHostScanSize, 1002, -1.0f, 2.0f));
@@ -886,8 +892,9 @@ std::vector<HostCase> host_cases(std::vector<std::shared_ptr<void>>& keep) {
 }
 
 const char* const kHostFunctions =
-    "inclusive_scan (int, float), exclusive_scan (n = 5000); histogram_global_atomics, histogram_shared (4 x 128), "
-    "histogram (n = 0 and 1000, 256 bins)";
+    "scan_block_kogge_stone (n = 1024), scan_block_blelloch (n = 2048), scan_reduce_then_scan, inclusive_scan (int, "
+    "float), exclusive_scan (n = 5000); histogram_global_atomics, histogram_shared (4 x 128), histogram (n = 0 and "
+    "1000, 256 bins)";
 
 }  // namespace
 
