@@ -289,7 +289,7 @@ __global__ void reduce_final_kernel(const float* in, int n, float* out) {
 template <class Op>
 cudaError_t reduce_final(const float* d_in, int n, float* d_out) {
   set_value_kernel<Op><<<1, 1>>>(d_out);
-  if (n <= 0) return cudaGetLastError();
+  if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess || n <= 0) return err;
   const long long wanted = (static_cast<long long>(n) + kFinalBlock * kElementsPerThreadMin - 1) /
                            (kFinalBlock * kElementsPerThreadMin);
   const int blocks = static_cast<int>(std::min<long long>(wanted, kBlocksPerSM * multiprocessors()));

@@ -22,11 +22,12 @@
 //   Inputs are cudaMalloc-aligned, as the interface promises, so misalignment is not tested.
 //   Outputs and workspaces carry guard zones; the result starts as 0xFF bytes (a NaN), so a
 //   result never written is told apart from a wrong one.
-// Host code (sim, wb_host_checks.h): the functions that make a CUDA call that can fail (versions
-//   1-4 clear *d_out with cudaMemset when n == 0, reduce_sum_grid_stride with cudaMemsetAsync
-//   before its launch) hold as much device memory after a call as before, and when each of their
-//   cudaMalloc, cudaMemcpy(Async), cudaMemset(Async) calls and kernel launches fails in turn
-//   (cusim's fault injection) they return that error at once: no work after it, no leak.
+// Host code (sim, wb_host_checks.h): every function (n = 0 and 1000; the reference's calls that
+//   can fail are its launches, the cudaMemset of *d_out when n == 0 in versions 1-4 and the
+//   cudaMemsetAsync before reduce_sum_grid_stride's launch) holds as much device memory after a
+//   call as before, and when each of its cudaMalloc, cudaMemcpy(Async), cudaMemset(Async) calls
+//   and kernel launches fails in turn (cusim's fault injection) it returns that error at once: no
+//   work after it, no leak.
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
 // Performance (sim), with cusim analysis metrics:
 //   - version 2: shared-memory wavefronts per request <= 1.00 (version 1's are recorded);
@@ -600,35 +601,50 @@ TEST(Correctness, MaxMin) {
 #if defined(CUSIM)
 namespace {
 
-// The functions whose reference makes a CUDA call that can fail before it returns: the versions
-// 1-4 set *d_out with cudaMemset when n == 0 (reduce_in_passes), reduce_sum_grid_stride clears
-// *d_out with cudaMemsetAsync before its launch. Each is called with n = 0 and n = 1000, where a
-// version of the learner's may also allocate, copy or clear something else.
+// Every function makes CUDA calls that can fail before it returns: its launches, and in the
+// reference the versions 1-4 set *d_out with cudaMemset when n == 0 (reduce_in_passes),
+// reduce_sum_grid_stride clears *d_out with cudaMemsetAsync before its launch. Each is called
+// with n = 0 and n = 1000, where a version of the learner's may also allocate, copy or clear
+// something else.
 struct HostCase {
   std::string call;
   const char* function;
   bool with_workspace;
   std::size_t n;
   std::function<cudaError_t(const float*, float*, float*)> run;  // (d_in, d_out, d_workspace)
+  std::function<testing::AssertionResult(const Input&)> check;  // a checked call on its own buffers
 };
 
 std::vector<HostCase> host_cases() {
   std::vector<HostCase> cases;
   for (std::size_t n : {std::size_t(0), std::size_t(1000)}) {
+    const int in = static_cast<int>(n);
     for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
-      cases.push_back({tree_call(*v, n, 256), v->name, true, n, [v, n](const float* in, float* out, float* ws) {
-                         return v->run(in, static_cast<int>(n), out, ws, 256);
-                       }});
+      cases.push_back({tree_call(*v, n, 256), v->name, true, n,
+                       [v, in](const float* d_in, float* out, float* ws) { return v->run(d_in, in, out, ws, 256); },
+                       [v](const Input& input) { return check_tree(*v, input, 256); }});
     }
-    cases.push_back({grid_call(n, 4, 128), "reduce_sum_grid_stride", false, n, [n](const float* in, float* out, float*) {
-                       return reduce_sum_grid_stride(in, static_cast<int>(n), out, 4, 128);
-                     }});
+    cases.push_back({grid_call(n, 4, 128), "reduce_sum_grid_stride", false, n,
+                     [in](const float* d_in, float* out, float*) { return reduce_sum_grid_stride(d_in, in, out, 4, 128); },
+                     [](const Input& input) { return check_grid_stride(input, 4, 128); }});
+    cases.push_back({"reduce_sum(n=" + std::to_string(n) + ")", "reduce_sum", false, n,
+                     [in](const float* d_in, float* out, float*) { return reduce_sum(d_in, in, out); },
+                     [](const Input& input) { return check_final_sum(input); }});
+    for (const bool is_max : {true, false}) {
+      const char* function = is_max ? "reduce_max" : "reduce_min";
+      cases.push_back({std::string(function) + "(n=" + std::to_string(n) + ")", function, false, n,
+                       [in, is_max](const float* d_in, float* out, float*) {
+                         return is_max ? reduce_max(d_in, in, out) : reduce_min(d_in, in, out);
+                       },
+                       [is_max](const Input& input) { return check_extreme(is_max, input.values, "random"); }});
+    }
   }
   return cases;
 }
 
-const char* const kHostFunctions = "reduce_sum_interleaved, _sequential, _first_add, _warp_shuffle (block_size 256) "
-                                   "and reduce_sum_grid_stride (4 x 128), n = 0 and 1000";
+const char* const kHostFunctions = "reduce_sum_interleaved, _sequential, _first_add, _warp_shuffle (block_size 256), "
+                                   "reduce_sum_grid_stride (4 x 128), reduce_sum, reduce_max and reduce_min, n = 0 "
+                                   "and 1000";
 
 }  // namespace
 
@@ -640,19 +656,13 @@ TEST(Correctness, HostFreesDeviceMemory) {
   WB_ASSERT(wb::check::run_cases(cases.size(), [&](std::size_t i) {
     const HostCase& c = cases[i];
     const Input input = exact_input(c.n, seed++);
-    return wb::check::host::frees_device_memory(c.call, c.function, [&] {
-      float got = 0.0f;
-      if (auto r = run_reduction(input.values, c.call, c.function, c.with_workspace, kSumPoison, c.run, got); !r) {
-        return r;
-      }
-      return sum_matches(input, got, c.call);
-    });
+    return wb::check::host::frees_device_memory(c.call, c.function, [&] { return c.check(input); });
   }));
 }
 
 // Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async), cudaMemset(Async),
-// cudaFuncSetAttribute and kernel launch of each call fails in turn; the call must return that error at once, with no work after it
-// and no leak.
+// cudaFuncSetAttribute and kernel launch of each call fails in turn; the call must return that
+// error at once, with no work after it and no leak.
 TEST(Correctness, HostReturnsCudaErrors) {
   wb::check::record_threshold(std::string(kHostFunctions) +
                               ": " + wb::check::host::kFaultsText +

@@ -24,6 +24,9 @@ if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(03-reduction grid_stride_memset_unchecked
     --expect-fail Correctness.HostReturnsCudaErrors
                   "reduce_sum_grid_stride\\(n=0, num_blocks=4, block_size=128\\) with its 1st cudaMemsetAsync failing with cudaErrorLaunchFailure returned the error, but only after going on: the launch of reduce_grid_stride_kernel at .*grid_stride_memset_unchecked.cu:{{line:reduce_grid_stride_kernel<<<}} came after the failed cudaMemsetAsync")
+  wb_known_wrong_test(03-reduction final_launch_unchecked
+    --expect-fail Correctness.HostReturnsCudaErrors
+                  "reduce_sum\\(n=1000\\) with its 1st kernel launch failing with cudaErrorLaunchOutOfResources returned the error, but only after going on: the launch of reduce_final_kernel<Op> at .*final_launch_unchecked.cu:{{line:reduce_final_kernel<Op><<<}} came after the failed kernel launch")
   wb_known_wrong_test(03-reduction passes_leak_scratch
     --expect-fail Correctness.HostFreesDeviceMemory
                   "reduce_sum_interleaved\\(n=1000, block_size=256\\) left 1 device allocation\\(s\\) \\(132 bytes\\) behind: every cudaMalloc in reduce_sum_interleaved needs its cudaFree")
