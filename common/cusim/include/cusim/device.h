@@ -223,7 +223,7 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
     detail::launch_kernel(launch);
 }
 
-/// `k<<<cfg>>>(args)` inside a #define, as the rewriter writes it: launcher(cfg, ..., call)(args), so
+/// `k<<<cfg>>>(args)` inside a `#define`, as the rewriter writes it: launcher(cfg, ..., call)(args), so
 /// that the arguments, which may be a macro's empty __VA_ARGS__, keep a call of their own.
 template <class F>
 struct Launcher {
