@@ -144,6 +144,17 @@ void note_work_after_failure(State& s, const std::string& what) {
     if (s.work_after_failure++ == 0) s.first_work_after_failure = what;
 }
 
+// Counts this call of `api` against its pending injection (called with the lock held); the
+// injected error when this is the call it was meant for, else cudaSuccess.
+cudaError_t due_injection(State& s, const char* api) {
+    auto it = s.injections.find(api);
+    if (it == s.injections.end() || --it->second.first > 0) return cudaSuccess;
+    const cudaError_t error = it->second.second;
+    s.injections.erase(it);
+    s.injection_fired = true;
+    return error;
+}
+
 // The error injected into this call of `api` (cusim::checker::inject_failure), reported as the
 // call's error; cudaSuccess when none is due.
 cudaError_t injected_failure(const char* api) {
@@ -154,11 +165,7 @@ cudaError_t injected_failure(const char* api) {
         std::lock_guard<std::mutex> lk(s.mu);
         // Synchronizing is no work: code may wait for the device before it cleans up.
         if (std::strcmp(api, "cudaDeviceSynchronize") != 0) note_work_after_failure(s, api + at_site());
-        auto it = s.injections.find(api);
-        if (it == s.injections.end() || --it->second.first > 0) return cudaSuccess;
-        error = it->second.second;
-        s.injections.erase(it);
-        s.injection_fired = true;
+        if ((error = due_injection(s, api)) == cudaSuccess) return cudaSuccess;
     }
     return api_error(error, api, "a failure injected on purpose (cusim::checker::inject_failure), to test how the "
                                  "program handles it");
@@ -204,11 +211,7 @@ cudaError_t injected_launch_failure(const char* kernel, const char* file, int li
     {
         std::lock_guard<std::mutex> lk(s.mu);
         note_work_after_failure(s, "the launch of " + name + " at " + at);
-        auto it = s.injections.find(cusim::checker::kKernelLaunch);
-        if (it == s.injections.end() || --it->second.first > 0) return cudaSuccess;
-        error = it->second.second;
-        s.injections.erase(it);
-        s.injection_fired = true;
+        if ((error = due_injection(s, cusim::checker::kKernelLaunch)) == cudaSuccess) return cudaSuccess;
     }
     // Not sticky, like a launch that asks for too many resources: cudaGetLastError() returns it once.
     return report_error(error, "launch of kernel '" + name + "' at " + at +
