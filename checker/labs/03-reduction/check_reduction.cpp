@@ -609,7 +609,6 @@ namespace {
 struct HostCase {
   std::string call;
   const char* function;
-  bool with_workspace;
   std::size_t n;
   std::function<cudaError_t(const float*, float*, float*)> run;  // (d_in, d_out, d_workspace)
   std::function<testing::AssertionResult(const Input&)> check;  // a checked call on its own buffers
@@ -620,19 +619,19 @@ std::vector<HostCase> host_cases() {
   for (std::size_t n : {std::size_t(0), std::size_t(1000)}) {
     const int in = static_cast<int>(n);
     for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
-      cases.push_back({tree_call(*v, n, 256), v->name, true, n,
+      cases.push_back({tree_call(*v, n, 256), v->name, n,
                        [v, in](const float* d_in, float* out, float* ws) { return v->run(d_in, in, out, ws, 256); },
                        [v](const Input& input) { return check_tree(*v, input, 256); }});
     }
-    cases.push_back({grid_call(n, 4, 128), "reduce_sum_grid_stride", false, n,
+    cases.push_back({grid_call(n, 4, 128), "reduce_sum_grid_stride", n,
                      [in](const float* d_in, float* out, float*) { return reduce_sum_grid_stride(d_in, in, out, 4, 128); },
                      [](const Input& input) { return check_grid_stride(input, 4, 128); }});
-    cases.push_back({"reduce_sum(n=" + std::to_string(n) + ")", "reduce_sum", false, n,
+    cases.push_back({"reduce_sum(n=" + std::to_string(n) + ")", "reduce_sum", n,
                      [in](const float* d_in, float* out, float*) { return reduce_sum(d_in, in, out); },
                      [](const Input& input) { return check_final_sum(input); }});
     for (const bool is_max : {true, false}) {
       const char* function = is_max ? "reduce_max" : "reduce_min";
-      cases.push_back({std::string(function) + "(n=" + std::to_string(n) + ")", function, false, n,
+      cases.push_back({std::string(function) + "(n=" + std::to_string(n) + ")", function, n,
                        [in, is_max](const float* d_in, float* out, float*) {
                          return is_max ? reduce_max(d_in, in, out) : reduce_min(d_in, in, out);
                        },
