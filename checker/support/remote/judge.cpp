@@ -1,10 +1,6 @@
-// The judge's side of the channel: starts the worker on first use and implements, as requests
-// to it, every CUDA runtime function the checks and common/wb call (and cusim's analysis and
-// checker APIs on sim). This file replaces the CUDA runtime (cusim or libcudart) in a check
-// binary: the check binary never contains the student's code nor runs a kernel itself.
-#define CUSIM_NO_SITE_MACROS 1
-#include <cuda_runtime.h>
-
+// The judge's side of the channel of a single-process lab: starts the worker on first use and
+// carries the requests to it (judge_request: the CUDA runtime of judge_cuda.cpp and the lab's
+// interface functions). The check binary never contains the student's code nor runs a kernel.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -20,20 +16,11 @@
 #include <string>
 #include <thread>
 
-#if defined(CUSIM)
-#include "wb_remote_analysis.h"
-#endif
 #include "sandbox.h"
 #include "wb_remote.h"
 #include "wb_remote_interface.h"
 
 namespace wb::remote {
-
-/// The worker (the student's code) is gone; what() says how, for the learner.
-class WorkerError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 namespace {
 
@@ -183,294 +170,18 @@ class Worker {
   std::string gone_;
 };
 
-Reader request(Op op, const Writer& w, const char* what, std::uint64_t max_reply = kMaxReply) {
+}  // namespace
+
+Reader judge_request(Op op, const Writer& w, const char* what, std::uint64_t max_reply) {
   return Worker::get().request(op, w, what, max_reply);
 }
-
-// Releases after the worker is gone (a DeviceBuffer's destructor after a failed check) do
-// nothing, quietly: a destructor must not throw, and the failure was already reported.
-cudaError_t release(Op op, const Writer& w, const char* what) {
-  try {
-    return request(op, w, what).get<cudaError_t>();
-  } catch (const WorkerError&) {
-    return cudaErrorUnknown;
-  }
-}
-
-Writer args() { return Writer(); }
-
-cudaError_t status_only(Op op, const Writer& w, const char* what) { return request(op, w, what).get<cudaError_t>(); }
-
-// Device allocations as the worker reported them: cudaMemcpyDefault needs to tell device
-// pointers from host pointers.
-std::map<std::uint64_t, std::uint64_t>& device_ranges() {
-  static std::map<std::uint64_t, std::uint64_t> ranges;
-  return ranges;
-}
-
-bool is_device(const void* p) {
-  const auto v = to_wire(p);
-  auto it = device_ranges().upper_bound(v);
-  if (it == device_ranges().begin()) return false;
-  --it;
-  return v >= it->first && v < it->first + it->second;
-}
-
-const char* cached_text(Op op, cudaError_t code) {
-  static std::map<std::pair<int, int>, std::string> cache;
-  const auto key = std::make_pair(static_cast<int>(op), static_cast<int>(code));
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    std::string text;
-    try {
-      Writer w;
-      w.put(code);
-      text = request(op, w, "cudaGetErrorString").get_string();
-    } catch (const std::exception&) {
-      text = "cuda error " + std::to_string(static_cast<int>(code));
-    }
-    it = cache.emplace(key, text).first;
-  }
-  return it->second.c_str();
-}
-
-}  // namespace
 
 Reader call(const std::string& name, const Writer& arguments) {
   Writer w;
   w.put_string(name);
   w.put_bytes(arguments.bytes().data(), arguments.bytes().size());
-  return request(Op::Call, w, (name + "()").c_str());
+  return judge_request(Op::Call, w, (name + "()").c_str(), kMaxReply);
 }
 
 }  // namespace wb::remote
 
-using namespace wb::remote;
-
-#if defined(CUSIM)
-namespace cusim::detail {
-void set_api_site(const char*, int) noexcept {}
-}  // namespace cusim::detail
-#endif
-
-const char* cudaGetErrorString(cudaError_t error) { return cached_text(Op::ErrorString, error); }
-const char* cudaGetErrorName(cudaError_t error) { return cached_text(Op::ErrorName, error); }
-cudaError_t cudaGetLastError() { return status_only(Op::GetLastError, args(), "cudaGetLastError"); }
-cudaError_t cudaPeekAtLastError() { return status_only(Op::PeekAtLastError, args(), "cudaPeekAtLastError"); }
-cudaError_t cudaDeviceSynchronize() { return status_only(Op::Synchronize, args(), "cudaDeviceSynchronize"); }
-
-cudaError_t cudaGetDevice(int* device) {
-  Reader r = request(Op::GetDevice, args(), "cudaGetDevice");
-  const auto e = r.get<cudaError_t>();
-  *device = r.get<int>();
-  return e;
-}
-
-cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
-  Writer w;
-  w.put(attr).put(device);
-  Reader r = request(Op::DeviceGetAttribute, w, "cudaDeviceGetAttribute");
-  const auto e = r.get<cudaError_t>();
-  *value = r.get<int>();
-  return e;
-}
-
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
-  Writer w;
-  w.put(device);
-  Reader r = request(Op::GetDeviceProperties, w, "cudaGetDeviceProperties");
-  const auto e = r.get<cudaError_t>();
-  *prop = r.get<cudaDeviceProp>();
-  return e;
-}
-
-cudaError_t cudaMalloc(void** ptr, size_t size) {
-  Writer w;
-  w.put<std::uint64_t>(size);
-  Reader r = request(Op::Malloc, w, "cudaMalloc");
-  const auto e = r.get<cudaError_t>();
-  const auto p = r.get<std::uint64_t>();
-  *ptr = from_wire<void*>(p);
-  if (e == cudaSuccess && p != 0) device_ranges()[p] = size;
-  return e;
-}
-
-cudaError_t cudaFree(void* ptr) {
-  Writer w;
-  w.put<std::uint64_t>(to_wire(ptr));
-  device_ranges().erase(to_wire(ptr));
-  return release(Op::Free, w, "cudaFree");
-}
-
-namespace {
-
-cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) {
-  if (kind == cudaMemcpyDefault) {
-    const bool d = is_device(dst), s = is_device(src);
-    kind = d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
-             : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
-  }
-  switch (kind) {
-    case cudaMemcpyHostToHost:
-      if (count) std::memmove(dst, src, count);
-      return cudaSuccess;
-    case cudaMemcpyHostToDevice: {
-      Writer w;
-      w.put<std::uint64_t>(to_wire(dst)).put<std::uint64_t>(count).put_bulk(src, count);
-      return status_only(Op::MemcpyToDevice, w, "cudaMemcpy (host to device)");
-    }
-    case cudaMemcpyDeviceToHost: {
-      Writer w;
-      w.put<std::uint64_t>(to_wire(src)).put<std::uint64_t>(count);
-      Reader r = request(Op::MemcpyToHost, w, "cudaMemcpy (device to host)", count + 64);
-      const auto e = r.get<cudaError_t>();
-      if (count) std::memcpy(dst, r.take(count), count);
-      return e;
-    }
-    case cudaMemcpyDeviceToDevice: {
-      Writer w;
-      w.put<std::uint64_t>(to_wire(dst)).put<std::uint64_t>(to_wire(src)).put<std::uint64_t>(count);
-      w.put<std::uint64_t>(to_wire(stream));
-      return status_only(Op::MemcpyDeviceToDevice, w, "cudaMemcpy (device to device)");
-    }
-    default:
-      return cudaErrorInvalidMemcpyDirection;
-  }
-}
-
-}  // namespace
-
-cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-  return copy(dst, src, count, kind, nullptr);
-}
-
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) {
-  return copy(dst, src, count, kind, stream);
-}
-
-cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
-  Writer w;
-  w.put<std::uint64_t>(to_wire(ptr)).put(value).put<std::uint64_t>(count).put<std::uint64_t>(to_wire(stream));
-  return status_only(Op::Memset, w, "cudaMemset");
-}
-
-cudaError_t cudaMemset(void* ptr, int value, size_t count) { return cudaMemsetAsync(ptr, value, count, nullptr); }
-
-cudaError_t cudaStreamCreate(cudaStream_t* stream) {
-  Reader r = request(Op::StreamCreate, args(), "cudaStreamCreate");
-  const auto e = r.get<cudaError_t>();
-  *stream = from_wire<cudaStream_t>(r.get<std::uint64_t>());
-  return e;
-}
-
-cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  Writer w;
-  w.put<std::uint64_t>(to_wire(stream));
-  return release(Op::StreamDestroy, w, "cudaStreamDestroy");
-}
-
-cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  Writer w;
-  w.put<std::uint64_t>(to_wire(stream));
-  return status_only(Op::StreamSynchronize, w, "cudaStreamSynchronize");
-}
-
-cudaError_t cudaEventCreate(cudaEvent_t* event) {
-  Reader r = request(Op::EventCreate, args(), "cudaEventCreate");
-  const auto e = r.get<cudaError_t>();
-  *event = from_wire<cudaEvent_t>(r.get<std::uint64_t>());
-  return e;
-}
-
-cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  Writer w;
-  w.put<std::uint64_t>(to_wire(event));
-  return release(Op::EventDestroy, w, "cudaEventDestroy");
-}
-
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-  Writer w;
-  w.put<std::uint64_t>(to_wire(event)).put<std::uint64_t>(to_wire(stream));
-  return status_only(Op::EventRecord, w, "cudaEventRecord");
-}
-
-cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  Writer w;
-  w.put<std::uint64_t>(to_wire(event));
-  return status_only(Op::EventSynchronize, w, "cudaEventSynchronize");
-}
-
-cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  Writer w;
-  w.put<std::uint64_t>(to_wire(start)).put<std::uint64_t>(to_wire(end));
-  Reader r = request(Op::EventElapsedTime, w, "cudaEventElapsedTime");
-  const auto e = r.get<cudaError_t>();
-  *ms = r.get<float>();
-  return e;
-}
-
-#if defined(CUSIM)
-// What cusim's analysis saw in the worker. These numbers come from the student's process: they
-// are as trustworthy as that process (see docs/concepts/checking.md).
-namespace cusim::analysis {
-
-bool available() { return request(Op::AnalysisAvailable, args(), "cusim::analysis::available").get<std::uint8_t>() != 0; }
-
-void reset() { request(Op::AnalysisReset, args(), "cusim::analysis::reset"); }
-
-std::vector<KernelMetrics> metrics() {
-  Reader r = request(Op::AnalysisMetrics, args(), "cusim::analysis::metrics");
-  const auto n = r.get<std::uint64_t>();
-  std::vector<KernelMetrics> out;
-  for (std::uint64_t i = 0; i < n && r.remaining() > 0; ++i) out.push_back(get_metrics(r));
-  return out;
-}
-
-std::vector<Report> reports() {
-  Reader r = request(Op::AnalysisReports, args(), "cusim::analysis::reports");
-  const auto n = r.get<std::uint64_t>();
-  std::vector<Report> out;
-  for (std::uint64_t i = 0; i < n && r.remaining() > 0; ++i) out.push_back(get_report(r));
-  return out;
-}
-
-}  // namespace cusim::analysis
-
-// cusim/checker.h, asked of the worker's cusim (the same caveat: these are the worker's answers).
-namespace cusim::checker {
-
-DeviceMemory device_memory() {
-  Reader r = request(Op::CheckerDeviceMemory, args(), "cusim::checker::device_memory");
-  DeviceMemory m;
-  m.allocations = r.get<std::uint64_t>();
-  m.bytes = r.get<std::uint64_t>();
-  return m;
-}
-
-std::vector<LaunchRecord> launches() {
-  Reader r = request(Op::CheckerLaunches, args(), "cusim::checker::launches");
-  const auto n = r.get<std::uint64_t>();
-  std::vector<LaunchRecord> out;
-  for (std::uint64_t i = 0; i < n && r.remaining() > 0; ++i) out.push_back(get_launch(r));
-  return out;
-}
-
-void clear_launches() { request(Op::CheckerClearLaunches, args(), "cusim::checker::clear_launches"); }
-
-bool inject_failure(const std::string& api, unsigned nth, cudaError_t error) {
-  Writer w;
-  w.put_string(api).put(nth).put(error);
-  return request(Op::CheckerInjectFailure, w, "cusim::checker::inject_failure").get<std::uint8_t>() != 0;
-}
-
-InjectionOutcome end_injected_failures() {
-  Reader r = request(Op::CheckerEndFailures, args(), "cusim::checker::end_injected_failures");
-  InjectionOutcome o;
-  o.not_fired = r.get<unsigned>();
-  o.work_after_failure = r.get<std::uint64_t>();
-  o.first_work_after_failure = r.get_string();
-  return o;
-}
-
-}  // namespace cusim::checker
-#endif

@@ -60,7 +60,15 @@ enum class Op : std::uint32_t {
   CheckerEndFailures,      ///< -> not fired, work after the failure, the first of it
   SharedMemory,            ///< bytes; the descriptor of a new shared segment rides with it
   Shutdown,
+  Callback,                ///< worker to judge, during a Call: a function the judge passed (id, arguments)
+  CallbackReturn,          ///< judge to worker: what that function returned
 };
+
+/// True for the requests judge_cuda.cpp makes and serve_cuda() executes (the CUDA runtime and
+/// cusim's analysis and checker APIs).
+constexpr bool is_cuda_op(std::uint32_t tag) {
+  return tag >= static_cast<std::uint32_t>(Op::Malloc) && tag <= static_cast<std::uint32_t>(Op::CheckerEndFailures);
+}
 
 /// The largest payload either side accepts (a hostile length must not exhaust the judge).
 constexpr std::uint64_t kMaxPayload = std::uint64_t(8) << 30;
@@ -150,6 +158,22 @@ void send_message_with_fd(int fd, std::uint32_t tag, const Writer& payload, int 
 /// receive_message that also takes a descriptor sent with the message: *passed (-1: none).
 bool receive_message_with_fd(int fd, std::uint32_t& tag, Payload& payload, int* passed,
                              std::uint64_t max_size = kMaxPayload);
+
+/// The worker (the student's code) is gone or failed a request; what() says how, for the learner.
+class WorkerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Judge side: one request to the process that runs the lab's code, over the judge's transport
+/// (judge.cpp: the check binary's own worker; comm_judge.cpp: this MPI rank's worker). The CUDA
+/// runtime of judge_cuda.cpp is built on it. Throws WorkerError when the worker is gone or the
+/// request failed there.
+Reader judge_request(Op op, const Writer& payload, const char* what, std::uint64_t max_reply);
+
+/// Worker side: executes one CUDA runtime request (is_cuda_op) with this process's runtime
+/// (worker_cuda.cpp) and writes its reply.
+void serve_cuda(Op op, Reader& in, Writer& out);
 
 /// Pointers cross the channel as numbers.
 inline std::uint64_t to_wire(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
