@@ -55,11 +55,10 @@ std::string block_name(const lab12::TensorParallelMlp& b) {
 // The messages one lab10::ring_allreduce of `count` floats sends from this rank, counted now.
 std::uint64_t allreduce_sends(std::size_t count) {
   comm::Communicator& w = comm::check::world();
-  comm::Buffer buf = w.allocate(std::max<std::size_t>(count, 1) * sizeof(float));
-  comm::fill_bytes(buf.data(), buf.space(), 0, count * sizeof(float));
+  Device<float> buf(std::vector<float>(count, 0.0f));  // device memory, as the trainer's
   w.barrier();
   w.reset_stats();
-  lab10::ring_allreduce(buf.data(), buf.data(), count, comm::DataType::f32, comm::RedOp::sum, w);
+  lab10::ring_allreduce(buf.get(), buf.get(), count, comm::DataType::f32, comm::RedOp::sum, w);
   return w.stats().sends;
 }
 

@@ -16,6 +16,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "comm/check.h"
@@ -75,7 +78,7 @@ std::string reserve_shared(std::size_t bytes) {
 // call; the launcher fails the running check with it and reruns the checks after it.
 [[noreturn]] void lost(const std::string& call, const std::string& why) {
   std::string message = "the process running the lab's code for rank " + std::to_string(env_rank()) + " " + why;
-  if (!call.empty()) message += " during " + call + "()";
+  if (!call.empty()) message += " during " + call + (call.back() == ')' ? "" : "()");
   message +=
       ". The lab's functions must return to the checker: did the code call exit() or MPI_Abort(), crash, or "
       "end MPI (MPI_Finalize)? How that process ended is shown below when it is known.";
@@ -88,7 +91,24 @@ std::string reserve_shared(std::size_t bytes) {
   std::_Exit(4);
 }
 
+// Checks' functions the lab's code is calling back now (Request::run): the lab's functions may
+// not be called from them.
+int g_in_callback = 0;
+
 }  // namespace
+
+namespace detail {
+Request*& building() {
+  thread_local Request* request = nullptr;
+  return request;
+}
+}  // namespace detail
+
+std::uint32_t add_callback(std::function<void(Reader& args, Writer& result)> f) {
+  Request* r = detail::building();
+  if (!r) throw std::logic_error("add_callback: only while a request's arguments are written (a Codec's put)");
+  return r->callback(std::move(f));
+}
 
 void accept_worker() {
   prctl(PR_SET_DUMPABLE, 0);  // no process of this user may ptrace the judge or open its descriptors
@@ -154,6 +174,9 @@ Request& Request::buffer(const void* p, std::size_t bytes) {
 }
 
 Reader Request::run(comm::Communicator& comm) {
+  if (g_in_callback > 0)
+    throw std::logic_error(std::string("the checks called ") + name_ +
+                           "() from a function the lab's code calls back; the lab's functions cannot nest");
   if (g_fd < 0) lost(name_, g_unavailable.empty() ? "is not connected" : g_unavailable);
   // The buffers go as blocks: overlapping buffers (in place: the send buffer inside the
   // receive buffer, or the same buffer twice) share one, so the lab's code sees them overlap as
@@ -201,11 +224,32 @@ Reader Request::run(comm::Communicator& comm) {
   comm::status::set_activity("waiting for the lab's code: %s()", name_);
   std::uint32_t tag = 0;
   Payload payload;
+  std::exception_ptr thrown;  // by a function of the checks the lab's code called back
   try {
     send_message(g_fd, static_cast<std::uint32_t>(Op::Call), w);
-    wait_readable_with_mpi_progress(g_fd);  // the judges' own MPI traffic keeps moving meanwhile
-    // The reply holds a few counters, message times and the function's value: no more.
-    if (!receive_message(g_fd, tag, payload, std::uint64_t(256) << 20)) lost(name_, "ended");
+    for (;;) {
+      wait_readable_with_mpi_progress(g_fd);  // the judges' own MPI traffic keeps moving meanwhile
+      // The reply holds a few counters, message times and the function's value: no more.
+      if (!receive_message(g_fd, tag, payload, std::uint64_t(256) << 20)) lost(name_, "ended");
+      if (tag != static_cast<std::uint32_t>(Op::Callback)) break;
+      Reader in(std::move(payload));
+      const auto id = in.get<std::uint32_t>();
+      if (id == 0 || id > callbacks_.size()) lost(name_, "sent a malformed reply (a call of a function never passed)");
+      Writer result;
+      std::uint8_t ok = 1;
+      ++g_in_callback;
+      try {
+        callbacks_[id - 1](in, result);
+      } catch (...) {
+        if (!thrown) thrown = std::current_exception();
+        ok = 0;
+        result = Writer();
+      }
+      --g_in_callback;
+      Writer back;
+      back.put(ok).put_bytes(result.bytes().data(), result.bytes().size());
+      send_message(g_fd, static_cast<std::uint32_t>(Op::CallbackReturn), back);
+    }
   } catch (const ChannelError& e) {
     lost(name_, std::string("ended (") + e.what() + ")");
   }
@@ -253,7 +297,41 @@ Reader Request::run(comm::Communicator& comm) {
     throw comm::Error(file.c_str(), line, what);
   }
   if (outcome != 0) throw std::runtime_error(text);
+  if (thrown) std::rethrow_exception(thrown);
   return r;
 }
 
+// The CUDA runtime's requests (judge_cuda.cpp) of a lab whose code is CUDA, over the same
+// connection: device memory lives in the worker.
+Reader cuda_request(Op op, const Writer& payload, const char* what, std::uint64_t max_reply) {
+  if (g_fd < 0) {
+    throw WorkerError(std::string(what) + ": the process running the lab's code " +
+                      (g_unavailable.empty() ? "is not connected" : g_unavailable));
+  }
+  std::uint32_t status = 0;
+  Payload reply;
+  try {
+    send_message(g_fd, static_cast<std::uint32_t>(op), payload);
+    wait_readable_with_mpi_progress(g_fd);
+    if (!receive_message(g_fd, status, reply, max_reply)) lost(what, "ended");
+  } catch (const ChannelError& e) {
+    lost(what, std::string("ended (") + e.what() + ")");
+  }
+  Reader r(std::move(reply));
+  if (status == 0) return r;
+  std::string message;
+  try {
+    message = r.get_string();
+  } catch (const ChannelError&) {
+    lost(what, "sent a malformed reply");
+  }
+  throw WorkerError(std::string(what) + ": " + message);
+}
+
 }  // namespace wb::remote::comm_split
+
+namespace wb::remote {
+Reader judge_request(Op op, const Writer& payload, const char* what, std::uint64_t max_reply) {
+  return comm_split::cuda_request(op, payload, what, max_reply);
+}
+}  // namespace wb::remote

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -56,6 +58,27 @@ int connect_judge(int rank) {
   }
   std::fprintf(stderr, "check worker: rank %d could not reach its judge at %s\n", rank, path.c_str());
   return -1;
+}
+
+int g_fd = -1;  // the connection to this rank's judge
+void (*g_cuda_server)(Op, Reader&, Writer&) = nullptr;  // set_cuda_server
+std::mutex g_callback_mutex;
+
+// One CUDA runtime request of the judge (judge_cuda.cpp), answered as the single-process
+// worker answers it.
+void serve_cuda_request(int fd, Op op, Payload payload) {
+  Reader in(std::move(payload));
+  Writer out;
+  std::uint32_t status = 0;
+  try {
+    if (!g_cuda_server) throw std::runtime_error("this lab's worker has no CUDA runtime");
+    g_cuda_server(op, in, out);
+  } catch (const std::exception& e) {
+    out = Writer();
+    out.put_string(std::string("an exception escaped the lab's code: ") + e.what());
+    status = 1;
+  }
+  send_message(fd, status, out);
 }
 
 // This worker's mapping of the memory the judge shares the requests' buffers in.
@@ -132,6 +155,32 @@ void serve(Reader& in, comm::Communicator& comm, int fd) {
 
 void register_handler(const char* name, Handler handler) { handlers()[name] = std::move(handler); }
 
+void set_cuda_server(void (*server)(Op, Reader&, Writer&)) { g_cuda_server = server; }
+
+Reader call_back(std::uint32_t id, const Writer& args) {
+  std::lock_guard<std::mutex> lock(g_callback_mutex);
+  Writer w;
+  w.put(id).put_bytes(args.bytes().data(), args.bytes().size());
+  send_message(g_fd, static_cast<std::uint32_t>(Op::Callback), w);
+  for (;;) {
+    std::uint32_t tag = 0;
+    Payload payload;
+    int passed = -1;
+    wait_readable_with_mpi_progress(g_fd);
+    // The judge is gone: nothing this process does matters any more.
+    if (!receive_message_with_fd(g_fd, tag, payload, &passed)) std::_Exit(3);
+    if (passed >= 0) close(passed);
+    if (tag == static_cast<std::uint32_t>(Op::CallbackReturn)) {
+      Reader r(std::move(payload));
+      if (r.get<std::uint8_t>() == 0) throw std::runtime_error("the checker's function called by the lab's code failed");
+      return r;
+    }
+    if (tag == static_cast<std::uint32_t>(Op::Shutdown)) std::_Exit(3);
+    if (!is_cuda_op(tag)) throw ChannelError("unexpected request " + std::to_string(tag) + " during a call back");
+    serve_cuda_request(g_fd, static_cast<Op>(tag), std::move(payload));
+  }
+}
+
 Args::Args(Reader& in, char* shared, std::size_t shared_bytes) : in_(in) {
   const auto nblocks = in_.get<std::uint64_t>();
   if (nblocks > 4096) throw ChannelError("malformed request: too many buffers");
@@ -169,6 +218,7 @@ int main(int argc, char** argv) {
   const int rank = comm_split::env_rank();
   const int fd = comm_split::connect_judge(rank);
   if (fd < 0) return 2;
+  comm_split::g_fd = fd;
   comm::MpiSession session(&argc, &argv);
   std::unique_ptr<comm::Communicator> world = comm::make_mpi_communicator(MPI_COMM_WORLD, comm::default_memory_space());
   for (;;) {
@@ -188,6 +238,10 @@ int main(int argc, char** argv) {
         world.reset();
         comm::status::set_done();
         return 0;
+      }
+      if (is_cuda_op(tag)) {
+        comm_split::serve_cuda_request(fd, static_cast<Op>(tag), std::move(payload));
+        continue;
       }
       if (tag != static_cast<std::uint32_t>(Op::Call)) break;
       Reader in(std::move(payload));

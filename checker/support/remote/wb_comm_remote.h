@@ -23,8 +23,15 @@
 ///                  (COMM(comm), BUFFER(buf, bytes), ARG(bytes), ARG(iters)))
 /// @endcode
 /// BUFFER(p, bytes) is a host buffer (null stays null; one that lies inside an earlier buffer of
-/// the same call, e.g. in place, stays inside it), ARG(v) a value of trivially copyable type,
-/// VECTOR(v) a std::vector of one, COMM(c) the communicator (the worker's own takes its place).
+/// the same call, e.g. in place, stays inside it), ARG(v) a value (trivially copyable, a
+/// std::vector, or a type with a Codec; a device pointer is a value: a number the worker's own
+/// CUDA runtime gave out), INOUT(v) a value passed by reference that the call changes (the
+/// judge's copy takes what the lab's code left in it), VECTOR(v) a std::vector of trivially
+/// copyable values, COMM(c) the communicator (the worker's own takes its place).
+///
+/// A lab whose code is CUDA (lab 12) gets the CUDA runtime requests of the single-process labs
+/// over the same connection (judge_cuda.cpp in the judge, worker_cuda.cpp in the worker): device
+/// memory lives in the worker, and the checks' cudaMalloc/cudaMemcpy reach it there.
 #pragma once
 
 #include <mpi.h>
@@ -78,6 +85,50 @@ inline std::size_t collective_bytes(comm::Collective c, bool send, std::size_t c
          comm::size_of(type);
 }
 
+// ---- values ----------------------------------------------------------------------------------
+
+/// How a value crosses the channel: trivially copyable values as their bytes, std::vector
+/// element by element; a lab's interface.cpp specializes it for its own types (a struct with
+/// vectors, a struct that carries a callback). put() is used by the side that sends the value,
+/// get() by the side that receives it.
+template <class T, class Enable = void>
+struct Codec {
+  static void put(Writer& w, const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "remote values: trivially copyable, std::vector, or a Codec specialization in interface.cpp");
+    w.put(v);
+  }
+  static T get(Reader& r) { return r.get<T>(); }
+};
+
+template <class T>
+struct Codec<std::vector<T>> {
+  static void put(Writer& w, const std::vector<T>& v) {
+    w.put<std::uint64_t>(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) Codec<T>::put(w, static_cast<T>(v[i]));
+  }
+  static std::vector<T> get(Reader& r) {
+    const auto n = r.get<std::uint64_t>();
+    if (n > r.remaining()) throw ChannelError("malformed message: vector size");
+    std::vector<T> v;
+    v.reserve(n);
+    for (std::uint64_t i = 0; i < n; ++i) v.push_back(Codec<T>::get(r));
+    return v;
+  }
+};
+
+/// Judge side, inside a Codec's put() while a request is being built: passes a function of the
+/// checks to the lab's code (e.g. a completion callback). The lab's code calls it through
+/// call_back() with the id this returns; it runs in the judge, while the request is in flight,
+/// and may make CUDA runtime calls (they are served by the worker meanwhile) but not call the
+/// lab's functions. An exception it throws ends its call with an error for the lab's code and is
+/// rethrown in the check when the request returns.
+std::uint32_t add_callback(std::function<void(Reader& args, Writer& result)> f);
+
+/// Worker side: calls the judge's function @p id (from add_callback) with @p args and returns
+/// its result. Serves the judge's CUDA runtime requests while it waits.
+Reader call_back(std::uint32_t id, const Writer& args);
+
 // ---- judge side ----------------------------------------------------------------------------
 
 /// One request to this rank's worker. Build it in the order of the function's parameters.
@@ -98,11 +149,34 @@ class Request {
     args_.put_bytes(v.data(), v.size() * sizeof(T));
     return *this;
   }
+  /// A value by its Codec.
+  template <class T>
+  Request& value(const T& v) {
+    Codec<T>::put(args_, v);
+    return *this;
+  }
+  /// A value the call changes: sent by its Codec, and replaced by what the lab's code left in
+  /// it when the reply comes (finish()).
+  template <class T>
+  Request& in_out(T& v) {
+    Codec<T>::put(args_, v);
+    writebacks_.push_back([&v](Reader& r) { v = Codec<T>::get(r); });
+    return *this;
+  }
+  /// A function of the checks the lab's code may call during this request (add_callback).
+  std::uint32_t callback(std::function<void(Reader&, Writer&)> f) {
+    callbacks_.push_back(std::move(f));
+    return static_cast<std::uint32_t>(callbacks_.size());
+  }
   /// Sends the request and waits. Copies the buffers back and feeds the communicator's counters
   /// and the open LearnerCall windows; rethrows what the lab's code threw. Returns the reply's
   /// value part. When the worker is gone, the judge job ends here with a message that names the
   /// call (the launcher reruns the checks after this one).
   Reader run(comm::Communicator& comm);
+  /// After the return value: the in_out() values, as the lab's code left them.
+  void finish(Reader& reply) {
+    for (auto& w : writebacks_) w(reply);
+  }
 
  private:
   struct Region {
@@ -112,6 +186,8 @@ class Request {
   const char* name_;
   Writer args_;
   std::vector<Region> regions_;
+  std::vector<std::function<void(Reader&)>> writebacks_;
+  std::vector<std::function<void(Reader&, Writer&)>> callbacks_;
 };
 
 /// Listens for this rank's worker and waits for it (at most WB_COMM_REMOTE_WAIT_S seconds,
@@ -134,6 +210,7 @@ class Args {
   T arg() {
     return in_.get<T>();
   }
+  Reader& reader() { return in_; }
   template <class T>
   std::vector<T> vector() {
     const auto n = in_.get<std::uint64_t>();
@@ -152,6 +229,10 @@ class Args {
   std::vector<Block> blocks_;
   std::vector<char*> buffers_;
 };
+
+/// A worker whose lab code is CUDA serves the judge's CUDA runtime requests with this
+/// (wb::remote::serve_cuda; comm_worker_cuda.cpp sets it).
+void set_cuda_server(void (*server)(Op, Reader&, Writer&));
 
 using Handler = std::function<void(Args&, Writer& result, comm::Communicator& comm)>;
 void register_handler(const char* name, Handler handler);
@@ -172,6 +253,10 @@ struct ArgP {
   const T& v;
 };
 template <class T>
+struct InOutP {
+  T& v;
+};
+template <class T>
 struct VectorP {
   const std::vector<T>& v;
 };
@@ -182,8 +267,20 @@ struct CommP {
 inline void put(Request& r, const BufferP& b, comm::Communicator*&) { r.buffer(b.p, b.bytes); }
 template <class T>
 void put(Request& r, const ArgP<T>& a, comm::Communicator*&) {
-  r.arg(a.v);
+  r.value(a.v);
 }
+template <class T>
+void put(Request& r, const InOutP<T>& a, comm::Communicator*&) {
+  r.in_out(a.v);
+}
+
+/// The request whose arguments are being written (add_callback registers with it).
+Request*& building();
+struct Building {
+  explicit Building(Request& r) : previous(building()) { building() = &r; }
+  ~Building() { building() = previous; }
+  Request* previous;
+};
 template <class T>
 void put(Request& r, const VectorP<T>& a, comm::Communicator*&) {
   r.vector(a.v);
@@ -194,15 +291,25 @@ template <class R, class... P>
 R judge_call(const char* name, const P&... params) {
   Request request(name);
   comm::Communicator* c = nullptr;
-  (put(request, params, c), ...);
+  {
+    Building scope(request);
+    (put(request, params, c), ...);
+  }
   // A function without a communicator (a model, a fit) runs beside the world of the checks.
   Reader reply = request.run(c ? *c : comm::check::world());
-  if constexpr (!std::is_void_v<R>) return reply.get<R>();
+  if constexpr (std::is_void_v<R>) {
+    request.finish(reply);
+  } else {
+    R value = Codec<R>::get(reply);
+    request.finish(reply);
+    return value;
+  }
 }
 
 // Worker: the same markers as tags; the function's parameter types say what to read.
 struct BufferTag {};
 struct ArgTag {};
+struct InOutTag {};
 struct VectorTag {};
 struct CommTag {};
 
@@ -212,7 +319,20 @@ auto take(Args& a, comm::Communicator&, BufferTag) {
 }
 template <class A>
 auto take(Args& a, comm::Communicator&, ArgTag) {
-  return a.arg<std::decay_t<A>>();
+  return Codec<std::decay_t<A>>::get(a.reader());
+}
+template <class A>
+auto take(Args& a, comm::Communicator&, InOutTag) {
+  return Codec<std::decay_t<A>>::get(a.reader());
+}
+// After the return value: each in-out value as the function left it, in parameter order.
+template <class Tag, class V>
+void put_back(Writer& out, V& v) {
+  if constexpr (std::is_same_v<Tag, InOutTag>) Codec<V>::put(out, v);
+}
+template <class Tags, class Values, std::size_t... I>
+void put_back_all(Writer& out, Values& values, std::index_sequence<I...>) {
+  (put_back<std::tuple_element_t<I, Tags>>(out, std::get<I>(values)), ...);
 }
 template <class A>
 auto take(Args& a, comm::Communicator&, VectorTag) {
@@ -230,8 +350,9 @@ void invoke(Args& a, Writer& out, comm::Communicator& c, R (*f)(A...), T... tags
   if constexpr (std::is_void_v<R>) {
     std::apply(f, values);
   } else {
-    out.put(std::apply(f, values));
+    Codec<R>::put(out, std::apply(f, values));
   }
+  put_back_all<std::tuple<T...>>(out, values, std::index_sequence_for<T...>{});
 }
 }  // namespace detail
 
@@ -243,6 +364,7 @@ void invoke(Args& a, Writer& out, comm::Communicator& c, R (*f)(A...), T... tags
 #if defined(WB_REMOTE_JUDGE)
 #define BUFFER(p, bytes) ::wb::remote::comm_split::detail::BufferP{p, static_cast<std::size_t>(bytes)}
 #define ARG(v) ::wb::remote::comm_split::detail::ArgP<std::decay_t<decltype(v)>>{v}
+#define INOUT(v) ::wb::remote::comm_split::detail::InOutP<std::remove_reference_t<decltype(v)>>{v}
 #define VECTOR(v) ::wb::remote::comm_split::detail::VectorP<typename std::decay_t<decltype(v)>::value_type>{v}
 #define COMM(c) ::wb::remote::comm_split::detail::CommP{c}
 #define WB_COMM_REMOTE_AS(R, name, wire, params, args) \
@@ -250,6 +372,7 @@ void invoke(Args& a, Writer& out, comm::Communicator& c, R (*f)(A...), T... tags
 #elif defined(WB_REMOTE_WORKER)
 #define BUFFER(p, bytes) ::wb::remote::comm_split::detail::BufferTag{}
 #define ARG(v) ::wb::remote::comm_split::detail::ArgTag{}
+#define INOUT(v) ::wb::remote::comm_split::detail::InOutTag{}
 #define VECTOR(v) ::wb::remote::comm_split::detail::VectorTag{}
 #define COMM(c) ::wb::remote::comm_split::detail::CommTag{}
 #define WB_COMM_REMOTE_AS(R, name, wire, params, args)                                                     \
