@@ -1,5 +1,5 @@
 /// @file
-/// @brief The judge/worker split for the collective labs, which run under mpirun (labs 09-11).
+/// @brief The judge/worker split for the collective labs, which run under mpirun (labs 09-12).
 ///
 /// Each rank is two processes. The **judges** (check_NN_name, one per rank, an MPI job of their
 /// own) hold the checks, their inputs, the references (computed with MPI among the judges) and
