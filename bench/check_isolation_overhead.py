@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "checker"))
 from wbcheck import labs, runner, sandbox  # noqa: E402
 
 LABS = ["01-saxpy", "02-transpose", "03-reduction", "04-scan-histogram", "05-gemm", "09-point-to-point",
-        "10-ring-allreduce", "11-tree-allreduce"]
+        "10-ring-allreduce", "11-tree-allreduce", "12-data-parallel-trainer"]
 
 
 def run(lab, binary: Path) -> tuple[float, int, int]:
