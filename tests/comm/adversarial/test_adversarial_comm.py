@@ -38,6 +38,20 @@ def main() -> int:
             check(first is not None and "exited" in first.message and "without returning" in first.message,
                   f"n={ranks}: the first check says the lab's process exited",
                   first.message if first else "no result")
+    elif a.attack == "callback_forged_id":
+        results = launch.run_mpi_checks(a.binary, 1, time_limit_s=60)
+        by_name = {r.name: r for r in results}
+        for name in ("Correctness.BackwardReportsEachGradientOnce", "Correctness.GradientsMatchReference"):
+            attacked = by_name.get(name)
+            check(attacked is not None and attacked.status != "passed" and "malformed reply" in attacked.message,
+                  f"{name} (mlp_backward forges a call back) fails as a malformed reply",
+                  f"{attacked.status}: {attacked.message}" if attacked else "no result")
+        # The checks after the attacked ones still run; a no-op broadcast is right at one rank (the
+        # Performance checks need two ranks: lab.json runs them at 2 and 4).
+        passed = sorted(r.name for r in results if r.status == "passed" and r.name.startswith("Correctness."))
+        check(len(results) == 21 and passed == ["Correctness.BroadcastParameters"],
+              f"every check has a result, no correctness check but the one-rank broadcast passes ({len(results)} results)",
+              "passed: " + ", ".join(passed))
     else:
         print(f"unknown attack {a.attack}")
         return 2
