@@ -254,6 +254,10 @@ class Rewriter:
         self.counter = id_base  # distinct per file, so names of a header and its includer differ
         self._match = self._compute_matches()
         self._anchors = []  # (offset, text): kernel registrations, edits made by run()
+        # Kernel names with a companion declaration (cusim_kernel_id_<name>) for every declaration
+        # of theirs in this file, and names with a declaration that has none.
+        self._companions = set()
+        self._no_companion = set()
         self.kernels = self._scan_kernels()
         self.header_kernels = set()  # kernel names declared in the program's headers (Program)
 
@@ -454,7 +458,81 @@ class Rewriter:
                 bound = declared_bounds.get(key)
             if not spec and not friend and tinfo != ("?", 0, 0, True) and toks[paren - 2].text not in ("##", "#"):
                 self._anchor(name, tparams, paren, close, bound)
+                if self._companion(name, tparams, paren, close):
+                    self._companions.add(name)
+                else:
+                    self._no_companion.add(name)
+            else:
+                self._no_companion.add(name)
         return kernels
+
+    def _template_args(self, tparams):
+        """The template arguments naming a kernel template's own parameters ("<T, N, Ts...>"),
+        "" without a template head, None when a parameter is unnamed and has no default."""
+        toks = self.toks
+        if tparams is None:
+            return ""
+        names = []
+        for a, b in self._split_commas(tparams[0], tparams[1], True):
+            items = []
+            for q in range(a, b):
+                if toks[q].text == "=":
+                    break
+                items.append(toks[q])
+            if not items:
+                continue
+            last = items[-1]
+            if len(items) < 2 or last.kind != "id" or last.text in _KEYWORDS:
+                if any(t.text == "=" for t in toks[a:b]):
+                    break  # unnamed, with a default: the rest take their defaults too
+                return None  # an unnamed parameter without a default cannot be spelled
+            names.append(last.text + ("..." if any(t.text == "..." for t in items) else ""))
+        return "<%s>" % ", ".join(names)
+
+    def _companion(self, name, tparams, paren, close):
+        """After each declaration and definition of a kernel, a declaration of its companion
+
+            template <TPARAMS> auto cusim_kernel_id_NAME(PARAMS)
+                -> ::cusim::detail::kernel_ref<static_cast<void (*)(PARAMS)>(&NAME<TARGS>)>;
+
+        with the kernel's template head and parameters as written (defaults included), never
+        defined. A launch whose kernel the rewriter cannot resolve (template arguments deduced, an
+        overload set) names the companion in an unevaluated call with the launch's argument types:
+        deduction and overload resolution pick the companion of the kernel the launch calls, and its
+        return type holds that kernel's address (its __launch_bounds__ and attributes). Returns
+        False where no companion can be written."""
+        toks = self.toks
+        n = len(toks)
+        targs = self._template_args(tparams)
+        if targs is None:
+            return False
+        k = close + 1
+        while k < n and toks[k].text not in ("{", ";", "}"):
+            k += 1
+        if k >= n or toks[k].text == "}":
+            return False
+        if toks[k].text == "{":
+            k = self._match.get(k)
+            if k is None:
+                return False
+        if self._pp_between(toks[paren].start, toks[close].end) or \
+                (tparams is not None and self._pp_between(toks[tparams[0]].start, toks[tparams[1]].start)):
+            return False  # a directive inside the declaration cannot be copied onto one line
+        head = "template <%s> " % join_tokens(toks[tparams[0]:tparams[1]]) if tparams is not None else ""
+        params = []
+        for a, b in self._split_commas(paren + 1, close, True):
+            items = []
+            for q in range(a, b):
+                if toks[q].text == "=":
+                    break
+                items.append(toks[q])
+            params.append(join_tokens(items))
+        if params == [""]:
+            params = []
+        text = (" %sauto cusim_kernel_id_%s(%s) -> ::cusim::detail::kernel_ref<static_cast<void (*)(%s)>(&%s%s)>;"
+                % (head, name, join_tokens(toks[paren + 1:close]), ", ".join(params), name, targs))
+        self._anchors.append((toks[k].end, text))
+        return True
 
     def _anchor(self, name, tparams, paren, close, bound):
         """At the top of the body of a kernel definition: an odr-use of
@@ -470,24 +548,9 @@ class Rewriter:
             k += 1
         if k >= n or toks[k].text != "{" or self._match.get(k) is None:
             return  # a declaration
-        targs = ""
-        if tparams is not None:
-            names = []
-            for a, b in self._split_commas(tparams[0], tparams[1], True):
-                items = []
-                for q in range(a, b):
-                    if toks[q].text == "=":
-                        break
-                    items.append(toks[q])
-                if not items:
-                    continue
-                last = items[-1]
-                if len(items) < 2 or last.kind != "id" or last.text in _KEYWORDS:
-                    if any(t.text == "=" for t in toks[a:b]):
-                        break  # unnamed, with a default: the rest take their defaults too
-                    return  # an unnamed parameter without a default cannot be spelled
-                names.append(last.text + ("..." if any(t.text == "..." for t in items) else ""))
-            targs = "<%s>" % ", ".join(names)
+        targs = self._template_args(tparams)
+        if targs is None:
+            return  # an unnamed template parameter without a default cannot be spelled
         params = []
         for a, b in self._split_commas(paren + 1, close, True):
             items = []
@@ -764,6 +827,8 @@ class Rewriter:
             cfg_text = join_tokens(cfg_toks).strip()
         name_text = join_tokens(name_toks)
         kid = self._kernel_id(name_lo, i)
+        if kid.startswith("CUSIM_KERNEL_ID(") and self.macro_params is None:
+            kid = self._deduced_kernel_id(name_lo, i, kid)
         head = ("::cusim::launch(::cusim::launch_config(%s), %s, %d, %s, %s, "
                 "[&](const auto&... cusim_arg_) { %s(cusim_arg_...); }"
                 % (cfg_text, _c_string(self.path), first.line, _c_string(name_text), kid, name_text))
@@ -787,6 +852,36 @@ class Rewriter:
             repl = head + "\n" * lost + (", " if has_args else "") + args_text + ")"
         self._edit(first.start, toks[pclose].end, repl)
         return pclose + 1
+
+    def _deduced_kernel_id(self, lo, hi, kid):
+        """For a launch the rewriter could not resolve, the kernel id as the compiler resolves the
+        call: ::cusim::detail::deduced_kernel(KID, resolver), where the resolver names the
+        kernel's companion (see _companion) with the launch's argument types, unevaluated: for a
+        kernel whose every declaration in this file has a companion, and for an unqualified name of
+        a kernel of the program's headers (a companion not found there leaves KID). Else KID.""" 
+        toks = self.toks
+        last = hi - 1
+        if toks[last].text == ">":
+            lt = self._back_angle(last, lo)
+            if lt is None:
+                return kid
+            last = lt - 1
+        if last < lo or toks[last].kind != "id":
+            return kid
+        name = toks[last].text
+        if name in self._no_companion:
+            return kid
+        if name not in self._companions and (name not in self.header_kernels or
+                                             any(t.text == "::" for t in toks[lo:last])):
+            return kid
+        for t in toks[lo:last]:
+            if t.kind != "id" and t.text != "::":
+                return kid  # only a (qualified) name: member access and the like stay as they are
+        call = join_tokens(toks[lo:last]) + "cusim_kernel_id_" + name + join_tokens(toks[last + 1:hi])
+        return ("::cusim::detail::deduced_kernel(%s, []<class... cusim_t_>() -> const void* { "
+                "if constexpr (requires(const cusim_t_&... cusim_a_) { %s(cusim_a_...); }) "
+                "return decltype(%s(::std::declval<const cusim_t_&>()...))::id(); else return nullptr; })"
+                % (kid, call, call))
 
     def _launch_name_start(self, i):
         """Index of the first token of the kernel expression before '<<<' at toks[i]:
