@@ -400,6 +400,24 @@ class KernelIdTest(unittest.TestCase):
 
 # ----------------------------------------------------------------------------------------
 class SharedTest(unittest.TestCase):
+    def test_shared_in_a_kernel_defined_by_a_macro(self):
+        src = ("#define DEF(NAME, T) \\\n__global__ void NAME(T* p) { \\\n  __shared__ T tile[32]; \\\n"
+               "  tile[0] = *p; }\nDEF(k, int)\n")
+        out = rw(src)
+        self.assertEqual(out.count("\n"), src.count("\n"), out)
+        self.assertIn("static char cusim_shared_key_0_; auto& tile = ::cusim::shared_var<T [32]>("
+                      "&cusim_shared_key_0_, alignof(T [32])); \\\n", out)
+
+    def test_shared_in_a_macro_outside_a_function_body(self):
+        # The scope of the expansion is unknown: a plain __shared__ stays as written (per-worker
+        # storage); an extern __shared__ is one error naming the macro.
+        src = "#define TILE(T, n) __shared__ T n[32]\n"
+        self.assertEqual(rw(src), src)
+        errors = errors_of("int a;\n#define DYN(T, n) extern __shared__ T n[]\n")
+        self.assertEqual(len(errors), 1, errors)
+        self.assertEqual(errors[0][0], 2)
+        self.assertIn("extern __shared__ in the body of macro 'DYN'", errors[0][1])
+
     def one(self, decl, scope="function"):
         if scope == "function":
             out = rw("__global__ void k() {\n" + decl + "\n}\n")

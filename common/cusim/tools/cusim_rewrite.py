@@ -34,6 +34,13 @@ and rewrites only CUDA-only syntax:
                                     (void)&::cusim::detail::kernel_anchor<
                                         static_cast<void (*)(PARAMS)>(&k<TPARAMS>), (N or 0)>;
                                     which registers each instantiation's address, name and N
+  __global__ void k(PARAMS);  and  ... { body }   (any kernel declaration or definition)
+                                 -> the same, followed on its last line by the companion
+                                    TEMPLATE-HEAD auto cusim_kernel_id_k(PARAMS)
+                                        -> ::cusim::detail::kernel_ref<...(&k<TPARAMS>)>;
+                                    (declared only) which a launch that deduces its template
+                                    arguments or picks an overload calls unevaluated for its
+                                    kernel id: ::cusim::detail::deduced_kernel(KID, resolver)
   k<<<G, B>>>(ARGS)  inside a #define body
                                  -> ::cusim::launcher(::cusim::launch_config(G, B), __FILE__,
                                         __LINE__, NAME, KID, [&](...) {...})(ARGS)
@@ -56,11 +63,11 @@ A void* cast is rewritten when its operand's last name is a __global__ function 
 in this file or in a header of the program it includes (followed as above).
 
 Limitations (each fails loudly at compile time rather than silently):
-  * Text inside preprocessor directives is rewritten only for launches and (void*) casts of a
-    macro parameter in a #define body: a __shared__ inside a macro body stays CUDA syntax
-    (cusim defines __shared__ as static thread_local,
-    per-worker storage, for what the rewriter does not see; extern __shared__ needs the
-    rewriter).  Headers found through -I directories rather than next to the including
+  * Text inside preprocessor directives is rewritten only in #define bodies: launches, (void*)
+    casts of a macro parameter, and __shared__ inside a function body the macro defines. A
+    __shared__ elsewhere in a macro body (the scope of its expansion unknown) stays CUDA syntax
+    (cusim defines __shared__ as static thread_local, per-worker storage, for what the rewriter
+    does not see); an extern __shared__ there is an error naming the macro.  Headers found through -I directories rather than next to the including
     file are rewritten only if listed in cusim_target_cuda_sources().
   * Launch configuration arguments are counted at commas outside (), [] and {}: a
     template-id with a top-level comma in a configuration argument must be parenthesized.
@@ -247,6 +254,7 @@ class Rewriter:
         # replacements are then continuation lines, and the launch site is the macro's use.
         self.macro_params = macro_params
         self._nl = "\\\n" if macro_params is not None else "\n"
+        self.macro_name = None  # the #define's name, for messages
         self.toks, self.pp_spans = tokenize(text)
         self._pp_starts = [s for s, _ in self.pp_spans]
         self.edits = []  # (start, end, replacement)
@@ -503,6 +511,8 @@ class Rewriter:
         False where no companion can be written."""
         toks = self.toks
         n = len(toks)
+        if self.macro_params is not None:
+            return False  # a kernel in a #define body: its name may be a parameter of the macro
         targs = self._template_args(tparams)
         if targs is None:
             return False
@@ -660,7 +670,20 @@ class Rewriter:
                 continue
             elif kind == "id":
                 tx = t.text
-                if tx == "__shared__" and self.macro_params is None:
+                if tx == "__shared__" and self.macro_params is not None and not func_depth:
+                    # In a #define body outside any function body the macro defines, the scope of
+                    # the expansion is unknown: a plain __shared__ stays per-worker storage (the
+                    # #define of cusim/device.h), an extern __shared__ cannot be placed.
+                    if any(toks[q].text == "extern" for q in range(head, i)) or \
+                            (i + 1 < n and toks[i + 1].text == "extern"):
+                        self.errors.append((t.line, (
+                            "cusim: extern __shared__ in the body of macro '%s' is not supported on "
+                            "the sim backend unless the macro defines the whole kernel; declare "
+                            "the array in the kernel itself (extern __shared__ T name[];), outside "
+                            "the macro (see docs/cusim.md)") % self.macro_name))
+                    i += 1
+                    continue
+                if tx == "__shared__":
                     try:
                         i = self._shared(i, head, func_depth > 0)
                     except RewriteError as e:
@@ -997,7 +1020,7 @@ class Rewriter:
         """A #define whose body launches a kernel or casts a macro parameter to void*: the body is
         rewritten as code is (launch, (void*)kernel), with the kernel named by the macro's use."""
         text = self.text[start:end]
-        if "<<<" not in text and "void" not in text:
+        if "<<<" not in text and "void" not in text and "__shared__" not in text:
             return
         m = self._DEFINE.match(text)
         if not m:
@@ -1008,6 +1031,7 @@ class Rewriter:
                 p = p.strip().replace("\\\n", "").strip()
                 params.add("__VA_ARGS__" if p == "..." else p)
         sub = Rewriter(text[m.end():], self.path, macro_params=params)
+        sub.macro_name = m.group(1)
         sub.kernels = self.kernels
         sub.header_kernels = self.header_kernels
         body = sub.run()
@@ -1242,7 +1266,7 @@ class Rewriter:
         start = toks[s].start
         stop = toks[end].end
         repl = " ".join(out)
-        self._edit(start, stop, repl + "\n" * (self._newlines(start, stop) - repl.count("\n")))
+        self._edit(start, stop, repl + self._nl * (self._newlines(start, stop) - repl.count("\n")))
         return end + 1
 
     def _attribute_alignment(self, lo, hi):
