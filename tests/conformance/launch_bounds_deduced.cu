@@ -3,7 +3,8 @@
 // larger than that instantiation's bound fails with cudaErrorLaunchOutOfResources, as when the
 // template arguments are written out. Also a kernel declared in a namespace and defined after the
 // launch, template arguments partly explicit, a default argument, a launch inside a function
-// template and a kernel template from the program's header.
+// template, a kernel template from the program's header, and (explicit) a template kernel with an
+// unnamed template parameter.
 #include <cstdio>
 #include "launch_bounds_deduced.cuh"
 
@@ -28,6 +29,11 @@ namespace ops {
 template <class T>
 __global__ void __launch_bounds__(32) negate(T* data);
 }
+
+// A template parameter without a name (a tag type).
+struct Tag {};
+template <class, int N>
+__global__ void __launch_bounds__(N) tagged(int* data) { data[threadIdx.x] += 1000; }
 
 template <class T>
 cudaError_t scale_all(T* data, int threads) {
@@ -79,6 +85,13 @@ int main() {
     printf("ops::negate<<<1, 32>>>(int*): %s\n", cudaGetErrorName(cudaGetLastError()));
     printf("scale_all(float*, 64): %s\n", cudaGetErrorName(scale_all(f, 64)));
     printf("scale_all(int*, 65): %s\n", cudaGetErrorName(scale_all(i, 65)));
+    tagged<Tag, 32><<<1, 64>>>(i);
+    printf("tagged<Tag, 32><<<1, 64>>>(int*): %s\n", cudaGetErrorName(cudaGetLastError()));
+    tagged<Tag, 64><<<1, 64>>>(i + 128);
+    printf("tagged<Tag, 64><<<1, 64>>>(int*): %s\n", cudaGetErrorName(cudaGetLastError()));
+    cudaFuncAttributes attributes;
+    cudaFuncGetAttributes(&attributes, tagged<Tag, 32>);
+    printf("tagged<Tag, 32>: maxThreadsPerBlock %d\n", attributes.maxThreadsPerBlock);
     header_add<<<1, 96>>>(i, 100);
     printf("header_add<<<1, 96>>>(int*, int): %s\n", cudaGetErrorName(cudaGetLastError()));
     header_add<<<1, 128>>>(i, 100);

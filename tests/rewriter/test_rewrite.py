@@ -376,12 +376,33 @@ class KernelIdTest(unittest.TestCase):
         self.assertIn("} template <class T, int N> auto cusim_kernel_id_k(T* p, int n) -> "
                       "::cusim::detail::kernel_ref<static_cast<void (*)(T* p, int n)>(&k<T, N>)>;\n", out)
         # None where the kernel cannot be named; its launches keep the compiler's resolution.
-        for src in ("template <class> __global__ void k(int* p) {}\n",
+        # An unnamed template parameter is named in the declaration itself, so it can be spelled.
+        out = rw("template <class, int = 2, class...> __global__ void k(int* p) {}\n", anchors=True)
+        self.assertIn("template <class cusim_tparam_0_, int cusim_tparam_1_ = 2, class... cusim_tparam_2_> "
+                      "__global__ void k(int* p) { (void)&::cusim::detail::kernel_anchor<static_cast<void (*)"
+                      "(int* p)>(&k<cusim_tparam_0_, cusim_tparam_1_, cusim_tparam_2_...>), (0)>;} template "
+                      "<class cusim_tparam_0_, int cusim_tparam_1_ = 2, class... cusim_tparam_2_> auto "
+                      "cusim_kernel_id_k(int* p)", out)
+        for src in ("template <int (*)(int)> __global__ void k(int* p) {}\n",
                     "template <class T> __global__ void k(T* p) {}\ntemplate <> __global__ void k<int>(int* p) {}\n",
                     "struct S { template <class T> friend __global__ void k(T* p); };\n"):
             out = rw(src + "void h() { k<<<1, 1>>>(p); }\n", anchors=True)
             self.assertNotIn("deduced_kernel", out)
             self.assertIn(cxx_kid("k"), out)
+
+    def test_hidden_friend_kernels(self):
+        # Defined in a class at namespace scope: declared again after the class and registered
+        # there; the launch names it.
+        out = rw("namespace n {\nstruct S { friend __global__ void __launch_bounds__(32) k(S s) {} };\n}\n"
+                 "void h(n::S s) { k<<<1, 1>>>(s); }\n", anchors=True)
+        self.assertIn("}; __global__ void k(S s); static const bool* const cusim_friend_anchor_0_ = "
+                      "&::cusim::detail::kernel_anchor<static_cast<void (*)(S s)>(&k), (32)>;\n}", out)
+        self.assertIn(', "k", %s, ' % kid("k"), out)
+        # In a class template: not nameable outside the class; the launch passes no kernel id.
+        out = rw("template <class T> struct B { friend __global__ void k(B b) {} };\n"
+                 "void h(B<int> b) { k<<<1, 1>>>(b); }\n", anchors=True)
+        self.assertNotIn("cusim_friend_anchor", out)
+        self.assertIn(', "k", nullptr, ', out)
 
     def test_explicit_specialization_makes_it_ambiguous(self):
         src = ("template <class T> __global__ void k(T* p) {}\n"

@@ -265,6 +265,10 @@ class Rewriter:
         # Kernel names with a companion declaration (cusim_kernel_id_<name>) for every declaration
         # of theirs in this file, and names with a declaration that has none.
         self._companions = set()
+        self._tparam_names = {}  # template parameter list (token range) -> _template_args result
+        # Friend kernels defined in a class that _hidden_friend could not declare again outside it:
+        # only argument-dependent lookup finds them, so their launches pass no kernel id.
+        self._unnamed_friends = set()
         self._no_companion = set()
         self.kernels = self._scan_kernels()
         self.header_kernels = set()  # kernel names declared in the program's headers (Program)
@@ -472,30 +476,127 @@ class Rewriter:
                     self._no_companion.add(name)
             else:
                 self._no_companion.add(name)
+                if friend and not spec and self.macro_params is None and \
+                        not self._hidden_friend(name, tinfo, paren, close, bound):
+                    self._unnamed_friends.add(name)
         return kernels
 
-    def _template_args(self, tparams):
-        """The template arguments naming a kernel template's own parameters ("<T, N, Ts...>"),
-        "" without a template head, None when a parameter is unnamed and has no default."""
+    def _enclosing_brace(self, i):
+        """Index of the '{' whose block holds toks[i], or None at file scope."""
+        depth = 0
+        for q in range(i - 1, -1, -1):
+            tx = self.toks[q].text
+            if tx == "}":
+                depth += 1
+            elif tx == "{":
+                if depth == 0:
+                    return q
+                depth -= 1
+        return None
+
+    def _hidden_friend(self, name, tinfo, paren, close, bound):
+        """A kernel defined in a class as a friend (found only by argument-dependent lookup, so
+        neither its own body nor a launch can spell &name): when it is not a template and its class
+        is not a template and sits at namespace scope, declare it again after the class, which
+        makes the name visible, and register it there:
+
+            };  __global__ void name(PARAMS); static const bool* const cusim_friend_anchor_<n>_ =
+                    &::cusim::detail::kernel_anchor<static_cast<void (*)(PARAMS)>(&name), (N)>;
+
+        Returns False where that cannot be done (launches then pass no kernel id)."""
         toks = self.toks
-        if tparams is None:
-            return ""
-        names = []
-        for a, b in self._split_commas(tparams[0], tparams[1], True):
+        n = len(toks)
+        k = close + 1
+        while k < n and toks[k].text not in ("{", ";", "}"):
+            k += 1
+        if k >= n or toks[k].text != "{":
+            return k < n and toks[k].text == ";"  # a declaration: the definition elsewhere is anchored
+        if tinfo is not None:
+            return False
+        cls = self._enclosing_brace(paren)
+        if cls is None:
+            return False
+        # The class head: back to the previous declaration boundary; no template, a class key.
+        q = cls - 1
+        head_keys = set()
+        while q >= 0 and toks[q].text not in (";", "{", "}"):
+            head_keys.add(toks[q].text)
+            q -= 1
+        if "template" in head_keys or not head_keys & {"class", "struct", "union"}:
+            return False
+        outer = self._enclosing_brace(cls)
+        while outer is not None:  # only namespaces (and extern "C++" blocks) around the class
+            if self._classify_brace(self._declaration_start(outer), outer) != "ns":
+                return False
+            outer = self._enclosing_brace(outer)
+        end = self._match.get(cls)
+        if end is None or end + 1 >= n or toks[end + 1].text != ";":
+            return False  # a class that also declares variables: keep it simple
+        params = []
+        for a, b in self._split_commas(paren + 1, close, True):
             items = []
             for q in range(a, b):
                 if toks[q].text == "=":
                     break
                 items.append(toks[q])
+            params.append(join_tokens(items))
+        if params == [""]:
+            params = []
+        if self._pp_between(toks[paren].start, toks[close].end):
+            return False
+        text = (" __global__ void %s(%s); static const bool* const cusim_friend_anchor_%d_ = "
+                "&::cusim::detail::kernel_anchor<static_cast<void (*)(%s)>(&%s), (%s)>;"
+                % (name, ", ".join(params), self._next_id(), ", ".join(params), name,
+                   bound if bound is not None else "0"))
+        self._anchors.append((toks[end + 1].end, text))
+        return True
+
+    def _declaration_start(self, i):
+        """Index of the first token of the declaration or statement that toks[i] ends."""
+        q = i - 1
+        while q >= 0 and self.toks[q].text not in (";", "{", "}"):
+            q -= 1
+        return q + 1
+
+    def _template_args(self, tparams):
+        """(template arguments naming a kernel template's own parameters, "<T, N, Ts...>"; its
+        template parameter list with every parameter named), ("", None) without a template head,
+        (None, None) when a parameter cannot be named. An unnamed parameter (template <class, int N>)
+        gets a name, inserted into the declaration itself (cusim_tparam_<n>_: the kernel cannot
+        refer to an unnamed parameter, so naming it changes nothing), so that the kernel's anchor
+        and companion can spell the instantiation."""
+        if tparams is None:
+            return "", None
+        cached = self._tparam_names.get(tparams)
+        if cached is not None:
+            return cached
+        toks = self.toks
+        names, parts, inserts = [], [], []
+        result = None
+        for a, b in self._split_commas(tparams[0], tparams[1], True):
+            eq = next((q for q in range(a, b) if toks[q].text == "="), b)
+            items = toks[a:eq]
             if not items:
-                continue
+                break
             last = items[-1]
+            text = join_tokens(items)
             if len(items) < 2 or last.kind != "id" or last.text in _KEYWORDS:
-                if any(t.text == "=" for t in toks[a:b]):
-                    break  # unnamed, with a default: the rest take their defaults too
-                return None  # an unnamed parameter without a default cannot be spelled
-            names.append(last.text + ("..." if any(t.text == "..." for t in items) else ""))
-        return "<%s>" % ", ".join(names)
+                if last.text in (")", "]"):
+                    break  # a declarator such as int (*)(int): no place to put a name
+                name = "cusim_tparam_%d_" % self._next_id()
+                inserts.append((last.end, " " + name))
+                text += " " + name
+            else:
+                name = last.text
+            names.append(name + ("..." if any(t.text == "..." for t in items) else ""))
+            parts.append(text + (" " + join_tokens(toks[eq:b]) if eq < b else ""))
+        else:
+            self._anchors.extend(inserts)
+            result = ("<%s>" % ", ".join(names), ", ".join(parts))
+        if result is None:
+            result = (None, None)
+        self._tparam_names[tparams] = result
+        return result
 
     def _companion(self, name, tparams, paren, close):
         """After each declaration and definition of a kernel, a declaration of its companion
@@ -513,7 +614,7 @@ class Rewriter:
         n = len(toks)
         if self.macro_params is not None:
             return False  # a kernel in a #define body: its name may be a parameter of the macro
-        targs = self._template_args(tparams)
+        targs, head_params = self._template_args(tparams)
         if targs is None:
             return False
         k = close + 1
@@ -528,7 +629,7 @@ class Rewriter:
         if self._pp_between(toks[paren].start, toks[close].end) or \
                 (tparams is not None and self._pp_between(toks[tparams[0]].start, toks[tparams[1]].start)):
             return False  # a directive inside the declaration cannot be copied onto one line
-        head = "template <%s> " % join_tokens(toks[tparams[0]:tparams[1]]) if tparams is not None else ""
+        head = "template <%s> " % head_params if tparams is not None else ""
         params = []
         for a, b in self._split_commas(paren + 1, close, True):
             items = []
@@ -558,9 +659,9 @@ class Rewriter:
             k += 1
         if k >= n or toks[k].text != "{" or self._match.get(k) is None:
             return  # a declaration
-        targs = self._template_args(tparams)
+        targs, _head = self._template_args(tparams)
         if targs is None:
-            return  # an unnamed template parameter without a default cannot be spelled
+            return  # a template parameter that cannot be named
         params = []
         for a, b in self._split_commas(paren + 1, close, True):
             items = []
@@ -996,6 +1097,8 @@ class Rewriter:
             last = lt - 1
         # Not resolved from this file's declarations (a kernel from a header, a function pointer,
         # an overload): the compiler resolves the id-expression, which has no side effects.
+        if toks[last].text in self._unnamed_friends:
+            return "nullptr"
         fallback = "CUSIM_KERNEL_ID(%s)" % join_tokens(toks[lo:hi])
         sigs = self.kernels.get(toks[last].text)
         if not sigs or len(sigs) != 1:
