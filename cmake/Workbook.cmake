@@ -212,15 +212,17 @@ endfunction()
 # ---- lab check binaries ----------------------------------------------------------------
 # wb_add_check_binary(<target> LAB <NN-name> CHECKS <check.cpp>... LAB_SOURCES <src.cu>...
 #                     [SOURCE_LABEL <text>] [INCLUDE_DIRS <dir>...]
-#                     [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...])
+#                     [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...] [CHECK_LIBS <lib>...])
 # One GoogleTest executable: the lab's checks linked with one implementation of the lab.
 # SOURCE_LABEL names the implementation in messages ("labs/01-saxpy/saxpy.cu").
 # CUDA_BASELINES and CUDA_LIBS are compiled and linked on the cuda backend only: the
 # vendor-library baselines of the performance checks (CUB, cuBLAS), which cusim does not
 # provide. The check sources see WB_HAVE_CUDA_BASELINES=1 when they are present.
+# CHECK_LIBS are linked into the checks themselves on either backend (on sim: the judge, never
+# the worker that runs the lab's code), e.g. the CPU BLAS of lab 05's cuBLAS oracle.
 function(wb_add_check_binary target)
   cmake_parse_arguments(PARSE_ARGV 1 A "" "LAB;SOURCE_LABEL"
-                        "CHECKS;LAB_SOURCES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS")
+                        "CHECKS;LAB_SOURCES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
   if(NOT A_LAB OR NOT A_CHECKS OR NOT A_LAB_SOURCES)
     message(FATAL_ERROR "wb_add_check_binary(${target}): LAB, CHECKS and LAB_SOURCES are required")
   endif()
@@ -248,7 +250,7 @@ function(wb_add_check_binary target)
       list(APPEND baselines "${abs}")
     endforeach()
   endif()
-  string(MD5 key "${A_LAB};${checks};${A_INCLUDE_DIRS};${baselines}")
+  string(MD5 key "${A_LAB};${checks};${A_INCLUDE_DIRS};${baselines};${A_CHECK_LIBS}")
   string(SUBSTRING "${key}" 0 8 key)
   string(REPLACE "-" "_" ident "${A_LAB}")
   set(objects wb_checks_${ident}_${key})
@@ -256,7 +258,7 @@ function(wb_add_check_binary target)
     add_library(${objects} OBJECT ${checks} ${baselines})
     target_include_directories(${objects} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
                                                   "${WB_ROOT}/checker/support")
-    target_link_libraries(${objects} PRIVATE wb GTest::gtest)
+    target_link_libraries(${objects} PRIVATE wb GTest::gtest ${A_CHECK_LIBS})
     if(baselines)
       target_compile_definitions(${objects} PRIVATE WB_HAVE_CUDA_BASELINES=1)
       target_compile_options(${objects} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
@@ -293,7 +295,8 @@ function(wb_add_check_binary target)
                                "${WB_ROOT}/checker/support" "${remote}")
     target_compile_definitions(${target} PRIVATE
       "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
-    target_link_libraries(${target} PRIVATE wb_remote_judge wb_judge GTest::gtest GTest::gtest_main Threads::Threads)
+    target_link_libraries(${target} PRIVATE wb_remote_judge wb_judge GTest::gtest GTest::gtest_main Threads::Threads
+                                            ${A_CHECK_LIBS})
     add_dependencies(${target} ${target}_worker)
     return()
   endif()
@@ -301,7 +304,7 @@ function(wb_add_check_binary target)
   target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS})
   target_compile_definitions(${target} PRIVATE
     "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
-  target_link_libraries(${target} PRIVATE ${objects} wb_check GTest::gtest GTest::gtest_main)
+  target_link_libraries(${target} PRIVATE ${objects} wb_check GTest::gtest GTest::gtest_main ${A_CHECK_LIBS})
   if(WB_BACKEND STREQUAL "cuda" AND A_CUDA_LIBS)
     target_link_libraries(${target} PRIVATE ${A_CUDA_LIBS})
   endif()
@@ -309,14 +312,15 @@ function(wb_add_check_binary target)
 endfunction()
 
 # wb_add_lab(<NN-name> CHECKS <check.cpp>... SOURCES <file.cu>... [USES <NN-name/file.cu>...]
-#            [INCLUDE_DIRS <dir>...] [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...])
+#            [INCLUDE_DIRS <dir>...] [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...]
+#            [CHECK_LIBS <lib>...])
 # USES links files of an earlier lab from the same tree: labs/ into the learner's binary,
 # solutions/ into the solution's (lab 07 runs the learner's own lab-05 sgemm()).
 # Declares check_<NN>_<name> (checks + labs/<NN-name>/<files>) and, when the tree has
 # solutions/<NN-name>, check_<NN>_<name>_solution (checks + solutions/<NN-name>/<files>).
 # These names are what `./workbook check` builds and runs.
 function(wb_add_lab lab)
-  cmake_parse_arguments(PARSE_ARGV 1 A "" "" "CHECKS;SOURCES;USES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS")
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "" "CHECKS;SOURCES;USES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
   string(REPLACE "-" "_" ident "${lab}")
   set(variants labs)
   if(IS_DIRECTORY "${WB_ROOT}/solutions/${lab}")
@@ -329,6 +333,7 @@ function(wb_add_lab lab)
   # What the known-wrong self-tests (tests/checker) link beside a mutated solution.
   set_property(GLOBAL PROPERTY WB_LAB_${ident}_USES "${used_solutions}")
   set_property(GLOBAL PROPERTY WB_LAB_${ident}_INCLUDE_DIRS "${include_dirs}")
+  set_property(GLOBAL PROPERTY WB_LAB_${ident}_CHECK_LIBS "${A_CHECK_LIBS}")
   foreach(variant IN LISTS variants)
     set(target check_${ident})
     if(variant STREQUAL "solutions")
@@ -342,7 +347,7 @@ function(wb_add_lab lab)
     list(APPEND lab_sources ${use_files})
     wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
                         INCLUDE_DIRS ${include_dirs} CUDA_BASELINES ${A_CUDA_BASELINES}
-                        CUDA_LIBS ${A_CUDA_LIBS})
+                        CUDA_LIBS ${A_CUDA_LIBS} CHECK_LIBS ${A_CHECK_LIBS})
   endforeach()
   # check_<NN>_<name>_mutant: the checks with <build>/mutant/<NN-name>/<files>, which
   # `./workbook mutate` overwrites with one mutant of the solution at a time (on sim; not part
@@ -358,7 +363,8 @@ function(wb_add_lab lab)
     endforeach()
     set(target check_${ident}_mutant)
     wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources} ${used_solutions}
-                        SOURCE_LABEL "a mutant of solutions/${lab}" INCLUDE_DIRS ${include_dirs})
+                        SOURCE_LABEL "a mutant of solutions/${lab}" INCLUDE_DIRS ${include_dirs}
+                        CHECK_LIBS ${A_CHECK_LIBS})
     foreach(t IN ITEMS ${target} ${target}_worker)
       if(TARGET ${t})
         set_target_properties(${t} PROPERTIES EXCLUDE_FROM_ALL TRUE)

@@ -35,18 +35,21 @@ LAMBDA = "[&](const auto&... cusim_arg_) { %s(cusim_arg_...); }"
 
 
 ANCHOR = re.compile(r" \(void\)&::cusim::detail::kernel_anchor<[^;]*>;")
+# The companion declaration after each kernel declaration (cusim_kernel_id_<name>), one line.
+COMPANION = re.compile(r" (?:template <[^\n]*?> )?auto cusim_kernel_id_\w+\([^\n]*?\)>;")
 
 
 def rw(src, path=PATH, anchors=False):
     """Rewrite `src`; fail on rewrite errors; return the output without the #line header (and,
-    unless `anchors`, without the kernel registrations at the top of kernel bodies)."""
+    unless `anchors`, without the kernel registrations at the top of kernel bodies and the
+    companion declarations after kernel declarations)."""
     out, errors = cusim_rewrite.rewrite(src, path)
     if errors:
         raise AssertionError("unexpected rewrite errors: %r" % errors)
     header = '#line 1 "%s"\n' % path
     assert out.startswith(header), out[:80]
     out = out[len(header):]
-    return out if anchors else ANCHOR.sub("", out)
+    return out if anchors else COMPANION.sub("", ANCHOR.sub("", out))
 
 
 def errors_of(src):
@@ -68,6 +71,17 @@ def kid(name):
 def cxx_kid(name):
     """The kernel id the compiler resolves (the rewriter did not find a unique declaration)."""
     return "CUSIM_KERNEL_ID(%s)" % name
+
+
+def deduced_kid(name):
+    """The kernel id of a launch resolved through the kernel's companion declaration."""
+    i = max(name.rfind("::") + 2, 0) if "::" in name else 0
+    base = name[i:]
+    call = name[:i] + "cusim_kernel_id_" + base
+    return ("::cusim::detail::deduced_kernel(CUSIM_KERNEL_ID(%s), []<class... cusim_t_>() -> const void* { "
+            "if constexpr (requires(const cusim_t_&... cusim_a_) { %s(cusim_a_...); }) "
+            "return decltype(%s(::std::declval<const cusim_t_&>()...))::id(); else return nullptr; })"
+            % (name, call, call))
 
 
 def marker_line(path, marker="EXPECT-ERROR"):
@@ -309,6 +323,7 @@ class KernelIdTest(unittest.TestCase):
     def kid_of(self, src, launch_text):
         out = rw(src + "\nvoid h() { " + launch_text + "; }\n")
         m = re.search(r'::cusim::launch\(.*?, "[^"]*", \d+, "[^"]*", (nullptr|CUSIM_KERNEL_ID\(.*?\)|'
+                      r'::cusim::detail::deduced_kernel\(.*?else return nullptr; \}\)|'
                       r'reinterpret_cast<const void\*>\(&[^)]*\)), \[&\]', out)
         self.assertIsNotNone(m, out)
         return m.group(1)
@@ -323,7 +338,7 @@ class KernelIdTest(unittest.TestCase):
 
     def test_overloaded_kernel(self):
         src = "__global__ void k(float* p);\n__global__ void k(int* p);\n"
-        self.assertEqual(self.kid_of(src, "k<<<1, 1>>>(p)"), cxx_kid("k"))
+        self.assertEqual(self.kid_of(src, "k<<<1, 1>>>(p)"), deduced_kid("k"))
 
     def test_kernel_not_declared_in_this_file(self):
         self.assertEqual(self.kid_of("void k(float*);", "k<<<1, 1>>>(p)"), cxx_kid("k"))
@@ -336,20 +351,58 @@ class KernelIdTest(unittest.TestCase):
 
     def test_template_kernel(self):
         src = "template <typename T>\n__global__ void k(T* p);\n"
-        self.assertEqual(self.kid_of(src, "k<<<1, 1>>>(p)"), cxx_kid("k"))
+        self.assertEqual(self.kid_of(src, "k<<<1, 1>>>(p)"), deduced_kid("k"))
         self.assertEqual(self.kid_of(src, "k<float><<<1, 1>>>(p)"), kid("k<float>"))
-        self.assertEqual(self.kid_of(src, "k<float, int><<<1, 1>>>(p)"), cxx_kid("k<float, int>"))
+        self.assertEqual(self.kid_of(src, "k<float, int><<<1, 1>>>(p)"), deduced_kid("k<float, int>"))
 
     def test_template_kernel_with_defaults_and_nested_arguments(self):
         src = "template <class T, int N = 4, class U = Pair<T, T>> __global__ void k(T* p);\n"
         self.assertEqual(self.kid_of(src, "k<Tile<Pair<int, 2>>><<<1, 1>>>(p)"),
                          kid("k<Tile<Pair<int, 2>>>"))
         self.assertEqual(self.kid_of(src, "k<float, 8><<<1, 1>>>(p)"), kid("k<float, 8>"))
-        self.assertEqual(self.kid_of(src, "k<><<<1, 1>>>(p)"), cxx_kid("k<>"))
+        self.assertEqual(self.kid_of(src, "k<><<<1, 1>>>(p)"), deduced_kid("k<>"))
 
     def test_template_parameter_pack(self):
         src = "template <class... Ts> __global__ void k(Ts... xs);\n"
-        self.assertEqual(self.kid_of(src, "k<int><<<1, 1>>>(1)"), cxx_kid("k<int>"))
+        self.assertEqual(self.kid_of(src, "k<int><<<1, 1>>>(1)"), deduced_kid("k<int>"))
+
+    def test_companion_declarations(self):
+        # After each declaration and definition: the template head and parameters as written.
+        out = rw("template <class T, int N = 4>\n__global__ void k(T* p, int n = 1);\n"
+                 "template <class T, int N>\n__global__ void k(T* p, int n) {}\n", anchors=True)
+        self.assertEqual(out.count("\n"), 4, out)
+        self.assertIn("void k(T* p, int n = 1); template <class T, int N = 4> auto cusim_kernel_id_k(T* p, int n = 1)"
+                      " -> ::cusim::detail::kernel_ref<static_cast<void (*)(T* p, int n)>(&k<T, N>)>;\n", out)
+        self.assertIn("} template <class T, int N> auto cusim_kernel_id_k(T* p, int n) -> "
+                      "::cusim::detail::kernel_ref<static_cast<void (*)(T* p, int n)>(&k<T, N>)>;\n", out)
+        # None where the kernel cannot be named; its launches keep the compiler's resolution.
+        # An unnamed template parameter is named in the declaration itself, so it can be spelled.
+        out = rw("template <class, int = 2, class...> __global__ void k(int* p) {}\n", anchors=True)
+        self.assertIn("template <class cusim_tparam_0_, int cusim_tparam_1_ = 2, class... cusim_tparam_2_> "
+                      "__global__ void k(int* p) { (void)&::cusim::detail::kernel_anchor<static_cast<void (*)"
+                      "(int* p)>(&k<cusim_tparam_0_, cusim_tparam_1_, cusim_tparam_2_...>), (0)>;} template "
+                      "<class cusim_tparam_0_, int cusim_tparam_1_ = 2, class... cusim_tparam_2_> auto "
+                      "cusim_kernel_id_k(int* p)", out)
+        for src in ("template <int (*)(int)> __global__ void k(int* p) {}\n",
+                    "template <class T> __global__ void k(T* p) {}\ntemplate <> __global__ void k<int>(int* p) {}\n",
+                    "struct S { template <class T> friend __global__ void k(T* p); };\n"):
+            out = rw(src + "void h() { k<<<1, 1>>>(p); }\n", anchors=True)
+            self.assertNotIn("deduced_kernel", out)
+            self.assertIn(cxx_kid("k"), out)
+
+    def test_hidden_friend_kernels(self):
+        # Defined in a class at namespace scope: declared again after the class and registered
+        # there; the launch names it.
+        out = rw("namespace n {\nstruct S { friend __global__ void __launch_bounds__(32) k(S s) {} };\n}\n"
+                 "void h(n::S s) { k<<<1, 1>>>(s); }\n", anchors=True)
+        self.assertIn("}; __global__ void k(S s); static const bool* const cusim_friend_anchor_0_ = "
+                      "&::cusim::detail::kernel_anchor<static_cast<void (*)(S s)>(&k), (32)>;\n}", out)
+        self.assertIn(', "k", %s, ' % kid("k"), out)
+        # In a class template: not nameable outside the class; the launch passes no kernel id.
+        out = rw("template <class T> struct B { friend __global__ void k(B b) {} };\n"
+                 "void h(B<int> b) { k<<<1, 1>>>(b); }\n", anchors=True)
+        self.assertNotIn("cusim_friend_anchor", out)
+        self.assertIn(', "k", nullptr, ', out)
 
     def test_explicit_specialization_makes_it_ambiguous(self):
         src = ("template <class T> __global__ void k(T* p) {}\n"
@@ -357,7 +410,7 @@ class KernelIdTest(unittest.TestCase):
         self.assertEqual(self.kid_of(src, "k<float><<<1, 1>>>(p)"), cxx_kid("k<float>"))
 
     def test_non_template_launched_with_template_arguments(self):
-        self.assertEqual(self.kid_of("__global__ void k(int);", "k<int><<<1, 1>>>(1)"), cxx_kid("k<int>"))
+        self.assertEqual(self.kid_of("__global__ void k(int);", "k<int><<<1, 1>>>(1)"), deduced_kid("k<int>"))
 
     def test_qualified_and_attributed_kernels(self):
         src = ("namespace ns {\n__global__ void __launch_bounds__(256, 2) k(float* p);\n}\n"
@@ -368,6 +421,24 @@ class KernelIdTest(unittest.TestCase):
 
 # ----------------------------------------------------------------------------------------
 class SharedTest(unittest.TestCase):
+    def test_shared_in_a_kernel_defined_by_a_macro(self):
+        src = ("#define DEF(NAME, T) \\\n__global__ void NAME(T* p) { \\\n  __shared__ T tile[32]; \\\n"
+               "  tile[0] = *p; }\nDEF(k, int)\n")
+        out = rw(src)
+        self.assertEqual(out.count("\n"), src.count("\n"), out)
+        self.assertIn("static char cusim_shared_key_0_; auto& tile = ::cusim::shared_var<T [32]>("
+                      "&cusim_shared_key_0_, alignof(T [32])); \\\n", out)
+
+    def test_shared_in_a_macro_outside_a_function_body(self):
+        # The scope of the expansion is unknown: a plain __shared__ stays as written (per-worker
+        # storage); an extern __shared__ is one error naming the macro.
+        src = "#define TILE(T, n) __shared__ T n[32]\n"
+        self.assertEqual(rw(src), src)
+        errors = errors_of("int a;\n#define DYN(T, n) extern __shared__ T n[]\n")
+        self.assertEqual(len(errors), 1, errors)
+        self.assertEqual(errors[0][0], 2)
+        self.assertIn("extern __shared__ in the body of macro 'DYN'", errors[0][1])
+
     def one(self, decl, scope="function"):
         if scope == "function":
             out = rw("__global__ void k() {\n" + decl + "\n}\n")
@@ -748,11 +819,11 @@ class CompileTest(unittest.TestCase):
             "dyn_local": "1", "dyn_local_shmem": "64", "dyn_file": "1", "dyn_namespace": "1",
             # templates
             "fill_float_x10": "40", "fill_float_id": "1", "fill_deduced": "9",
-            "fill_deduced_id_null": "1", "tile_bytes": "16", "nested_tile_bytes": "6",
+            "fill_deduced_id": "1", "tile_bytes": "16", "nested_tile_bytes": "6",
             "nested_line": str(marker_line(src, "LAUNCH:nested") - 1),
             "nested_name": "tile_size<Tile<Tile<char, 2>, 3>>",
-            # overloads resolve from the arguments; no kernel id
-            "overload_int": "1", "overload_float": "2", "overload_id_null": "1",
+            # overloads resolve from the arguments, and so does the kernel id (the companions)
+            "overload_int": "1", "overload_float": "2", "overload_id": "1",
             "negated": "-5", "qualified_id": "1",
             "zero_arg_calls": "6",
             "pointer_launch": "9", "pointer_id": "1",

@@ -16,6 +16,12 @@
 //     roundings of the scaling and the final addition. The reference is computed in double.
 //   A and B carry guard zones and must come back unchanged; C carries guard zones and its row
 //   padding (columns N .. ldc-1) must stay untouched.
+// cuBLAS as an oracle (Correctness.MatchesCublas, both backends): every version against cuBLAS's
+// SGEMM on the same inputs, bit for bit on integer data; on random data (one case nonnegative with
+// K = 1000) the version's largest error may be at most twice that of a float GEMM on the same call
+// (cuBLAS or a plain loop rounding to nearest), which Higham's bound above, growing like K u, does
+// not catch: a multiply-add rounded toward zero at every step passes Final and fails here. On sim
+// the judge computes cuBLAS's result itself with the CPU BLAS cusim's cuBLAS runs on (see there).
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing, also with A, B
 // and C allocated to their exact size (a load one row past A or one column past B is reported).
 // Performance (sim), cusim analysis metrics on 128 x 128 x 128 (beta = 0, dense):
@@ -84,6 +90,7 @@ struct Case {
   float alpha = 1.0f, beta = 0.0f;
   int pad_a = 0, pad_b = 0, pad_c = 0;  // lda = K + pad_a, ldb = N + pad_b, ldc = N + pad_c
   bool random = false;
+  bool nonnegative = false;  // random data in [0, 1) instead of [-1, 1)
   std::uint64_t seed = 1;
   // A, B and C in allocations of exactly their size (no guard zones): cusim's memcheck then
   // reports a read past the end of a matrix even when the value read never reaches C.
@@ -103,9 +110,16 @@ std::string describe_call(const Version& v, const Case& c) {
   std::ostringstream out;
   out << v.name << "(M=" << c.M << ", N=" << c.N << ", K=" << c.K << ", alpha=" << number(c.alpha)
       << ", beta=" << number(c.beta) << ", lda=" << c.lda() << ", ldb=" << c.ldb() << ", ldc=" << c.ldc() << ") ["
-      << (c.random ? "random data in [-1, 1)" : "exact integer data") << ", seed " << c.seed
+      << (c.random ? (c.nonnegative ? "random data in [0, 1)" : "random data in [-1, 1)") : "exact integer data")
+      << ", seed " << c.seed
       << (c.exact ? ", A, B and C allocated to their exact size" : "") << "]";
   return out.str();
+}
+
+std::string fixed2_ratio(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", v);
+  return buffer;
 }
 
 std::uint32_t bits_of(float v) {
@@ -155,7 +169,9 @@ Data make_data(const Case& c) {
   Data d;
   wb::Random rng(c.seed * 7919 + 3);
   auto value = [&](int lo, int hi) {
-    return c.random ? static_cast<float>(rng.next_unit_double() * 2.0 - 1.0) : static_cast<float>(rng.next_int(lo, hi));
+    if (!c.random) return static_cast<float>(rng.next_int(lo, hi));
+    const double u = rng.next_unit_double();
+    return static_cast<float>(c.nonnegative ? u : u * 2.0 - 1.0);
   };
   auto fill = [&](std::vector<float>& m, int rows, int cols, int ld, int lo, int hi) {
     m.assign(static_cast<std::size_t>(rows) * ld, kPadding);
@@ -174,9 +190,10 @@ Data make_data(const Case& c) {
   return d;
 }
 
-// The exact result in double and, for random data, the error each element may carry.
+// The exact result in double and, for random data, the error each element may carry: gamma(K+2)
+// times the element's scale, |alpha| sum_k |a_ik b_kj| + |beta c_ij|.
 struct Reference {
-  std::vector<double> value, allowed;
+  std::vector<double> value, allowed, scale;
 };
 
 Reference reference(const Case& c, const Data& d) {
@@ -184,6 +201,7 @@ Reference reference(const Case& c, const Data& d) {
   const std::size_t n = static_cast<std::size_t>(c.M) * c.N;
   ref.value.resize(n);
   ref.allowed.assign(n, 0.0);
+  ref.scale.assign(n, 0.0);
   const double gamma = (c.K + 2) * kUnitRoundoff / (1.0 - (c.K + 2) * kUnitRoundoff);
   std::vector<double> row(c.N), abs_row(c.N);
   for (int r = 0; r < c.M; ++r) {
@@ -201,7 +219,8 @@ Reference reference(const Case& c, const Data& d) {
       const std::size_t i = static_cast<std::size_t>(r) * c.N + col;
       const double old = c.beta == 0.0f ? 0.0 : d.C[static_cast<std::size_t>(r) * c.ldc() + col];
       ref.value[i] = double(c.alpha) * row[col] + double(c.beta) * old;
-      ref.allowed[i] = gamma * (std::fabs(double(c.alpha)) * abs_row[col] + std::fabs(double(c.beta) * old));
+      ref.scale[i] = std::fabs(double(c.alpha)) * abs_row[col] + std::fabs(double(c.beta) * old);
+      ref.allowed[i] = gamma * ref.scale[i];
     }
   }
   return ref;
@@ -532,6 +551,207 @@ TEST(Correctness, FinalLarge) {
     ++passed;
   }
   wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+}
+
+// ---- Correctness: cuBLAS as an oracle ----------------------------------------------------
+//
+// Every version against cuBLAS's SGEMM on the same inputs, on both backends: bit for bit on
+// integer data, and on random data within what a well-rounded fp32 GEMM achieves. The checks
+// above allow Higham's worst-case bound, gamma(K+2) (|alpha| sum |a b| + |beta c|), which grows
+// like K u; a float dot product that rounds to nearest errs like sqrt(K) u, so a kernel whose
+// error grows like K u (every multiply-add rounded toward zero, partial sums kept in a narrower
+// type) stays inside that bound. Here a version may err at most twice as much as a same-precision
+// GEMM on the same call, as flash-attention's tests judge a kernel: e = the largest error over C,
+// relative to each element's scale (|alpha| sum |a b| + |beta c|), of cuBLAS and of a plain loop (one
+// float accumulator per element, k in order, rounded to nearest with and without fused
+// multiply-adds; a BLAS that blocks K errs less than that loop on long sums of one sign), at least
+// u = 2^-24; every element must satisfy |got - cuBLAS| <= (2 e + e_cuBLAS) scale.
+//
+// Where cuBLAS runs. On the cuda backend: the toolkit's cuBLAS on the GPU (cublas_sgemm.cu). On
+// sim the checks are the judge, a process with none of the lab's code; device memory, cusim and
+// its cuBLAS live in the worker, which runs the learner's code and could define cublasSgemm itself
+// (docs/concepts/checking.md, "The trust boundary"). So the judge computes the oracle on its own
+// host copies of A, B and C, with the CPU BLAS that cusim's cuBLAS runs on (cusim_cpu_blas) called
+// exactly as cusim's cublasSgemm calls it for cublas_sgemm.cu's call (column-major, the operands
+// swapped): the float result cuBLAS gives on sim, and nothing the worker returns reaches it.
+namespace {
+
+#if defined(CUSIM) && defined(CUSIM_HAVE_CPU_BLAS)
+extern "C" void cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha, const float* A,
+                            int lda, const float* B, int ldb, float beta, float* C, int ldc);
+constexpr bool kHaveOracle = true;
+#elif !defined(CUSIM) && defined(WB_HAVE_CUDA_BASELINES)
+constexpr bool kHaveOracle = true;
+#else
+constexpr bool kHaveOracle = false;
+#endif
+
+// cuBLAS's C (with the case's row padding) for the case's data.
+std::vector<float> cublas_result(const Case& c, const Data& d) {
+  std::vector<float> C = d.C;
+#if defined(CUSIM) && defined(CUSIM_HAVE_CPU_BLAS)
+  // Row-major C = A B is column-major C^T = B^T A^T: cblas_sgemm(CblasColMajor, NoTrans, NoTrans,
+  // N, M, K, alpha, B, ldb, A, lda, beta, C, ldc), as cusim's cublasSgemm(handle, N, N, N, M, K, ...).
+  // cusim's cuBLAS writes zeros over C first when beta == 0 (C is output only, and may hold NaN).
+  constexpr int kColMajor = 102, kNoTrans = 111;
+  if (c.beta == 0.0f) {
+    for (int r = 0; r < c.M; ++r) std::fill_n(C.begin() + static_cast<std::ptrdiff_t>(r) * c.ldc(), c.N, 0.0f);
+  }
+  cblas_sgemm(kColMajor, kNoTrans, kNoTrans, c.N, c.M, c.K, c.alpha, d.B.data(), c.ldb(), d.A.data(), c.lda(), c.beta,
+              C.data(), c.ldc());
+#elif !defined(CUSIM) && defined(WB_HAVE_CUDA_BASELINES)
+  wb::DeviceBuffer<float> A{std::span<const float>(d.A)}, B{std::span<const float>(d.B)};
+  wb::DeviceBuffer<float> C_dev{std::span<const float>(C)};
+  CublasSgemm cublas;
+  cublas.run(c.M, c.N, c.K, c.alpha, A.data(), c.lda(), B.data(), c.ldb(), c.beta, C_dev.data(), c.ldc());
+  WB_CUDA_CHECK(cudaDeviceSynchronize());
+  C = C_dev.download();
+#endif
+  return C;
+}
+
+std::string scientific(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2e", v);
+  return buffer;
+}
+
+// The largest error relative to each element's scale of a plain float loop over k, rounded to
+// nearest: fused multiply-adds, and multiplies and adds rounded apart (a GPU's loop and a CPU's).
+double plain_loop_error(const Case& c, const Data& d, const Reference& ref) {
+  double worst = 0.0;
+  for (int r = 0; r < c.M; ++r) {
+    for (int col = 0; col < c.N; ++col) {
+      float fused = 0.0f, apart = 0.0f;
+      for (int k = 0; k < c.K; ++k) {
+        const float a = d.A[static_cast<std::size_t>(r) * c.lda() + k], b = d.B[static_cast<std::size_t>(k) * c.ldb() + col];
+        fused = std::fma(a, b, fused);
+        volatile float product = a * b;  // rounded on its own, never contracted into the add
+        apart += product;
+      }
+      const std::size_t i = static_cast<std::size_t>(r) * c.N + col;
+      if (ref.scale[i] == 0.0) continue;
+      const float old = c.beta == 0.0f ? 0.0f : d.C[static_cast<std::size_t>(r) * c.ldc() + col];
+      for (float acc : {fused, apart}) {
+        volatile float scaled = c.alpha * acc;
+        const float value = scaled + c.beta * old;
+        worst = std::max(worst, std::fabs(double(value) - ref.value[i]) / ref.scale[i]);
+      }
+    }
+  }
+  return worst;
+}
+
+// One version on one case against cuBLAS. @p ratio receives the version's largest error relative
+// to the larger of cuBLAS's and the plain loop's (0 on exact data).
+testing::AssertionResult matches_cublas(const Version& v, const Case& c, double& ratio) {
+  const std::string call = describe_call(v, c);
+  const Data d = make_data(c);
+  std::vector<float> got;
+  if (auto r = run_once(v, c, d, call, got); !r) return r;
+  std::vector<float> oracle;
+  try {
+    oracle = cublas_result(c, d);
+  } catch (const std::exception& e) {
+    return testing::AssertionFailure() << "the checker's cuBLAS call failed for " << call << ": " << e.what();
+  }
+  const Reference ref = reference(c, d);
+  // cuBLAS's and the version's largest errors, relative to each element's scale.
+  double e_cublas = 0.0, e_got = 0.0;
+  for (int r = 0; r < c.M; ++r) {
+    for (int col = 0; col < c.N; ++col) {
+      const std::size_t i = static_cast<std::size_t>(r) * c.N + col, k = static_cast<std::size_t>(r) * c.ldc() + col;
+      if (ref.scale[i] == 0.0) continue;
+      e_cublas = std::max(e_cublas, std::fabs(double(oracle[k]) - ref.value[i]) / ref.scale[i]);
+      if (!std::isnan(got[k])) e_got = std::max(e_got, std::fabs(double(got[k]) - ref.value[i]) / ref.scale[i]);
+    }
+  }
+  if (!c.random && e_cublas != 0.0) {
+    return testing::AssertionFailure() << "the checker's cuBLAS result for " << call
+                                       << " is not exact on integer data (relative error " << scientific(e_cublas)
+                                       << "): the oracle itself is wrong; please report this.";
+  }
+  const double e = c.random ? std::max({e_cublas, plain_loop_error(c, d, ref), kUnitRoundoff}) : 0.0;
+  ratio = c.random ? e_got / e : 0.0;
+  const auto tolerance = [&](std::size_t i) { return (2.0 * e + e_cublas) * ref.scale[i]; };
+  std::size_t wrong = 0;
+  int first_r = -1, first_c = -1;
+  for (int r = 0; r < c.M; ++r) {
+    for (int col = 0; col < c.N; ++col) {
+      const std::size_t i = static_cast<std::size_t>(r) * c.N + col, k = static_cast<std::size_t>(r) * c.ldc() + col;
+      const double diff = std::fabs(double(got[k]) - double(oracle[k]));
+      if (!std::isnan(got[k]) && diff <= tolerance(i)) continue;
+      if (wrong++ == 0) first_r = r, first_c = col;
+    }
+  }
+  if (wrong == 0) return testing::AssertionSuccess();
+  const std::size_t i = static_cast<std::size_t>(first_r) * c.N + first_c;
+  const std::size_t k = static_cast<std::size_t>(first_r) * c.ldc() + first_c;
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": " << wrong << " of " << static_cast<std::size_t>(c.M) * c.N
+          << " elements of C differ from cuBLAS's SGEMM on the same inputs; first C(" << first_r << ", " << first_c
+          << "): got " << number(got[k]) << ", cuBLAS " << number(oracle[k]);
+  if (!c.random) {
+    failure << ", tolerance 0 (integer data: every partial sum is exact, so any summation order gives cuBLAS's "
+               "float bit for bit).";
+    return failure;
+  }
+  failure << " (difference " << scientific(std::fabs(double(got[k]) - double(oracle[k]))) << ", tolerance "
+          << scientific(tolerance(i)) << " = (2 x " << scientific(e) << " + " << scientific(e_cublas)
+          << ") x the element's scale |alpha| sum|a_ik b_kj| + |beta c_ij| = " << number(ref.scale[i])
+          << ": twice the largest relative error of a float GEMM on this call, cuBLAS's or a plain loop's, plus "
+             "cuBLAS's own).\nAgainst the exact result (computed in double) your largest relative error is "
+          << scientific(e_got) << ", " << fixed2_ratio(ratio) << " times a float GEMM's (at most 2 allowed), although "
+          << "it is within the worst-case bound of the other correctness checks. An error that grows with K in one direction comes from rounding every "
+             "multiply-add the same way (__fmaf_rz, __fadd_rz, __fmul_rz: use a * b + c or fmaf), or from partial "
+             "sums or tiles kept in a narrower type (__half, __nv_bfloat16, TF32); keep one float accumulator per "
+             "element of C, rounded to nearest.";
+  return failure;
+}
+
+// Cases: integer data (bit for bit, with alpha, beta and padded leading dimensions), random data of
+// both signs, and nonnegative random data with a long K (partial sums of one sign, where an error
+// that rounds one way adds up).
+const Case kOracleCases[] = {
+    {.M = 67, .N = 45, .K = 33, .alpha = 2.0f, .beta = -1.0f, .pad_a = 3, .pad_b = 5, .pad_c = 1, .seed = 1100},
+    {.M = 129, .N = 127, .K = 131, .random = true, .seed = 1101},
+    {.M = 17, .N = 33, .K = 65, .alpha = 1.5f, .beta = 0.5f, .pad_a = 1, .pad_b = 2, .pad_c = 3, .random = true,
+     .nonnegative = true, .seed = 1102},
+    {.M = 33, .N = 70, .K = 1000, .random = true, .nonnegative = true, .seed = 1103}};
+
+}  // namespace
+
+TEST(Correctness, MatchesCublas) {
+  wb::check::record_threshold(
+      "every version vs cuBLAS SGEMM (sim: the judge's CPU BLAS, which cusim's cuBLAS runs on): bit for bit on "
+      "integer data 67 x 45 x 33; random data 129 x 127 x 131, 17 x 33 x 65 and 33 x 70 x 1000 (nonnegative): "
+      "|got - cuBLAS| <= (2 e + e_cuBLAS) scale, e = the larger relative error of cuBLAS and a plain float loop (the "
+      "version's error <= 2 x a float GEMM's)");
+  if (!kHaveOracle) {
+#if defined(CUSIM)
+    WB_NOT_MEASURED("the check binary was built without a CPU BLAS (Debian/Ubuntu: libopenblas-dev)");
+#else
+    GTEST_SKIP() << "this check binary was built without the cuBLAS baseline";
+#endif
+  }
+  // Measured: the largest error ratio over every version first (the table shows the start), then each.
+  std::string per_version;
+  double worst_all = 0.0;
+  const char* worst_name = "";
+  for (const Version* v : kAllVersions) {
+    double worst = 0.0;
+    for (const Case& c : kOracleCases) {
+      double ratio = 0.0;
+      auto result = matches_cublas(*v, c, ratio);
+      worst = std::max(worst, ratio);
+      if (!result) wb::check::record_measured(std::string(v->name) + " differs from cuBLAS");
+      WB_ASSERT(result);
+    }
+    if (worst >= worst_all) worst_all = worst, worst_name = v->name;
+    per_version += (per_version.empty() ? "" : "; ") + std::string(v->name) + " " + fixed2_ratio(worst);
+    wb::check::record_measured("error <= " + fixed2_ratio(worst_all) + " x a float GEMM's (" + worst_name +
+                               "); " + per_version);
+  }
 }
 
 // ---- Host code (sim) -------------------------------------------------------------------

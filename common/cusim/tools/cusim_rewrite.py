@@ -34,6 +34,13 @@ and rewrites only CUDA-only syntax:
                                     (void)&::cusim::detail::kernel_anchor<
                                         static_cast<void (*)(PARAMS)>(&k<TPARAMS>), (N or 0)>;
                                     which registers each instantiation's address, name and N
+  __global__ void k(PARAMS);  and  ... { body }   (any kernel declaration or definition)
+                                 -> the same, followed on its last line by the companion
+                                    TEMPLATE-HEAD auto cusim_kernel_id_k(PARAMS)
+                                        -> ::cusim::detail::kernel_ref<...(&k<TPARAMS>)>;
+                                    (declared only) which a launch that deduces its template
+                                    arguments or picks an overload calls unevaluated for its
+                                    kernel id: ::cusim::detail::deduced_kernel(KID, resolver)
   k<<<G, B>>>(ARGS)  inside a #define body
                                  -> ::cusim::launcher(::cusim::launch_config(G, B), __FILE__,
                                         __LINE__, NAME, KID, [&](...) {...})(ARGS)
@@ -56,11 +63,11 @@ A void* cast is rewritten when its operand's last name is a __global__ function 
 in this file or in a header of the program it includes (followed as above).
 
 Limitations (each fails loudly at compile time rather than silently):
-  * Text inside preprocessor directives is rewritten only for launches and (void*) casts of a
-    macro parameter in a #define body: a __shared__ inside a macro body stays CUDA syntax
-    (cusim defines __shared__ as static thread_local,
-    per-worker storage, for what the rewriter does not see; extern __shared__ needs the
-    rewriter).  Headers found through -I directories rather than next to the including
+  * Text inside preprocessor directives is rewritten only in #define bodies: launches, (void*)
+    casts of a macro parameter, and __shared__ inside a function body the macro defines. A
+    __shared__ elsewhere in a macro body (the scope of its expansion unknown) stays CUDA syntax
+    (cusim defines __shared__ as static thread_local, per-worker storage, for what the rewriter
+    does not see); an extern __shared__ there is an error naming the macro.  Headers found through -I directories rather than next to the including
     file are rewritten only if listed in cusim_target_cuda_sources().
   * Launch configuration arguments are counted at commas outside (), [] and {}: a
     template-id with a top-level comma in a configuration argument must be parenthesized.
@@ -247,6 +254,7 @@ class Rewriter:
         # replacements are then continuation lines, and the launch site is the macro's use.
         self.macro_params = macro_params
         self._nl = "\\\n" if macro_params is not None else "\n"
+        self.macro_name = None  # the #define's name, for messages
         self.toks, self.pp_spans = tokenize(text)
         self._pp_starts = [s for s, _ in self.pp_spans]
         self.edits = []  # (start, end, replacement)
@@ -254,6 +262,14 @@ class Rewriter:
         self.counter = id_base  # distinct per file, so names of a header and its includer differ
         self._match = self._compute_matches()
         self._anchors = []  # (offset, text): kernel registrations, edits made by run()
+        # Kernel names with a companion declaration (cusim_kernel_id_<name>) for every declaration
+        # of theirs in this file, and names with a declaration that has none.
+        self._companions = set()
+        self._tparam_names = {}  # template parameter list (token range) -> _template_args result
+        # Friend kernels defined in a class that _hidden_friend could not declare again outside it:
+        # only argument-dependent lookup finds them, so their launches pass no kernel id.
+        self._unnamed_friends = set()
+        self._no_companion = set()
         self.kernels = self._scan_kernels()
         self.header_kernels = set()  # kernel names declared in the program's headers (Program)
 
@@ -454,7 +470,180 @@ class Rewriter:
                 bound = declared_bounds.get(key)
             if not spec and not friend and tinfo != ("?", 0, 0, True) and toks[paren - 2].text not in ("##", "#"):
                 self._anchor(name, tparams, paren, close, bound)
+                if self._companion(name, tparams, paren, close):
+                    self._companions.add(name)
+                else:
+                    self._no_companion.add(name)
+            else:
+                self._no_companion.add(name)
+                if friend and not spec and self.macro_params is None and \
+                        not self._hidden_friend(name, tinfo, paren, close, bound):
+                    self._unnamed_friends.add(name)
         return kernels
+
+    def _enclosing_brace(self, i):
+        """Index of the '{' whose block holds toks[i], or None at file scope."""
+        depth = 0
+        for q in range(i - 1, -1, -1):
+            tx = self.toks[q].text
+            if tx == "}":
+                depth += 1
+            elif tx == "{":
+                if depth == 0:
+                    return q
+                depth -= 1
+        return None
+
+    def _hidden_friend(self, name, tinfo, paren, close, bound):
+        """A kernel defined in a class as a friend (found only by argument-dependent lookup, so
+        neither its own body nor a launch can spell &name): when it is not a template and its class
+        is not a template and sits at namespace scope, declare it again after the class, which
+        makes the name visible, and register it there:
+
+            };  __global__ void name(PARAMS); static const bool* const cusim_friend_anchor_<n>_ =
+                    &::cusim::detail::kernel_anchor<static_cast<void (*)(PARAMS)>(&name), (N)>;
+
+        Returns False where that cannot be done (launches then pass no kernel id)."""
+        toks = self.toks
+        n = len(toks)
+        k = close + 1
+        while k < n and toks[k].text not in ("{", ";", "}"):
+            k += 1
+        if k >= n or toks[k].text != "{":
+            return k < n and toks[k].text == ";"  # a declaration: the definition elsewhere is anchored
+        if tinfo is not None:
+            return False
+        cls = self._enclosing_brace(paren)
+        if cls is None:
+            return False
+        # The class head: back to the previous declaration boundary; no template, a class key.
+        q = cls - 1
+        head_keys = set()
+        while q >= 0 and toks[q].text not in (";", "{", "}"):
+            head_keys.add(toks[q].text)
+            q -= 1
+        if "template" in head_keys or not head_keys & {"class", "struct", "union"}:
+            return False
+        outer = self._enclosing_brace(cls)
+        while outer is not None:  # only namespaces (and extern "C++" blocks) around the class
+            if self._classify_brace(self._declaration_start(outer), outer) != "ns":
+                return False
+            outer = self._enclosing_brace(outer)
+        end = self._match.get(cls)
+        if end is None or end + 1 >= n or toks[end + 1].text != ";":
+            return False  # a class that also declares variables: keep it simple
+        params = []
+        for a, b in self._split_commas(paren + 1, close, True):
+            items = []
+            for q in range(a, b):
+                if toks[q].text == "=":
+                    break
+                items.append(toks[q])
+            params.append(join_tokens(items))
+        if params == [""]:
+            params = []
+        if self._pp_between(toks[paren].start, toks[close].end):
+            return False
+        text = (" __global__ void %s(%s); static const bool* const cusim_friend_anchor_%d_ = "
+                "&::cusim::detail::kernel_anchor<static_cast<void (*)(%s)>(&%s), (%s)>;"
+                % (name, ", ".join(params), self._next_id(), ", ".join(params), name,
+                   bound if bound is not None else "0"))
+        self._anchors.append((toks[end + 1].end, text))
+        return True
+
+    def _declaration_start(self, i):
+        """Index of the first token of the declaration or statement that toks[i] ends."""
+        q = i - 1
+        while q >= 0 and self.toks[q].text not in (";", "{", "}"):
+            q -= 1
+        return q + 1
+
+    def _template_args(self, tparams):
+        """(template arguments naming a kernel template's own parameters, "<T, N, Ts...>"; its
+        template parameter list with every parameter named), ("", None) without a template head,
+        (None, None) when a parameter cannot be named. An unnamed parameter (template <class, int N>)
+        gets a name, inserted into the declaration itself (cusim_tparam_<n>_: the kernel cannot
+        refer to an unnamed parameter, so naming it changes nothing), so that the kernel's anchor
+        and companion can spell the instantiation."""
+        if tparams is None:
+            return "", None
+        cached = self._tparam_names.get(tparams)
+        if cached is not None:
+            return cached
+        toks = self.toks
+        names, parts, inserts = [], [], []
+        result = None
+        for a, b in self._split_commas(tparams[0], tparams[1], True):
+            eq = next((q for q in range(a, b) if toks[q].text == "="), b)
+            items = toks[a:eq]
+            if not items:
+                break
+            last = items[-1]
+            text = join_tokens(items)
+            if len(items) < 2 or last.kind != "id" or last.text in _KEYWORDS:
+                if last.text in (")", "]"):
+                    break  # a declarator such as int (*)(int): no place to put a name
+                name = "cusim_tparam_%d_" % self._next_id()
+                inserts.append((last.end, " " + name))
+                text += " " + name
+            else:
+                name = last.text
+            names.append(name + ("..." if any(t.text == "..." for t in items) else ""))
+            parts.append(text + (" " + join_tokens(toks[eq:b]) if eq < b else ""))
+        else:
+            self._anchors.extend(inserts)
+            result = ("<%s>" % ", ".join(names), ", ".join(parts))
+        if result is None:
+            result = (None, None)
+        self._tparam_names[tparams] = result
+        return result
+
+    def _companion(self, name, tparams, paren, close):
+        """After each declaration and definition of a kernel, a declaration of its companion
+
+            template <TPARAMS> auto cusim_kernel_id_NAME(PARAMS)
+                -> ::cusim::detail::kernel_ref<static_cast<void (*)(PARAMS)>(&NAME<TARGS>)>;
+
+        with the kernel's template head and parameters as written (defaults included), never
+        defined. A launch whose kernel the rewriter cannot resolve (template arguments deduced, an
+        overload set) names the companion in an unevaluated call with the launch's argument types:
+        deduction and overload resolution pick the companion of the kernel the launch calls, and its
+        return type holds that kernel's address (its __launch_bounds__ and attributes). Returns
+        False where no companion can be written."""
+        toks = self.toks
+        n = len(toks)
+        if self.macro_params is not None:
+            return False  # a kernel in a #define body: its name may be a parameter of the macro
+        targs, head_params = self._template_args(tparams)
+        if targs is None:
+            return False
+        k = close + 1
+        while k < n and toks[k].text not in ("{", ";", "}"):
+            k += 1
+        if k >= n or toks[k].text == "}":
+            return False
+        if toks[k].text == "{":
+            k = self._match.get(k)
+            if k is None:
+                return False
+        if self._pp_between(toks[paren].start, toks[close].end) or \
+                (tparams is not None and self._pp_between(toks[tparams[0]].start, toks[tparams[1]].start)):
+            return False  # a directive inside the declaration cannot be copied onto one line
+        head = "template <%s> " % head_params if tparams is not None else ""
+        params = []
+        for a, b in self._split_commas(paren + 1, close, True):
+            items = []
+            for q in range(a, b):
+                if toks[q].text == "=":
+                    break
+                items.append(toks[q])
+            params.append(join_tokens(items))
+        if params == [""]:
+            params = []
+        text = (" %sauto cusim_kernel_id_%s(%s) -> ::cusim::detail::kernel_ref<static_cast<void (*)(%s)>(&%s%s)>;"
+                % (head, name, join_tokens(toks[paren + 1:close]), ", ".join(params), name, targs))
+        self._anchors.append((toks[k].end, text))
+        return True
 
     def _anchor(self, name, tparams, paren, close, bound):
         """At the top of the body of a kernel definition: an odr-use of
@@ -470,24 +659,9 @@ class Rewriter:
             k += 1
         if k >= n or toks[k].text != "{" or self._match.get(k) is None:
             return  # a declaration
-        targs = ""
-        if tparams is not None:
-            names = []
-            for a, b in self._split_commas(tparams[0], tparams[1], True):
-                items = []
-                for q in range(a, b):
-                    if toks[q].text == "=":
-                        break
-                    items.append(toks[q])
-                if not items:
-                    continue
-                last = items[-1]
-                if len(items) < 2 or last.kind != "id" or last.text in _KEYWORDS:
-                    if any(t.text == "=" for t in toks[a:b]):
-                        break  # unnamed, with a default: the rest take their defaults too
-                    return  # an unnamed parameter without a default cannot be spelled
-                names.append(last.text + ("..." if any(t.text == "..." for t in items) else ""))
-            targs = "<%s>" % ", ".join(names)
+        targs, _head = self._template_args(tparams)
+        if targs is None:
+            return  # a template parameter that cannot be named
         params = []
         for a, b in self._split_commas(paren + 1, close, True):
             items = []
@@ -597,7 +771,20 @@ class Rewriter:
                 continue
             elif kind == "id":
                 tx = t.text
-                if tx == "__shared__" and self.macro_params is None:
+                if tx == "__shared__" and self.macro_params is not None and not func_depth:
+                    # In a #define body outside any function body the macro defines, the scope of
+                    # the expansion is unknown: a plain __shared__ stays per-worker storage (the
+                    # #define of cusim/device.h), an extern __shared__ cannot be placed.
+                    if any(toks[q].text == "extern" for q in range(head, i)) or \
+                            (i + 1 < n and toks[i + 1].text == "extern"):
+                        self.errors.append((t.line, (
+                            "cusim: extern __shared__ in the body of macro '%s' is not supported on "
+                            "the sim backend unless the macro defines the whole kernel; declare "
+                            "the array in the kernel itself (extern __shared__ T name[];), outside "
+                            "the macro (see docs/cusim.md)") % self.macro_name))
+                    i += 1
+                    continue
+                if tx == "__shared__":
                     try:
                         i = self._shared(i, head, func_depth > 0)
                     except RewriteError as e:
@@ -764,6 +951,8 @@ class Rewriter:
             cfg_text = join_tokens(cfg_toks).strip()
         name_text = join_tokens(name_toks)
         kid = self._kernel_id(name_lo, i)
+        if kid.startswith("CUSIM_KERNEL_ID(") and self.macro_params is None:
+            kid = self._deduced_kernel_id(name_lo, i, kid)
         head = ("::cusim::launch(::cusim::launch_config(%s), %s, %d, %s, %s, "
                 "[&](const auto&... cusim_arg_) { %s(cusim_arg_...); }"
                 % (cfg_text, _c_string(self.path), first.line, _c_string(name_text), kid, name_text))
@@ -787,6 +976,36 @@ class Rewriter:
             repl = head + "\n" * lost + (", " if has_args else "") + args_text + ")"
         self._edit(first.start, toks[pclose].end, repl)
         return pclose + 1
+
+    def _deduced_kernel_id(self, lo, hi, kid):
+        """For a launch the rewriter could not resolve, the kernel id as the compiler resolves the
+        call: ::cusim::detail::deduced_kernel(KID, resolver), where the resolver names the
+        kernel's companion (see _companion) with the launch's argument types, unevaluated: for a
+        kernel whose every declaration in this file has a companion, and for an unqualified name of
+        a kernel of the program's headers (a companion not found there leaves KID). Else KID.""" 
+        toks = self.toks
+        last = hi - 1
+        if toks[last].text == ">":
+            lt = self._back_angle(last, lo)
+            if lt is None:
+                return kid
+            last = lt - 1
+        if last < lo or toks[last].kind != "id":
+            return kid
+        name = toks[last].text
+        if name in self._no_companion:
+            return kid
+        if name not in self._companions and (name not in self.header_kernels or
+                                             any(t.text == "::" for t in toks[lo:last])):
+            return kid
+        for t in toks[lo:last]:
+            if t.kind != "id" and t.text != "::":
+                return kid  # only a (qualified) name: member access and the like stay as they are
+        call = join_tokens(toks[lo:last]) + "cusim_kernel_id_" + name + join_tokens(toks[last + 1:hi])
+        return ("::cusim::detail::deduced_kernel(%s, []<class... cusim_t_>() -> const void* { "
+                "if constexpr (requires(const cusim_t_&... cusim_a_) { %s(cusim_a_...); }) "
+                "return decltype(%s(::std::declval<const cusim_t_&>()...))::id(); else return nullptr; })"
+                % (kid, call, call))
 
     def _launch_name_start(self, i):
         """Index of the first token of the kernel expression before '<<<' at toks[i]:
@@ -878,6 +1097,8 @@ class Rewriter:
             last = lt - 1
         # Not resolved from this file's declarations (a kernel from a header, a function pointer,
         # an overload): the compiler resolves the id-expression, which has no side effects.
+        if toks[last].text in self._unnamed_friends:
+            return "nullptr"
         fallback = "CUSIM_KERNEL_ID(%s)" % join_tokens(toks[lo:hi])
         sigs = self.kernels.get(toks[last].text)
         if not sigs or len(sigs) != 1:
@@ -902,7 +1123,7 @@ class Rewriter:
         """A #define whose body launches a kernel or casts a macro parameter to void*: the body is
         rewritten as code is (launch, (void*)kernel), with the kernel named by the macro's use."""
         text = self.text[start:end]
-        if "<<<" not in text and "void" not in text:
+        if "<<<" not in text and "void" not in text and "__shared__" not in text:
             return
         m = self._DEFINE.match(text)
         if not m:
@@ -913,6 +1134,7 @@ class Rewriter:
                 p = p.strip().replace("\\\n", "").strip()
                 params.add("__VA_ARGS__" if p == "..." else p)
         sub = Rewriter(text[m.end():], self.path, macro_params=params)
+        sub.macro_name = m.group(1)
         sub.kernels = self.kernels
         sub.header_kernels = self.header_kernels
         body = sub.run()
@@ -1147,7 +1369,7 @@ class Rewriter:
         start = toks[s].start
         stop = toks[end].end
         repl = " ".join(out)
-        self._edit(start, stop, repl + "\n" * (self._newlines(start, stop) - repl.count("\n")))
+        self._edit(start, stop, repl + self._nl * (self._newlines(start, stop) - repl.count("\n")))
         return end + 1
 
     def _attribute_alignment(self, lo, hi):

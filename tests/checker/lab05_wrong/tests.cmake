@@ -60,3 +60,8 @@ if(WB_BACKEND STREQUAL "sim")
     --expect-fail Performance.RegisterBlocking1D
                   "sgemm_1d_blocktile\\(M=N=K=128\\): [0-9.]+ shared-memory loads per multiply-add \\(at most 1.25 allowed")
 endif()
+# Rounding every multiply-add toward zero stays inside Higham's worst-case bound (the other
+# correctness checks) but errs many times more than cuBLAS: only the cuBLAS oracle rejects it.
+wb_known_wrong_test(05-gemm fmaf_rz_accumulate
+  --expect-fail Correctness.MatchesCublas
+                "sgemm\\(M=129, N=127, K=131, .*random data in \\[-1, 1\\).*elements of C differ from cuBLAS's SGEMM on the same inputs; first C\\([0-9]+, [0-9]+\\): got [-0-9.e+]+, cuBLAS [-0-9.e+]+ \\(difference [0-9.e+-]+, tolerance [0-9.e+-]+ = .*__fmaf_rz")

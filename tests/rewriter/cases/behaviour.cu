@@ -131,9 +131,9 @@ int main() {
     report("fill_float_x10", static_cast<long long>(f * 10));
     report("fill_float_id", id_is(reinterpret_cast<const void*>(&fill<float>)));
     int deduced = 0;
-    fill<<<1, 1>>>(&deduced, 9);  // deduced: no kernel id
+    fill<<<1, 1>>>(&deduced, 9);  // deduced: the companion finds fill<int>
     report("fill_deduced", deduced);
-    report("fill_deduced_id_null", ::cusim::last_launch.kernel_id == nullptr);
+    report("fill_deduced_id", id_is(reinterpret_cast<const void*>(&fill<int>)));
 
     int tile_bytes = 0;
     tile_size<Tile<float, 4>><<<1, 1>>>(&tile_bytes);
@@ -150,7 +150,7 @@ int main() {
     overloaded<<<1, 1>>>(&of);
     report("overload_int", oi);
     report("overload_float", static_cast<long long>(of));
-    report("overload_id_null", ::cusim::last_launch.kernel_id == nullptr);
+    report("overload_id", id_is(reinterpret_cast<const void*>(static_cast<void (*)(float*)>(&overloaded))));
 
     int x = 5;
     math::negate<<<1, 1>>>(&x);

@@ -110,6 +110,19 @@ template <class Tag, class... P>
 const void* kernel_id_of(Tag, void (*kernel)(P...)) {
     return reinterpret_cast<const void*>(kernel);
 }
+template <auto Kernel>
+struct kernel_ref {
+    static const void* id() { return reinterpret_cast<const void*>(Kernel); }
+};
+template <class R>
+struct deduced_kernel_id {
+    const void* id;
+    R resolve;
+};
+template <class R>
+deduced_kernel_id<R> deduced_kernel(const void* id, R resolve) {
+    return {id, resolve};
+}
 }  // namespace detail
 
 template <class F, class... A>
@@ -128,6 +141,13 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
         }
         stub::current.clear();
     }
+}
+
+template <class R, class F, class... A>
+void launch(const launch_config& cfg, const char* file, int line, const char* kernel_name,
+            detail::deduced_kernel_id<R> kernel, F&& call, A&&... args) {
+    const void* id = kernel.id ? kernel.id : kernel.resolve.template operator()<std::decay_t<A>...>();
+    launch(cfg, file, line, kernel_name, id, std::forward<F>(call), std::forward<A>(args)...);
 }
 
 template <class F>

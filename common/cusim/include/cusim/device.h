@@ -99,6 +99,27 @@ template <auto Kernel, long long MaxThreads>
 inline const bool kernel_anchor =
     register_kernel(reinterpret_cast<const void*>(Kernel), kernel_signature<Kernel>(), MaxThreads);
 
+/// The return type of a kernel's companion declaration (`cusim_kernel_id_k`, which the rewriter
+/// declares after every declaration of a kernel k, never defined): the address of the kernel whose
+/// companion a call resolves to.
+template <auto Kernel>
+struct kernel_ref {
+    static const void* id() { return reinterpret_cast<const void*>(Kernel); }
+};
+/// A launch's kernel id where the rewriter could not name the kernel (template arguments deduced,
+/// an overload set): `id` as the compiler resolved the kernel expression (nullptr when it names no
+/// single function), else `resolve.operator()<decayed argument types...>()`, which calls the
+/// kernel's companion unevaluated with those types and so finds the instantiation the launch calls.
+template <class R>
+struct deduced_kernel_id {
+    const void* id;
+    R resolve;
+};
+template <class R>
+deduced_kernel_id<R> deduced_kernel(const void* id, R resolve) {
+    return {id, resolve};
+}
+
 /// The address of the kernel a kernel expression names, when it names exactly one function (a
 /// kernel, a template-id, a function pointer); nullptr for an overload set or a template whose
 /// arguments a launch deduces. See CUSIM_KERNEL_ID.
@@ -221,6 +242,14 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
     detail::KernelLaunch launch{&cfg, file, line, kernel_name, kernel_id,
                                 [](void* p) { (*static_cast<Body*>(p))(); }, &body, instrumented};
     detail::launch_kernel(launch);
+}
+
+/// A launch whose kernel the compiler resolves from the arguments (detail::deduced_kernel_id).
+template <class R, class F, class... A>
+void launch(const launch_config& cfg, const char* file, int line, const char* kernel_name,
+            detail::deduced_kernel_id<R> kernel, F&& call, A&&... args) {
+    const void* id = kernel.id ? kernel.id : kernel.resolve.template operator()<std::decay_t<A>...>();
+    launch(cfg, file, line, kernel_name, id, std::forward<F>(call), std::forward<A>(args)...);
 }
 
 /// `k<<<cfg>>>(args)` inside a `#define`, as the rewriter writes it: launcher(cfg, ..., call)(args), so
