@@ -14,7 +14,18 @@ learner's submission. A mutant is
   not compiled  the build rejects it (no verdict needed: the compiler caught it).
 
 Each check runs with at most --timeout seconds (default 30; a mutant that loops forever is
-killed by the time limit). The score is killed / (killed + survived). Reports go to build/mutate/<lab>/: report.json and
+killed by the time limit). The checks run one at a time and stop at the first that fails, so a
+mutant is killed once and one that hangs costs one time limit.
+
+The collective labs (09-12, "kind": "mpi" in lab.json) run their checks under mpirun at each
+rank count of lab.json (checker/wbcheck/collectives.py), through the split build's judges and
+workers as `./workbook check` does: one job per rank count in increasing order, then the job
+over TCP, each stopped at its first failed check (mpi_launch's stop_at_failure) with no process
+left behind, and no further job once a check has failed. A deadlock ends after the lab's stall
+window (5 s), a hang at the check's time limit. Before the mutants, the unmutated solution must
+pass every check under the same limits (a check too slow for them would kill every mutant).
+
+The score is killed / (killed + survived). Reports go to build/mutate/<lab>/: report.json and
 one .diff per survivor.
 """
 
@@ -102,17 +113,64 @@ def load_equivalents(lab: labs.Lab) -> list[dict]:
     return data
 
 
+def _first_failure_direct(lab: labs.Lab, binary: Path, timeout_s: float) -> tuple[str, str] | None:
+    """(check, message) of the first check of a single-process lab that fails on @p binary, or
+    None when every check passes. One check at a time, stopping at the first that fails: a mutant
+    is killed once, and one that loops forever costs one time limit, not one per check."""
+    for check in runner.list_checks(binary):
+        limit = min(lab.timeout_for(check), timeout_s)
+        result = runner.run_lab_checks(lab, binary, checks=[check], timeout_s=limit)[0]
+        if result.status not in (runner.PASSED, runner.NOT_MEASURED):
+            return result.name, result.message
+    return None
+
+
+def _first_failure_mpi(lab: labs.Lab, binary: Path, timeout_s: float) -> tuple[str, str] | None:
+    """(check [n=ranks], message) of the first check of a collective lab that fails on @p binary
+    at any of its rank counts, or None when every check passes at every one. The checks of a rank
+    count run in one mpirun job, stopped at the first that fails; the rank counts follow one
+    another as in `./workbook check` (increasing, then over TCP), stopping at the first failure."""
+    from . import collectives  # imports checker/mpi_launch.py
+    mpi_launch = collectives.mpi_launch
+    try:
+        checks = mpi_launch.list_tests(str(binary))
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        return "(listing the checks)", str(e)
+    plan: dict[tuple[int, bool], list[str]] = {}
+    for check in checks:
+        for config in collectives._configs(lab, check):
+            plan.setdefault(config, []).append(check)
+    stall = lab.launch.get("stall_s", mpi_launch.DEFAULT_STALL_S)
+
+    def limit(check: str) -> float:
+        return min(lab.timeout_for(check), timeout_s)
+
+    for n, tcp in sorted(plan, key=lambda c: (c[1], c[0])):
+        try:
+            results = mpi_launch.run_mpi_checks(str(binary), n, plan[(n, tcp)], time_limit_s=limit, tcp=tcp,
+                                                stall_s=stall, stop_at_failure=True)
+        except RuntimeError as e:  # a process survived SIGKILL: stop rather than pile them up
+            raise MutateError(str(e)) from None
+        for r in results:
+            if r.status not in ("passed", "skipped"):
+                return r.label, f"{r.status}: {r.message}"
+    return None
+
+
 def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, verbose: bool,
                timeout_s: float = 30.0) -> int:
-    if lab.launch.get("kind", "direct") != "direct":
-        raise MutateError(f"lab {lab.id} runs under mpirun; `workbook mutate` handles single-process labs so far")
+    kind = lab.launch.get("kind", "direct")
+    if kind not in ("direct", "mpi"):
+        raise MutateError(f"lab {lab.id}: `workbook mutate` does not know launch kind '{kind}'")
+    first_failure = _first_failure_mpi if kind == "mpi" else _first_failure_direct
     solution_dir = lab.source_dir(True)
     if not lab.sources or not solution_dir.is_dir():
         raise MutateError(f"lab {lab.id}: needs solutions/{lab.id} with its source files")
     build.configure(BACKEND, verbose=verbose)
     target = lab.target(True).replace("_solution", "_mutant")
     if target not in build.targets_matching(BACKEND, r"check_\w+_mutant"):
-        raise MutateError(f"the sim build has no target {target} (declared by wb_add_lab when solutions/ exists)")
+        raise MutateError(f"the sim build has no target {target} (declared by wb_add_lab, or comm_add_lab for "
+                          "the collective labs, when solutions/ exists)")
     out = ROOT / "build" / "mutate" / lab.id
     # Mutants of every source file of the lab; one file is mutated at a time, the others are the
     # solution's (the mutant target's slots, build/<backend>/mutant/<lab>/<file>).
@@ -146,7 +204,20 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
 
     try:
         restore()
+        if kind == "mpi":
+            # The unmutated solution first, under the same limits: a check that fails or runs
+            # out of time on it would kill every mutant.
+            built = build.build(BACKEND, [target], jobs=jobs)
+            if not built.ok:
+                raise MutateError(f"{target} does not build with the solution:\n{built.output[-3000:]}")
+            t0 = time.monotonic()
+            failed = first_failure(lab, binary, timeout_s)
+            if failed:
+                raise MutateError(f"the unmutated solution fails {failed[0]} under this run's limits (--timeout "
+                                  f"{timeout_s:g} s), so every mutant would be killed:\n{failed[1]}")
+            print(f"the solution passes every check at every rank count ({time.monotonic() - t0:.0f} s)", flush=True)
         for n, (name, path) in enumerate(sample, 1):
+            t_mutant = time.monotonic()
             text = path.read_text()
             old, new, line = changed_lines(originals[name], text)
             rec = {"mutant": path.name, "file": name, "line": line, "original": old, "mutated": new}
@@ -156,18 +227,11 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
             if not built.ok:
                 rec["verdict"] = "not compiled"
             else:
-                # One check at a time, stopping at the first that fails: a mutant is killed
-                # once, and one that loops forever costs one time limit, not one per check.
-                failed = None
-                for check in runner.list_checks(binary):
-                    limit = min(lab.timeout_for(check), timeout_s)
-                    result = runner.run_lab_checks(lab, binary, checks=[check], timeout_s=limit)[0]
-                    if result.status not in (runner.PASSED, runner.NOT_MEASURED):
-                        failed = result
-                        break
+                failed = first_failure(lab, binary, timeout_s)
                 if failed:
                     rec["verdict"] = "killed"
-                    rec["by"] = failed.name
+                    rec["by"] = failed[0]
+                    rec["message"] = failed[1][:2000]
                 else:
                     match = next((e for e in equivalents if e["original"] == old and e["mutant"] == new
                                   and e.get("file", name) == name), None)
@@ -177,6 +241,7 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
                     diff = "".join(difflib.unified_diff(originals[name].splitlines(True), text.splitlines(True),
                                                         f"solutions/{lab.id}/{name}", path.name))
                     (survivors_dir / (path.stem + ".diff")).write_text(diff)
+            rec["seconds"] = round(time.monotonic() - t_mutant, 1)
             records.append(rec)
             where = f"{name}:{line}" if len(solutions) > 1 else f"line {line}"
             shown = f"{rec['verdict']:<12} {path.name}  {where}: {new[:90]}"
