@@ -81,15 +81,24 @@ def generate(source: Path, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.mutant.*"):
         old.unlink()
+    text = source.read_text()
+    # universalmutator takes "{-" for the start of a Haskell block comment and skips every line
+    # after it up to a "-}": C++'s `int children[2] = {-1, -1};` would end the mutants there. It
+    # reads "{ -" instead, and each mutant gets "{-" back.
+    spaced = "{-" in text and "{ -" not in text
     with tempfile.TemporaryDirectory(prefix="wb-mutate-") as tmp:
         work = Path(tmp) / source.name
-        shutil.copy(source, work)
+        work.write_text(text.replace("{-", "{ -") if spaced else text)
         cmd = [*_mutator(), work.name, "cpp", "--noCheck", "--mutantDir", str(out_dir)]
         res = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
         if res.returncode != 0:
             raise MutateError(f"universalmutator failed on {relative(source)}:\n{res.stdout}{res.stderr}")
-    return sorted(out_dir.glob(f"{source.stem}.mutant.*{source.suffix}"),
-                  key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0]))
+    mutants = sorted(out_dir.glob(f"{source.stem}.mutant.*{source.suffix}"),
+                     key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0]))
+    if spaced:
+        for m in mutants:
+            m.write_text(m.read_text().replace("{ -", "{-"))
+    return mutants
 
 
 def changed_lines(original: str, mutant: str) -> tuple[str, str, int]:
