@@ -23,7 +23,10 @@ workers as `./workbook check` does: one job per rank count in increasing order, 
 over TCP, each stopped at its first failed check (mpi_launch's stop_at_failure) with no process
 left behind, and no further job once a check has failed. A deadlock ends after the lab's stall
 window (5 s), a hang at the check's time limit. Before the mutants, the unmutated solution must
-pass every check under the same limits (a check too slow for them would kill every mutant).
+pass every check (under the checks' own limits); its time per check and rank count sets that
+check's limit on the mutants: SLOWDOWN (3) times as long, at least --timeout, at most the
+check's own (a flat 30 s timed out 8-rank 64 MiB all-reduces of mutants that were equivalent
+but met a busier machine).
 
 The score is killed / (killed + survived). Reports go to build/mutate/<lab>/: report.json and
 one .diff per survivor.
@@ -134,11 +137,22 @@ def _first_failure_direct(lab: labs.Lab, binary: Path, timeout_s: float) -> tupl
     return None
 
 
-def _first_failure_mpi(lab: labs.Lab, binary: Path, timeout_s: float) -> tuple[str, str] | None:
+# A check of a collective lab may take this many times as long on a mutant as it took on the
+# solution (measured at the start of the run, at the same rank count) before it is timed out,
+# and at least --timeout seconds; never more than the check's own limit. 8 ranks of a 64 MiB
+# all-reduce on 2 shared cores take 20 s or more, so a flat 30 s would time out mutants that
+# only met a busier machine.
+SLOWDOWN = 3.0
+
+
+def _first_failure_mpi(lab: labs.Lab, binary: Path, timeout_s: float,
+                       solution_s: dict | None = None) -> tuple[str, str] | None:
     """(check [n=ranks], message) of the first check of a collective lab that fails on @p binary
     at any of its rank counts, or None when every check passes at every one. The checks of a rank
     count run in one mpirun job, stopped at the first that fails; the rank counts follow one
-    another as in `./workbook check` (increasing, then over TCP), stopping at the first failure."""
+    another as in `./workbook check` (increasing, then over TCP), stopping at the first failure.
+    @p solution_s: {(ranks, tcp, check): seconds} of the solution, which raise a check's time
+    limit to SLOWDOWN times its time there; filled in when it is an empty dict."""
     from . import collectives  # imports checker/mpi_launch.py
     mpi_launch = collectives.mpi_launch
     try:
@@ -151,16 +165,27 @@ def _first_failure_mpi(lab: labs.Lab, binary: Path, timeout_s: float) -> tuple[s
             plan.setdefault(config, []).append(check)
     stall = lab.launch.get("stall_s", mpi_launch.DEFAULT_STALL_S)
 
-    def limit(check: str) -> float:
-        return min(lab.timeout_for(check), timeout_s)
+    measuring = solution_s is not None and not solution_s
+
+    def limits(n: int, tcp: bool):
+        def limit(check: str) -> float:
+            if measuring:  # the solution, under the checks' own limits
+                return lab.timeout_for(check)
+            base = timeout_s
+            if solution_s and (n, tcp, check) in solution_s:
+                base = max(base, SLOWDOWN * solution_s[(n, tcp, check)])
+            return min(lab.timeout_for(check), base)
+        return limit
 
     for n, tcp in sorted(plan, key=lambda c: (c[1], c[0])):
         try:
-            results = mpi_launch.run_mpi_checks(str(binary), n, plan[(n, tcp)], time_limit_s=limit, tcp=tcp,
-                                                stall_s=stall, stop_at_failure=True)
+            results = mpi_launch.run_mpi_checks(str(binary), n, plan[(n, tcp)], time_limit_s=limits(n, tcp),
+                                                tcp=tcp, stall_s=stall, stop_at_failure=True)
         except RuntimeError as e:  # a process survived SIGKILL: stop rather than pile them up
             raise MutateError(str(e)) from None
         for r in results:
+            if measuring:
+                solution_s[(n, tcp, r.name)] = r.time_s
             if r.status not in ("passed", "skipped"):
                 return r.label, f"{r.status}: {r.message}"
     return None
@@ -171,7 +196,12 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
     kind = lab.launch.get("kind", "direct")
     if kind not in ("direct", "mpi"):
         raise MutateError(f"lab {lab.id}: `workbook mutate` does not know launch kind '{kind}'")
-    first_failure = _first_failure_mpi if kind == "mpi" else _first_failure_direct
+    solution_s: dict = {}  # the solution's time per check and rank count (collective labs)
+    if kind == "mpi":
+        def first_failure(lab, binary, timeout_s):
+            return _first_failure_mpi(lab, binary, timeout_s, solution_s)
+    else:
+        first_failure = _first_failure_direct
     solution_dir = lab.source_dir(True)
     if not lab.sources or not solution_dir.is_dir():
         raise MutateError(f"lab {lab.id}: needs solutions/{lab.id} with its source files")
@@ -214,17 +244,20 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
     try:
         restore()
         if kind == "mpi":
-            # The unmutated solution first, under the same limits: a check that fails or runs
-            # out of time on it would kill every mutant.
+            # The unmutated solution first: a check that fails on it would kill every mutant,
+            # and its times set the mutants' limits.
             built = build.build(BACKEND, [target], jobs=jobs)
             if not built.ok:
                 raise MutateError(f"{target} does not build with the solution:\n{built.output[-3000:]}")
             t0 = time.monotonic()
             failed = first_failure(lab, binary, timeout_s)
             if failed:
-                raise MutateError(f"the unmutated solution fails {failed[0]} under this run's limits (--timeout "
-                                  f"{timeout_s:g} s), so every mutant would be killed:\n{failed[1]}")
-            print(f"the solution passes every check at every rank count ({time.monotonic() - t0:.0f} s)", flush=True)
+                raise MutateError(f"the unmutated solution fails {failed[0]}, so every mutant would be "
+                                  f"killed:\n{failed[1]}")
+            slowest = max(solution_s.items(), key=lambda e: e[1])
+            print(f"the solution passes every check at every rank count ({time.monotonic() - t0:.0f} s; the "
+                  f"slowest, {slowest[0][2]} with {slowest[0][0]} ranks, took {slowest[1]:.1f} s: a mutant may "
+                  f"take {SLOWDOWN:g} x each check's time there, at least {timeout_s:g} s)", flush=True)
         for n, (name, path) in enumerate(sample, 1):
             t_mutant = time.monotonic()
             text = path.read_text()
