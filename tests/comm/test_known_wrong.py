@@ -226,7 +226,7 @@ KNOWN_WRONG = {
     "tree_parent_out_of_range": (3, "Correctness.BinaryTreeLayout", "failed",
                                  ["binary_tree(n=2, rank=1) returned {parent 2,"]),
     "second_tree_is_first": (4, "Correctness.DoubleTreeBalancesTheLoad", "failed",
-                             ["Is the second half running over binary_tree again?"]),
+                             ["Is the second half running over binary_tree again"]),
     "tree_one_segment": (4, "Correctness.TreeIsPipelined", "failed", ["is the buffer cut into segments?"]),
     "selector_inverted": (1, "Correctness.AlgorithmSelectorFollowsTheModel", "failed",
                           ["picked the slower algorithm"]),
