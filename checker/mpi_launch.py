@@ -277,7 +277,8 @@ def _deadlock_hint(st: dict) -> str:
 
 def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, time_limit_s=60.0,
                    tcp: bool = False, extra_args: Iterable[str] = (), env: Optional[dict] = None,
-                   mpirun: Optional[str] = None, log=None, stall_s: Optional[float] = DEFAULT_STALL_S) -> list:
+                   mpirun: Optional[str] = None, log=None, stall_s: Optional[float] = DEFAULT_STALL_S,
+                   stop_at_failure: bool = False) -> list:
     """Runs the checks `tests` (default: all) of `binary` under mpirun with `ranks` processes,
     all in one job (a new job for the checks after one that hangs or crashes).
 
@@ -286,7 +287,12 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
     communication call (or done) and none moves for stall_s seconds (a deadlock; None: wait
     for the time limit), is failed with status "timeout"; a rank that crashes fails the check
     it was in with "crashed". Returns one CheckResult per test, in run order. `log`, if given,
-    receives mpirun's output (a writable text file)."""
+    receives mpirun's output (a writable text file).
+
+    stop_at_failure (`./workbook mutate`): the job is stopped as soon as rank 0 reports a check
+    that did not pass (or one hangs or crashes), and no new job runs the checks after it; the
+    result holds the checks up to and including the first that failed (checks the job finished
+    before it was stopped are left out)."""
     binary = os.path.abspath(binary)
     if tests is None:
         tests = list_tests(binary)
@@ -297,7 +303,7 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
         status_dir = tempfile.mkdtemp(prefix="wb-mpi-")
         try:
             culprit_result = _run_once(binary, ranks, remaining, status_dir, limit, tcp, extra_args, env,
-                                       mpirun, log, stall_s)
+                                       mpirun, log, stall_s, stop_at_failure)
             done = _read_results(status_dir)
         finally:
             shutil.rmtree(status_dir, ignore_errors=True)
@@ -310,6 +316,8 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
                 remaining.remove(name)
         if not remaining:
             break
+        if stop_at_failure and any(not r.passed and r.status != "skipped" for r in results.values()):
+            break  # stopped at a failed check: the checks after it are not run
         if culprit_result is None:
             culprit_result = ("error", "the job ended before this check reported a result", None)
         status, message, running = culprit_result
@@ -322,7 +330,13 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
         culprit = running if running in remaining else next(t for t in tests if t in remaining)
         results[culprit] = CheckResult(culprit, ranks, tcp, status, message)
         remaining.remove(culprit)  # every round settles at least this check: the loop ends
-    return [results[t] for t in tests]
+        if stop_at_failure:
+            break
+    ordered = [results[t] for t in tests if t in results]
+    if stop_at_failure:  # checks that finished before the job was stopped are not reported
+        first = next((i for i, r in enumerate(ordered) if not r.passed and r.status != "skipped"), len(ordered))
+        ordered = ordered[:first + 1]
+    return ordered
 
 
 def _stuck(st: dict) -> bool:
@@ -393,23 +407,30 @@ def _merge_statuses(judges: dict, workers: dict) -> dict:
     return merged
 
 
-def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s):
+def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s,
+              stop_at_failure=False):
     """One mpirun job over `tests` (two for a split binary: its judges and their workers).
     Returns None when it ended normally, else (status, message, check) for the check that was
     running when it stopped (None when no rank recorded one)."""
     worker = worker_of(binary)
     if worker is None:
-        return _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s)
+        return _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s,
+                        stop_at_failure=stop_at_failure)
     remote_dir = tempfile.mkdtemp(prefix="wb-mpi-lab-")
     try:
         return _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s,
-                        worker=worker, remote_dir=remote_dir)
+                        worker=worker, remote_dir=remote_dir, stop_at_failure=stop_at_failure)
     finally:
         shutil.rmtree(remote_dir, ignore_errors=True)
 
 
+def _failure_reported(status_dir: str) -> bool:
+    """True once rank 0 has reported a check that neither passed nor was skipped."""
+    return any(d.get("status") not in ("passed", "skipped") for d in _read_results(status_dir).values())
+
+
 def _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s, worker=None,
-             remote_dir=None):
+             remote_dir=None, stop_at_failure=False):
     args = ["--gtest_filter=" + ":".join(tests), "--gtest_color=no"] + list(extra_args)
     cmd = mpirun_command(binary, ranks, args, tcp=tcp, mpirun=mpirun)
     out_path = os.path.join(status_dir, "mpirun.out")
@@ -419,83 +440,117 @@ def _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpir
     with open(out_path, "w+") as out, tempfile.TemporaryFile("w+") as wout:
         wproc = _start_workers(binary, worker, ranks, tcp, env, mpirun, status_dir, remote_dir, wout) \
             if worker else None
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=judge_env, start_new_session=True, cwd=status_dir)
-        last = {}  # rank -> (test, time it started)
-        start = time.monotonic()
-        timed_out = stalled = flooded = False
-        workers_gone = None  # when the workers' job ended while the judges still ran
-        over_limit = 0.0
-        snapshot, still_since = None, start
-        while proc.poll() is None:
-            time.sleep(0.1)
-            now = time.monotonic()
-            st = _statuses(status_dir, ranks)
-            if worker:
-                st = _merge_statuses(st, _statuses(remote_dir, ranks))
-                if wproc.poll() is not None:
-                    workers_gone = workers_gone or now
-                    if now - workers_gone > 5.0:  # the judges should have noticed at once
-                        break
-            for r, s in st.items():
-                if s is None:
-                    continue
-                if s["state"] == "done":
-                    last.pop(r, None)
-                    continue
-                if r not in last or last[r][0] != s["test"]:
-                    last[r] = (s["test"], now)
-            running = [(t0, test) for (test, t0) in last.values()]
-            oldest, test = min(running) if running else (start, tests[0])
-            over_limit = limit(test) if test in tests else limit(tests[0])
-            if now - oldest > over_limit:
-                timed_out = True
-                break
-            if os.fstat(out.fileno()).st_size + (os.fstat(wout.fileno()).st_size if worker else 0) > MAX_OUTPUT_BYTES:
-                flooded = True
-                break
-            key = tuple(sorted((r, s["progress"], s["state"], s["test"]) for r, s in st.items() if s))
-            if not _stuck(st) or key != snapshot:
-                snapshot, still_since = key, now
-            elif stall_s is not None and now - still_since > stall_s:
-                timed_out = stalled = True
-                break
-        final = _statuses(status_dir, ranks)
-        pids = _pids(status_dir, ranks)
-        survivors = []
-        if timed_out or flooded or proc.poll() is None:
-            survivors = _kill_job(proc, status_dir, ranks, binary)
-        else:
-            # mpirun has exited; make sure no rank lingers.
-            survivors = _kill_job(proc, status_dir, ranks, binary) if any(
-                _alive(p, binary) for p in _pids(status_dir, ranks).values()) else []
-        worker_text, worker_final, worker_pids = "", {}, {}
-        if worker:
-            worker_final = _statuses(remote_dir, ranks)
-            final = _merge_statuses(final, worker_final)
-            worker_pids = _pids(remote_dir, ranks)
-            # The judges have let their workers go: give them a moment to finish MPI.
+        try:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=judge_env, start_new_session=True, cwd=status_dir)
+        except BaseException:
+            if wproc:
+                _kill_job(wproc, remote_dir, ranks, worker)
+            raise
+        try:
+            return _watch_job(binary, ranks, tests, status_dir, limit, tcp, log, stall_s, worker, remote_dir,
+                              stop_at_failure, proc, wproc, out, wout)
+        except BaseException:
+            # Interrupted (Ctrl-C) or failed while watching: the jobs run in their own sessions,
+            # so nothing else would stop them.
+            _kill_job(proc, status_dir, ranks, binary)
+            if wproc:
+                _kill_job(wproc, remote_dir, ranks, worker)
+            raise
+
+
+def _watch_job(binary, ranks, tests, status_dir, limit, tcp, log, stall_s, worker, remote_dir, stop_at_failure,
+               proc, wproc, out, wout):
+    """Waits for the job(s) started by _run_job, stops them on a time limit, a deadlock, a flood
+    of output or (stop_at_failure) a failed check, and says how they ended."""
+    last = {}  # rank -> (test, time it started)
+    start = time.monotonic()
+    timed_out = stalled = flooded = stopped = False
+    workers_gone = None  # when the workers' job ended while the judges still ran
+    over_limit = 0.0
+    snapshot, still_since = None, start
+    results_path, results_size = os.path.join(status_dir, "results.jsonl"), 0
+    while proc.poll() is None:
+        time.sleep(0.1)
+        now = time.monotonic()
+        if stop_at_failure:
             try:
-                # After a crash, mpirun reports the rank that ended it before it exits.
-                wproc.wait(timeout=5.0 if not timed_out else 0.5)
-            except subprocess.TimeoutExpired:
-                pass
-            wout.seek(0)
-            worker_text = wout.read(MAX_OUTPUT_BYTES)
-            if "own PID namespace" in worker_text.split("wb_sandbox_run: protections:", 1)[-1].split("\n", 1)[0]:
-                # Its pids are the namespace's; when the sandbox's first process is gone, so is
-                # every process in it.
-                survivors += _kill_job(wproc, remote_dir, 0, worker)
-            else:
-                survivors += _kill_job(wproc, remote_dir, ranks, worker)
-            worker_text = "\n".join(l for l in worker_text.splitlines()
-                                    if not l.startswith("wb_sandbox_run: protections:"))
-        out.seek(0)
-        text = out.read(MAX_OUTPUT_BYTES)
+                size = os.stat(results_path).st_size
+            except OSError:
+                size = 0
+            if size != results_size:
+                results_size = size
+                if _failure_reported(status_dir):
+                    stopped = True
+                    break
+        st = _statuses(status_dir, ranks)
+        if worker:
+            st = _merge_statuses(st, _statuses(remote_dir, ranks))
+            if wproc.poll() is not None:
+                workers_gone = workers_gone or now
+                if now - workers_gone > 5.0:  # the judges should have noticed at once
+                    break
+        for r, s in st.items():
+            if s is None:
+                continue
+            if s["state"] == "done":
+                last.pop(r, None)
+                continue
+            if r not in last or last[r][0] != s["test"]:
+                last[r] = (s["test"], now)
+        running = [(t0, test) for (test, t0) in last.values()]
+        oldest, test = min(running) if running else (start, tests[0])
+        over_limit = limit(test) if test in tests else limit(tests[0])
+        if now - oldest > over_limit:
+            timed_out = True
+            break
+        if os.fstat(out.fileno()).st_size + (os.fstat(wout.fileno()).st_size if worker else 0) > MAX_OUTPUT_BYTES:
+            flooded = True
+            break
+        key = tuple(sorted((r, s["progress"], s["state"], s["test"]) for r, s in st.items() if s))
+        if not _stuck(st) or key != snapshot:
+            snapshot, still_since = key, now
+        elif stall_s is not None and now - still_since > stall_s:
+            timed_out = stalled = True
+            break
+    final = _statuses(status_dir, ranks)
+    pids = _pids(status_dir, ranks)
+    survivors = []
+    if timed_out or flooded or proc.poll() is None:
+        survivors = _kill_job(proc, status_dir, ranks, binary)
+    else:
+        # mpirun has exited; make sure no rank lingers.
+        survivors = _kill_job(proc, status_dir, ranks, binary) if any(
+            _alive(p, binary) for p in _pids(status_dir, ranks).values()) else []
+    worker_text, worker_final, worker_pids = "", {}, {}
+    if worker:
+        worker_final = _statuses(remote_dir, ranks)
+        final = _merge_statuses(final, worker_final)
+        worker_pids = _pids(remote_dir, ranks)
+        # The judges have let their workers go: give them a moment to finish MPI.
+        try:
+            # After a crash, mpirun reports the rank that ended it before it exits.
+            wproc.wait(timeout=0.5 if timed_out or stopped else 5.0)
+        except subprocess.TimeoutExpired:
+            pass
+        wout.seek(0)
+        worker_text = wout.read(MAX_OUTPUT_BYTES)
+        if "own PID namespace" in worker_text.split("wb_sandbox_run: protections:", 1)[-1].split("\n", 1)[0]:
+            # Its pids are the namespace's; when the sandbox's first process is gone, so is
+            # every process in it.
+            survivors += _kill_job(wproc, remote_dir, 0, worker)
+        else:
+            survivors += _kill_job(wproc, remote_dir, ranks, worker)
+        worker_text = "\n".join(l for l in worker_text.splitlines()
+                                if not l.startswith("wb_sandbox_run: protections:"))
+    out.seek(0)
+    text = out.read(MAX_OUTPUT_BYTES)
     if log is not None:
         log.write(text + worker_text)
     if survivors:
         raise RuntimeError(f"processes {survivors} of {binary} survived SIGKILL; kill them by hand")
+    if stopped:
+        return None  # stopped on purpose after a failed check, which results.jsonl holds
     unfinished = [s["test"] for s in final.values() if s and s["state"] != "done" and s["test"] in tests]
     running = min(unfinished, key=tests.index) if unfinished else None
     if flooded:

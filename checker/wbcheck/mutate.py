@@ -14,7 +14,21 @@ learner's submission. A mutant is
   not compiled  the build rejects it (no verdict needed: the compiler caught it).
 
 Each check runs with at most --timeout seconds (default 30; a mutant that loops forever is
-killed by the time limit). The score is killed / (killed + survived). Reports go to build/mutate/<lab>/: report.json and
+killed by the time limit). The checks run one at a time and stop at the first that fails, so a
+mutant is killed once and one that hangs costs one time limit.
+
+The collective labs (09-12, "kind": "mpi" in lab.json) run their checks under mpirun at each
+rank count of lab.json (checker/wbcheck/collectives.py), through the split build's judges and
+workers as `./workbook check` does: one job per rank count in increasing order, then the job
+over TCP, each stopped at its first failed check (mpi_launch's stop_at_failure) with no process
+left behind, and no further job once a check has failed. A deadlock ends after the lab's stall
+window (5 s), a hang at the check's time limit. Before the mutants, the unmutated solution must
+pass every check (under the checks' own limits); its time per check and rank count sets that
+check's limit on the mutants: SLOWDOWN (3) times as long, at least --timeout, at most the
+check's own (a flat 30 s timed out 8-rank 64 MiB all-reduces of mutants that were equivalent
+but met a busier machine).
+
+The score is killed / (killed + survived). Reports go to build/mutate/<lab>/: report.json and
 one .diff per survivor.
 """
 
@@ -70,15 +84,24 @@ def generate(source: Path, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.mutant.*"):
         old.unlink()
+    text = source.read_text()
+    # universalmutator takes "{-" for the start of a Haskell block comment and skips every line
+    # after it up to a "-}": C++'s `int children[2] = {-1, -1};` would end the mutants there. It
+    # reads "{ -" instead, and each mutant gets "{-" back.
+    spaced = "{-" in text and "{ -" not in text
     with tempfile.TemporaryDirectory(prefix="wb-mutate-") as tmp:
         work = Path(tmp) / source.name
-        shutil.copy(source, work)
+        work.write_text(text.replace("{-", "{ -") if spaced else text)
         cmd = [*_mutator(), work.name, "cpp", "--noCheck", "--mutantDir", str(out_dir)]
         res = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
         if res.returncode != 0:
             raise MutateError(f"universalmutator failed on {relative(source)}:\n{res.stdout}{res.stderr}")
-    return sorted(out_dir.glob(f"{source.stem}.mutant.*{source.suffix}"),
-                  key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0]))
+    mutants = sorted(out_dir.glob(f"{source.stem}.mutant.*{source.suffix}"),
+                     key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0]))
+    if spaced:
+        for m in mutants:
+            m.write_text(m.read_text().replace("{ -", "{-"))
+    return mutants
 
 
 def changed_lines(original: str, mutant: str) -> tuple[str, str, int]:
@@ -102,17 +125,91 @@ def load_equivalents(lab: labs.Lab) -> list[dict]:
     return data
 
 
+def _first_failure_direct(lab: labs.Lab, binary: Path, timeout_s: float) -> tuple[str, str] | None:
+    """(check, message) of the first check of a single-process lab that fails on @p binary, or
+    None when every check passes. One check at a time, stopping at the first that fails: a mutant
+    is killed once, and one that loops forever costs one time limit, not one per check."""
+    for check in runner.list_checks(binary):
+        limit = min(lab.timeout_for(check), timeout_s)
+        result = runner.run_lab_checks(lab, binary, checks=[check], timeout_s=limit)[0]
+        if result.status not in (runner.PASSED, runner.NOT_MEASURED):
+            return result.name, result.message
+    return None
+
+
+# A check of a collective lab may take this many times as long on a mutant as it took on the
+# solution (measured at the start of the run, at the same rank count) before it is timed out,
+# and at least --timeout seconds; never more than the check's own limit. 8 ranks of a 64 MiB
+# all-reduce on 2 shared cores take 20 s or more, so a flat 30 s would time out mutants that
+# only met a busier machine.
+SLOWDOWN = 3.0
+
+
+def _first_failure_mpi(lab: labs.Lab, binary: Path, timeout_s: float,
+                       solution_s: dict | None = None) -> tuple[str, str] | None:
+    """(check [n=ranks], message) of the first check of a collective lab that fails on @p binary
+    at any of its rank counts, or None when every check passes at every one. The checks of a rank
+    count run in one mpirun job, stopped at the first that fails; the rank counts follow one
+    another as in `./workbook check` (increasing, then over TCP), stopping at the first failure.
+    @p solution_s: {(ranks, tcp, check): seconds} of the solution, which raise a check's time
+    limit to SLOWDOWN times its time there; filled in when it is an empty dict."""
+    from . import collectives  # imports checker/mpi_launch.py
+    mpi_launch = collectives.mpi_launch
+    try:
+        checks = mpi_launch.list_tests(str(binary))
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        return "(listing the checks)", str(e)
+    plan: dict[tuple[int, bool], list[str]] = {}
+    for check in checks:
+        for config in collectives._configs(lab, check):
+            plan.setdefault(config, []).append(check)
+    stall = lab.launch.get("stall_s", mpi_launch.DEFAULT_STALL_S)
+
+    measuring = solution_s is not None and not solution_s
+
+    def limits(n: int, tcp: bool):
+        def limit(check: str) -> float:
+            if measuring:  # the solution, under the checks' own limits
+                return lab.timeout_for(check)
+            base = timeout_s
+            if solution_s and (n, tcp, check) in solution_s:
+                base = max(base, SLOWDOWN * solution_s[(n, tcp, check)])
+            return min(lab.timeout_for(check), base)
+        return limit
+
+    for n, tcp in sorted(plan, key=lambda c: (c[1], c[0])):
+        try:
+            results = mpi_launch.run_mpi_checks(str(binary), n, plan[(n, tcp)], time_limit_s=limits(n, tcp),
+                                                tcp=tcp, stall_s=stall, stop_at_failure=True)
+        except RuntimeError as e:  # a process survived SIGKILL: stop rather than pile them up
+            raise MutateError(str(e)) from None
+        for r in results:
+            if measuring:
+                solution_s[(n, tcp, r.name)] = r.time_s
+            if r.status not in ("passed", "skipped"):
+                return r.label, f"{r.status}: {r.message}"
+    return None
+
+
 def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, verbose: bool,
                timeout_s: float = 30.0) -> int:
-    if lab.launch.get("kind", "direct") != "direct":
-        raise MutateError(f"lab {lab.id} runs under mpirun; `workbook mutate` handles single-process labs so far")
+    kind = lab.launch.get("kind", "direct")
+    if kind not in ("direct", "mpi"):
+        raise MutateError(f"lab {lab.id}: `workbook mutate` does not know launch kind '{kind}'")
+    solution_s: dict = {}  # the solution's time per check and rank count (collective labs)
+    if kind == "mpi":
+        def first_failure(lab, binary, timeout_s):
+            return _first_failure_mpi(lab, binary, timeout_s, solution_s)
+    else:
+        first_failure = _first_failure_direct
     solution_dir = lab.source_dir(True)
     if not lab.sources or not solution_dir.is_dir():
         raise MutateError(f"lab {lab.id}: needs solutions/{lab.id} with its source files")
     build.configure(BACKEND, verbose=verbose)
     target = lab.target(True).replace("_solution", "_mutant")
     if target not in build.targets_matching(BACKEND, r"check_\w+_mutant"):
-        raise MutateError(f"the sim build has no target {target} (declared by wb_add_lab when solutions/ exists)")
+        raise MutateError(f"the sim build has no target {target} (declared by wb_add_lab, or comm_add_lab for "
+                          "the collective labs, when solutions/ exists)")
     out = ROOT / "build" / "mutate" / lab.id
     # Mutants of every source file of the lab; one file is mutated at a time, the others are the
     # solution's (the mutant target's slots, build/<backend>/mutant/<lab>/<file>).
@@ -146,7 +243,23 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
 
     try:
         restore()
+        if kind == "mpi":
+            # The unmutated solution first: a check that fails on it would kill every mutant,
+            # and its times set the mutants' limits.
+            built = build.build(BACKEND, [target], jobs=jobs)
+            if not built.ok:
+                raise MutateError(f"{target} does not build with the solution:\n{built.output[-3000:]}")
+            t0 = time.monotonic()
+            failed = first_failure(lab, binary, timeout_s)
+            if failed:
+                raise MutateError(f"the unmutated solution fails {failed[0]}, so every mutant would be "
+                                  f"killed:\n{failed[1]}")
+            slowest = max(solution_s.items(), key=lambda e: e[1])
+            print(f"the solution passes every check at every rank count ({time.monotonic() - t0:.0f} s; the "
+                  f"slowest, {slowest[0][2]} with {slowest[0][0]} ranks, took {slowest[1]:.1f} s: a mutant may "
+                  f"take {SLOWDOWN:g} x each check's time there, at least {timeout_s:g} s)", flush=True)
         for n, (name, path) in enumerate(sample, 1):
+            t_mutant = time.monotonic()
             text = path.read_text()
             old, new, line = changed_lines(originals[name], text)
             rec = {"mutant": path.name, "file": name, "line": line, "original": old, "mutated": new}
@@ -156,18 +269,11 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
             if not built.ok:
                 rec["verdict"] = "not compiled"
             else:
-                # One check at a time, stopping at the first that fails: a mutant is killed
-                # once, and one that loops forever costs one time limit, not one per check.
-                failed = None
-                for check in runner.list_checks(binary):
-                    limit = min(lab.timeout_for(check), timeout_s)
-                    result = runner.run_lab_checks(lab, binary, checks=[check], timeout_s=limit)[0]
-                    if result.status not in (runner.PASSED, runner.NOT_MEASURED):
-                        failed = result
-                        break
+                failed = first_failure(lab, binary, timeout_s)
                 if failed:
                     rec["verdict"] = "killed"
-                    rec["by"] = failed.name
+                    rec["by"] = failed[0]
+                    rec["message"] = failed[1][:2000]
                 else:
                     match = next((e for e in equivalents if e["original"] == old and e["mutant"] == new
                                   and e.get("file", name) == name), None)
@@ -177,6 +283,7 @@ def mutate_lab(lab: labs.Lab, max_mutants: int, seed: int, jobs: int | None, ver
                     diff = "".join(difflib.unified_diff(originals[name].splitlines(True), text.splitlines(True),
                                                         f"solutions/{lab.id}/{name}", path.name))
                     (survivors_dir / (path.stem + ".diff")).write_text(diff)
+            rec["seconds"] = round(time.monotonic() - t_mutant, 1)
             records.append(rec)
             where = f"{name}:{line}" if len(solutions) > 1 else f"line {line}"
             shown = f"{rec['verdict']:<12} {path.name}  {where}: {new[:90]}"
