@@ -77,6 +77,10 @@ void serve_cuda_request(int fd, Op op, Payload payload) {
     out = Writer();
     out.put_string(std::string("an exception escaped the lab's code: ") + e.what());
     status = 1;
+  } catch (...) {
+    out = Writer();
+    out.put_string("an exception of unknown type escaped the lab's code");
+    status = 1;
   }
   send_message(fd, status, out);
 }
