@@ -69,19 +69,12 @@ std::mutex g_callback_mutex;
 void serve_cuda_request(int fd, Op op, Payload payload) {
   Reader in(std::move(payload));
   Writer out;
-  std::uint32_t status = 0;
-  try {
-    if (!g_cuda_server) throw std::runtime_error("this lab's worker has no CUDA runtime");
-    g_cuda_server(op, in, out);
-  } catch (const std::exception& e) {
-    out = Writer();
-    out.put_string(std::string("an exception escaped the lab's code: ") + e.what());
-    status = 1;
-  } catch (...) {
-    out = Writer();
-    out.put_string("an exception of unknown type escaped the lab's code");
-    status = 1;
-  }
+  const std::uint32_t status = serve_reporting_exceptions(
+      [&] {
+        if (!g_cuda_server) throw std::runtime_error("this lab's worker has no CUDA runtime");
+        g_cuda_server(op, in, out);
+      },
+      out);
   send_message(fd, status, out);
 }
 

@@ -175,6 +175,23 @@ Reader judge_request(Op op, const Writer& payload, const char* what, std::uint64
 /// (worker_cuda.cpp) and writes its reply.
 void serve_cuda(Op op, Reader& in, Writer& out);
 
+/// Worker side: runs @p serve, which writes a reply into @p out, and returns the reply's status:
+/// 0, or 1 with @p out replaced by what escaped it (the judge shows it as the request's error).
+template <class F>
+std::uint32_t serve_reporting_exceptions(F&& serve, Writer& out) {
+  try {
+    serve();
+    return 0;
+  } catch (const std::exception& e) {
+    out = Writer();
+    out.put_string(std::string("an exception escaped the lab's code: ") + e.what());
+  } catch (...) {
+    out = Writer();
+    out.put_string("an exception of unknown type escaped the lab's code");
+  }
+  return 1;
+}
+
 /// Pointers cross the channel as numbers.
 inline std::uint64_t to_wire(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 template <class P>

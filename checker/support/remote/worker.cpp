@@ -118,18 +118,7 @@ int main(int argc, char** argv) {
     if (op == Op::Shutdown) break;
     Reader in(std::move(payload));
     Writer out;
-    std::uint32_t status = 0;
-    try {
-      serve_one(op, in, out);
-    } catch (const std::exception& e) {
-      out = Writer();
-      out.put_string(std::string("an exception escaped the lab's code: ") + e.what());
-      status = 1;
-    } catch (...) {
-      out = Writer();
-      out.put_string("an exception of unknown type escaped the lab's code");
-      status = 1;
-    }
+    const std::uint32_t status = serve_reporting_exceptions([&] { serve_one(op, in, out); }, out);
     send_message(fd, status, out);
   }
   return 0;
