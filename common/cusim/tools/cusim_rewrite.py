@@ -349,6 +349,20 @@ class Rewriter:
             k -= 1
         return None
 
+    def _parameter_declarations(self, paren, close):
+        """The parameter declarations between a function's parentheses, as written but without
+        their default arguments (an empty list for `()`)."""
+        toks = self.toks
+        params = []
+        for a, b in self._split_commas(paren + 1, close, True):
+            items = []
+            for q in range(a, b):
+                if toks[q].text == "=":
+                    break
+                items.append(toks[q])
+            params.append(join_tokens(items))
+        return [] if params == [""] else params
+
     def _split_commas(self, lo, hi, angles):
         """Split toks[lo:hi] at top-level commas; returns lists of indices ranges
         [(a, b), ...].  With angles, '<' ... '>' groups are treated as brackets."""
@@ -532,16 +546,7 @@ class Rewriter:
         end = self._match.get(cls)
         if end is None or end + 1 >= n or toks[end + 1].text != ";":
             return False  # a class that also declares variables: keep it simple
-        params = []
-        for a, b in self._split_commas(paren + 1, close, True):
-            items = []
-            for q in range(a, b):
-                if toks[q].text == "=":
-                    break
-                items.append(toks[q])
-            params.append(join_tokens(items))
-        if params == [""]:
-            params = []
+        params = self._parameter_declarations(paren, close)
         if self._pp_between(toks[paren].start, toks[close].end):
             return False
         text = (" __global__ void %s(%s); static const bool* const cusim_friend_anchor_%d_ = "
@@ -630,16 +635,7 @@ class Rewriter:
                 (tparams is not None and self._pp_between(toks[tparams[0]].start, toks[tparams[1]].start)):
             return False  # a directive inside the declaration cannot be copied onto one line
         head = "template <%s> " % head_params if tparams is not None else ""
-        params = []
-        for a, b in self._split_commas(paren + 1, close, True):
-            items = []
-            for q in range(a, b):
-                if toks[q].text == "=":
-                    break
-                items.append(toks[q])
-            params.append(join_tokens(items))
-        if params == [""]:
-            params = []
+        params = self._parameter_declarations(paren, close)
         text = (" %sauto cusim_kernel_id_%s(%s) -> ::cusim::detail::kernel_ref<static_cast<void (*)(%s)>(&%s%s)>;"
                 % (head, name, join_tokens(toks[paren + 1:close]), ", ".join(params), name, targs))
         self._anchors.append((toks[k].end, text))
@@ -662,16 +658,7 @@ class Rewriter:
         targs, _head = self._template_args(tparams)
         if targs is None:
             return  # a template parameter that cannot be named
-        params = []
-        for a, b in self._split_commas(paren + 1, close, True):
-            items = []
-            for q in range(a, b):
-                if toks[q].text == "=":
-                    break
-                items.append(toks[q])
-            params.append(join_tokens(items))
-        if params == [""]:
-            params = []
+        params = self._parameter_declarations(paren, close)
         text = ("(void)&::cusim::detail::kernel_anchor<static_cast<void (*)(%s)>(&%s%s), (%s)>;"
                 % (", ".join(params), name, targs, bound if bound is not None else "0"))
         self._anchors.append((toks[k].end, " " + text))
