@@ -194,6 +194,21 @@ function(wb_cuda_sources target)
   set_property(TARGET ${target} APPEND PROPERTY WB_CUDA_OBJECT_LIBRARIES ${obj})
 endfunction()
 
+# wb_mutant_slots(<root> <NN-name> <out_var> <file>...): the files of <build>/mutant/<NN-name>/
+# that a lab's _mutant target compiles and `./workbook mutate` overwrites with one mutant at a
+# time; each starts as a copy of the solution's file.
+function(wb_mutant_slots root lab out_var)
+  set(slots "")
+  foreach(file IN LISTS ARGN)
+    set(slot "${CMAKE_BINARY_DIR}/mutant/${lab}/${file}")
+    if(NOT EXISTS "${slot}")
+      configure_file("${root}/solutions/${lab}/${file}" "${slot}" COPYONLY)
+    endif()
+    list(APPEND slots "${slot}")
+  endforeach()
+  set(${out_var} "${slots}" PARENT_SCOPE)
+endfunction()
+
 # wb_lab_uses(<root> <variant> <dirs_var> <files_var> <NN-name/file>...): for files of earlier
 # labs that a lab links in (its USES), their labs' header folders and the files themselves in
 # <variant> (labs or solutions) of the tree at <root>.
@@ -353,14 +368,7 @@ function(wb_add_lab lab)
   # `./workbook mutate` overwrites with one mutant of the solution at a time (on sim; not part
   # of the default build). It starts as a copy of the solution.
   if("solutions" IN_LIST variants AND WB_BACKEND STREQUAL "sim")
-    set(lab_sources "")
-    foreach(file IN LISTS A_SOURCES)
-      set(slot "${CMAKE_BINARY_DIR}/mutant/${lab}/${file}")
-      if(NOT EXISTS "${slot}")
-        configure_file("${WB_ROOT}/solutions/${lab}/${file}" "${slot}" COPYONLY)
-      endif()
-      list(APPEND lab_sources "${slot}")
-    endforeach()
+    wb_mutant_slots("${WB_ROOT}" ${lab} lab_sources ${A_SOURCES})
     set(target check_${ident}_mutant)
     wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources} ${used_solutions}
                         SOURCE_LABEL "a mutant of solutions/${lab}" INCLUDE_DIRS ${include_dirs}
