@@ -81,6 +81,11 @@ class CheckResult:
     def passed(self) -> bool:
         return self.status == "passed"
 
+    @property
+    def failed(self) -> bool:
+        """Neither passed nor skipped (failed, crashed, timed out, ...)."""
+        return self.status not in ("passed", "skipped")
+
 
 def _mpirun() -> str:
     exe = shutil.which("mpirun") or shutil.which("mpiexec")
@@ -316,7 +321,7 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
                 remaining.remove(name)
         if not remaining:
             break
-        if stop_at_failure and any(not r.passed and r.status != "skipped" for r in results.values()):
+        if stop_at_failure and any(r.failed for r in results.values()):
             break  # stopped at a failed check: the checks after it are not run
         if culprit_result is None:
             culprit_result = ("error", "the job ended before this check reported a result", None)
@@ -334,7 +339,7 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
             break
     ordered = [results[t] for t in tests if t in results]
     if stop_at_failure:  # checks that finished before the job was stopped are not reported
-        first = next((i for i, r in enumerate(ordered) if not r.passed and r.status != "skipped"), len(ordered))
+        first = next((i for i, r in enumerate(ordered) if r.failed), len(ordered))
         ordered = ordered[:first + 1]
     return ordered
 
