@@ -156,23 +156,50 @@ if(WB_BACKEND STREQUAL "cuda")
 endif()
 
 # ---- wb_cuda_sources -------------------------------------------------------------------
-# wb_cuda_sources(<target> [NO_ANALYSIS] <src.cu>...)
+# wb_cuda_sources(<target> [NO_ANALYSIS] [SHARED <name>] <src.cu>...)
 # Adds CUDA sources to <target>. On cuda they are compiled by nvcc and the target links
 # CUDA::cudart. On sim they are rewritten by cusim into C++ and compiled into an object
 # library <target>_cu<N> (instrumented for analysis when WB_SIM_ANALYSIS is ON, so that
 # only kernel translation units carry the instrumentation; NO_ANALYSIS leaves them plain,
 # e.g. for benchmarks of the simulator's speed), which <target> links together with cusim.
 # Include directories and compile definitions of <target> apply to both.
+# SHARED <name>: the sources are the same in several targets (an earlier lab's solution that
+# every known-wrong version of a lab links): they are compiled once, into the object library
+# <name>, with the include directories of the first target that names it (no compile
+# definitions: a lab's code uses none of the checks'); later targets only link it. The caller
+# makes <name> unique to the sources, the include directories and NO_ANALYSIS.
 function(wb_cuda_sources target)
   if(NOT TARGET ${target})
     message(FATAL_ERROR "wb_cuda_sources: '${target}' is not a target")
   endif()
-  cmake_parse_arguments(PARSE_ARGV 1 A "NO_ANALYSIS" "" "")
+  cmake_parse_arguments(PARSE_ARGV 1 A "NO_ANALYSIS" "SHARED" "")
   set(sources "")
   foreach(src IN LISTS A_UNPARSED_ARGUMENTS)
     get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND sources "${abs}")
   endforeach()
+  set(runtime cusim)
+  if(WB_BACKEND STREQUAL "cuda")
+    set(runtime CUDA::cudart)
+  endif()
+  if(A_SHARED)
+    if(NOT TARGET ${A_SHARED})
+      add_library(${A_SHARED} OBJECT)
+      if(WB_BACKEND STREQUAL "cuda")
+        target_sources(${A_SHARED} PRIVATE ${sources})
+        target_compile_options(${A_SHARED} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+      else()
+        cusim_target_cuda_sources(${A_SHARED} ${sources})
+        if(WB_SIM_ANALYSIS AND NOT A_NO_ANALYSIS)
+          cusim_add_analysis_options(${A_SHARED})
+        endif()
+      endif()
+      target_include_directories(${A_SHARED} PRIVATE $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
+      target_link_libraries(${A_SHARED} PRIVATE ${runtime})
+    endif()
+    target_link_libraries(${target} PRIVATE ${A_SHARED} ${runtime})
+    return()
+  endif()
   if(WB_BACKEND STREQUAL "cuda")
     target_sources(${target} PRIVATE ${sources})
     target_link_libraries(${target} PRIVATE CUDA::cudart)
@@ -192,6 +219,17 @@ function(wb_cuda_sources target)
   endif()
   target_link_libraries(${target} PRIVATE ${obj} cusim)
   set_property(TARGET ${target} APPEND PROPERTY WB_CUDA_OBJECT_LIBRARIES ${obj})
+endfunction()
+
+# wb_exclude_from_all(<target>...): leaves the targets that exist, and the object libraries of
+# their CUDA sources, out of the default build (a lab's _mutant binaries: built on request).
+function(wb_exclude_from_all)
+  foreach(t IN LISTS ARGN)
+    if(TARGET ${t})
+      get_property(objects TARGET ${t} PROPERTY WB_CUDA_OBJECT_LIBRARIES)
+      set_target_properties(${t} ${objects} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+    endif()
+  endforeach()
 endfunction()
 
 # wb_mutant_slots(<root> <NN-name> <out_var> <file>...): the files of <build>/mutant/<NN-name>/
@@ -226,9 +264,12 @@ endfunction()
 
 # ---- lab check binaries ----------------------------------------------------------------
 # wb_add_check_binary(<target> LAB <NN-name> CHECKS <check.cpp>... LAB_SOURCES <src.cu>...
-#                     [SOURCE_LABEL <text>] [INCLUDE_DIRS <dir>...]
+#                     [SHARED_SOURCES <src.cu>...] [SOURCE_LABEL <text>] [INCLUDE_DIRS <dir>...]
 #                     [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...] [CHECK_LIBS <lib>...])
 # One GoogleTest executable: the lab's checks linked with one implementation of the lab.
+# SHARED_SOURCES are more of the implementation, files of solutions/ that several binaries of
+# the lab link unchanged (an earlier lab's solution, the files a known-wrong version leaves
+# alone): compiled once for all of them (wb_cuda_sources SHARED).
 # SOURCE_LABEL names the implementation in messages ("labs/01-saxpy/saxpy.cu").
 # CUDA_BASELINES and CUDA_LIBS are compiled and linked on the cuda backend only: the
 # vendor-library baselines of the performance checks (CUB, cuBLAS), which cusim does not
@@ -237,13 +278,13 @@ endfunction()
 # the worker that runs the lab's code), e.g. the CPU BLAS of lab 05's cuBLAS oracle.
 function(wb_add_check_binary target)
   cmake_parse_arguments(PARSE_ARGV 1 A "" "LAB;SOURCE_LABEL"
-                        "CHECKS;LAB_SOURCES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
+                        "CHECKS;LAB_SOURCES;SHARED_SOURCES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
   if(NOT A_LAB OR NOT A_CHECKS OR NOT A_LAB_SOURCES)
     message(FATAL_ERROR "wb_add_check_binary(${target}): LAB, CHECKS and LAB_SOURCES are required")
   endif()
   if(NOT A_SOURCE_LABEL)
     set(labels "")
-    foreach(src IN LISTS A_LAB_SOURCES)
+    foreach(src IN LISTS A_LAB_SOURCES A_SHARED_SOURCES)
       get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
       file(RELATIVE_PATH rel "${WB_ROOT}" "${abs}")
       list(APPEND labels "${rel}")
@@ -251,8 +292,8 @@ function(wb_add_check_binary target)
     list(JOIN labels ", " A_SOURCE_LABEL)
   endif()
   # The checks are compiled once per lab (and list of check files) into an object library
-  # shared by every implementation linked against them; only checker/support/wb_check.cpp
-  # is compiled per binary, with that binary's WB_LAB_NAME and WB_LAB_SOURCES.
+  # shared by every implementation linked against them; only checker/support/wb_lab_sources.cpp
+  # is compiled per binary, with that binary's WB_LAB_SOURCES.
   set(checks "")
   foreach(src IN LISTS A_CHECKS)
     get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
@@ -280,6 +321,14 @@ function(wb_add_check_binary target)
       target_link_libraries(${objects} PRIVATE CUDA::cudart)
     endif()
   endif()
+  # The lab's code: LAB_SOURCES for this binary alone, SHARED_SOURCES once for every binary of
+  # the lab that links the same files.
+  set(shared_args "")
+  if(A_SHARED_SOURCES)
+    string(MD5 shared_key "${A_SHARED_SOURCES};${A_INCLUDE_DIRS}")
+    string(SUBSTRING "${shared_key}" 0 8 shared_key)
+    set(shared_args SHARED wb_shared_${ident}_${shared_key} ${A_SHARED_SOURCES})
+  endif()
   # On sim, a lab with checker/labs/<lab>/interface.cpp is split in two processes: the check
   # binary (the judge: checks, inputs, references, comparison, no lab code) and
   # <target>_worker (the lab's code and a server for the judge's requests), so nothing the
@@ -303,15 +352,17 @@ function(wb_add_check_binary target)
     target_include_directories(${target}_worker PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS} "${remote}")
     target_link_libraries(${target}_worker PRIVATE wb_remote_worker wb)
     wb_cuda_sources(${target}_worker ${A_LAB_SOURCES})
+    if(shared_args)
+      wb_cuda_sources(${target}_worker ${shared_args})
+    endif()
 
-    add_executable(${target} $<TARGET_OBJECTS:${objects}> $<TARGET_OBJECTS:wb_remote_${ident}_judge>
-                   "${WB_ROOT}/checker/support/wb_check.cpp")
+    add_executable(${target} $<TARGET_OBJECTS:${objects}> $<TARGET_OBJECTS:wb_remote_${ident}_judge>)
     target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
                                "${WB_ROOT}/checker/support" "${remote}")
     target_compile_definitions(${target} PRIVATE
       "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
-    target_link_libraries(${target} PRIVATE wb_remote_judge wb_judge GTest::gtest GTest::gtest_main Threads::Threads
-                                            ${A_CHECK_LIBS})
+    target_link_libraries(${target} PRIVATE wb_check_judge wb_remote_judge wb_judge GTest::gtest GTest::gtest_main
+                                            Threads::Threads ${A_CHECK_LIBS})
     add_dependencies(${target} ${target}_worker)
     return()
   endif()
@@ -324,6 +375,9 @@ function(wb_add_check_binary target)
     target_link_libraries(${target} PRIVATE ${A_CUDA_LIBS})
   endif()
   wb_cuda_sources(${target} ${A_LAB_SOURCES})
+  if(shared_args)
+    wb_cuda_sources(${target} ${shared_args})
+  endif()
 endfunction()
 
 # wb_add_lab(<NN-name> CHECKS <check.cpp>... SOURCES <file.cu>... [USES <NN-name/file.cu>...]
@@ -358,11 +412,18 @@ function(wb_add_lab lab)
     foreach(file IN LISTS A_SOURCES)
       list(APPEND lab_sources "${WB_ROOT}/${variant}/${lab}/${file}")
     endforeach()
-    wb_lab_uses("${WB_ROOT}" ${variant} use_dirs use_files ${A_USES})
-    list(APPEND lab_sources ${use_files})
+    # The learner's binary links the learner's own earlier labs; the solution's, the earlier
+    # solutions, compiled once for it, its mutants and its known-wrong versions.
+    set(shared_sources "")
+    if(variant STREQUAL "solutions")
+      set(shared_sources ${used_solutions})
+    else()
+      wb_lab_uses("${WB_ROOT}" labs use_dirs use_files ${A_USES})
+      list(APPEND lab_sources ${use_files})
+    endif()
     wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
-                        INCLUDE_DIRS ${include_dirs} CUDA_BASELINES ${A_CUDA_BASELINES}
-                        CUDA_LIBS ${A_CUDA_LIBS} CHECK_LIBS ${A_CHECK_LIBS})
+                        SHARED_SOURCES ${shared_sources} INCLUDE_DIRS ${include_dirs}
+                        CUDA_BASELINES ${A_CUDA_BASELINES} CUDA_LIBS ${A_CUDA_LIBS} CHECK_LIBS ${A_CHECK_LIBS})
   endforeach()
   # check_<NN>_<name>_mutant: the checks with <build>/mutant/<NN-name>/<files>, which
   # `./workbook mutate` overwrites with one mutant of the solution at a time (on sim; not part
@@ -370,13 +431,10 @@ function(wb_add_lab lab)
   if("solutions" IN_LIST variants AND WB_BACKEND STREQUAL "sim")
     wb_mutant_slots("${WB_ROOT}" ${lab} lab_sources ${A_SOURCES})
     set(target check_${ident}_mutant)
-    wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources} ${used_solutions}
+    wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
+                        SHARED_SOURCES ${used_solutions}
                         SOURCE_LABEL "a mutant of solutions/${lab}" INCLUDE_DIRS ${include_dirs}
                         CHECK_LIBS ${A_CHECK_LIBS})
-    foreach(t IN ITEMS ${target} ${target}_worker)
-      if(TARGET ${t})
-        set_target_properties(${t} PROPERTIES EXCLUDE_FROM_ALL TRUE)
-      endif()
-    endforeach()
+    wb_exclude_from_all(${target} ${target}_worker)
   endif()
 endfunction()

@@ -11,17 +11,11 @@
 #define WB_HAVE_CUSIM_ANALYSIS 1
 #endif
 
-#ifndef WB_LAB_SOURCES
-#define WB_LAB_SOURCES "the lab's source files"
-#endif
-
 namespace wb::check {
 
 void record_measured(const std::string& value) { testing::Test::RecordProperty("measured", value); }
 void record_threshold(const std::string& value) { testing::Test::RecordProperty("threshold", value); }
 void record_hint(const std::string& value) { testing::Test::RecordProperty("hint", value); }
-
-const char* lab_sources() { return WB_LAB_SOURCES; }
 
 testing::AssertionResult cuda_success(cudaError_t code, std::string_view call, std::string_view function) {
   if (code == cudaSuccess) return testing::AssertionSuccess();
