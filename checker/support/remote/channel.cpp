@@ -2,23 +2,40 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 
 #include "wb_remote.h"
 
 namespace wb::remote {
 namespace {
 
-bool write_all(int fd, const void* data, std::size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
+// WB_REMOTE_STATS=1: at exit, the messages this process sent by kind and their bytes (what the
+// split costs in round trips; docs/perf/check-isolation.md).
+struct SendStats {
+  std::mutex mutex;
+  std::uint64_t count[64] = {};
+  std::uint64_t bytes[64] = {};
+  bool enabled = std::getenv("WB_REMOTE_STATS") != nullptr;
+  void note(std::uint32_t tag, std::uint64_t n) {
+    if (!enabled) return;
+    std::lock_guard<std::mutex> lock(mutex);
+    count[tag < 64 ? tag : 63] += 1;
+    bytes[tag < 64 ? tag : 63] += n;
   }
-  return true;
-}
+  ~SendStats() {
+    if (!enabled) return;
+    std::uint64_t total = 0, total_bytes = 0;
+    for (int t = 0; t < 64; ++t) total += count[t], total_bytes += bytes[t];
+    std::fprintf(stderr, "wb remote stats (pid %d): %llu messages sent, %llu bytes; by tag:", static_cast<int>(getpid()),
+                 static_cast<unsigned long long>(total), static_cast<unsigned long long>(total_bytes));
+    for (int t = 0; t < 64; ++t)
+      if (count[t]) std::fprintf(stderr, " %d:%llu", t, static_cast<unsigned long long>(count[t]));
+    std::fprintf(stderr, "\n");
+  }
+};
+SendStats g_send_stats;
 
 // 1: complete, 0: end of stream before the first byte, -1: broken in the middle.
 int read_all(int fd, void* data, std::size_t n) {
@@ -65,18 +82,50 @@ int read_all_with_fd(int fd, void* data, std::size_t n, int* passed) {
   return 1;
 }
 
-}  // namespace
+// Sends a message's pieces with as few system calls as the socket allows (one, when the
+// message fits the socket's buffer), so that the reader wakes once per message rather than once
+// per piece; `control` (a descriptor) goes with the first byte.
+void send_pieces(int fd, iovec* io, int count, void* control, std::size_t control_bytes) {
+  while (count > 0 && io->iov_len == 0) ++io, --count;
+  while (count > 0) {
+    msghdr m{};
+    m.msg_iov = io;
+    m.msg_iovlen = static_cast<std::size_t>(count);
+    m.msg_control = control;
+    m.msg_controllen = control_bytes;
+    const ssize_t w = ::sendmsg(fd, &m, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw ChannelError("the other process closed the channel");
+    control = nullptr;  // the descriptor went with the first bytes
+    control_bytes = 0;
+    std::size_t sent = static_cast<std::size_t>(w);
+    while (count > 0 && sent >= io->iov_len) {
+      sent -= io->iov_len;
+      ++io, --count;
+    }
+    if (count > 0) {
+      io->iov_base = static_cast<char*>(io->iov_base) + sent;
+      io->iov_len -= sent;
+    }
+  }
+}
 
-void send_message_with_fd(int fd, std::uint32_t tag, const Writer& payload, int passed) {
+// Sends the header and the payload of a message, with a descriptor when passed >= 0.
+void send_framed(int fd, std::uint32_t tag, const Writer& payload, int passed) {
   char header[12];
   const std::uint64_t len = payload.bytes().size() + payload.bulk_size();
   std::memcpy(header, &tag, 4);
   std::memcpy(header + 4, &len, 8);
-  iovec io{header, sizeof header};
+  g_send_stats.note(tag, len);
+  iovec io[3] = {{header, sizeof header},
+                 {const_cast<char*>(payload.bytes().data()), payload.bytes().size()},
+                 {const_cast<char*>(payload.bulk()), payload.bulk_size()}};
+  if (passed < 0) {
+    send_pieces(fd, io, 3, nullptr, 0);
+    return;
+  }
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr m{};
-  m.msg_iov = &io;
-  m.msg_iovlen = 1;
   m.msg_control = control;
   m.msg_controllen = sizeof control;
   cmsghdr* c = CMSG_FIRSTHDR(&m);
@@ -84,28 +133,16 @@ void send_message_with_fd(int fd, std::uint32_t tag, const Writer& payload, int 
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &passed, sizeof passed);
-  ssize_t w;
-  while ((w = ::sendmsg(fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-  }
-  // The header and its descriptor go in one piece; the payload follows.
-  if (w < 0 || (w < static_cast<ssize_t>(sizeof header) &&
-                !write_all(fd, header + w, sizeof header - static_cast<std::size_t>(w))) ||
-      !write_all(fd, payload.bytes().data(), payload.bytes().size()) ||
-      !write_all(fd, payload.bulk(), payload.bulk_size())) {
-    throw ChannelError("the other process closed the channel");
-  }
+  send_pieces(fd, io, 3, control, sizeof control);
 }
 
-void send_message(int fd, std::uint32_t tag, const Writer& payload) {
-  char header[12];
-  const std::uint64_t len = payload.bytes().size() + payload.bulk_size();
-  std::memcpy(header, &tag, 4);
-  std::memcpy(header + 4, &len, 8);
-  if (!write_all(fd, header, sizeof header) || !write_all(fd, payload.bytes().data(), payload.bytes().size()) ||
-      !write_all(fd, payload.bulk(), payload.bulk_size())) {
-    throw ChannelError("the other process closed the channel");
-  }
+}  // namespace
+
+void send_message_with_fd(int fd, std::uint32_t tag, const Writer& payload, int passed) {
+  send_framed(fd, tag, payload, passed);
 }
+
+void send_message(int fd, std::uint32_t tag, const Writer& payload) { send_framed(fd, tag, payload, -1); }
 
 bool receive_message(int fd, std::uint32_t& tag, Payload& payload, std::uint64_t max_size) {
   return receive_message_with_fd(fd, tag, payload, nullptr, max_size);
