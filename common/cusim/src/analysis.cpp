@@ -308,6 +308,7 @@ struct WorkerState {
     std::vector<VectorCover> covers;  // kCovers per thread of the block
     std::vector<uint8_t> cover_next;  // per thread: the slot to replace when all are pending
     uint64_t flush_gen = 1;       // incremented whenever sampled groups are discarded
+    uint64_t covers_gen = 0;      // flush_gen of the last cover recorded: none is live unless equal
     std::unordered_map<uintptr_t, uint32_t> pc_index;
     uintptr_t last_pc = 0;
     uint32_t last_idx = 0;
@@ -724,7 +725,13 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
 // Not seen: values written by other threads of the block before a barrier and published by one
 // thread (only a thread's own stores count), flags set by plain stores (not distinguishable from
 // values), a reader that reads the value before the flag, a value written after its flag.
-enum AccessFlags : unsigned { kVolatileAccess = 1 };
+enum AccessFlags : unsigned {
+    kVolatileAccess = 1,
+    // Only between on_access and on_access_impl, which take atomic and natural in the same word as
+    // the flags: five arguments, all in registers, so the entry points reach it by a tail call.
+    kAtomicAccess = 1u << 30,
+    kNaturalAccess = 1u << 31,
+};
 // At most this many published words per launch are remembered (a kernel that stores every element
 // and then counts it with an atomic would publish them all); later publications are not recorded.
 constexpr size_t kMaxPublished = size_t(1) << 16;
@@ -846,7 +853,8 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
     const unsigned t = s.tools;
     // The fields of a vector access already counted (on_vector_access) pass uncounted.
     const unsigned tid = v.tid;
-    if (!atomic && !vector && size <= 16 && tid < s.runs.size()) {
+    // Kernels without vector accesses (most) skip the search: no cover of this generation exists.
+    if (s.covers_gen == s.flush_gen && !atomic && !vector && size <= 16 && tid < s.runs.size()) {
         VectorCover* c = &s.covers[size_t(tid) * kCovers];
         for (unsigned i = 0; i < kCovers; ++i) {
             if (c[i].gen != s.flush_gen || c[i].write != write || a < c[i].start || a + size > c[i].start + 16) continue;
@@ -1019,18 +1027,17 @@ struct ExitHook {
 // Most accesses of kernel code are to the thread's own stack, this worker's static TLS
 // (threadIdx, blockIdx, ...) or the launch's arguments on the host stack: nothing to check or
 // count, and cheap to tell apart.
-__attribute__((always_inline)) inline bool local_access(uintptr_t a) {
-    const ExecView& v = tls_view;
+__attribute__((always_inline)) inline bool local_access(const ExecView& v, uintptr_t a) {
     if (a >= reinterpret_cast<uintptr_t>(v.stack_lo) && a < reinterpret_cast<uintptr_t>(v.stack_hi)) return true;
     const uintptr_t tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
     if (a + (1u << 20) >= tp && a < tp + 4096) return true;
     return a >= v.host_stack_lo && a < v.host_stack_hi;
 }
 
-[[gnu::noinline]] void on_access_impl(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic,
-                                      bool natural, unsigned flags) {
+[[gnu::noinline]] void on_access_impl(uintptr_t a, size_t size, bool write, uintptr_t pc, unsigned mode) {
     tls_in_hook = true;
-    on_access_checked(a, size, write, pc, atomic, natural, false, flags);
+    on_access_checked(a, size, write, pc, mode & kAtomicAccess, mode & kNaturalAccess, false,
+                      mode & ~(kAtomicAccess | kNaturalAccess));
     tls_in_hook = false;
 }
 
@@ -1041,7 +1048,8 @@ __attribute__((always_inline)) inline void on_access(uintptr_t a, size_t size, b
                                                      unsigned flags = 0) {
     const ExecView& v = tls_view;
     if (!v.in_kernel || !v.analyze || tls_in_hook) return;
-    if (!local_access(a)) on_access_impl(a, size, write, pc, atomic, natural, flags);
+    if (!local_access(v, a))
+        on_access_impl(a, size, write, pc, flags | (atomic ? kAtomicAccess : 0u) | (natural ? kNaturalAccess : 0u));
 }
 
 // One load or store of a vector type (float4, int2, double2, __half2: a struct whose alignment
@@ -1050,7 +1058,7 @@ __attribute__((always_inline)) inline void on_access(uintptr_t a, size_t size, b
 // its full width; the field accesses that follow are not counted again.
 [[gnu::noinline]] void on_vector_access(uintptr_t a, size_t size, bool write, uintptr_t pc) {
     const ExecView& v = tls_view;
-    if (!v.in_kernel || !v.analyze || tls_in_hook || local_access(a)) return;
+    if (!v.in_kernel || !v.analyze || tls_in_hook || local_access(v, a)) return;
     if (size > 16 || (size & (size - 1))) return;
     tls_in_hook = true;
     if (a & (size - 1)) misaligned_error(a, size, write, pc, true);
@@ -1068,6 +1076,7 @@ __attribute__((always_inline)) inline void on_access(uintptr_t a, size_t size, b
                 slot = static_cast<unsigned>(s.cover_next[tid]++ % kCovers);
             }
         c[slot] = VectorCover{s.flush_gen, a, static_cast<uint16_t>((1u << size) - 1u), static_cast<uint8_t>(write)};
+        s.covers_gen = s.flush_gen;
     }
     tls_in_hook = false;
 }
@@ -1152,8 +1161,10 @@ void block_begin() {
     s.block_serial = g_block_serial.fetch_add(1, std::memory_order_relaxed);
     s.barrier_count = 0;
     s.warp_sync.assign(s.nwarps, 0);
-    s.runs.assign(s.nthreads, VectorRun{});
-    s.covers.assign(size_t(s.nthreads) * kCovers, VectorCover{});
+    // Runs and covers of earlier blocks are stale by their generation (flush_gen only grows), so
+    // they need no clearing; a block of a new size resizes them.
+    s.runs.resize(s.nthreads);
+    s.covers.resize(size_t(s.nthreads) * kCovers);
     s.cover_next.assign(s.nthreads, 0);
     ++s.flush_gen;
     if (s.shadow.size() != v.smem_capacity >> kShadowShift) s.shadow.assign(v.smem_capacity >> kShadowShift, ShadowWord{});

@@ -62,17 +62,27 @@ struct Fiber : Ctx {
 
 enum class TState : uint8_t { Unstarted, Running, Ready, BarrierWait, WarpWait, Done };
 
+// Every switch reads the next thread's ThreadCtx and a barrier writes all of them, between switches
+// whose fiber stacks evict them from the L1 cache: each byte of this struct costs cache misses per
+// simulated thread (docs/perf/cusim.md). What only coalesced_threads() needs lives in LaneGroup.
 struct ThreadCtx {
     uint3 idx;
     unsigned tid;
-    TState state;
     Fiber* fiber;
     const site* wait_site;
     uint64_t* result_slot;  // where a warp collective this thread waits at stores its result
+    TState state;
     bool at_activemask;  // yielding inside __activemask (counts as waiting)
-    bool group_ready;    // coalesced_threads(): group_mask holds this lane's group
-    const site* group_site;  // where the lane called coalesced_threads() (nullptr: __activemask)
-    unsigned group_mask;
+};
+static_assert(sizeof(ThreadCtx) <= 48, "ThreadCtx grew: every simulated thread pays for it in cache misses");
+
+// A lane's part in coalesced_threads() (settle_warp), per thread of the block. Written by the lane
+// when it enters settle_warp and read by other lanes only while it is there (at_activemask), so a
+// new block needs no reset.
+struct LaneGroup {
+    const site* where = nullptr;  // where the lane called coalesced_threads() (nullptr: __activemask)
+    unsigned mask = 0;
+    bool ready = false;  // mask holds this lane's group
 };
 
 struct WarpOp {
@@ -146,6 +156,7 @@ struct Worker {
     std::vector<Fiber*> free_fibers;
     LaunchState* ls = nullptr;
     std::vector<ThreadCtx> threads;
+    std::vector<LaneGroup> groups;  // per thread, beside `threads`
     std::vector<Warp> warps;
     unsigned nthreads = 0, started = 0, done = 0;
     // Block barrier in progress.
@@ -689,6 +700,7 @@ void setup_launch(Worker& w, LaunchState& ls) {
     const dim3 b = ls.block;
     w.nthreads = ls.nthreads;
     w.threads.resize(w.nthreads);
+    w.groups.assign(w.nthreads, LaneGroup{});
     for (unsigned i = 0; i < w.nthreads; ++i) {
         ThreadCtx& t = w.threads[i];
         t.tid = i;
@@ -747,8 +759,6 @@ void reset_block(Worker& w) {
         t.fiber = nullptr;
         t.wait_site = nullptr;
         t.at_activemask = false;
-        t.group_ready = false;
-        t.group_site = nullptr;
     }
     for (Warp& wp : w.warps) {
         wp.exited = 0;
@@ -1245,11 +1255,13 @@ unsigned settle_warp(const site* where) {
     ThreadCtx* th = w->cur;
     const unsigned warp_base = th->tid & ~31u;
     const Warp& wp = w->warps[th->tid >> 5];
+    LaneGroup* groups = w->groups.data();
+    LaneGroup& mine = groups[th->tid];
     th->at_activemask = true;
-    th->group_site = where;
-    th->group_ready = false;
+    mine.where = where;
+    mine.ready = false;
     for (;;) {
-        if (th->group_ready) break;
+        if (mine.ready) break;
         bool pending = false;
         for (unsigned l = 0; l < 32 && !pending; ++l) {
             if (!((wp.existing >> l) & 1u) || warp_base + l == th->tid) continue;
@@ -1272,24 +1284,23 @@ unsigned settle_warp(const site* where) {
     }
     th->at_activemask = false;
     if (!where) return wp.existing & ~wp.exited;
-    if (!th->group_ready) {
+    if (!mine.ready) {
         unsigned mask = 0;
         for (unsigned l = 0; l < 32; ++l) {
             const ThreadCtx& o = w->threads[warp_base + l];
-            if (((wp.existing >> l) & 1u) && (&o == th || (o.at_activemask && o.group_site &&
-                                                           same_site(o.group_site, where))))
+            const LaneGroup& g = groups[warp_base + l];
+            if (((wp.existing >> l) & 1u) && (&o == th || (o.at_activemask && g.where && same_site(g.where, where))))
                 mask |= 1u << l;
         }
         for (unsigned l = 0; l < 32; ++l) {
             if (!((mask >> l) & 1u)) continue;
-            ThreadCtx& o = w->threads[warp_base + l];
-            o.group_mask = mask;
-            o.group_ready = true;
+            groups[warp_base + l].mask = mask;
+            groups[warp_base + l].ready = true;
         }
     }
-    th->group_ready = false;
-    th->group_site = nullptr;
-    return th->group_mask;
+    mine.ready = false;
+    mine.where = nullptr;
+    return mine.mask;
 }
 
 unsigned active_mask() { return settle_warp(nullptr); }
