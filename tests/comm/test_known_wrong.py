@@ -289,6 +289,12 @@ KNOWN_WRONG = {
                                      ["mlp_backward(model {64, 32, 10}, rows=1", "the first is grads W0[0][0]"]),
     "trainer_loss_mean": (1, "Correctness.GradientsMatchReference", "failed",
                           ["*loss_sum = ", "the sum over rows of -log p[label], not scaled"]),
+    "trainer_backward_rows_unchecked": (1, "Correctness.RejectsArgumentsOutsideTheContract", "failed",
+                                        ["mlp_backward(model {64, 32, 10}, rows=5) with activations for 4 rows "
+                                         "returned cudaError", "expected cudaErrorInvalidValue"]),
+    "trainer_relu_one_grid_pass": (1, "Correctness.ForwardLargerThanOneGridPass", "failed",
+                                   ["mlp_forward, the ReLU of layer 0",
+                                    "of 16777220 values are outside the allowance; the first is h0[419424"], 90),
     "trainer_sgd_no_weight_decay": (1, "Correctness.SgdStep", "failed", ["sgd_step(n=1, step 1), the velocity"]),
     "trainer_adamw_no_bias_correction": (1, "Correctness.AdamWStep", "failed",
                                          ["adamw_step(n=1, step 1), the parameters"]),
