@@ -125,6 +125,63 @@ TEST(Communicator, ScratchIsReusedAndGrows) {
   EXPECT_THROW(w.scratch(8, 4), comm::Error);
 }
 
+// Throws comm::Error whose message holds every one of `needles`.
+template <class F> void expect_error(F&& call, std::initializer_list<const char*> needles) {
+  try {
+    call();
+    ADD_FAILURE() << "no exception";
+  } catch (const comm::Error& e) {
+    for (const char* n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  }
+}
+
+TEST(Communicator, BuffersOfPendingRequestsAreNotTouched) {
+  comm::Communicator& w = world();
+  const int me = w.rank();
+  float x[4] = {0, 0, 0, 0}, y[4] = {1, 2, 3, 4};
+  comm::Request q = w.irecv(x, 2 * sizeof(float), me, 11);
+  // Nothing may read or write a pending receive's bytes.
+  expect_error([&] { (void)w.isend(x + 1, sizeof(float), me, 12); },
+               {"isend(to rank", "reads bytes that the pending irecv(from rank", "tag 11, 8 bytes) is still receiving into"});
+  expect_error([&] { (void)w.irecv(x + 1, sizeof(float), me, 12); }, {"writes bytes that the pending irecv"});
+  expect_error([&] { w.copy(y, x, sizeof(float)); }, {"copy(4 bytes) from its source reads"});
+  expect_error([&] { w.reduce(x, y, 1, DataType::f32, RedOp::sum); }, {"reduce(count 1) writes"});
+  w.copy(x + 2, y, 2 * sizeof(float));  // the bytes after it are free
+  w.send(y, 2 * sizeof(float), me, 11);
+  w.wait(q);
+  EXPECT_EQ(x[1], 2.0f);
+  // A pending send's bytes may be read (a second send) but not written.
+  comm::Request s1 = w.isend(y, sizeof y, me, 13);
+  comm::Request s2 = w.isend(y + 2, 2 * sizeof(float), me, 14);
+  expect_error([&] { w.recv(y + 3, sizeof(float), me, 13); },
+               {"recv(from rank", "writes bytes that the pending isend(to rank", "is still sending from",
+                "wait for the isend first"});
+  expect_error([&] { w.copy(y, x, sizeof(float)); }, {"copy(4 bytes) writes"});
+  w.copy(x, y, sizeof y);
+  float back[4], back2[2];
+  w.recv(back, sizeof back, me, 13);
+  w.recv(back2, sizeof back2, me, 14);
+  w.wait(s1);
+  w.wait(s2);
+  w.copy(y, x, sizeof y);  // free again
+  EXPECT_EQ(back[3], 4.0f);
+}
+
+TEST(Communicator, ScratchHoldsTheBytesLastAskedFor) {
+  comm::Communicator& w = world();
+  char* big = static_cast<char*>(w.scratch(1 << 16, 2));
+  char* p = static_cast<char*>(w.scratch(16, 2));  // the same memory, now 16 bytes long
+  EXPECT_EQ(p, big);
+  char src[32] = {};
+  w.copy(p, src, 16);
+  expect_error([&] { w.copy(p + 8, src, 12); },
+               {"copy(12 bytes) writes bytes [8, 20) of scratch slot 2, which was last asked for 16 bytes "
+                "(comm.scratch(16, 2))"});
+  expect_error([&] { w.copy(src, p, 17); }, {"reads bytes [0, 17) of scratch slot 2"});
+  expect_error([&] { (void)w.irecv(p + 4, 16, w.rank(), 3); }, {"writes bytes [4, 20) of scratch slot 2"});
+  expect_error([&] { w.reduce(p, src, 5, DataType::f32, RedOp::sum); }, {"reduce(count 5) writes"});
+}
+
 template <class T> void check_reduce_all_ops() {
   const std::size_t n = 1001;  // not a multiple of any vector width
   std::vector<T> a(n), b(n);

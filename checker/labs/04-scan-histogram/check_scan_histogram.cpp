@@ -1092,13 +1092,16 @@ TEST(Performance, ScanTrafficPerElement) {
 #endif
 }
 
-// A block past n rounded up to whole blocks has nothing to do. n: multiples of common block
-// and tile sizes, where rounding up twice ((n + per_block) / per_block) adds a block.
+// A block past n rounded up to whole blocks has nothing to do, and a block that is not whole
+// warps leaves lanes of its last warp idle. n: multiples of common block and tile sizes,
+// where rounding up twice ((n + per_block) / per_block) adds a block.
 TEST(Performance, NoIdleBlocks) {
   wb::check::record_threshold("no launch of the scans, histogram_global_atomics or histogram has more threads than n "
-                              "rounded up to whole blocks of its size (n = 256, 1024, 3840, 5376, 65536)");
+                              "rounded up to whole blocks of its size, and every block is whole warps (n = 256, 1024, "
+                              "3840, 5376, 65536)");
   wb::check::record_hint("Round the number of blocks up exactly once: (n + per_block - 1) / per_block; "
-                         "(n + per_block) / per_block adds an idle block whenever n is a multiple of per_block.");
+                         "(n + per_block) / per_block adds an idle block whenever n is a multiple of per_block. "
+                         "Blocks are a multiple of 32 threads.");
   std::vector<std::string> failures;
   std::uint64_t seed = 1700;
   std::vector<std::string> failed;  // one failure per function
@@ -1106,6 +1109,14 @@ TEST(Performance, NoIdleBlocks) {
     if (std::find(failed.begin(), failed.end(), function) != failed.end()) return;
     for (const auto& l : cusim::checker::launches()) {
       const std::uint64_t block = l.threads_per_block();
+      if (block % 32 != 0) {
+        failures.push_back(call + " launched " + l.kernel + " with " + l.shape() + ": blocks of " +
+                           std::to_string(block) + " threads are not whole warps, so the last warp of every block "
+                           "runs with " + std::to_string(32 - block % 32) + " of its 32 lanes idle. Use a multiple "
+                           "of 32 threads per block.");
+        failed.push_back(function);
+        return;
+      }
       const std::uint64_t limit = (n + block - 1) / block * block;
       if (l.threads_per_launch() > limit) {
         failures.push_back(call + " launched " + l.kernel + " with " + l.shape() + ": " +
@@ -1137,7 +1148,7 @@ TEST(Performance, NoIdleBlocks) {
     cases += 2;
   }
   wb::check::record_measured(std::to_string(cases) + " calls, " + std::to_string(failed.size()) +
-                             " function(s) with an idle block");
+                             " function(s) with an idle block or idle lanes");
   for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 

@@ -687,10 +687,10 @@ testing::AssertionResult check_norm_backward(const NormBackwardCase& n) {
 }
 
 // Backward shapes: C = 1 to 8193 (C = 4: a row of one float4), R = 0 to 1000 (more rows than
-// kNormPartialRows blocks).
+// kNormPartialRows blocks, with rows of whole float4s and, at 1000 x 7, of single floats).
 const std::vector<Shape> kBackwardShapes = {{0, 8},     {1, 1},   {9, 1},   {7, 4},    {5, 7},    {10, 32},
                                             {6, 33},    {3, 1025}, {3, 1600}, {2, 4096}, {2, 8193}, {1000, 12},
-                                            {600, 36},  {20, 768}};
+                                            {600, 36},  {20, 768}, {1000, 7}};
 
 const char* const kBackwardThreshold =
     "dx within the rounding of its row sums (T(C) = (16 + 4 sqrt(C)) u), dgamma and dbeta within T(R) sum_r |term|; "

@@ -239,6 +239,21 @@ PIPELINED_SWEEP(PipelinedDoubleMax, DataType::f64, RedOp::max)
 PIPELINED_SWEEP(PipelinedInt32Sum, DataType::i32, RedOp::sum)
 PIPELINED_SWEEP(PipelinedInt32Max, DataType::i32, RedOp::max)
 
+// More transfers than there are tags: one-float segments and a count chosen so that the
+// transfer index passes Communicator::max_tag (32767) with any rank count. Tags must wrap into
+// 0..max_tag; a tag of 32768 (a wrap at max_tag + 2, or no wrap) is rejected by the communicator.
+TEST(Correctness, PipelinedWrapsTagsPastMaxTag) {
+  const int n = world().size();
+  if (n == 1) GTEST_SKIP() << "one rank sends nothing";
+  const std::size_t steps = 2 * static_cast<std::size_t>(n - 1);
+  const std::size_t nseg = (comm::Communicator::max_tag + 1) / steps + 2;  // segments per chunk
+  const std::size_t count = nseg * static_cast<std::size_t>(n);
+  std::string failure = comm::check::check_allreduce(pipelined(sizeof(float)), count, DataType::f32, RedOp::sum,
+                                                     false, comm::DataMode::verifiable, 5, "ring_allreduce_pipelined");
+  record("threshold", "bit-exact after " + std::to_string(steps * nseg) + " transfers (tags 0..32767, wrapped)");
+  EXPECT_TRUE(failure.empty()) << failure;
+}
+
 TEST(Correctness, PipelinedKeepsTwoSegmentsInFlight) {
   comm::Communicator& w = world();
   const int n = w.size();

@@ -254,6 +254,62 @@ TEST(Correctness, ForwardMatchesReference) {
                   "every z and h within the fp32 summation bound of the checker's double forward");
 }
 
+// 2^22 + 1 rows of 4 hidden units: 16777220 pre-activations, more threads than a grid of 65535
+// blocks of 256 holds, so a grid-stride loop over a capped grid must take a second pass.
+TEST(Correctness, ForwardLargerThanOneGridPass) {
+  run_cases<Case>({{{{1, 4, 1}}, (1 << 22) + 1, 0}}, [](const Case& c, int i) { return check_forward(c, 700 + i); },
+                  "models and batches", "every z and h within the fp32 bound of the checker's double forward");
+}
+
+// Arguments outside the contract (trainer.h: cudaErrorInvalidValue, before any work): more rows
+// than the activations hold, a negative count, activations allocated for a model with another
+// number of layers. A pass that went on would read and write past act's buffers.
+TEST(Correctness, RejectsArgumentsOutsideTheContract) {
+  const Mlp m{{64, 32, 10}}, deeper{{64, 32, 16, 10}};
+  const HostBatch b = random_batch(m, 5, 401);
+  Device<float> d_params(initial_params(m, 400)), d_x(b.x), d_grads(m.parameter_count()), d_loss(1);
+  Device<int> d_labels(b.labels);
+  lab12::Activations act, other;
+  std::string f = failed(lab12::allocate_activations(m, 4, &act), "allocate_activations");
+  if (f.empty()) f = failed(lab12::allocate_activations(deeper, 5, &other), "allocate_activations");
+  auto forward = [&](int rows, lab12::Activations& a) {
+    return [&, rows] { return lab12::mlp_forward(m, d_params.get(), d_x.get(), rows, a); };
+  };
+  auto backward = [&](int rows, lab12::Activations& a) {
+    return [&, rows] {
+      return lab12::mlp_backward(m, d_params.get(), d_x.get(), d_labels.get(), rows, 0.2f, a, d_grads.get(),
+                                 d_loss.get());
+    };
+  };
+  const std::string more = " with activations for 4 rows", deep = " with activations of model {64, 32, 16, 10}";
+  const std::vector<std::pair<std::string, std::function<cudaError_t()>>> calls = {
+      {"mlp_forward(model {64, 32, 10}, rows=5)" + more, forward(5, act)},
+      {"mlp_forward(model {64, 32, 10}, rows=-1)", forward(-1, act)},
+      {"mlp_forward(model {64, 32, 10}, rows=4)" + deep, forward(4, other)},
+      {"mlp_backward(model {64, 32, 10}, rows=5)" + more, backward(5, act)},
+      {"mlp_backward(model {64, 32, 10}, rows=-1)", backward(-1, act)},
+      {"mlp_backward(model {64, 32, 10}, rows=4)" + deep, backward(4, other)}};
+  int rejected = 0;
+  for (const auto& [what, run] : calls) {
+    if (!f.empty()) break;
+    const cudaError_t e = run();
+    if (e == cudaErrorInvalidValue) {
+      ++rejected;
+    } else if (e == cudaErrorNotYetImplemented) {
+      f = failed(e, what);
+    } else {
+      f = what + " returned " + cudaGetErrorName(e) + ", expected cudaErrorInvalidValue: a call outside the contract "
+          "(0 <= rows <= act.max_rows, activations allocated for this model's layers) must be rejected before any "
+          "work, or the pass reads and writes past the activations' buffers.";
+    }
+  }
+  lab12::free_activations(&act);
+  lab12::free_activations(&other);
+  record("measured", std::to_string(rejected) + "/" + std::to_string(calls.size()) + " calls rejected");
+  record("threshold", "cudaErrorInvalidValue for each call outside the contract");
+  verdict(f);
+}
+
 TEST(Correctness, GradientsMatchFiniteDifferences) {
   run_cases<Tiny>({{{{4, 3, 2}}, 3}, {{{5, 4, 3, 3}}, 2}, {{{3, 2}}, 5}, {{{6, 5, 4}}, 1}},
                   [](const Tiny& c, int i) { return check_finite_differences(c.m, c.rows, 300 + i); }, "tiny models",

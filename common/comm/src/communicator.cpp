@@ -22,6 +22,8 @@ Request& Request::operator=(Request&& o) noexcept {
     tag_ = o.tag_;
     bytes_ = o.bytes_;
     time_index_ = o.time_index_;
+    pending_id_ = o.pending_id_;
+    buf_ = o.buf_;
   }
   return *this;
 }
@@ -37,6 +39,52 @@ void Communicator::check_p2p(const char* what, const void* buf, std::size_t byte
   if (tag < 0 || tag > max_tag)
     COMM_THROW(std::string(what) + ": tag " + std::to_string(tag) + " outside 0.." + std::to_string(max_tag));
   if (bytes > 0 && buf == nullptr) COMM_THROW(std::string(what) + ": null buffer with " + std::to_string(bytes) + " bytes");
+}
+
+namespace {
+
+std::string describe(bool recv, int peer, int tag, std::size_t bytes) {
+  return std::string(recv ? "irecv(from rank " : "isend(to rank ") + std::to_string(peer) + ", tag " +
+         std::to_string(tag) + ", " + std::to_string(bytes) + " bytes)";
+}
+
+}  // namespace
+
+void Communicator::check_buffer(const std::string& what, const void* buf, std::size_t bytes, bool writes) const {
+  if (bytes == 0 || buf == nullptr) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(buf), end = begin + bytes;
+  for (int slot = 0; slot < 4; ++slot) {
+    const auto base = reinterpret_cast<std::uintptr_t>(scratch_[slot].data());
+    if (base == 0 || begin >= base + scratch_[slot].bytes() || end <= base) continue;
+    if (begin < base || end > base + scratch_asked_[slot])
+      COMM_THROW(what + " " + (writes ? "writes" : "reads") + " bytes [" +
+                 std::to_string(static_cast<long long>(begin - base)) + ", " + std::to_string(end - base) +
+                 ") of scratch slot " + std::to_string(slot) + ", which was last asked for " +
+                 std::to_string(scratch_asked_[slot]) + " bytes (comm.scratch(" + std::to_string(scratch_asked_[slot]) +
+                 ", " + std::to_string(slot) + ")): ask the slot for every byte it must hold");
+  }
+  if (pending_.empty()) return;
+  // Pending buffers start at most pending_longest_ bytes before `begin` if they reach it.
+  auto it = pending_.lower_bound(begin > pending_longest_ ? begin - pending_longest_ : 0);
+  for (; it != pending_.end() && it->first < end; ++it) {
+    const Pending& p = it->second;
+    if (p.end <= begin || (!writes && !p.recv)) continue;
+    const std::string other = describe(p.recv, p.peer, p.tag, p.bytes);
+    COMM_THROW(what + " " + (writes ? "writes" : "reads") + " bytes that the pending " + other + " " +
+               (p.recv ? "is still receiving into" : "is still sending from") + ": " +
+               (p.recv ? "a receive buffer may not be read or written until its wait returns"
+                       : "a send buffer may not be modified until its wait returns") +
+               " (MPI leaves the result undefined); wait for the " + (p.recv ? "irecv" : "isend") + " first");
+  }
+}
+
+void Communicator::add_pending(Request& r, const void* buf) {
+  if (r.bytes_ == 0 || buf == nullptr) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(buf);
+  r.pending_id_ = next_pending_id_++;
+  r.buf_ = buf;
+  pending_.emplace(begin, Pending{begin + r.bytes_, r.is_recv_, r.peer_, r.tag_, r.bytes_, r.pending_id_});
+  pending_longest_ = std::max(pending_longest_, r.bytes_);
 }
 
 std::size_t Communicator::note_posted(bool recv, int peer, std::size_t bytes) {
@@ -58,6 +106,7 @@ void Communicator::note_completed(std::size_t index) {
 
 void Communicator::send(const void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("send", buf, bytes, peer, tag);
+  check_buffer("send(to rank " + std::to_string(peer) + ", tag " + std::to_string(tag) + ")", buf, bytes, false);
   const std::size_t t = note_posted(false, peer, bytes);
   status::set_blocked(status::Op::send, peer, tag, bytes);
   do_send(buf, bytes, peer, tag);
@@ -69,6 +118,7 @@ void Communicator::send(const void* buf, std::size_t bytes, int peer, int tag) {
 
 void Communicator::recv(void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("recv", buf, bytes, peer, tag);
+  check_buffer("recv(from rank " + std::to_string(peer) + ", tag " + std::to_string(tag) + ")", buf, bytes, true);
   const std::size_t t = note_posted(true, peer, bytes);
   status::set_blocked(status::Op::recv, peer, tag, bytes);
   do_recv(buf, bytes, peer, tag);
@@ -80,6 +130,7 @@ void Communicator::recv(void* buf, std::size_t bytes, int peer, int tag) {
 
 Request Communicator::isend(const void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("isend", buf, bytes, peer, tag);
+  check_buffer(describe(false, peer, tag, bytes), buf, bytes, false);
   Request r;
   r.time_index_ = note_posted(false, peer, bytes);
   r.impl_ = do_isend(buf, bytes, peer, tag);
@@ -88,6 +139,7 @@ Request Communicator::isend(const void* buf, std::size_t bytes, int peer, int ta
   r.peer_ = peer;
   r.tag_ = tag;
   r.bytes_ = bytes;
+  add_pending(r, buf);
   stats_.sends++;
   stats_.bytes_sent += bytes;
   if (++stats_.pending_sends > stats_.max_pending_sends) stats_.max_pending_sends = stats_.pending_sends;
@@ -96,6 +148,7 @@ Request Communicator::isend(const void* buf, std::size_t bytes, int peer, int ta
 
 Request Communicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("irecv", buf, bytes, peer, tag);
+  check_buffer(describe(true, peer, tag, bytes), buf, bytes, true);
   Request r;
   r.time_index_ = note_posted(true, peer, bytes);
   r.impl_ = do_irecv(buf, bytes, peer, tag);
@@ -104,6 +157,7 @@ Request Communicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   r.peer_ = peer;
   r.tag_ = tag;
   r.bytes_ = bytes;
+  add_pending(r, buf);
   stats_.recvs++;
   stats_.bytes_received += bytes;
   if (++stats_.pending_recvs > stats_.max_pending_recvs) stats_.max_pending_recvs = stats_.pending_recvs;
@@ -112,6 +166,16 @@ Request Communicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
 
 void Communicator::finish(Request& r) {
   note_completed(r.time_index_);
+  if (r.pending_id_ != 0) {
+    auto [first, last] = pending_.equal_range(reinterpret_cast<std::uintptr_t>(r.buf_));
+    for (auto it = first; it != last; ++it)
+      if (it->second.id == r.pending_id_) {
+        pending_.erase(it);
+        break;
+      }
+    if (pending_.empty()) pending_longest_ = 0;
+    r.pending_id_ = 0;
+  }
   if (r.is_recv_)
     stats_.pending_recvs--;
   else
@@ -169,6 +233,8 @@ void Communicator::barrier() {
 
 void Communicator::reduce(void* inout, const void* in, std::size_t count, DataType type, RedOp op) {
   if (count == 0) return;
+  check_buffer("reduce(count " + std::to_string(count) + ") of its input", in, count * size_of(type), false);
+  check_buffer("reduce(count " + std::to_string(count) + ")", inout, count * size_of(type), true);
   reduce_local(inout, in, count, type, op, space_);
   stats_.reductions++;
   stats_.reduced_elements += count;
@@ -176,6 +242,8 @@ void Communicator::reduce(void* inout, const void* in, std::size_t count, DataTy
 }
 
 void Communicator::copy(void* dst, const void* src, std::size_t bytes) {
+  check_buffer("copy(" + std::to_string(bytes) + " bytes) from its source", src, bytes, false);
+  check_buffer("copy(" + std::to_string(bytes) + " bytes)", dst, bytes, true);
   comm::copy(dst, space_, src, space_, bytes);
 }
 
@@ -267,6 +335,7 @@ void Communicator::library_alltoall(const void* sendbuf, void* recvbuf, std::siz
 void* Communicator::scratch(std::size_t bytes, int slot) {
   if (slot < 0 || slot >= 4) COMM_THROW("scratch: slot " + std::to_string(slot) + " outside 0..3");
   Buffer& b = scratch_[slot];
+  scratch_asked_[slot] = bytes;
   if (b.bytes() < bytes || b.data() == nullptr) {
     b = Buffer();  // free first: peak memory stays one buffer
     b = allocate(bytes > 0 ? bytes : 1);

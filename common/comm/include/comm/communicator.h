@@ -8,6 +8,11 @@
 // - send/recv block until the buffer may be reused. A blocking send may wait for the matching
 //   receive (large messages always do), so two ranks that both send first can deadlock.
 // - isend/irecv return a Request; the buffer must stay untouched until wait/wait_all returns.
+//   The communicator enforces it (MPI requires it but does not check): a receive into, a copy
+//   or reduction into, or any read of, bytes of a pending irecv, and a receive, copy or
+//   reduction into bytes of a pending isend, throw comm::Error naming both calls.
+// - scratch(bytes, slot) memory is `bytes` long, whatever the slot holds underneath: a copy,
+//   reduction, send or receive that runs past the bytes last asked of the slot throws.
 // - Messages between one pair of ranks with the same tag arrive in the order they were sent.
 //   Tags (0..32767) tell apart messages that are in flight at the same time.
 // - reduce/copy/allocate work on buffers in this communicator's memory space.
@@ -18,7 +23,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/memory.h"
@@ -117,6 +124,8 @@ class Request {
   int tag_ = -1;
   std::size_t bytes_ = 0;
   std::size_t time_index_ = static_cast<std::size_t>(-1);  ///< its entry in message_times()
+  std::uint64_t pending_id_ = 0;  ///< its entry in the communicator's pending buffers (0: none)
+  const void* buf_ = nullptr;
 };
 
 class Communicator {
@@ -211,6 +220,20 @@ class Communicator {
   void abandoned(Request& r) noexcept;
   std::size_t note_posted(bool recv, int peer, std::size_t bytes);
   void note_completed(std::size_t index);
+  /// Throws if `what` (a call on bytes [buf, buf + bytes)) reads or, when `writes`, writes
+  /// bytes of a pending request it may not touch, or bytes of a scratch slot past those asked.
+  void check_buffer(const std::string& what, const void* buf, std::size_t bytes, bool writes) const;
+  void add_pending(Request& r, const void* buf);
+
+  /// A posted isend/irecv whose buffer is in use until its wait, keyed by its first byte.
+  struct Pending {
+    std::uintptr_t end = 0;
+    bool recv = false;
+    int peer = -1;
+    int tag = -1;
+    std::size_t bytes = 0;
+    std::uint64_t id = 0;
+  };
 
   int rank_;
   int size_;
@@ -219,6 +242,10 @@ class Communicator {
   bool record_times_ = false;
   std::vector<MessageTime> times_;
   Buffer scratch_[4];
+  std::size_t scratch_asked_[4] = {0, 0, 0, 0};
+  std::multimap<std::uintptr_t, Pending> pending_;
+  std::size_t pending_longest_ = 0;  ///< the longest buffer pending since pending_ was last empty
+  std::uint64_t next_pending_id_ = 1;
 };
 
 }  // namespace comm
