@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <stdexcept>
@@ -94,6 +95,30 @@ std::string reserve_shared(std::size_t bytes) {
 // Checks' functions the lab's code is calling back now (Request::run): the lab's functions may
 // not be called from them.
 int g_in_callback = 0;
+
+// Requests sent by judge_post whose replies are not read yet (in order, before any other reply).
+std::deque<const char*> g_posted;
+
+// Reads the replies of the posted requests; throws the first failure among them (the worker
+// gone ends the job, as for any request).
+void drain_posted() {
+  std::string failure;
+  while (!g_posted.empty()) {
+    const char* what = g_posted.front();
+    g_posted.pop_front();
+    std::uint32_t status = 0;
+    Payload reply;
+    try {
+      wait_readable_with_mpi_progress(g_fd);
+      if (!receive_message(g_fd, status, reply, std::uint64_t(1) << 20)) lost(what, "ended");
+    } catch (const ChannelError& e) {
+      lost(what, std::string("ended (") + e.what() + ")");
+    }
+    Reader r(std::move(reply));
+    if (std::string why = posted_failure(what, status, r); !why.empty() && failure.empty()) failure = why;
+  }
+  if (!failure.empty()) throw WorkerError(failure);
+}
 
 }  // namespace
 
@@ -178,6 +203,7 @@ Reader Request::run(comm::Communicator& comm) {
     throw std::logic_error(std::string("the checks called ") + name_ +
                            "() from a function the lab's code calls back; the lab's functions cannot nest");
   if (g_fd < 0) lost(name_, g_unavailable.empty() ? "is not connected" : g_unavailable);
+  drain_posted();
   // The buffers go as blocks: overlapping buffers (in place: the send buffer inside the
   // receive buffer, or the same buffer twice) share one, so the lab's code sees them overlap as
   // the checks laid them out.
@@ -240,6 +266,7 @@ Reader Request::run(comm::Communicator& comm) {
       ++g_in_callback;
       try {
         callbacks_[id - 1](in, result);
+        drain_posted();  // their replies come before the rest of the call's
       } catch (...) {
         if (!thrown) thrown = std::current_exception();
         ok = 0;
@@ -308,6 +335,7 @@ Reader cuda_request(Op op, const Writer& payload, const char* what, std::uint64_
     throw WorkerError(std::string(what) + ": the process running the lab's code " +
                       (g_unavailable.empty() ? "is not connected" : g_unavailable));
   }
+  drain_posted();
   std::uint32_t status = 0;
   Payload reply;
   try {
@@ -328,10 +356,25 @@ Reader cuda_request(Op op, const Writer& payload, const char* what, std::uint64_
   throw WorkerError(std::string(what) + ": " + message);
 }
 
+void cuda_post(Op op, const Writer& payload, const char* what) {
+  if (g_fd < 0) {
+    throw WorkerError(std::string(what) + ": the process running the lab's code " +
+                      (g_unavailable.empty() ? "is not connected" : g_unavailable));
+  }
+  if (g_posted.size() >= kMaxPosted) drain_posted();
+  try {
+    send_message(g_fd, static_cast<std::uint32_t>(op), payload);
+  } catch (const ChannelError& e) {
+    lost(what, std::string("ended (") + e.what() + ")");
+  }
+  g_posted.push_back(what);
+}
+
 }  // namespace wb::remote::comm_split
 
 namespace wb::remote {
 Reader judge_request(Op op, const Writer& payload, const char* what, std::uint64_t max_reply) {
   return comm_split::cuda_request(op, payload, what, max_reply);
 }
+void judge_post(Op op, const Writer& payload, const char* what) { comm_split::cuda_post(op, payload, what); }
 }  // namespace wb::remote

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <map>
+#include <deque>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,7 @@ class Worker {
     std::lock_guard<std::mutex> lock(mutex_);
     start();
     if (!gone_.empty()) throw WorkerError(gone_);
+    drain_posted();
     std::uint32_t status = 0;
     Payload reply;
     try {
@@ -73,6 +75,22 @@ class Worker {
         const std::string message = r.get_string();
         throw WorkerError(std::string(what) + ": " + message);
       }
+    } catch (const ChannelError&) {
+    }
+    gone_ = "the process running the lab's code stopped during " + std::string(what) + ": " + reap() +
+            ". Nothing after this point could run.";
+    throw WorkerError(gone_);
+  }
+
+  void post(Op op, const Writer& payload, const char* what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    start();
+    if (!gone_.empty()) throw WorkerError(gone_);
+    if (posted_.size() >= kMaxPosted) drain_posted();
+    try {
+      send_message(fd_, static_cast<std::uint32_t>(op), payload);
+      posted_.push_back(what);
+      return;
     } catch (const ChannelError&) {
     }
     gone_ = "the process running the lab's code stopped during " + std::string(what) + ": " + reap() +
@@ -163,7 +181,34 @@ class Worker {
     pid_ = -1;
   }
 
+  // Reads the replies of the posted requests (in order, before any other reply); throws the
+  // first failure among them.
+  void drain_posted() {
+    std::string failure;
+    while (!posted_.empty()) {
+      const char* what = posted_.front();
+      posted_.pop_front();
+      std::uint32_t status = 0;
+      Payload reply;
+      bool got = false;
+      try {
+        got = receive_message(fd_, status, reply, kMaxReply);
+      } catch (const ChannelError&) {
+      }
+      if (!got) {
+        posted_.clear();
+        gone_ = "the process running the lab's code stopped during " + std::string(what) + ": " + reap() +
+                ". Nothing after this point could run.";
+        throw WorkerError(gone_);
+      }
+      Reader r(std::move(reply));
+      if (std::string why = posted_failure(what, status, r); !why.empty() && failure.empty()) failure = why;
+    }
+    if (!failure.empty()) throw WorkerError(failure);
+  }
+
   std::mutex mutex_;
+  std::deque<const char*> posted_;  // requests sent whose replies are not read yet
   bool started_ = false;
   int fd_ = -1;
   pid_t pid_ = -1;
@@ -175,6 +220,8 @@ class Worker {
 Reader judge_request(Op op, const Writer& w, const char* what, std::uint64_t max_reply) {
   return Worker::get().request(op, w, what, max_reply);
 }
+
+void judge_post(Op op, const Writer& w, const char* what) { Worker::get().post(op, w, what); }
 
 Reader call(const std::string& name, const Writer& arguments) {
   Writer w;

@@ -27,11 +27,13 @@ Reader request(Op op, const Writer& w, const char* what, std::uint64_t max_reply
   return judge_request(op, w, what, max_reply);
 }
 
-// Releases after the worker is gone (a DeviceBuffer's destructor after a failed check) do
-// nothing, quietly: a destructor must not throw, and the failure was already reported.
+// Releases are posted (judge_post: no round trip; an error shows at the next request). After
+// the worker is gone (a DeviceBuffer's destructor after a failed check) they do nothing,
+// quietly: a destructor must not throw, and the failure was already reported.
 cudaError_t release(Op op, const Writer& w, const char* what) {
   try {
-    return request(op, w, what).get<cudaError_t>();
+    judge_post(op, w, what);
+    return cudaSuccess;
   } catch (const WorkerError&) {
     return cudaErrorUnknown;
   }
@@ -149,7 +151,10 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind, 
     case cudaMemcpyHostToDevice: {
       Writer w;
       w.put<std::uint64_t>(to_wire(dst)).put<std::uint64_t>(count).put_bulk(src, count);
-      return status_only(Op::MemcpyToDevice, w, "cudaMemcpy (host to device)");
+      // Posted: the bytes have left when it returns (src may be reused), and the checks read
+      // nothing back; an error shows at the next request.
+      judge_post(Op::MemcpyToDevice, w, "cudaMemcpy (host to device)");
+      return cudaSuccess;
     }
     case cudaMemcpyDeviceToHost: {
       Writer w;

@@ -171,6 +171,35 @@ class WorkerError : public std::runtime_error {
 /// request failed there.
 Reader judge_request(Op op, const Writer& payload, const char* what, std::uint64_t max_reply);
 
+/// Judge side: sends a request whose reply the caller does not wait for (the checks' own
+/// cudaFree and copies to the device, which return nothing the checks read): one message instead
+/// of a round trip. The reply is read before the next request's answer (at most kMaxPosted wait),
+/// and a failure (the call's error code, or the worker gone) is thrown by that next request as a
+/// WorkerError that names the posted call. @p what must be a string literal.
+void judge_post(Op op, const Writer& payload, const char* what);
+
+/// How many posted requests' replies may wait unread (each is a few bytes in the socket).
+constexpr std::size_t kMaxPosted = 256;
+
+/// The failure a posted request's reply reports: "" when the call succeeded; else, for the
+/// WorkerError of the next request, the call and what went wrong (status != 0: the worker's
+/// message; else the CUDA error code, the reply's first field, that the call returned).
+inline std::string posted_failure(const char* what, std::uint32_t status, Reader& reply) {
+  std::string why;
+  try {
+    if (status != 0) {
+      why = reply.get_string();
+    } else {
+      const auto code = reply.get<std::int32_t>();
+      if (code == 0) return "";
+      why = "it returned CUDA error " + std::to_string(code);
+    }
+  } catch (const ChannelError&) {
+    why = "its reply was malformed";
+  }
+  return std::string(what) + " (an earlier call of the checks, not waited for): " + why;
+}
+
 /// Worker side: executes one CUDA runtime request (is_cuda_op) with this process's runtime
 /// (worker_cuda.cpp) and writes its reply.
 void serve_cuda(Op op, Reader& in, Writer& out);
