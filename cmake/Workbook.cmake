@@ -247,6 +247,29 @@ function(wb_mutant_slots root lab out_var)
   set(${out_var} "${slots}" PARENT_SCOPE)
 endfunction()
 
+# wb_variant_sources(<root> <variant> <NN-name> <sources_var> <shared_var> SOURCES <file>...
+#                    [USES <NN-name/file>...])
+# The files a variant (labs or solutions) of a lab's check binary links: <sources_var>, the
+# lab's own files and, for the learner's binary, the learner's earlier labs (USES, from labs/);
+# <shared_var>, for the solution's binary, the earlier labs' solutions, compiled once for it, its
+# mutants and its known-wrong versions (SHARED_SOURCES of wb_add_check_binary/comm_add_lab_binary).
+function(wb_variant_sources root variant lab sources_var shared_var)
+  cmake_parse_arguments(PARSE_ARGV 5 A "" "" "SOURCES;USES")
+  set(sources "")
+  foreach(file IN LISTS A_SOURCES)
+    list(APPEND sources "${root}/${variant}/${lab}/${file}")
+  endforeach()
+  wb_lab_uses("${root}" ${variant} dirs use_files ${A_USES})
+  set(shared "")
+  if(variant STREQUAL "solutions")
+    set(shared ${use_files})
+  else()
+    list(APPEND sources ${use_files})
+  endif()
+  set(${sources_var} "${sources}" PARENT_SCOPE)
+  set(${shared_var} "${shared}" PARENT_SCOPE)
+endfunction()
+
 # wb_lab_uses(<root> <variant> <dirs_var> <files_var> <NN-name/file>...): for files of earlier
 # labs that a lab links in (its USES), their labs' header folders and the files themselves in
 # <variant> (labs or solutions) of the tree at <root>.
@@ -408,19 +431,7 @@ function(wb_add_lab lab)
     if(variant STREQUAL "solutions")
       set(target check_${ident}_solution)
     endif()
-    set(lab_sources "")
-    foreach(file IN LISTS A_SOURCES)
-      list(APPEND lab_sources "${WB_ROOT}/${variant}/${lab}/${file}")
-    endforeach()
-    # The learner's binary links the learner's own earlier labs; the solution's, the earlier
-    # solutions, compiled once for it, its mutants and its known-wrong versions.
-    set(shared_sources "")
-    if(variant STREQUAL "solutions")
-      set(shared_sources ${used_solutions})
-    else()
-      wb_lab_uses("${WB_ROOT}" labs use_dirs use_files ${A_USES})
-      list(APPEND lab_sources ${use_files})
-    endif()
+    wb_variant_sources("${WB_ROOT}" ${variant} ${lab} lab_sources shared_sources SOURCES ${A_SOURCES} USES ${A_USES})
     wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
                         SHARED_SOURCES ${shared_sources} INCLUDE_DIRS ${include_dirs}
                         CUDA_BASELINES ${A_CUDA_BASELINES} CUDA_LIBS ${A_CUDA_LIBS} CHECK_LIBS ${A_CHECK_LIBS})
