@@ -173,27 +173,25 @@ Reader judge_request(Op op, const Writer& payload, const char* what, std::uint64
 
 /// Judge side: sends a request whose reply the caller does not wait for (the checks' own
 /// cudaFree and copies to the device, which return nothing the checks read): one message instead
-/// of a round trip. The reply is read before the next request's answer (at most kMaxPosted wait),
-/// and a failure (the call's error code, or the worker gone) is thrown by that next request as a
-/// WorkerError that names the posted call. @p what must be a string literal.
+/// of a round trip. The reply is read before the next request's answer (at most kMaxPosted wait).
+/// The CUDA error code a posted call returns is not reported by it: as in CUDA, an error that
+/// matters stays visible to later calls (a sticky fault is returned by every call after it, a
+/// failed call is the runtime's last error). That the worker failed the request itself (an
+/// exception, the worker gone) is thrown by the next request as a WorkerError naming the posted
+/// call. @p what must be a string literal.
 void judge_post(Op op, const Writer& payload, const char* what);
 
 /// How many posted requests' replies may wait unread (each is a few bytes in the socket).
 constexpr std::size_t kMaxPosted = 256;
 
-/// The failure a posted request's reply reports: "" when the call succeeded; else, for the
-/// WorkerError of the next request, the call and what went wrong (status != 0: the worker's
-/// message; else the CUDA error code, the reply's first field, that the call returned).
+/// What a posted request's reply says went wrong in the worker: "" when it ran (whatever CUDA
+/// error code it returned), else the call and the worker's message, for the WorkerError of the
+/// next request.
 inline std::string posted_failure(const char* what, std::uint32_t status, Reader& reply) {
+  if (status == 0) return "";
   std::string why;
   try {
-    if (status != 0) {
-      why = reply.get_string();
-    } else {
-      const auto code = reply.get<std::int32_t>();
-      if (code == 0) return "";
-      why = "it returned CUDA error " + std::to_string(code);
-    }
+    why = reply.get_string();
   } catch (const ChannelError&) {
     why = "its reply was malformed";
   }
