@@ -50,14 +50,15 @@ std::string describe(bool recv, int peer, int tag, std::size_t bytes) {
 
 }  // namespace
 
-void Communicator::check_buffer(const std::string& what, const void* buf, std::size_t bytes, bool writes) const {
+template <class Describe>
+void Communicator::check_buffer(const Describe& what, const void* buf, std::size_t bytes, bool writes) const {
   if (bytes == 0 || buf == nullptr) return;
   const auto begin = reinterpret_cast<std::uintptr_t>(buf), end = begin + bytes;
   for (int slot = 0; slot < 4; ++slot) {
     const auto base = reinterpret_cast<std::uintptr_t>(scratch_[slot].data());
     if (base == 0 || begin >= base + scratch_[slot].bytes() || end <= base) continue;
     if (begin < base || end > base + scratch_asked_[slot])
-      COMM_THROW(what + " " + (writes ? "writes" : "reads") + " bytes [" +
+      COMM_THROW(what() + " " + (writes ? "writes" : "reads") + " bytes [" +
                  std::to_string(static_cast<long long>(begin - base)) + ", " + std::to_string(end - base) +
                  ") of scratch slot " + std::to_string(slot) + ", which was last asked for " +
                  std::to_string(scratch_asked_[slot]) + " bytes (comm.scratch(" + std::to_string(scratch_asked_[slot]) +
@@ -70,7 +71,7 @@ void Communicator::check_buffer(const std::string& what, const void* buf, std::s
     const Pending& p = it->second;
     if (p.end <= begin || (!writes && !p.recv)) continue;
     const std::string other = describe(p.recv, p.peer, p.tag, p.bytes);
-    COMM_THROW(what + " " + (writes ? "writes" : "reads") + " bytes that the pending " + other + " " +
+    COMM_THROW(what() + " " + (writes ? "writes" : "reads") + " bytes that the pending " + other + " " +
                (p.recv ? "is still receiving into" : "is still sending from") + ": " +
                (p.recv ? "a receive buffer may not be read or written until its wait returns"
                        : "a send buffer may not be modified until its wait returns") +
@@ -106,7 +107,8 @@ void Communicator::note_completed(std::size_t index) {
 
 void Communicator::send(const void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("send", buf, bytes, peer, tag);
-  check_buffer("send(to rank " + std::to_string(peer) + ", tag " + std::to_string(tag) + ")", buf, bytes, false);
+  check_buffer([&] { return "send(to rank " + std::to_string(peer) + ", tag " + std::to_string(tag) + ")"; }, buf, bytes,
+               false);
   const std::size_t t = note_posted(false, peer, bytes);
   status::set_blocked(status::Op::send, peer, tag, bytes);
   do_send(buf, bytes, peer, tag);
@@ -118,7 +120,8 @@ void Communicator::send(const void* buf, std::size_t bytes, int peer, int tag) {
 
 void Communicator::recv(void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("recv", buf, bytes, peer, tag);
-  check_buffer("recv(from rank " + std::to_string(peer) + ", tag " + std::to_string(tag) + ")", buf, bytes, true);
+  check_buffer([&] { return "recv(from rank " + std::to_string(peer) + ", tag " + std::to_string(tag) + ")"; }, buf, bytes,
+               true);
   const std::size_t t = note_posted(true, peer, bytes);
   status::set_blocked(status::Op::recv, peer, tag, bytes);
   do_recv(buf, bytes, peer, tag);
@@ -130,7 +133,7 @@ void Communicator::recv(void* buf, std::size_t bytes, int peer, int tag) {
 
 Request Communicator::isend(const void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("isend", buf, bytes, peer, tag);
-  check_buffer(describe(false, peer, tag, bytes), buf, bytes, false);
+  check_buffer([&] { return describe(false, peer, tag, bytes); }, buf, bytes, false);
   Request r;
   r.time_index_ = note_posted(false, peer, bytes);
   r.impl_ = do_isend(buf, bytes, peer, tag);
@@ -148,7 +151,7 @@ Request Communicator::isend(const void* buf, std::size_t bytes, int peer, int ta
 
 Request Communicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_p2p("irecv", buf, bytes, peer, tag);
-  check_buffer(describe(true, peer, tag, bytes), buf, bytes, true);
+  check_buffer([&] { return describe(true, peer, tag, bytes); }, buf, bytes, true);
   Request r;
   r.time_index_ = note_posted(true, peer, bytes);
   r.impl_ = do_irecv(buf, bytes, peer, tag);
@@ -233,8 +236,9 @@ void Communicator::barrier() {
 
 void Communicator::reduce(void* inout, const void* in, std::size_t count, DataType type, RedOp op) {
   if (count == 0) return;
-  check_buffer("reduce(count " + std::to_string(count) + ") of its input", in, count * size_of(type), false);
-  check_buffer("reduce(count " + std::to_string(count) + ")", inout, count * size_of(type), true);
+  const std::size_t bytes = count * size_of(type);
+  check_buffer([&] { return "reduce(count " + std::to_string(count) + ") of its input"; }, in, bytes, false);
+  check_buffer([&] { return "reduce(count " + std::to_string(count) + ")"; }, inout, bytes, true);
   reduce_local(inout, in, count, type, op, space_);
   stats_.reductions++;
   stats_.reduced_elements += count;
@@ -242,8 +246,8 @@ void Communicator::reduce(void* inout, const void* in, std::size_t count, DataTy
 }
 
 void Communicator::copy(void* dst, const void* src, std::size_t bytes) {
-  check_buffer("copy(" + std::to_string(bytes) + " bytes) from its source", src, bytes, false);
-  check_buffer("copy(" + std::to_string(bytes) + " bytes)", dst, bytes, true);
+  check_buffer([&] { return "copy(" + std::to_string(bytes) + " bytes) from its source"; }, src, bytes, false);
+  check_buffer([&] { return "copy(" + std::to_string(bytes) + " bytes)"; }, dst, bytes, true);
   comm::copy(dst, space_, src, space_, bytes);
 }
 

@@ -220,9 +220,11 @@ class Communicator {
   void abandoned(Request& r) noexcept;
   std::size_t note_posted(bool recv, int peer, std::size_t bytes);
   void note_completed(std::size_t index);
-  /// Throws if `what` (a call on bytes [buf, buf + bytes)) reads or, when `writes`, writes
-  /// bytes of a pending request it may not touch, or bytes of a scratch slot past those asked.
-  void check_buffer(const std::string& what, const void* buf, std::size_t bytes, bool writes) const;
+  /// Throws if a call on bytes [buf, buf + bytes) reads or, when `writes`, writes bytes of a
+  /// pending request it may not touch, or bytes of a scratch slot past those asked. `what()`
+  /// names the call; it is only called to build the message (the check is on every call).
+  template <class Describe>
+  void check_buffer(const Describe& what, const void* buf, std::size_t bytes, bool writes) const;
   void add_pending(Request& r, const void* buf);
 
   /// A posted isend/irecv whose buffer is in use until its wait, keyed by its first byte.
