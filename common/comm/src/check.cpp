@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <memory>
 #include <sstream>
@@ -226,9 +227,31 @@ Communicator& world() {
   return *g_world;
 }
 
+namespace {
+
+// Completes `request`, sleeping between tests once it has not completed at once. A rank that
+// reaches one of the checks' agreements early would otherwise spin in MPI until the last rank
+// arrives, taking a core from the ranks still running the lab's code (eight ranks share two
+// cores on a laptop; in a split build they are other processes).
+void wait_sleeping(MPI_Request* request) {
+  int done = 0;
+  for (int i = 0;; ++i) {
+    PMPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (i < 16) continue;
+    const long us = std::min(500L, 10L << std::min(i - 16, 6));
+    timespec t{0, us * 1000};
+    nanosleep(&t, nullptr);
+  }
+}
+
+}  // namespace
+
 bool agree_all(bool ok) {
   int local = ok ? 1 : 0, all = 0;
-  PMPI_Allreduce(&local, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  MPI_Request request;
+  PMPI_Iallreduce(&local, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD, &request);
+  wait_sleeping(&request);
   return all != 0;
 }
 
@@ -237,14 +260,18 @@ std::string gather_text(const std::string& text) {
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   int len = static_cast<int>(text.size());
   std::vector<int> lens(n), offs(n);
-  PMPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Request request;
+  PMPI_Iallgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD, &request);
+  wait_sleeping(&request);
   int total = 0;
   for (int i = 0; i < n; ++i) {
     offs[i] = total;
     total += lens[i];
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  PMPI_Allgatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, MPI_COMM_WORLD);
+  PMPI_Iallgatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, MPI_COMM_WORLD,
+                   &request);
+  wait_sleeping(&request);
   // Ranks with the same text share one line ("ranks 0, 2, 3: ...").
   std::vector<std::pair<std::string, std::string>> groups;  // text, rank list
   for (int i = 0; i < n; ++i) {
@@ -397,8 +424,10 @@ std::string check_allreduce(const AllreduceFn& fn, std::size_t count, DataType t
       counts[c] = static_cast<int>(rc.count * size_of(type));
       displs[c] = static_cast<int>(rc.offset * size_of(type));
     }
-    PMPI_Allgatherv(part.data(), counts[w.rank()], MPI_BYTE, expect.data(), counts.data(), displs.data(), MPI_BYTE,
-                    MPI_COMM_WORLD);
+    MPI_Request request;
+    PMPI_Iallgatherv(part.data(), counts[w.rank()], MPI_BYTE, expect.data(), counts.data(), displs.data(), MPI_BYTE,
+                     MPI_COMM_WORLD, &request);
+    wait_sleeping(&request);
   } else {
     expected_allreduce(expect.data(), &tol, count, type, mode, op, n, seed);
   }
