@@ -155,7 +155,8 @@ def test_per_rank_output(ml, binary, ranks=4):
 
 
 # name -> (ranks, filter, expected status (None: anything but passed), substrings of the message[,
-#          time limit in seconds, 8 when not given])
+#          time limit in seconds, 8 when not given]), or a list of such when several checks reject
+#          the same known-wrong version (tests/known_wrong/test_check_coverage.py reads both forms)
 KNOWN_WRONG = {
     # lab 09
     "pingpong_returns_round_trip": (2, "Correctness.PingPongMovesTheBytesBackAndForth", "failed",
@@ -360,22 +361,49 @@ KNOWN_WRONG = {
 }
 
 
+# (name, ranks, check, status, substring of the message), run after KNOWN_WRONG when no --only
+# is given. Library calls are named wherever the checks run the lab's code: named run_lab_code
+# calls, the timed comparison (time_vs_library), lab 12's performance and training checks; the
+# functions the mutant leaves alone (lab 12's per-tensor step, on the learner's own ring) pass.
+CROSS_CHECKS = [
+    ("ring_calls_mpi_allreduce", 2, "Correctness.RingAllreduceSendsTheOptimalVolume", "failed",
+     "ranks 0, 1: ring_allreduce called MPI_Allreduce (1 call);"),
+    ("ring_calls_mpi_allreduce", 2, "Performance.PipelinedRingBusbwVsMpiAllreduce", "failed",
+     "ranks 0, 1: ring_allreduce_pipelined called MPI_Allreduce ("),  # every timed call counts
+    ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearCollectivesTalkToTheRootOnly", "failed",
+     "ranks 0, 1, 2: linear_broadcast called MPI_Bcast (1 call);"),
+    ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearReduce", "passed", ""),
+    ("binomial_broadcast_library", 4, "Correctness.BinomialTreeShape", "failed",
+     "ranks 0, 1, 2, 3: binomial_broadcast called comm.library_broadcast (1 call);"),
+    ("trainer_flat_mpi_allreduce", 2, "Performance.FlatSendsOneAllreducePerStep", "failed",
+     "ranks 0, 1: ddp_train_step(flat) called MPI_Allreduce (1 call);"),
+    ("trainer_flat_mpi_allreduce", 2, "Correctness.TrainingReachesAccuracy", "failed",
+     "ranks 0, 1: ddp_train_step(flat), training on the digits, called MPI_Allreduce (460 calls);"),
+    ("trainer_flat_mpi_allreduce", 2, "Correctness.PerTensorDdpMatchesSingleProcess", "passed", ""),
+    ("trainer_tp_library_allreduce", 2, "Performance.TensorParallelCommunicatesOnceEachWay", "failed",
+     "called comm.library_allreduce (1 call);"),
+    ("trainer_pipeline_barrier", 2, "Correctness.Pipeline1F1BMatchesSingleProcess", "failed",
+     "called MPI_Barrier (1 call);"),
+]
+
+
 def test_known_wrong(ml, bin_dir, only=None):
     """`only`: run just the known-wrong versions whose names match one of these globs."""
     def selected(name):
         return only is None or any(fnmatch.fnmatchcase(name, g) for g in only)
 
-    for name, (ranks, filt, status, needles, *limit) in KNOWN_WRONG.items():
+    for name, entries in KNOWN_WRONG.items():
         if not selected(name):
             continue
         binary = os.path.join(bin_dir, "known_wrong_" + name)
-        res = ml.run_mpi_checks(binary, ranks, [filt], time_limit_s=limit[0] if limit else 8)
-        r = res[0]
-        ok_status = r.status != "passed" if status is None else r.status == status
-        expect(ok_status, f"{name}: rejected ({r.status})", r.message)
-        for n in needles:
-            expect(n in r.message, f"{name}: message says '{n}'", r.message)
-        expect(not processes_of(binary), f"{name}: no rank process is left behind")
+        for ranks, filt, status, needles, *limit in entries if isinstance(entries, list) else [entries]:
+            res = ml.run_mpi_checks(binary, ranks, [filt], time_limit_s=limit[0] if limit else 8)
+            r = res[0]
+            ok_status = r.status != "passed" if status is None else r.status == status
+            expect(ok_status, f"{name}: {filt} rejects it ({r.status})", r.message)
+            for n in needles:
+                expect(n in r.message, f"{name}: {filt} says '{n}'", r.message)
+            expect(not processes_of(binary), f"{name}: no rank process is left behind")
     if only is not None:
         return  # the cross-checks below use several known-wrong versions at once
     # The check the mutant is not about still passes: the messages come from the right place.
@@ -396,28 +424,7 @@ def test_known_wrong(ml, bin_dir, only=None):
                                ("chain_one_receive_posted", 3, "Correctness.ChainBroadcast")):
         r = ml.run_mpi_checks(os.path.join(bin_dir, "known_wrong_" + name), ranks, [check], time_limit_s=30)[0]
         expect(r.status == "passed", f"{name}: {check} still passes", r.message)
-    # Library calls are named wherever the checks run the lab's code: named run_lab_code calls, the
-    # timed comparison (time_vs_library), lab 12's performance and training checks; the
-    # functions the mutant leaves alone (lab 12's per-tensor step, on the learner's own ring) pass.
-    for name, ranks, check, status, needle in (
-            ("ring_calls_mpi_allreduce", 2, "Correctness.RingAllreduceSendsTheOptimalVolume", "failed",
-             "ranks 0, 1: ring_allreduce called MPI_Allreduce (1 call);"),
-            ("ring_calls_mpi_allreduce", 2, "Performance.PipelinedRingBusbwVsMpiAllreduce", "failed",
-             "ranks 0, 1: ring_allreduce_pipelined called MPI_Allreduce ("),  # every timed call counts
-            ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearCollectivesTalkToTheRootOnly", "failed",
-             "ranks 0, 1, 2: linear_broadcast called MPI_Bcast (1 call);"),
-            ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearReduce", "passed", ""),
-            ("binomial_broadcast_library", 4, "Correctness.BinomialTreeShape", "failed",
-             "ranks 0, 1, 2, 3: binomial_broadcast called comm.library_broadcast (1 call);"),
-            ("trainer_flat_mpi_allreduce", 2, "Performance.FlatSendsOneAllreducePerStep", "failed",
-             "ranks 0, 1: ddp_train_step(flat) called MPI_Allreduce (1 call);"),
-            ("trainer_flat_mpi_allreduce", 2, "Correctness.TrainingReachesAccuracy", "failed",
-             "ranks 0, 1: ddp_train_step(flat), training on the digits, called MPI_Allreduce (460 calls);"),
-            ("trainer_flat_mpi_allreduce", 2, "Correctness.PerTensorDdpMatchesSingleProcess", "passed", ""),
-            ("trainer_tp_library_allreduce", 2, "Performance.TensorParallelCommunicatesOnceEachWay", "failed",
-             "called comm.library_allreduce (1 call);"),
-            ("trainer_pipeline_barrier", 2, "Correctness.Pipeline1F1BMatchesSingleProcess", "failed",
-             "called MPI_Barrier (1 call);")):
+    for name, ranks, check, status, needle in CROSS_CHECKS:
         r = ml.run_mpi_checks(os.path.join(bin_dir, "known_wrong_" + name), ranks, [check], time_limit_s=60)[0]
         expect(r.status == status and needle in r.message, f"{name}: {check} {status}", r.message)
 
