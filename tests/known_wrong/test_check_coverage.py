@@ -78,6 +78,12 @@ def cmake_expectations(path):
             stack.pop()
         elif name == "wb_known_wrong_test" and all(held for held, _ in stack):
             lab, delta = args[0], args[1]
+            # CMake does not split a list inside [ ]: an argument with an unbalanced [ swallows
+            # every argument after it, and their expectations would silently not run.
+            for a in args[:-1]:
+                if a.count("[") != a.count("]"):
+                    raise ValueError(f"{path}: {delta}: the argument '{a}' has unbalanced square brackets, "
+                                     "so CMake merges the arguments after it into it (write . for a bracket)")
             for i, a in enumerate(args):
                 if a == "--expect-fail":
                     if i + 2 >= len(args):
