@@ -168,8 +168,13 @@ KNOWN_WRONG = {
     "pingpong_rank1_null_slot": (2, "Correctness.PingPongMovesTheBytesBackAndForth", "crashed",
                                  ["rank 1 crashed with signal 11 (segmentation fault",
                                   "pingpong_rank1_null_slot.cpp:24 in lab09::pingpong"]),
-    "naive_root_skips_last_rank": (3, "Correctness.NaiveAllreduceFloatSum", "failed",
-                                   ["counts 2 of 3 contributions", "some rank's contribution never reached it"]),
+    # Every data type and operator of the sweep.
+    "naive_root_skips_last_rank": [(3, f"Correctness.NaiveAllreduce{t}", "failed",
+                                    ["counts 2 of 3 contributions", "some rank's contribution never reached it"])
+                                   for t in ("FloatSum", "FloatMax", "DoubleSum", "DoubleMax", "Int32Sum", "Int32Max")],
+    "naive_result_relayed": (3, "Correctness.NaiveAllreduceGoesThroughTheRoot", "failed",
+                             ["rank 0 sent 40028 and received 80056 bytes",
+                              "the naive all-reduce moves whole buffers through rank 0: expected 80056 and 80056"]),
     "predicted_one_way_only": (1, "Correctness.PredictedNaiveTimeFollowsTheModel", "failed",
                                ["expected 2(n-1)(alpha + bytes beta)"]),
     "broadcast_from_rank_zero": (3, "Correctness.LinearBroadcast", "failed",
@@ -193,15 +198,28 @@ KNOWN_WRONG = {
                                    "communication over the communicator's point-to-point calls",
                                    "raw MPI calls are for the checker's references only"]),
     # lab 10
-    "wrong_chunk_offsets": (3, "Correctness.RingAllreduceFloatSum", "failed",
-                            ["chunk offsets or sizes do not handle the remainder", "count % n"]),
+    "wrong_chunk_offsets": [(3, "Correctness.RingAllreduceFloatSum", "failed",
+                             ["chunk offsets or sizes do not handle the remainder", "count % n"]),
+                            (3, "Correctness.ChunkOfPartition", "failed",
+                             ["chunk_of(count=1, n=2, c=0) returned {offset 0, count 0}, expected {offset 0, count 1}"]),
+                            (3, "Correctness.ReduceScatterLeavesChunkRankReduced", "failed",
+                             ["reduce-scatter of 1 float with sum: chunk 0 [0, 1) should hold the reduction over all "
+                              "3 ranks"]),
+                            (3, "Correctness.AllgatherDistributesEveryChunk", "failed",
+                             ["all-gather of 1 float: 1 elements wrong; first at index 0 (chunk 0, owned by rank 0)"])],
     "send_send_deadlock": (3, "Correctness.RingAllreduceFloatSum", "timeout",
                            ["send-send deadlock", "rank 0: blocked in send(to=1", "rank 2: blocked in send(to=0"]),
-    "missing_allgather": (4, "Correctness.RingAllreduceFloatSum", "failed",
-                          ["the all-gather phase is missing", "is fully reduced on rank 1"]),
+    # Every data type and operator, random data and 64 MiB buffers.
+    "missing_allgather": [(4, f"Correctness.RingAllreduce{t}", "failed",
+                           ["the all-gather phase is missing", "every other chunk holds a partial result"], 60)
+                          for t in ("FloatSum", "FloatMax", "DoubleSum", "DoubleMax", "Int32Sum", "Int32Max",
+                                    "RandomFloatWithinErrorBound", "64MiB")],
     "reduction_twice": (3, "Correctness.RingAllreduceFloatSum", "failed",
                         ["counted more than once", "reduction applied twice"]),
-    "tags_mixed_pipelined": (2, "Correctness.PipelinedFloatSum", None, ["tag"]),
+    "tags_mixed_pipelined": [(2, "Correctness.PipelinedFloatSum", None, ["tag"])] +
+                            [(2, f"Correctness.Pipelined{t}", "crashed",
+                              ["MPI_ERR_TRUNCATE", "tags mixed up between pipelined segments"])
+                             for t in ("FloatMax", "DoubleSum", "DoubleMax", "Int32Sum", "Int32Max")],
     "alltoall_recv_at_send_index": (3, "Correctness.AlltoallPairwise", "failed",
                                     ["alltoall of 1 float per block (out of place, 3 ranks)",
                                      "first at index 1 (block 1: element 0 of rank 1's block for rank 0",
@@ -230,8 +248,19 @@ KNOWN_WRONG = {
                                   "called MPI_Allreduce (1 call); this lab asks for hand-written communication",
                                   "library collectives (comm.library_*) and raw MPI calls"]),
     # lab 11
-    "tree_parent_out_of_range": (3, "Correctness.BinaryTreeLayout", "failed",
-                                 ["binary_tree(n=2, rank=1) returned {parent 2,"]),
+    # second_tree is built on binary_tree; the all-reduces send to the parent that is no rank.
+    "tree_parent_out_of_range": [(3, "Correctness.BinaryTreeLayout", "failed",
+                                  ["binary_tree(n=2, rank=1) returned {parent 2,"]),
+                                 (3, "Correctness.SecondTreeLayout", "failed",
+                                  ["second_tree(n=2, rank=0) returned {parent -1, child0 -1, child1 -1}, "
+                                   "expected {parent 1, child0 -1, child1 -1}"])] +
+                                [(3, f"Correctness.{t}", "crashed",
+                                  ["rank 2 stopped with an error", "send: peer 4 is not a rank of this communicator"],
+                                  30)
+                                 for t in ("TreeFloatSum", "TreeFloatMax", "TreeDoubleSum", "TreeDoubleMax",
+                                           "TreeInt32Sum", "TreeInt32Max", "DoubleTreeFloatSum",
+                                           "DoubleTreeFloatMax", "DoubleTreeDoubleSum", "DoubleTreeDoubleMax",
+                                           "DoubleTreeInt32Sum", "DoubleTreeInt32Max", "DoubleTree64MiB")],
     "second_tree_is_first": (4, "Correctness.DoubleTreeBalancesTheLoad", "failed",
                              ["Is the second half running over binary_tree again"]),
     "tree_one_segment": (4, "Correctness.TreeIsPipelined", "failed", ["is the buffer cut into segments?"]),

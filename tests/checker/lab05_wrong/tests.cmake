@@ -65,3 +65,8 @@ endif()
 wb_known_wrong_test(05-gemm fmaf_rz_accumulate
   --expect-fail Correctness.MatchesCublas
                 "sgemm\\(M=129, N=127, K=131, .*random data in \\[-1, 1\\).*elements of C differ from cuBLAS's SGEMM on the same inputs; first C\\([0-9]+, [0-9]+\\): got [-0-9.e+]+, cuBLAS [-0-9.e+]+ \\(difference [0-9.e+-]+, tolerance [0-9.e+-]+ = .*__fmaf_rz")
+if(WB_BACKEND STREQUAL "sim")
+  wb_known_wrong_test(05-gemm naive_launch_error_dropped
+    --expect-fail Correctness.HostReturnsCudaErrors
+                  "sgemm_naive\\(M=70, N=50, K=33, alpha=1, beta=0\\.5\\) with its 1st kernel launch failing with cudaErrorLaunchOutOfResources returned cudaSuccess: sgemm_naive ignored the error of that kernel launch")
+endif()

@@ -59,3 +59,8 @@ endif()
 wb_known_wrong_test(06-softmax-layernorm norm_backward_scalar_one_row_per_block
   --expect-fail Correctness.LayerNormBackward
                 "layernorm_backward\\(rows=1000, cols=7\\) .*elements of dgamma are wrong.*every row must contribute once")
+if(WB_BACKEND STREQUAL "sim")
+  wb_known_wrong_test(06-softmax-layernorm naive_launch_error_dropped
+    --expect-fail Correctness.HostReturnsCudaErrors
+                  "softmax_naive\\(rows=33, cols=1000\\) with its 1st kernel launch failing with cudaErrorLaunchOutOfResources returned cudaSuccess: softmax_naive ignored the error of that kernel launch")
+endif()

@@ -47,3 +47,8 @@ if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(07-convolution conv_wgrad_reads_unwritten SIM_ANALYSIS
     --expect-fail Analysis.ConvMemcheckClean "memcheck/initcheck report\\(s\\).*conv_wgrad_reads_unwritten.cu:{{line:for (int z = 0; z < splits; ++z) sum += partial[static_cast<std::size_t>(z) * count + i];}}")
 endif()
+if(WB_BACKEND STREQUAL "sim")
+  wb_known_wrong_test(07-convolution direct_launch_error_dropped
+    --expect-fail Correctness.ConvHostReturnsCudaErrors
+                  "conv2d_direct\\(N=2, C=3, H=9, W=9, K=4, R=3, S=3, pad=1x1\\) with its 1st kernel launch failing with cudaErrorLaunchOutOfResources returned cudaSuccess: conv2d_direct ignored the error of that kernel launch")
+endif()
