@@ -243,6 +243,9 @@ KNOWN_WRONG = {
                                               "is still sending from", "wait for the isend first"]),
     "tag_wraps_past_max_tag": (2, "Correctness.PipelinedWrapsTagsPastMaxTag", "crashed",
                                ["isend: tag 32768 outside 0..32767"]),
+    "pipelined_one_receive_posted": (3, "Correctness.PipelinedKeepsTwoSegmentsInFlight", "failed",
+                                     ["at most 1 receive was posted at a time",
+                                      "keep at least two segment receives posted (irecv)"], 30),
     "ring_calls_mpi_allreduce": (2, "Correctness.RingAllreduceFloatSum", "failed",
                                  ["ranks 0, 1: all-reduce of 0 float with sum (out of place, 2 ranks): ring_allreduce "
                                   "called MPI_Allreduce (1 call); this lab asks for hand-written communication",
