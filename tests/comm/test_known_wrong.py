@@ -155,7 +155,8 @@ def test_per_rank_output(ml, binary, ranks=4):
 
 
 # name -> (ranks, filter, expected status (None: anything but passed), substrings of the message[,
-#          time limit in seconds, 8 when not given])
+#          time limit in seconds, 8 when not given]), or a list of such when several checks reject
+#          the same known-wrong version (tests/known_wrong/test_check_coverage.py reads both forms)
 KNOWN_WRONG = {
     # lab 09
     "pingpong_returns_round_trip": (2, "Correctness.PingPongMovesTheBytesBackAndForth", "failed",
@@ -167,8 +168,13 @@ KNOWN_WRONG = {
     "pingpong_rank1_null_slot": (2, "Correctness.PingPongMovesTheBytesBackAndForth", "crashed",
                                  ["rank 1 crashed with signal 11 (segmentation fault",
                                   "pingpong_rank1_null_slot.cpp:24 in lab09::pingpong"]),
-    "naive_root_skips_last_rank": (3, "Correctness.NaiveAllreduceFloatSum", "failed",
-                                   ["counts 2 of 3 contributions", "some rank's contribution never reached it"]),
+    # Every data type and operator of the sweep.
+    "naive_root_skips_last_rank": [(3, f"Correctness.NaiveAllreduce{t}", "failed",
+                                    ["counts 2 of 3 contributions", "some rank's contribution never reached it"])
+                                   for t in ("FloatSum", "FloatMax", "DoubleSum", "DoubleMax", "Int32Sum", "Int32Max")],
+    "naive_result_relayed": (3, "Correctness.NaiveAllreduceGoesThroughTheRoot", "failed",
+                             ["rank 0 sent 40028 and received 80056 bytes",
+                              "the naive all-reduce moves whole buffers through rank 0: expected 80056 and 80056"]),
     "predicted_one_way_only": (1, "Correctness.PredictedNaiveTimeFollowsTheModel", "failed",
                                ["expected 2(n-1)(alpha + bytes beta)"]),
     "broadcast_from_rank_zero": (3, "Correctness.LinearBroadcast", "failed",
@@ -192,15 +198,28 @@ KNOWN_WRONG = {
                                    "communication over the communicator's point-to-point calls",
                                    "raw MPI calls are for the checker's references only"]),
     # lab 10
-    "wrong_chunk_offsets": (3, "Correctness.RingAllreduceFloatSum", "failed",
-                            ["chunk offsets or sizes do not handle the remainder", "count % n"]),
+    "wrong_chunk_offsets": [(3, "Correctness.RingAllreduceFloatSum", "failed",
+                             ["chunk offsets or sizes do not handle the remainder", "count % n"]),
+                            (3, "Correctness.ChunkOfPartition", "failed",
+                             ["chunk_of(count=1, n=2, c=0) returned {offset 0, count 0}, expected {offset 0, count 1}"]),
+                            (3, "Correctness.ReduceScatterLeavesChunkRankReduced", "failed",
+                             ["reduce-scatter of 1 float with sum: chunk 0 [0, 1) should hold the reduction over all "
+                              "3 ranks"]),
+                            (3, "Correctness.AllgatherDistributesEveryChunk", "failed",
+                             ["all-gather of 1 float: 1 elements wrong; first at index 0 (chunk 0, owned by rank 0)"])],
     "send_send_deadlock": (3, "Correctness.RingAllreduceFloatSum", "timeout",
                            ["send-send deadlock", "rank 0: blocked in send(to=1", "rank 2: blocked in send(to=0"]),
-    "missing_allgather": (4, "Correctness.RingAllreduceFloatSum", "failed",
-                          ["the all-gather phase is missing", "is fully reduced on rank 1"]),
+    # Every data type and operator, random data and 64 MiB buffers.
+    "missing_allgather": [(4, f"Correctness.RingAllreduce{t}", "failed",
+                           ["the all-gather phase is missing", "every other chunk holds a partial result"], 60)
+                          for t in ("FloatSum", "FloatMax", "DoubleSum", "DoubleMax", "Int32Sum", "Int32Max",
+                                    "RandomFloatWithinErrorBound", "64MiB")],
     "reduction_twice": (3, "Correctness.RingAllreduceFloatSum", "failed",
                         ["counted more than once", "reduction applied twice"]),
-    "tags_mixed_pipelined": (2, "Correctness.PipelinedFloatSum", None, ["tag"]),
+    "tags_mixed_pipelined": [(2, "Correctness.PipelinedFloatSum", None, ["tag"])] +
+                            [(2, f"Correctness.Pipelined{t}", "crashed",
+                              ["MPI_ERR_TRUNCATE", "tags mixed up between pipelined segments"])
+                             for t in ("FloatMax", "DoubleSum", "DoubleMax", "Int32Sum", "Int32Max")],
     "alltoall_recv_at_send_index": (3, "Correctness.AlltoallPairwise", "failed",
                                     ["alltoall of 1 float per block (out of place, 3 ranks)",
                                      "first at index 1 (block 1: element 0 of rank 1's block for rank 0",
@@ -224,13 +243,27 @@ KNOWN_WRONG = {
                                               "is still sending from", "wait for the isend first"]),
     "tag_wraps_past_max_tag": (2, "Correctness.PipelinedWrapsTagsPastMaxTag", "crashed",
                                ["isend: tag 32768 outside 0..32767"]),
+    "pipelined_one_receive_posted": (3, "Correctness.PipelinedKeepsTwoSegmentsInFlight", "failed",
+                                     ["at most 1 receive was posted at a time",
+                                      "keep at least two segment receives posted (irecv)"], 30),
     "ring_calls_mpi_allreduce": (2, "Correctness.RingAllreduceFloatSum", "failed",
                                  ["ranks 0, 1: all-reduce of 0 float with sum (out of place, 2 ranks): ring_allreduce "
                                   "called MPI_Allreduce (1 call); this lab asks for hand-written communication",
                                   "library collectives (comm.library_*) and raw MPI calls"]),
     # lab 11
-    "tree_parent_out_of_range": (3, "Correctness.BinaryTreeLayout", "failed",
-                                 ["binary_tree(n=2, rank=1) returned {parent 2,"]),
+    # second_tree is built on binary_tree; the all-reduces send to the parent that is no rank.
+    "tree_parent_out_of_range": [(3, "Correctness.BinaryTreeLayout", "failed",
+                                  ["binary_tree(n=2, rank=1) returned {parent 2,"]),
+                                 (3, "Correctness.SecondTreeLayout", "failed",
+                                  ["second_tree(n=2, rank=0) returned {parent -1, child0 -1, child1 -1}, "
+                                   "expected {parent 1, child0 -1, child1 -1}"])] +
+                                [(3, f"Correctness.{t}", "crashed",
+                                  ["rank 2 stopped with an error", "send: peer 4 is not a rank of this communicator"],
+                                  30)
+                                 for t in ("TreeFloatSum", "TreeFloatMax", "TreeDoubleSum", "TreeDoubleMax",
+                                           "TreeInt32Sum", "TreeInt32Max", "DoubleTreeFloatSum",
+                                           "DoubleTreeFloatMax", "DoubleTreeDoubleSum", "DoubleTreeDoubleMax",
+                                           "DoubleTreeInt32Sum", "DoubleTreeInt32Max", "DoubleTree64MiB")],
     "second_tree_is_first": (4, "Correctness.DoubleTreeBalancesTheLoad", "failed",
                              ["Is the second half running over binary_tree again"]),
     "tree_one_segment": (4, "Correctness.TreeIsPipelined", "failed", ["is the buffer cut into segments?"]),
@@ -360,22 +393,49 @@ KNOWN_WRONG = {
 }
 
 
+# (name, ranks, check, status, substring of the message), run after KNOWN_WRONG when no --only
+# is given. Library calls are named wherever the checks run the lab's code: named run_lab_code
+# calls, the timed comparison (time_vs_library), lab 12's performance and training checks; the
+# functions the mutant leaves alone (lab 12's per-tensor step, on the learner's own ring) pass.
+CROSS_CHECKS = [
+    ("ring_calls_mpi_allreduce", 2, "Correctness.RingAllreduceSendsTheOptimalVolume", "failed",
+     "ranks 0, 1: ring_allreduce called MPI_Allreduce (1 call);"),
+    ("ring_calls_mpi_allreduce", 2, "Performance.PipelinedRingBusbwVsMpiAllreduce", "failed",
+     "ranks 0, 1: ring_allreduce_pipelined called MPI_Allreduce ("),  # every timed call counts
+    ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearCollectivesTalkToTheRootOnly", "failed",
+     "ranks 0, 1, 2: linear_broadcast called MPI_Bcast (1 call);"),
+    ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearReduce", "passed", ""),
+    ("binomial_broadcast_library", 4, "Correctness.BinomialTreeShape", "failed",
+     "ranks 0, 1, 2, 3: binomial_broadcast called comm.library_broadcast (1 call);"),
+    ("trainer_flat_mpi_allreduce", 2, "Performance.FlatSendsOneAllreducePerStep", "failed",
+     "ranks 0, 1: ddp_train_step(flat) called MPI_Allreduce (1 call);"),
+    ("trainer_flat_mpi_allreduce", 2, "Correctness.TrainingReachesAccuracy", "failed",
+     "ranks 0, 1: ddp_train_step(flat), training on the digits, called MPI_Allreduce (460 calls);"),
+    ("trainer_flat_mpi_allreduce", 2, "Correctness.PerTensorDdpMatchesSingleProcess", "passed", ""),
+    ("trainer_tp_library_allreduce", 2, "Performance.TensorParallelCommunicatesOnceEachWay", "failed",
+     "called comm.library_allreduce (1 call);"),
+    ("trainer_pipeline_barrier", 2, "Correctness.Pipeline1F1BMatchesSingleProcess", "failed",
+     "called MPI_Barrier (1 call);"),
+]
+
+
 def test_known_wrong(ml, bin_dir, only=None):
     """`only`: run just the known-wrong versions whose names match one of these globs."""
     def selected(name):
         return only is None or any(fnmatch.fnmatchcase(name, g) for g in only)
 
-    for name, (ranks, filt, status, needles, *limit) in KNOWN_WRONG.items():
+    for name, entries in KNOWN_WRONG.items():
         if not selected(name):
             continue
         binary = os.path.join(bin_dir, "known_wrong_" + name)
-        res = ml.run_mpi_checks(binary, ranks, [filt], time_limit_s=limit[0] if limit else 8)
-        r = res[0]
-        ok_status = r.status != "passed" if status is None else r.status == status
-        expect(ok_status, f"{name}: rejected ({r.status})", r.message)
-        for n in needles:
-            expect(n in r.message, f"{name}: message says '{n}'", r.message)
-        expect(not processes_of(binary), f"{name}: no rank process is left behind")
+        for ranks, filt, status, needles, *limit in entries if isinstance(entries, list) else [entries]:
+            res = ml.run_mpi_checks(binary, ranks, [filt], time_limit_s=limit[0] if limit else 8)
+            r = res[0]
+            ok_status = r.status != "passed" if status is None else r.status == status
+            expect(ok_status, f"{name}: {filt} rejects it ({r.status})", r.message)
+            for n in needles:
+                expect(n in r.message, f"{name}: {filt} says '{n}'", r.message)
+            expect(not processes_of(binary), f"{name}: no rank process is left behind")
     if only is not None:
         return  # the cross-checks below use several known-wrong versions at once
     # The check the mutant is not about still passes: the messages come from the right place.
@@ -396,28 +456,7 @@ def test_known_wrong(ml, bin_dir, only=None):
                                ("chain_one_receive_posted", 3, "Correctness.ChainBroadcast")):
         r = ml.run_mpi_checks(os.path.join(bin_dir, "known_wrong_" + name), ranks, [check], time_limit_s=30)[0]
         expect(r.status == "passed", f"{name}: {check} still passes", r.message)
-    # Library calls are named wherever the checks run the lab's code: named run_lab_code calls, the
-    # timed comparison (time_vs_library), lab 12's performance and training checks; the
-    # functions the mutant leaves alone (lab 12's per-tensor step, on the learner's own ring) pass.
-    for name, ranks, check, status, needle in (
-            ("ring_calls_mpi_allreduce", 2, "Correctness.RingAllreduceSendsTheOptimalVolume", "failed",
-             "ranks 0, 1: ring_allreduce called MPI_Allreduce (1 call);"),
-            ("ring_calls_mpi_allreduce", 2, "Performance.PipelinedRingBusbwVsMpiAllreduce", "failed",
-             "ranks 0, 1: ring_allreduce_pipelined called MPI_Allreduce ("),  # every timed call counts
-            ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearCollectivesTalkToTheRootOnly", "failed",
-             "ranks 0, 1, 2: linear_broadcast called MPI_Bcast (1 call);"),
-            ("broadcast_calls_mpi_bcast", 3, "Correctness.LinearReduce", "passed", ""),
-            ("binomial_broadcast_library", 4, "Correctness.BinomialTreeShape", "failed",
-             "ranks 0, 1, 2, 3: binomial_broadcast called comm.library_broadcast (1 call);"),
-            ("trainer_flat_mpi_allreduce", 2, "Performance.FlatSendsOneAllreducePerStep", "failed",
-             "ranks 0, 1: ddp_train_step(flat) called MPI_Allreduce (1 call);"),
-            ("trainer_flat_mpi_allreduce", 2, "Correctness.TrainingReachesAccuracy", "failed",
-             "ranks 0, 1: ddp_train_step(flat), training on the digits, called MPI_Allreduce (460 calls);"),
-            ("trainer_flat_mpi_allreduce", 2, "Correctness.PerTensorDdpMatchesSingleProcess", "passed", ""),
-            ("trainer_tp_library_allreduce", 2, "Performance.TensorParallelCommunicatesOnceEachWay", "failed",
-             "called comm.library_allreduce (1 call);"),
-            ("trainer_pipeline_barrier", 2, "Correctness.Pipeline1F1BMatchesSingleProcess", "failed",
-             "called MPI_Barrier (1 call);")):
+    for name, ranks, check, status, needle in CROSS_CHECKS:
         r = ml.run_mpi_checks(os.path.join(bin_dir, "known_wrong_" + name), ranks, [check], time_limit_s=60)[0]
         expect(r.status == status and needle in r.message, f"{name}: {check} {status}", r.message)
 

@@ -6,8 +6,25 @@ wb_lab_selftests(03-reduction
   CHECKS "${WB_ROOT}/checker/labs/03-reduction/check_reduction.cpp"
   SKELETON "not implemented yet: reduce_(sum_interleaved|sum_sequential|sum_first_add|sum_warp_shuffle|sum_grid_stride|sum|max|min) in labs/03-reduction/reduction.cu")
 
-wb_known_wrong_test(03-reduction off_by_one_second_load
-  --expect-fail Correctness.FirstAddSum "the result is NaN.*elements outside d_in\\[0\\.\\.n\\) were read")
+if(WB_BACKEND STREQUAL "sim")
+  # The NaN guard zones around d_in show the read past the end in the memcheck run too
+  # (Analysis.* runs on sim only). "d_in.0", not "d_in\\[0": a regex with an unbalanced [ would
+  # swallow the arguments after it into one (CMake does not split a list inside brackets).
+  wb_known_wrong_test(03-reduction off_by_one_second_load
+    --expect-fail Correctness.FirstAddSum "the result is NaN.*elements outside d_in.0\\.\\.n\\) were read"
+    --expect-fail Analysis.MemcheckClean
+                  "reduce_sum_first_add\\(n=1000, block_size=64\\).*the result is NaN.*elements outside d_in.0\\.\\.n\\) were read")
+else()
+  wb_known_wrong_test(03-reduction off_by_one_second_load
+    --expect-fail Correctness.FirstAddSum "the result is NaN.*elements outside d_in.0\\.\\.n\\) were read")
+endif()
+wb_known_wrong_test(03-reduction warp_tail_drops_upper_half
+  --expect-fail Correctness.WarpShuffleSum
+                "reduce_sum_warp_shuffle\\(n=[0-9]+, block_size=[0-9]+\\) \\[exact integer data, seed [0-9]+\\]: got [0-9]+, expected [0-9]+ exactly")
+wb_known_wrong_test(03-reduction final_tail_dropped
+  --expect-fail Correctness.SumAllSizes "reduce_sum\\(n=1\\) \\[exact integer data, seed [0-9]+\\]: got 0, expected [0-9]+ exactly"
+  --expect-fail Correctness.SumLarge
+                "reduce_sum\\(n=67108863\\) \\[exact integer data, seed [0-9]+\\]: got [0-9]+, expected [0-9]+ exactly")
 wb_known_wrong_test(03-reduction missing_atomic
   --expect-fail Correctness.GridStrideSum
                 "reduce_sum_grid_stride\\(n=[0-9]+, num_blocks=[0-9]+, block_size=[0-9]+\\) \\[exact integer data, seed [0-9]+\\]: got [0-9]+, expected [0-9]+ exactly")
@@ -33,7 +50,13 @@ if(WB_BACKEND STREQUAL "sim")
   # The report names the store into sdata and the first tree step.
   wb_known_wrong_test(03-reduction missing_syncthreads SIM_ANALYSIS
     --expect-fail Analysis.RacecheckClean
-                  "[0-9]+ racecheck/synccheck report\\(s\\).*Race reported between .*missing_syncthreads.cu:({{line:sdata[t] = i < n ? in[i]}}|{{line:if (t < s) sdata[t] += sdata[t + s]}}).*missing_syncthreads.cu:({{line:sdata[t] = i < n ? in[i]}}|{{line:if (t < s) sdata[t] += sdata[t + s]}})")
+                  "[0-9]+ racecheck/synccheck report\\(s\\).*Race reported between .*missing_syncthreads.cu:({{line:sdata[t] = i < n ? in[i]}}|{{line:if (t < s) sdata[t] += sdata[t + s]}}).*missing_syncthreads.cu:({{line:sdata[t] = i < n ? in[i]}}|{{line:if (t < s) sdata[t] += sdata[t + s]}})"
+    # The race leads the wrong sum of the same run.
+    --expect-fail Correctness.SequentialSum
+                  "Race reported between .* in kernel 'reduce_sequential_kernel'.*reduce_sum_sequential\\(n=[0-9]+, block_size=[0-9]+\\) \\[exact integer data, seed [0-9]+\\]: got [0-9]+, expected [0-9]+ exactly")
+  # Results are right; only cusim's access metrics see the shared-memory tail.
+  wb_known_wrong_test(03-reduction warp_tail_in_shared SIM_ANALYSIS
+    --expect-fail Performance.WarpShuffleTail "reduce_sum_warp_shuffle\\(block_size=[0-9]+\\): [0-9.]+ shared-memory requests per block")
   wb_known_wrong_test(03-reduction strided_first_add SIM_ANALYSIS
     --expect-fail Performance.FirstAddHalvesBlocks
                   "reduce_sum_first_add: its loads touch [0-9.]+ global memory sectors per request \\(at most 4.00 allowed\\)")

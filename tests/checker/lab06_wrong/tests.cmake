@@ -32,7 +32,10 @@ if(WB_BACKEND STREQUAL "sim")
     --expect-fail Analysis.RacecheckClean
                   "racecheck/synccheck report\\(s\\).*missing_barrier.cu:({{line:if (lane == 0) partial[warp] = v;}}|{{line:return warp_reduce(lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : identity, combine);}})")
   wb_known_wrong_test(06-softmax-layernorm atomic_backward SIM_ANALYSIS
-    --expect-fail Analysis.BackwardNoAtomics "layernorm_backward\\(rows=1000, cols=100\\): [0-9]+ atomic operations")
+    --expect-fail Analysis.BackwardNoAtomics "layernorm_backward\\(rows=1000, cols=100\\): [0-9]+ atomic operations"
+    # cusim runs the blocks in a different order each time: the atomic sums differ between runs.
+    --expect-fail Correctness.BackwardReproducible
+                  "layernorm_backward\\(rows=1000, cols=100\\): run 2 gave a different dgamma from run 1 on the same inputs.*no atomicAdd for the sums over rows")
   wb_known_wrong_test(06-softmax-layernorm online_three_reads SIM_ANALYSIS
     --expect-fail Performance.OnlineSoftmaxReadsTwice "softmax_online\\(rows=32, cols=2048\\) read (2\\.[5-9][0-9]|3\\.[0-9]+) x the input's bytes")
   wb_known_wrong_test(06-softmax-layernorm uncached_rows SIM_ANALYSIS
@@ -59,3 +62,8 @@ endif()
 wb_known_wrong_test(06-softmax-layernorm norm_backward_scalar_one_row_per_block
   --expect-fail Correctness.LayerNormBackward
                 "layernorm_backward\\(rows=1000, cols=7\\) .*elements of dgamma are wrong.*every row must contribute once")
+if(WB_BACKEND STREQUAL "sim")
+  wb_known_wrong_test(06-softmax-layernorm naive_launch_error_dropped
+    --expect-fail Correctness.HostReturnsCudaErrors
+                  "softmax_naive\\(rows=33, cols=1000\\) with its 1st kernel launch failing with cudaErrorLaunchOutOfResources returned cudaSuccess: softmax_naive ignored the error of that kernel launch")
+endif()

@@ -50,3 +50,8 @@ if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(07-convolution bn_inference_strided SIM_ANALYSIS
     --expect-fail Performance.BatchNormCoalesced "batchnorm_forward_inference\\(N=4, C=4, HW=16384\\): its loads use only [0-9.]+% of the bytes")
 endif()
+if(WB_BACKEND STREQUAL "sim")
+  wb_known_wrong_test(07-convolution pool_backward_launch_error_dropped
+    --expect-fail Correctness.PoolBnHostReturnsCudaErrors
+                  "maxpool2d_backward\\(N=2, C=3, H=9, W=9, .*\\) with its 1st kernel launch failing with cudaErrorLaunchOutOfResources returned cudaSuccess: maxpool2d_backward ignored the error of that kernel launch")
+endif()

@@ -24,13 +24,19 @@ wb_known_wrong_test(07-convolution conv_wgrad_drops_split
   --expect-fail Correctness.ConvBackwardFilter "conv2d_backward_filter\\(N=8, C=4, H=24, W=24, K=8, R=3, S=3, pad=1x1\\).*elements of dw are wrong")
 wb_known_wrong_test(07-convolution conv_border_unchecked
   --expect-fail Correctness.ConvImplicitGemm "conv2d_implicit_gemm\\(.*got nan.*a NaN here comes from a read outside an input array \\(a tap in the padding read without testing h and w")
+wb_known_wrong_test(07-convolution nhwc_padding_not_subtracted
+  --expect-fail Correctness.ConvForward
+                "conv2d_forward\\(N=[0-9]+, .*pad=.*Likely mistake: the result equals a convolution that does not subtract the padding")
 wb_known_wrong_test(07-convolution conv_fused_relu_first
   --expect-fail Correctness.ConvBnReluInference "conv2d_bn_relu_inference\\(.*elements of y are wrong")
 if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(07-convolution conv_tile_no_barrier SIM_ANALYSIS
     --expect-fail Analysis.ConvRacecheckClean "racecheck/synccheck report\\(s\\).*conv_tile_no_barrier.cu:({{line:As[kk_local][tid % kIgBM] = v;}}|{{line:Bs[b_kk][k_local] = (k < s.K && kk < crs_count) ? w[static_cast<std::size_t>(k) * crs_count + kk] : 0.0f;}}|{{line:for (int i = 0; i < 4; ++i) a[i] = As[d][tm + 16 * i];}}|{{line:for (int j = 0; j < 4; ++j) b[j] = Bs[d][tn * 4 + j];}})")
   wb_known_wrong_test(07-convolution conv_wgrad_atomics SIM_ANALYSIS
-    --expect-fail Analysis.WgradNoAtomics "conv2d_backward_filter\\(N=8, .*\\): [0-9]+ atomic operations")
+    --expect-fail Analysis.WgradNoAtomics "conv2d_backward_filter\\(N=8, .*\\): [0-9]+ atomic operations"
+    # cusim runs the blocks in a different order each time: the atomic sums differ between runs.
+    --expect-fail Correctness.ConvBackwardFilterReproducible
+                  "conv2d_backward_filter\\(N=8, .*\\), run [0-9] of 3 on the same inputs: dw.*not with atomicAdd")
   wb_known_wrong_test(07-convolution conv_implicit_workspace SIM_ANALYSIS
     --expect-fail Performance.ImplicitGemmNoWorkspace "conv2d_implicit_gemm\\(N=1, C=64, .*\\) wrote [0-9]+ bytes to global memory, 10\\.00 x")
   wb_known_wrong_test(07-convolution conv_implicit_is_direct SIM_ANALYSIS
@@ -46,4 +52,9 @@ endif()
 if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(07-convolution conv_wgrad_reads_unwritten SIM_ANALYSIS
     --expect-fail Analysis.ConvMemcheckClean "memcheck/initcheck report\\(s\\).*conv_wgrad_reads_unwritten.cu:{{line:for (int z = 0; z < splits; ++z) sum += partial[static_cast<std::size_t>(z) * count + i];}}")
+endif()
+if(WB_BACKEND STREQUAL "sim")
+  wb_known_wrong_test(07-convolution direct_launch_error_dropped
+    --expect-fail Correctness.ConvHostReturnsCudaErrors
+                  "conv2d_direct\\(N=2, C=3, H=9, W=9, K=4, R=3, S=3, pad=1x1\\) with its 1st kernel launch failing with cudaErrorLaunchOutOfResources returned cudaSuccess: conv2d_direct ignored the error of that kernel launch")
 endif()
