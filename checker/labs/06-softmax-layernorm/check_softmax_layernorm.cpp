@@ -50,6 +50,7 @@
 
 #include "softmax_layernorm.h"
 #include "wb/wb.h"
+#include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_float16.h"
@@ -910,6 +911,7 @@ TEST(Correctness, BackwardReproducible) {
       std::vector<float> first, again;
       WB_ASSERT(run_softmax_backward(b, first, call));
       for (int run = 2; run <= 3; ++run) {
+        const wb::check::BlockOrderOfRun order(run);
         WB_ASSERT(run_softmax_backward(b, again, call));
         if (std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) != 0) {
           FAIL() << call << ": run " << run << " gave a different dx from run 1 on the same inputs.";
@@ -924,6 +926,7 @@ TEST(Correctness, BackwardReproducible) {
       NormGradsGot first, again;
       WB_ASSERT(run_norm_backward(n, first, call));
       for (int run = 2; run <= 3; ++run) {
+        const wb::check::BlockOrderOfRun order(run);
         WB_ASSERT(run_norm_backward(n, again, call));
         for (auto [a, b, name] : {std::tuple{&first.dx, &again.dx, "dx"}, std::tuple{&first.dgamma, &again.dgamma, "dgamma"},
                                   std::tuple{&first.dbeta, &again.dbeta, "dbeta"}}) {

@@ -48,6 +48,7 @@
 
 #include "convolution.h"
 #include "wb/wb.h"
+#include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_host_checks.h"
@@ -591,6 +592,7 @@ TEST(Correctness, ConvBackwardFilterReproducible) {
   WgradRun first = run_wgrad(p, x, dy, call);
   WB_ASSERT(first.ok);
   for (int run = 2; run <= 3; ++run) {
+    const wb::check::BlockOrderOfRun order(run);
     WgradRun again = run_wgrad(p, x, dy, call);
     WB_ASSERT(again.ok);
     for (std::size_t i = 0; i < first.dw.size(); ++i) {

@@ -48,6 +48,7 @@
 
 #include "attention.h"
 #include "wb/wb.h"
+#include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_float16.h"
@@ -774,6 +775,7 @@ TEST(Correctness, Deterministic) {
     ForwardResult first, again;
     WB_ASSERT(run_version(v, d, call, first));
     for (int run = 2; run <= 3; ++run) {
+      const wb::check::BlockOrderOfRun order(run);
       WB_ASSERT(run_version(v, d, call, again));
       if (std::memcmp(first.o.data(), again.o.data(), first.o.size() * sizeof(float)) != 0 ||
           std::memcmp(first.lse.data(), again.lse.data(), first.lse.size() * sizeof(float)) != 0)
@@ -786,6 +788,7 @@ TEST(Correctness, Deterministic) {
   GradsGot first, again;
   WB_ASSERT(run_backward(b, call, first));
   for (int run = 2; run <= 3; ++run) {
+    const wb::check::BlockOrderOfRun order(run);
     WB_ASSERT(run_backward(b, call, again));
     for (auto [x, y, name] : {std::tuple{&first.dq, &again.dq, "dq"}, std::tuple{&first.dk, &again.dk, "dk"},
                               std::tuple{&first.dv, &again.dv, "dv"}})

@@ -294,6 +294,12 @@ std::vector<LaunchRecord> launches() {
 
 void clear_launches() { request(Op::CheckerClearLaunches, args(), "cusim::checker::clear_launches"); }
 
+void set_block_order(BlockOrder order) {
+  Writer w;
+  w.put(static_cast<unsigned>(order));
+  request(Op::CheckerBlockOrder, w, "cusim::checker::set_block_order");
+}
+
 bool inject_failure(const std::string& api, unsigned nth, cudaError_t error) {
   Writer w;
   w.put_string(api).put(nth).put(error);

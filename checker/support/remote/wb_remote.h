@@ -58,6 +58,7 @@ enum class Op : std::uint32_t {
   CheckerClearLaunches,
   CheckerInjectFailure,    ///< api, nth, error -> accepted
   CheckerEndFailures,      ///< -> not fired, work after the failure, the first of it
+  CheckerBlockOrder,       ///< cusim::checker::set_block_order: the order's value
   SharedMemory,            ///< bytes; the descriptor of a new shared segment rides with it
   Shutdown,
   Callback,                ///< worker to judge, during a Call: a function the judge passed (id, arguments)
@@ -67,7 +68,7 @@ enum class Op : std::uint32_t {
 /// True for the requests judge_cuda.cpp makes and serve_cuda() executes (the CUDA runtime and
 /// cusim's analysis and checker APIs).
 constexpr bool is_cuda_op(std::uint32_t tag) {
-  return tag >= static_cast<std::uint32_t>(Op::Malloc) && tag <= static_cast<std::uint32_t>(Op::CheckerEndFailures);
+  return tag >= static_cast<std::uint32_t>(Op::Malloc) && tag <= static_cast<std::uint32_t>(Op::CheckerBlockOrder);
 }
 
 /// The largest payload either side accepts (a hostile length must not exhaust the judge).

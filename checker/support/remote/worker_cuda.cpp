@@ -160,6 +160,12 @@ void serve_cuda(Op op, Reader& in, Writer& out) {
     case Op::CheckerClearLaunches:
       cusim::checker::clear_launches();
       return;
+    case Op::CheckerBlockOrder: {
+      const auto order = in.get<unsigned>();
+      if (order > 2) throw ChannelError("unknown block order " + std::to_string(order));
+      cusim::checker::set_block_order(static_cast<cusim::checker::BlockOrder>(order));
+      return;
+    }
     case Op::CheckerInjectFailure: {
       const std::string api = in.get_string();
       const auto nth = in.get<unsigned>();

@@ -818,13 +818,29 @@ void record_block_fault(Worker& w, LaunchState& ls) {
     w.reset_all_fibers();
 }
 
+// The order set by cusim::checker::set_block_order (a BlockOrder's value).
+std::atomic<unsigned> g_block_order{0};
+
+// The linear index of the k-th block started, in `order`, of a grid of n blocks.
+uint64_t block_in_order(uint64_t k, uint64_t n, unsigned order) {
+    switch (order) {
+        case 1: return n - 1 - k;
+        case 2: {
+            const uint64_t evens = (n + 1) / 2;
+            return k < evens ? 2 * k : 2 * (k - evens) + 1;
+        }
+        default: return k;
+    }
+}
+
 void worker_run(Worker& w, LaunchState& ls) {
     setup_launch(w, ls);
+    const unsigned order = g_block_order.load(std::memory_order_relaxed);
     for (;;) {
         if (ls.failed.load(std::memory_order_relaxed)) break;
         uint64_t b = ls.next_block.fetch_add(1, std::memory_order_relaxed);
         if (b >= ls.nblocks) break;
-        run_block(w, b);
+        run_block(w, block_in_order(b, ls.nblocks, order));
         if (w.block_fault) {
             record_block_fault(w, ls);
             break;
@@ -1529,5 +1545,8 @@ void clear_launches() {
     detail::LaunchLog& log = detail::launch_log();
     std::lock_guard<std::mutex> lk(log.mu);
     log.records.clear();
+}
+void set_block_order(BlockOrder order) {
+    detail::g_block_order.store(static_cast<unsigned>(order), std::memory_order_relaxed);
 }
 }  // namespace cusim::checker

@@ -10,6 +10,11 @@ wb_known_wrong_test(08-attention no_rescale
   --expect-fail Correctness.FusedForward "attention_forward\\(B=.*\\) \\[seed [0-9]+\\]: lse is wrong.*Every wrong L is too large: is the running sum rescaled")
 wb_known_wrong_test(08-attention causal_off_by_one
   --expect-fail Correctness.Unfused "attention_unfused\\(.*causal=1\\).*matches attention with the causal mask off by one: query i also sees key")
+# On sim the check starts the blocks in a different order in each of its three runs
+# (wb_block_order.h), so the atomic sums differ every time, not only when cusim's workers race.
+wb_known_wrong_test(08-attention backward_dq_atomics
+  --expect-fail Correctness.Deterministic
+                "attention_backward\\(.*\\): run [23] gave a different dq from run 1 on the same inputs\\. Accumulate each gradient row in one block")
 wb_known_wrong_test(08-attention scale_twice
   --expect-fail Correctness.FusedForward "attention_forward\\(.*\\).*matches attention with the scale 1/sqrt\\(D\\) applied twice"
   --expect-fail Correctness.FusedCausal

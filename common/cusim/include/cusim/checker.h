@@ -54,6 +54,16 @@ std::vector<LaunchRecord> launches();
 void clear_launches();
 constexpr std::size_t kMaxLaunchRecords = 4096;
 
+/// The order in which the blocks of the following launches are started (until changed; not
+/// cooperative launches, whose blocks are all resident at once): `launch` (linear index: x
+/// fastest, then y, then z; the default), `reverse`, or `even_then_odd` (every even linear index,
+/// then every odd one). With more than one worker (CUSIM_THREADS) blocks still run side by side;
+/// the order is the one they are taken in. A check of determinism runs a kernel once in each
+/// order: code whose result depends on the order blocks finish in (float atomicAdd of partial
+/// results) then differs between the runs every time, not only when the workers happen to race.
+enum class BlockOrder : unsigned { launch = 0, reverse = 1, even_then_odd = 2 };
+void set_block_order(BlockOrder order);
+
 /// Fault injection: the @p nth call (1: the next one) of the runtime function @p api from now on
 /// does nothing and returns @p error, as if the device had failed it; an allocation function also
 /// sets its pointer to NULL. The error is reported like any other (cudaGetLastError() returns it,
