@@ -4,8 +4,10 @@
 // Step 1 (one process): the forward pass, the gradients (against central finite differences
 // in double on tiny models, and against the checker's double-precision backward on the lab's
 // shapes) and the two optimizers, each compared with an allowance derived from the summation
-// order (trainer_reference.h), not tuned. Training on the 8 x 8 digits reaches >= 95% test
-// accuracy, measured by the checker's own forward pass of the learner's final parameters.
+// order (trainer_reference.h), not tuned. On sim, each kernel launch of those functions is made
+// to fail in turn (cusim's fault injection), and its error must come back at once. Training on
+// the 8 x 8 digits reaches >= 95% test accuracy, measured by the checker's own forward pass of
+// the learner's final parameters.
 // Steps 2 and 3 (data parallel): batch shards, the parameter broadcast, and ten training steps
 // of the per-tensor and the flat all-reduce versions on an uneven global batch: after each
 // step every rank holds bitwise the same gradients and parameters, the gradients equal the
