@@ -4,8 +4,10 @@
 // Step 1 (one process): the forward pass, the gradients (against central finite differences
 // in double on tiny models, and against the checker's double-precision backward on the lab's
 // shapes) and the two optimizers, each compared with an allowance derived from the summation
-// order (trainer_reference.h), not tuned. Training on the 8 x 8 digits reaches >= 95% test
-// accuracy, measured by the checker's own forward pass of the learner's final parameters.
+// order (trainer_reference.h), not tuned. On sim, each kernel launch of those functions is made
+// to fail in turn (cusim's fault injection), and its error must come back at once. Training on
+// the 8 x 8 digits reaches >= 95% test accuracy, measured by the checker's own forward pass of
+// the learner's final parameters.
 // Steps 2 and 3 (data parallel): batch shards, the parameter broadcast, and ten training steps
 // of the per-tensor and the flat all-reduce versions on an uneven global batch: after each
 // step every rank holds bitwise the same gradients and parameters, the gradients equal the
@@ -42,6 +44,7 @@
 #include "ring_allreduce.h"
 #include "trainer.h"
 #include "trainer_reference.h"
+#include "wb_fault_injection.h"
 
 namespace {
 
@@ -390,6 +393,128 @@ TEST(Correctness, AdamWStep) {
   opt.adamw = {1e-2f, 0.9f, 0.999f, 1e-8f, 0.05f};
   optimizer_check(opt, 500, "m, v and the parameters within a few u of the double-precision update");
 }
+
+// ---- step 1, the error paths (sim) ----------------------------------------------------------------
+//
+// cusim's fault injection (checker/support/wb_fault_injection.h) fails each kernel launch (and
+// each cudaMalloc, cudaMemcpy(Async), cudaMemset(Async) or cudaFuncSetAttribute, should the code
+// make one) of the step-1 functions in turn, the launches of the lab-02, 05 and 06 functions they
+// call included. The function must return that exact error at once: a launch that failed ran
+// nothing, so a pass that goes on computes from data never written, and the error that comes back
+// later, if any, no longer says where it arose. Every forward and backward case has more launches
+// than returns_injected_errors' default of 8 per function, so every one of them is failed here.
+// The mistake it catches: a launch whose cudaGetLastError() is not tested (trainer.cu's
+// WB_TRY(launched()) left out), which every correct result still passes.
+
+#if defined(CUSIM)
+namespace {
+
+// Failed calls of one function per case at most: past every launch of these shapes (the
+// solution's backward of {33, 65, 130, 3} makes 18), yet bounded for code that launches per row.
+constexpr unsigned kMaxInjectedCallsPerApi = 64;
+
+// One call of the lab under fault injection: the call as the message names it, what runs before
+// each injected call (outside the injection: a fresh forward pass for the backward), the call.
+struct ErrorPath {
+  std::string call, function;
+  std::function<void()> prepare;
+  std::function<cudaError_t()> run;
+};
+
+}  // namespace
+
+TEST(Correctness, HostReturnsCudaErrors) {
+  const Mlp m{{64, 32, 10}}, deep{{33, 65, 130, 3}};
+  Mlp frozen{{64, 32, 10}};
+  frozen.frozen = {true, false, false, false};  // W0 frozen: layer 0 computes db0 and stops
+  constexpr int kRows = 37;
+  const HostBatch b = random_batch(m, kRows, 811), bd = random_batch(deep, kRows, 813);
+  Device<float> d_params(initial_params(m, 810)), d_x(b.x), d_grads(m.parameter_count()), d_loss(1);
+  Device<float> d_params_deep(initial_params(deep, 812)), d_x_deep(bd.x), d_grads_deep(deep.parameter_count());
+  Device<int> d_labels(b.labels), d_labels_deep(bd.labels);
+  constexpr std::size_t kN = 1000;
+  std::mt19937_64 rng(814);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<float> p0(kN), g0(kN);
+  for (std::size_t i = 0; i < kN; ++i) p0[i] = static_cast<float>(u(rng)), g0[i] = static_cast<float>(u(rng));
+  Device<float> d_p(p0), d_g(g0), d_m(std::vector<float>(kN, 0.0f)), d_v(std::vector<float>(kN, 0.0f));
+  const lab12::Optimizer sgd_opt = sgd(0.05f, 0.9f, 1e-2f), adamw_opt = adamw(1e-2f, 0.05f);
+
+  lab12::Activations act, act_deep;
+  std::string f = failed(lab12::allocate_activations(m, kRows, &act), "allocate_activations");
+  if (f.empty()) f = failed(lab12::allocate_activations(deep, kRows, &act_deep), "allocate_activations");
+
+  const std::string rows = ", rows=" + std::to_string(kRows);
+  // The calls, by pointer to what the test body holds (the models, the activations).
+  auto forward = [](const Mlp* model, const float* params, const float* x, lab12::Activations* a) {
+    return [=] { return lab12::mlp_forward(*model, params, x, kRows, *a); };
+  };
+  auto backward = [loss = d_loss.get()](const Mlp* model, const float* params, const float* x, const int* labels,
+                                        int n, lab12::Activations* a, float* grads, bool accumulate) {
+    return [=] {
+      lab12::BackwardOptions o;
+      o.accumulate = accumulate;
+      return lab12::mlp_backward(*model, params, x, labels, n, 1.0f / kRows, *a, grads, loss, o);
+    };
+  };
+  // A backward pass reads the forward pass's activations: each injected run starts from a fresh one.
+  auto refresh = [](const Mlp* model, const float* params, const float* x, lab12::Activations* a) {
+    return [=] { lab12::mlp_forward(*model, params, x, kRows, *a); };
+  };
+  const std::string mm = "(model " + model_name(m), md = "(model " + model_name(deep);
+  const std::vector<ErrorPath> paths = {
+      {"mlp_forward" + mm + rows + ")", "mlp_forward", nullptr, forward(&m, d_params.get(), d_x.get(), &act)},
+      {"mlp_forward" + md + rows + ")", "mlp_forward", nullptr,
+       forward(&deep, d_params_deep.get(), d_x_deep.get(), &act_deep)},
+      {"mlp_backward" + mm + rows + ")", "mlp_backward", refresh(&m, d_params.get(), d_x.get(), &act),
+       backward(&m, d_params.get(), d_x.get(), d_labels.get(), kRows, &act, d_grads.get(), false)},
+      {"mlp_backward" + mm + rows + ", accumulate)", "mlp_backward", refresh(&m, d_params.get(), d_x.get(), &act),
+       backward(&m, d_params.get(), d_x.get(), d_labels.get(), kRows, &act, d_grads.get(), true)},
+      {"mlp_backward" + md + rows + ")", "mlp_backward",
+       refresh(&deep, d_params_deep.get(), d_x_deep.get(), &act_deep),
+       backward(&deep, d_params_deep.get(), d_x_deep.get(), d_labels_deep.get(), kRows, &act_deep,
+                d_grads_deep.get(), false)},
+      {"mlp_backward(model " + model_name(frozen) + " with W0 frozen" + rows + ")", "mlp_backward",
+       refresh(&frozen, d_params.get(), d_x.get(), &act),
+       backward(&frozen, d_params.get(), d_x.get(), d_labels.get(), kRows, &act, d_grads.get(), false)},
+      {"mlp_backward" + mm + ", rows=0)", "mlp_backward", nullptr,
+       backward(&m, d_params.get(), d_x.get(), d_labels.get(), 0, &act, d_grads.get(), false)},
+      {"sgd_step(n=" + std::to_string(kN) + ")", "sgd_step", nullptr,
+       [&] { return lab12::sgd_step(d_p.get(), d_g.get(), d_m.get(), kN, sgd_opt.sgd); }},
+      {"adamw_step(n=" + std::to_string(kN) + ", t=1)", "adamw_step", nullptr,
+       [&] { return lab12::adamw_step(d_p.get(), d_g.get(), d_m.get(), d_v.get(), kN, 1, adamw_opt.adamw); }}};
+
+  wb::check::host::InjectionTally tally;
+  int done = 0;
+  for (const ErrorPath& c : paths) {
+    if (!f.empty()) break;
+    // Healthy first: a function that does not work yet has no error paths to test.
+    if (c.prepare) c.prepare();
+    f = failed(c.run(), c.call);
+    if (f.empty()) {
+      if (const cudaError_t pending = cudaGetLastError(); pending != cudaSuccess)
+        f = c.call + " returned cudaSuccess but left " + cudaGetErrorName(pending) +
+            " pending: an error it did not return (test cudaGetLastError() after every launch).";
+    }
+    if (f.empty()) {
+      const testing::AssertionResult r = wb::check::host::returns_injected_errors(
+          c.call, c.function, c.prepare, c.run, tally, kMaxInjectedCallsPerApi);
+      if (!r) f = r.message();
+    }
+    if (f.empty()) ++done;
+  }
+  lab12::free_activations(&act);
+  lab12::free_activations(&act_deep);
+  if (f.empty() && tally.tested == 0)
+    f = "no CUDA call or kernel launch of mlp_forward, mlp_backward, sgd_step or adamw_step could be made to fail: "
+        "did they launch anything?";
+  record("measured", std::to_string(done) + "/" + std::to_string(paths.size()) + " calls; " + tally.measured());
+  record("threshold", "mlp_forward, mlp_backward (overwriting, accumulating, W0 frozen, rows = 0), sgd_step and "
+                      "adamw_step: " + std::string(wb::check::host::kFaultsText) +
+                      " they make failed in turn, that error returned at once, no device memory left");
+  verdict(f);
+}
+#endif
 
 // ---- steps 2 and 3 -----------------------------------------------------------------------------
 
