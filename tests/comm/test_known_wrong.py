@@ -24,8 +24,9 @@ def load_launcher(path):
 
 
 def processes_of(binary):
-    """Pids of live processes running `binary`."""
-    name, pids = os.path.basename(binary), []
+    """Pids of live processes running `binary` (this path: another checkout's build running a
+    binary of the same name at the same time is not ours)."""
+    name, path, pids = os.path.basename(binary), os.path.realpath(binary), []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -36,7 +37,8 @@ def processes_of(binary):
                 state = f.read().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if os.path.basename(cmd) == name and state != "Z":
+        ours = os.path.realpath(cmd) == path if os.path.isabs(cmd) else os.path.basename(cmd) == name
+        if ours and state != "Z":
             pids.append(int(pid))
     return pids
 
