@@ -383,31 +383,70 @@ class KernelIdTest(unittest.TestCase):
                       "(int* p)>(&k<cusim_tparam_0_, cusim_tparam_1_, cusim_tparam_2_...>), (0)>;} template "
                       "<class cusim_tparam_0_, int cusim_tparam_1_ = 2, class... cusim_tparam_2_> auto "
                       "cusim_kernel_id_k(int* p)", out)
-        for src in ("template <int (*)(int)> __global__ void k(int* p) {}\n",
-                    "template <class T> __global__ void k(T* p) {}\ntemplate <> __global__ void k<int>(int* p) {}\n",
-                    "struct S { template <class T> friend __global__ void k(T* p); };\n"):
-            out = rw(src + "void h() { k<<<1, 1>>>(p); }\n", anchors=True)
-            self.assertNotIn("deduced_kernel", out)
-            self.assertIn(cxx_kid("k"), out)
+        out = rw("struct S { template <class T> friend __global__ void k(T* p); };\n"
+                 "void h() { k<<<1, 1>>>(p); }\n", anchors=True)
+        self.assertNotIn("deduced_kernel", out)
+        self.assertIn(cxx_kid("k"), out)
+
+    def test_function_pointer_template_parameters(self):
+        # Named: the name is found inside the declarator's parentheses; unnamed: a name is put there.
+        out = rw("template <int (*F)(int), void (S::*)(), int (&)[4]> __global__ void k(int* p) {}\n",
+                 anchors=True)
+        self.assertIn("template <int (*F)(int), void (S::*cusim_tparam_0_ )(), int (&cusim_tparam_1_ )[4]> "
+                      "__global__ void k(int* p) { (void)&::cusim::detail::kernel_anchor<static_cast<void (*)"
+                      "(int* p)>(&k<F, cusim_tparam_0_, cusim_tparam_1_>), (0)>;} template <int (*F)(int), "
+                      "void (S::* cusim_tparam_0_ )(), int (& cusim_tparam_1_ )[4]> auto cusim_kernel_id_k(int* p)",
+                      out)
+        self.assertEqual(self.kid_of("template <int (*)(int)> __global__ void k(int* p);", "k<f><<<1, 1>>>(p)"),
+                         kid("k<f>"))
 
     def test_hidden_friend_kernels(self):
-        # Defined in a class at namespace scope: declared again after the class and registered
-        # there; the launch names it.
-        out = rw("namespace n {\nstruct S { friend __global__ void __launch_bounds__(32) k(S s) {} };\n}\n"
-                 "void h(n::S s) { k<<<1, 1>>>(s); }\n", anchors=True)
-        self.assertIn("}; __global__ void k(S s); static const bool* const cusim_friend_anchor_0_ = "
-                      "&::cusim::detail::kernel_anchor<static_cast<void (*)(S s)>(&k), (32)>;\n}", out)
-        self.assertIn(', "k", %s, ' % kid("k"), out)
-        # In a class template: not nameable outside the class; the launch passes no kernel id.
-        out = rw("template <class T> struct B { friend __global__ void k(B b) {} };\n"
-                 "void h(B<int> b) { k<<<1, 1>>>(b); }\n", anchors=True)
-        self.assertNotIn("cusim_friend_anchor", out)
-        self.assertIn(', "k", nullptr, ', out)
+        # Defined in a class: declared at block scope in its own body, where the anchor names it,
+        # and in its companion, a hidden friend defined after it, which the launch finds by
+        # argument-dependent lookup as it finds the kernel. The same in a class template.
+        for head, cls in (("namespace n {\nstruct S", "n::S"), ("namespace n {\ntemplate <class T> struct S", "n::S<int>")):
+            out = rw(head + " { friend __global__ void __launch_bounds__(32) k(S s, int n = 2) {} };\n}\n"
+                     "void h(%s s) { k<<<1, 1>>>(s); }\n" % cls, anchors=True)
+            self.assertIn("k(S s, int n = 2) { void k(S, int); (void)&::cusim::detail::kernel_anchor<static_cast"
+                          "<void (*)(S, int)>(&k), (32)>;} friend auto cusim_kernel_id_k([[maybe_unused]] S s, "
+                          "[[maybe_unused]] int n = 2) { void k(S, int); return ::cusim::detail::kernel_ref<"
+                          "static_cast<void (*)(S, int)>(&k)>{}; } };\n}", out)
+            self.assertIn(', "k", %s, ' % deduced_kid("k").replace("CUSIM_KERNEL_ID(k)", "nullptr"), out)
+        # A template defined as a friend in a class: no instantiation can be named; refused.
+        errors = errors_of("struct S {\n  template <class T> friend __global__ void k(T* p, S s) {}\n};\n")
+        self.assertEqual(len(errors), 1, errors)
+        self.assertEqual(errors[0][0], 2)
+        self.assertIn("cusim: the kernel template 'k' is defined inside a class as a friend", errors[0][1])
 
-    def test_explicit_specialization_makes_it_ambiguous(self):
+    def test_explicit_specialization(self):
+        # Anchored as itself (its own bound); k<float> names it through the primary template, whose
+        # companion resolves deduced launches to it.
         src = ("template <class T> __global__ void k(T* p) {}\n"
-               "template <> __global__ void k<int>(int* p) {}\n")
-        self.assertEqual(self.kid_of(src, "k<float><<<1, 1>>>(p)"), cxx_kid("k<float>"))
+               "template <> __global__ void __launch_bounds__(32) k<int>(int* p) {}\n"
+               "template <> __global__ void k(float* p) {}\n")
+        out = rw(src, anchors=True)
+        self.assertIn("k<int>(int* p) { (void)&::cusim::detail::kernel_anchor<static_cast<void (*)(int* p)>"
+                      "(&k<int>), (32)>;}\n", out)
+        self.assertIn("k(float* p) { (void)&::cusim::detail::kernel_anchor<static_cast<void (*)(float* p)>"
+                      "(&k), (0)>;}\n", out)
+        self.assertEqual(out.count("cusim_kernel_id_k"), 1, out)
+        self.assertEqual(self.kid_of(src, "k<float><<<1, 1>>>(p)"), kid("k<float>"))
+        self.assertEqual(self.kid_of(src, "k<<<1, 1>>>(p)"), deduced_kid("k"))
+
+    def test_deduced_launch_inside_a_macro_body(self):
+        # The #define gets a variant taking the kernel id in front, on lines of its own followed by
+        # #line; a use whose kernel the rewriter resolves through a companion calls the variant.
+        src = ("#define LAUNCH(kernel, grid, ...) \\\n  kernel<<<grid, 32>>>(__VA_ARGS__)\n"
+               "template <class T> __global__ void k(T* p);\n__global__ void u();\n"
+               "void h(float* p) {\n  LAUNCH(k, 1, p);\n  LAUNCH(u, 1);\n  LAUNCH(k<float>, 1, p);\n}\n")
+        out = rw(src)
+        body = ("::cusim::launcher(::cusim::launch_config(grid, 32), __FILE__, __LINE__, CUSIM_KERNEL_NAME(kernel), "
+                "%s, [&](const auto&... cusim_arg_) { kernel(cusim_arg_...); })(__VA_ARGS__)")
+        self.assertIn("#define LAUNCH(kernel, grid, ...) \\\n  " + body % "CUSIM_KERNEL_ID(kernel)" +
+                      "\n#define LAUNCH__cusim_kid(cusim_kid_0_, kernel, grid, ...) \\\n  " +
+                      body % "cusim_kid_0_" + '\n#line 3 "%s"\ntemplate <class T>' % PATH, out)
+        self.assertIn("  LAUNCH__cusim_kid((%s), k, 1, p);\n  LAUNCH(u, 1);\n  LAUNCH(k<float>, 1, p);\n"
+                      % deduced_kid("k"), out)
 
     def test_non_template_launched_with_template_arguments(self):
         self.assertEqual(self.kid_of("__global__ void k(int);", "k<int><<<1, 1>>>(1)"), deduced_kid("k<int>"))

@@ -44,6 +44,14 @@ and rewrites only CUDA-only syntax:
   k<<<G, B>>>(ARGS)  inside a #define body
                                  -> ::cusim::launcher(::cusim::launch_config(G, B), __FILE__,
                                         __LINE__, NAME, KID, [&](...) {...})(ARGS)
+  #define M(kernel, ...) ... kernel<<<...>>>(...) ...   (the kernel a parameter of the macro)
+                                 -> the #define rewritten as above, then (own lines, then #line)
+                                    #define M__cusim_kid(cusim_kid_0_, kernel, ...) with KID
+                                    cusim_kid_0_; a use M(k, ...) whose k is resolved through
+                                    a companion becomes M__cusim_kid((KID), k, ...)
+  friend __global__ void k(C c) { ... }   (defined in a class, a template one too)
+                                 -> the body opens with a block-scope declaration of k before
+                                    the anchor; a hidden-friend companion follows it in the class
   (void*)k, (const void*)&k, reinterpret_cast<void*>(k)   (k a __global__ function)
                                  -> ::cusim::kernel_pointer(k, "k")
                                     the same address, with k's parameter types recorded for
@@ -266,12 +274,19 @@ class Rewriter:
         # of theirs in this file, and names with a declaration that has none.
         self._companions = set()
         self._tparam_names = {}  # template parameter list (token range) -> _template_args result
-        # Friend kernels defined in a class that _hidden_friend could not declare again outside it:
-        # only argument-dependent lookup finds them, so their launches pass no kernel id.
-        self._unnamed_friends = set()
+        # Friend kernels defined in a class (_hidden_friend): only argument-dependent lookup finds
+        # them, so their launches resolve the kernel through the companion, found the same way.
+        self._hidden_friends = set()
         self._no_companion = set()
         self.kernels = self._scan_kernels()
         self.header_kernels = set()  # kernel names declared in the program's headers (Program)
+        # Macros whose body launches a kernel named by one of their parameters: name -> (offset of
+        # the #define, parameter names, parameter of each such launch), this file's and (Program)
+        # those of the headers read before it. See _macro and _macro_use.
+        self.launch_macros = {}
+        # In the variant of a #define body (_macro): the parameter naming the kernel of each launch
+        # whose kernel id is the variant's own parameter cusim_kid_<n>_.
+        self.kid_params = None
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -460,6 +475,7 @@ class Rewriter:
                 continue
             prev = toks[paren - 1]
             spec = False
+            name_at = paren - 1  # first token of the declarator-id (with explicit template arguments)
             if prev.kind == "id":
                 name = prev.text
             elif prev.text == ">":
@@ -467,9 +483,12 @@ class Rewriter:
                 if lt is None or toks[lt - 1].kind != "id":
                     continue
                 name = toks[lt - 1].text
+                name_at = lt - 1
                 spec = True
             else:
                 continue
+            if tparams is not None and tparams[0] == tparams[1]:
+                spec = True  # template <> __global__ void k(int* p): the template arguments deduced
             sig = (tinfo, spec, self._param_signature(paren + 1, close))
             kernels.setdefault(name, set()).add(sig)
             if bounds is not None:
@@ -482,17 +501,23 @@ class Rewriter:
                 declared_bounds[key] = bound
             else:
                 bound = declared_bounds.get(key)
-            if not spec and not friend and tinfo != ("?", 0, 0, True) and toks[paren - 2].text not in ("##", "#"):
+            pasted = toks[paren - 2].text in ("##", "#")
+            if not spec and not friend and tinfo != ("?", 0, 0, True) and not pasted:
                 self._anchor(name, tparams, paren, close, bound)
                 if self._companion(name, tparams, paren, close):
                     self._companions.add(name)
                 else:
                     self._no_companion.add(name)
+            elif spec and not friend and tinfo == ("", 0, 0, False) and not pasted:
+                # An explicit specialization (template <> __global__ void k<float>(...)): its own
+                # kernel with its own bound, anchored as itself. The primary template's companion
+                # resolves deduced launches to it, as the compiler does.
+                self._anchor(name, None, paren, close, bound, join_tokens(toks[name_at:paren]))
+            elif friend and not spec and self.macro_params is None:
+                if not self._hidden_friend(name, tinfo, tparams, paren, close, bound):
+                    self._no_companion.add(name)
             else:
                 self._no_companion.add(name)
-                if friend and not spec and self.macro_params is None and \
-                        not self._hidden_friend(name, tinfo, paren, close, bound):
-                    self._unnamed_friends.add(name)
         return kernels
 
     def _enclosing_brace(self, i):
@@ -508,52 +533,50 @@ class Rewriter:
                 depth -= 1
         return None
 
-    def _hidden_friend(self, name, tinfo, paren, close, bound):
-        """A kernel defined in a class as a friend (found only by argument-dependent lookup, so
-        neither its own body nor a launch can spell &name): when it is not a template and its class
-        is not a template and sits at namespace scope, declare it again after the class, which
-        makes the name visible, and register it there:
+    def _hidden_friend(self, name, tinfo, tparams, paren, close, bound):
+        """A kernel defined in a class as a friend (a "hidden friend": only argument-dependent
+        lookup finds it, so neither a launch nor anything outside the class can spell &name). A
+        block-scope declaration of it names it: its body opens with one before the anchor, and a
+        companion defined right after it in the class, a hidden friend too, which a launch finds by
+        argument-dependent lookup as it finds the kernel, returns its kernel_ref the same way:
 
-            };  __global__ void name(PARAMS); static const bool* const cusim_friend_anchor_<n>_ =
-                    &::cusim::detail::kernel_anchor<static_cast<void (*)(PARAMS)>(&name), (N)>;
+            friend __global__ void name(PARAMS) { void name(TYPES); (void)&kernel_anchor<...>; ...}
+            friend auto cusim_kernel_id_name([[maybe_unused]] PARAMS) {
+                void name(TYPES); return ::cusim::detail::kernel_ref<...(&name)>{}; }
 
-        Returns False where that cannot be done (launches then pass no kernel id)."""
+        This holds in a class template too (each instantiation defines its own kernel). A template
+        defined as a friend in a class cannot be declared at block scope: an error. Returns False
+        for a friend declaration (its definition outside the class is an ordinary kernel) and where
+        nothing can be written (launches then keep the compiler's resolution)."""
         toks = self.toks
         n = len(toks)
         k = close + 1
         while k < n and toks[k].text not in ("{", ";", "}"):
             k += 1
         if k >= n or toks[k].text != "{":
-            return k < n and toks[k].text == ";"  # a declaration: the definition elsewhere is anchored
+            return False  # a declaration: the definition elsewhere is anchored
+        body_end = self._match.get(k)
+        if body_end is None or self._pp_between(toks[paren].start, toks[close].end):
+            return False
         if tinfo is not None:
+            self.errors.append((toks[paren - 1].line, (
+                "cusim: the kernel template '%s' is defined inside a class as a friend, where "
+                "nothing outside the class can name an instantiation, so the sim backend cannot "
+                "register it (its __launch_bounds__ and its name in reports); define it after the "
+                "class (template <...> __global__ void %s(...) { ... }) and keep only its friend "
+                "declaration in the class (see docs/cusim.md)") % (name, name)))
             return False
-        cls = self._enclosing_brace(paren)
-        if cls is None:
-            return False
-        # The class head: back to the previous declaration boundary; no template, a class key.
-        q = cls - 1
-        head_keys = set()
-        while q >= 0 and toks[q].text not in (";", "{", "}"):
-            head_keys.add(toks[q].text)
-            q -= 1
-        if "template" in head_keys or not head_keys & {"class", "struct", "union"}:
-            return False
-        outer = self._enclosing_brace(cls)
-        while outer is not None:  # only namespaces (and extern "C++" blocks) around the class
-            if self._classify_brace(self._declaration_start(outer), outer) != "ns":
-                return False
-            outer = self._enclosing_brace(outer)
-        end = self._match.get(cls)
-        if end is None or end + 1 >= n or toks[end + 1].text != ";":
-            return False  # a class that also declares variables: keep it simple
-        params = self._parameter_declarations(paren, close)
-        if self._pp_between(toks[paren].start, toks[close].end):
-            return False
-        text = (" __global__ void %s(%s); static const bool* const cusim_friend_anchor_%d_ = "
-                "&::cusim::detail::kernel_anchor<static_cast<void (*)(%s)>(&%s), (%s)>;"
-                % (name, ", ".join(params), self._next_id(), ", ".join(params), name,
-                   bound if bound is not None else "0"))
-        self._anchors.append((toks[end + 1].end, text))
+        types = ", ".join(self._param_signature(paren + 1, close))
+        ref = "static_cast<void (*)(%s)>(&%s)" % (types, name)
+        self._anchors.append((toks[k].end, " void %s(%s); (void)&::cusim::detail::kernel_anchor<%s, (%s)>;"
+                              % (name, types, ref, bound if bound is not None else "0")))
+        params = ", ".join("[[maybe_unused]] " + join_tokens(toks[a:b])
+                           for a, b in self._split_commas(paren + 1, close, True) if a < b)
+        self._anchors.append((toks[body_end].end,
+                              " friend auto cusim_kernel_id_%s(%s) { void %s(%s); return "
+                              "::cusim::detail::kernel_ref<%s>{}; }" % (name, params, name, types, ref)))
+        self._hidden_friends.add(name)
+        self._companions.add(name)
         return True
 
     def _declaration_start(self, i):
@@ -585,9 +608,18 @@ class Rewriter:
                 break
             last = items[-1]
             text = join_tokens(items)
-            if len(items) < 2 or last.kind != "id" or last.text in _KEYWORDS:
-                if last.text in (")", "]"):
-                    break  # a declarator such as int (*)(int): no place to put a name
+            if last.text in (")", "]"):
+                # A declarator with parentheses: int (*F)(int), int (&A)[4], void (S::*)(). The
+                # name sits before the ')' of the first group of pointer operators.
+                place = self._declarator_name_place(a, eq)
+                if place is None:
+                    break
+                at, name = place
+                if name is None:
+                    name = "cusim_tparam_%d_" % self._next_id()
+                    inserts.append((toks[at].start, name + " "))
+                    text = join_tokens(toks[a:at]) + " " + name + " " + join_tokens(toks[at:eq])
+            elif len(items) < 2 or last.kind != "id" or last.text in _KEYWORDS:
                 name = "cusim_tparam_%d_" % self._next_id()
                 inserts.append((last.end, " " + name))
                 text += " " + name
@@ -602,6 +634,32 @@ class Rewriter:
             result = (None, None)
         self._tparam_names[tparams] = result
         return result
+
+    def _declarator_name_place(self, lo, hi):
+        """In the template parameter toks[lo:hi] whose declarator has parentheses (a pointer to
+        function, a reference to an array, a pointer to member): (index of the ')' closing the
+        pointer operators, the declared name or None when unnamed), or None when it has no such
+        group."""
+        toks = self.toks
+        for p in range(lo, hi):
+            if toks[p].text != "(":
+                continue
+            m = self._match.get(p)
+            if m is None or m >= hi or m == p + 1:
+                return None
+            inner = toks[p + 1:m]
+            if inner[0].text not in ("*", "&", "&&") and not (
+                    inner[0].kind == "id" and len(inner) > 2 and inner[1].text == "::"):
+                return None  # int (int): a function type, no pointer operator
+            if not all(t.text in ("*", "&", "&&", "::", "const", "volatile") or t.kind == "id"
+                       for t in inner):
+                return None
+            last = inner[-1]
+            if last.kind == "id" and last.text not in _KEYWORDS and len(inner) > 1 and \
+                    inner[-2].text != "::":
+                return m, last.text
+            return m, None
+        return None
 
     def _companion(self, name, tparams, paren, close):
         """After each declaration and definition of a kernel, a declaration of its companion
@@ -641,7 +699,7 @@ class Rewriter:
         self._anchors.append((toks[k].end, text))
         return True
 
-    def _anchor(self, name, tparams, paren, close, bound):
+    def _anchor(self, name, tparams, paren, close, bound, spelled=None):
         """At the top of the body of a kernel definition: an odr-use of
         ::cusim::detail::kernel_anchor<&kernel, BOUND>, whose initializer registers the kernel (its
         name for reports, the first __launch_bounds__ argument as its maximum block size) before
@@ -655,12 +713,14 @@ class Rewriter:
             k += 1
         if k >= n or toks[k].text != "{" or self._match.get(k) is None:
             return  # a declaration
-        targs, _head = self._template_args(tparams)
-        if targs is None:
-            return  # a template parameter that cannot be named
+        if spelled is None:
+            targs, _head = self._template_args(tparams)
+            if targs is None:
+                return  # a template parameter that cannot be named
+            spelled = name + targs
         params = self._parameter_declarations(paren, close)
-        text = ("(void)&::cusim::detail::kernel_anchor<static_cast<void (*)(%s)>(&%s%s), (%s)>;"
-                % (", ".join(params), name, targs, bound if bound is not None else "0"))
+        text = ("(void)&::cusim::detail::kernel_anchor<static_cast<void (*)(%s)>(&%s), (%s)>;"
+                % (", ".join(params), spelled, bound if bound is not None else "0"))
         self._anchors.append((toks[k].end, " " + text))
 
     def _template_info(self, lo, hi):
@@ -784,6 +844,8 @@ class Rewriter:
                     if j is not None:
                         i = j
                         continue
+                if tx in self.launch_macros and self.macro_params is None:
+                    self._macro_use(i)
                 if tx == "__noinline__":
                     self._edit(t.start, t.end, "__attribute__((noinline))")
                 elif tx == "__attribute__" and i + 1 < n and toks[i + 1].text == "(":
@@ -938,7 +1000,7 @@ class Rewriter:
             cfg_text = join_tokens(cfg_toks).strip()
         name_text = join_tokens(name_toks)
         kid = self._kernel_id(name_lo, i)
-        if kid.startswith("CUSIM_KERNEL_ID(") and self.macro_params is None:
+        if (kid.startswith("CUSIM_KERNEL_ID(") or kid == "nullptr") and self.macro_params is None:
             kid = self._deduced_kernel_id(name_lo, i, kid)
         head = ("::cusim::launch(::cusim::launch_config(%s), %s, %d, %s, %s, "
                 "[&](const auto&... cusim_arg_) { %s(cusim_arg_...); }"
@@ -954,6 +1016,9 @@ class Rewriter:
             macro_name = any(t.text in ("#", "##") or t.text in self.macro_params for t in name_toks)
             if macro_name:
                 kid = "CUSIM_KERNEL_ID(%s)" % name_text
+                if self.kid_params is not None and len(name_toks) == 1 and name_text != "__VA_ARGS__":
+                    kid = "cusim_kid_%d_" % len(self.kid_params)
+                    self.kid_params.append(name_text)
             head = ("::cusim::launcher(::cusim::launch_config(%s), __FILE__, __LINE__, %s, %s, "
                     "[&](const auto&... cusim_arg_) { %s(cusim_arg_...); })("
                     % (cfg_text, "CUSIM_KERNEL_NAME(%s)" % name_text if macro_name else _c_string(name_text),
@@ -1084,15 +1149,15 @@ class Rewriter:
             last = lt - 1
         # Not resolved from this file's declarations (a kernel from a header, a function pointer,
         # an overload): the compiler resolves the id-expression, which has no side effects.
-        if toks[last].text in self._unnamed_friends:
+        if toks[last].text in self._hidden_friends:
             return "nullptr"
         fallback = "CUSIM_KERNEL_ID(%s)" % join_tokens(toks[lo:hi])
-        sigs = self.kernels.get(toks[last].text)
-        if not sigs or len(sigs) != 1:
+        # An explicit specialization is no kernel of its own for name lookup: k<float> names it
+        # through the primary template.
+        sigs = [sig for sig in self.kernels.get(toks[last].text, ()) if not sig[1]]
+        if len(sigs) != 1:
             return fallback
-        tinfo, spec, _params = next(iter(sigs))
-        if spec:
-            return fallback
+        tinfo, _spec, _params = sigs[0]
         if tinfo is None:
             if n_targs is not None:
                 return fallback
@@ -1120,15 +1185,84 @@ class Rewriter:
             for p in m.group(3).split(","):
                 p = p.strip().replace("\\\n", "").strip()
                 params.add("__VA_ARGS__" if p == "..." else p)
-        sub = Rewriter(text[m.end():], self.path, macro_params=params)
-        sub.macro_name = m.group(1)
-        sub.kernels = self.kernels
-        sub.header_kernels = self.header_kernels
-        body = sub.run()
+        def rewritten_body(kid_params):
+            sub = Rewriter(text[m.end():], self.path, macro_params=params)
+            sub.macro_name = m.group(1)
+            sub.kernels = self.kernels
+            sub.header_kernels = self.header_kernels
+            sub.kid_params = kid_params
+            return sub, sub.run()
+
+        sub, body = rewritten_body(None)
         for line, message in sub.errors:
             self.errors.append((self.text.count("\n", 0, start) + line, message))
-        if sub.edits:
+        if not sub.edits:
+            return
+        # A launch whose kernel is a parameter of the macro (LAUNCH(k, g, b, ...) k<<<g, b>>>(...)):
+        # the rewriter sees the kernel only at each use of the macro. A variant of the macro takes
+        # each such launch's kernel id as a leading argument, which a use the rewriter can resolve
+        # (a template kernel whose arguments the launch deduces, an overload set) calls instead
+        # (_macro_use). It is defined on lines of its own, after which #line restores the numbering.
+        kid_params = []
+        _sub, variant = rewritten_body(kid_params)
+        if not kid_params or m.group(2) is None:
             self._edit(start + m.end(), end, body)
+            return
+        name = m.group(1)
+        original = m.group(3).replace("\\\n", " ").replace("\\\r\n", " ").strip()
+        kids = ", ".join("cusim_kid_%d_" % n for n in range(len(kid_params)))
+        next_line = self.text.count("\n", 0, end) + 2
+        self._edit(start + m.end(), end, "%s\n#define %s__cusim_kid(%s%s)%s\n#line %d %s" % (
+            body, name, kids, ", " + original if original else "", variant, next_line,
+            _c_string(self.path)))
+        self.launch_macros[name] = (start, [p.strip() for p in original.split(",")], kid_params)
+
+    def _macro_use(self, i):
+        """toks[i] names a macro with a variant (_macro): where a launch of its body gets a kernel the
+        rewriter resolves here, through the kernel's companion (a template kernel whose arguments
+        the launch deduces, an overload set, a hidden friend), the use calls the variant with the
+        kernel ids in front: LAUNCH(k, 1, 64, p) -> LAUNCH__cusim_kid((KID), k, 1, 64, p)."""
+        toks = self.toks
+        n = len(toks)
+        offset, params, kid_params = self.launch_macros[toks[i].text]
+        if offset >= toks[i].start or i + 1 >= n or toks[i + 1].text != "(" or \
+                (i > 0 and toks[i - 1].text in (".", "->", "::")):
+            return
+        close = self._match.get(i + 1)
+        if close is None or self._pp_between(toks[i].start, toks[close].end):
+            return
+        # The macro's arguments as the preprocessor splits them: at commas outside parentheses.
+        args = []
+        start = k = i + 2
+        while k < close:
+            tx = toks[k].text
+            if tx == "(":
+                k = self._match.get(k, k)
+            elif tx == ",":
+                args.append((start, k))
+                start = k + 1
+            k += 1
+        args.append((start, close))
+        kids = []
+        resolved = False
+        for param in kid_params:
+            if param not in params or params.index(param) >= len(args):
+                return
+            a, b = args[params.index(param)]
+            if a >= b:
+                return
+            kid = self._kernel_id(a, b)
+            if kid.startswith("CUSIM_KERNEL_ID(") or kid == "nullptr":
+                kid = self._deduced_kernel_id(a, b, kid)
+            if kid.startswith("::cusim::detail::deduced_kernel("):
+                resolved = True
+            elif kid == "nullptr" or toks[a].text == "(":
+                kid = "CUSIM_KERNEL_ID(%s)" % join_tokens(toks[a:b])  # as the macro's own body
+            kids.append("(%s)" % kid)
+        if not resolved:
+            return
+        self._edit(toks[i].end, toks[i].end, "__cusim_kid")
+        self._edit(toks[i + 1].end, toks[i + 1].end, ", ".join(kids) + ("" if close == i + 2 else ", "))
 
     # -- (void*)kernel ------------------------------------------------------------------------
 
@@ -1567,6 +1701,7 @@ class Program:
         self.read = []  # every file read (for the depfile)
         self.outputs = {}  # copy path -> text
         self.kernel_names = set()  # every __global__ function name seen in the files read
+        self.launch_macros = {}  # Rewriter.launch_macros of the files read
 
     def _line(self, text, offset):
         return text.count("\n", 0, offset) + 1
@@ -1598,7 +1733,9 @@ class Program:
                                     % name))
         n_include_edits = len(r.edits)
         r.header_kernels = set(self.kernel_names)  # kernels of the headers read so far
+        r.launch_macros = {name: (-1,) + macro[1:] for name, macro in self.launch_macros.items()}
         out = r.run()
+        self.launch_macros.update((name, (-1,) + macro[1:]) for name, macro in r.launch_macros.items())
         for line, msg in r.errors:
             self.errors.append((path, line, msg))
         return out, changed or len(r.edits) > n_include_edits

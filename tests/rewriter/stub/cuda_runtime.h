@@ -150,13 +150,13 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
     launch(cfg, file, line, kernel_name, id, std::forward<F>(call), std::forward<A>(args)...);
 }
 
-template <class F>
+template <class K, class F>
 struct Launcher {
     launch_config cfg;
     const char* file;
     int line;
     const char* kernel_name;
-    const void* kernel_id;
+    K kernel_id;  // an address, or a deduced_kernel_id passed from the macro's use
     F call;
     template <class... A>
     void operator()(A&&... args) {
@@ -164,9 +164,15 @@ struct Launcher {
     }
 };
 template <class F>
-Launcher<F> launcher(const launch_config& cfg, const char* file, int line, const char* kernel_name,
-                     const void* kernel_id, F call) {
-    return Launcher<F>{cfg, file, line, kernel_name, kernel_id, call};
+Launcher<const void*, F> launcher(const launch_config& cfg, const char* file, int line, const char* kernel_name,
+                                  const void* kernel_id, F call) {
+    return Launcher<const void*, F>{cfg, file, line, kernel_name, kernel_id, call};
+}
+template <class R, class F>
+Launcher<detail::deduced_kernel_id<R>, F> launcher(const launch_config& cfg, const char* file, int line,
+                                                   const char* kernel_name, detail::deduced_kernel_id<R> kernel_id,
+                                                   F call) {
+    return Launcher<detail::deduced_kernel_id<R>, F>{cfg, file, line, kernel_name, kernel_id, call};
 }
 
 }  // namespace cusim

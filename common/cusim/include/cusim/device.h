@@ -253,14 +253,15 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
 }
 
 /// `k<<<cfg>>>(args)` inside a `#define`, as the rewriter writes it: launcher(cfg, ..., call)(args), so
-/// that the arguments, which may be a macro's empty __VA_ARGS__, keep a call of their own.
-template <class F>
+/// that the arguments, which may be a macro's empty __VA_ARGS__, keep a call of their own. The kernel
+/// id is an address, or a detail::deduced_kernel_id that the rewriter passes from the macro's use.
+template <class K, class F>
 struct Launcher {
     launch_config cfg;
     const char* file;
     int line;
     const char* kernel_name;
-    const void* kernel_id;
+    K kernel_id;
     F call;
     template <class... A>
     void operator()(A&&... args) {
@@ -268,9 +269,15 @@ struct Launcher {
     }
 };
 template <class F>
-Launcher<F> launcher(const launch_config& cfg, const char* file, int line, const char* kernel_name,
-                     const void* kernel_id, F call) {
-    return Launcher<F>{cfg, file, line, kernel_name, kernel_id, call};
+Launcher<const void*, F> launcher(const launch_config& cfg, const char* file, int line, const char* kernel_name,
+                                  const void* kernel_id, F call) {
+    return Launcher<const void*, F>{cfg, file, line, kernel_name, kernel_id, call};
+}
+template <class R, class F>
+Launcher<detail::deduced_kernel_id<R>, F> launcher(const launch_config& cfg, const char* file, int line,
+                                                   const char* kernel_name, detail::deduced_kernel_id<R> kernel_id,
+                                                   F call) {
+    return Launcher<detail::deduced_kernel_id<R>, F>{cfg, file, line, kernel_name, kernel_id, call};
 }
 
 }  // namespace cusim
