@@ -62,6 +62,7 @@
 
 #include "reduction.h"
 #include "wb/wb.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_metrics.h"
 
@@ -160,25 +161,6 @@ constexpr float kSumPoison = std::numeric_limits<float>::quiet_NaN();
 constexpr float kMaxPoison = 3.0e38f;
 constexpr float kMinPoison = -3.0e38f;
 
-void fill_guards_with(wb::DeviceBuffer<float>& buffer, float value) {
-  const std::vector<float> zone(buffer.guard(), value);
-  WB_CUDA_CHECK(cudaMemcpy(buffer.data() - buffer.guard(), zone.data(), zone.size() * sizeof(float),
-                           cudaMemcpyHostToDevice));
-  WB_CUDA_CHECK(cudaMemcpy(buffer.data() + buffer.size(), zone.data(), zone.size() * sizeof(float),
-                           cudaMemcpyHostToDevice));
-}
-
-bool guards_hold(const wb::DeviceBuffer<float>& buffer, float value) {
-  std::vector<float> zone(buffer.guard());
-  for (const float* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
-    WB_CUDA_CHECK(cudaMemcpy(zone.data(), start, zone.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    for (float v : zone) {
-      if (std::memcmp(&v, &value, sizeof v) != 0) return false;
-    }
-  }
-  return true;
-}
-
 // Runs @p launch on guarded device copies: the input (surrounded by @p poison), one result
 // float (filled with 0xFF bytes) and, when @p with_workspace, a guarded workspace. Checks the
 // status, device errors, writes out of bounds and the input; stores the result.
@@ -188,7 +170,7 @@ testing::AssertionResult run_reduction(const std::vector<float>& input, const st
                                        float& result) {
   try {
     wb::DeviceBuffer<float> in(std::span<const float>(input), kGuard);
-    fill_guards_with(in, poison);
+    wb::check::fill_guards(in, poison);
     wb::DeviceBuffer<float> out(1, kGuard);
     out.fill_bytes(0xFF);
     wb::DeviceBuffer<float> workspace;
@@ -214,7 +196,7 @@ testing::AssertionResult run_reduction(const std::vector<float>& input, const st
                << "reduces at least 32 elements and each pass writes its partial sums after the previous pass's.";
       }
     }
-    if (!guards_hold(in, poison)) {
+    if (!wb::check::guards_hold(in, poison)) {
       return testing::AssertionFailure() << call << " wrote into the memory around d_in, which is an input.";
     }
     const std::vector<float> in_after = in.download();

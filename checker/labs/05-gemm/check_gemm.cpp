@@ -52,6 +52,7 @@
 
 #include "gemm.h"
 #include "wb/wb.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
@@ -130,27 +131,6 @@ float float_of_bits(std::uint32_t b) {
 const float kUnwritten = float_of_bits(0xFFFFFFFFu);
 // Padding between rows (columns past the row length): a NaN, so reading it shows in C.
 const float kPadding = float_of_bits(0x7FC0DEADu);
-
-// The memory around A and B holds NaN, like their row padding: an element read from outside a
-// matrix and used turns the result into NaN (even when multiplied by a zero-padded 0).
-void fill_guards_with(wb::DeviceBuffer<float>& buffer, float value) {
-  const std::vector<float> zone(buffer.guard(), value);
-  WB_CUDA_CHECK(cudaMemcpy(buffer.data() - buffer.guard(), zone.data(), zone.size() * sizeof(float),
-                           cudaMemcpyHostToDevice));
-  WB_CUDA_CHECK(cudaMemcpy(buffer.data() + buffer.size(), zone.data(), zone.size() * sizeof(float),
-                           cudaMemcpyHostToDevice));
-}
-
-bool guards_hold(const wb::DeviceBuffer<float>& buffer, float value) {
-  std::vector<float> zone(buffer.guard());
-  for (const float* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
-    WB_CUDA_CHECK(cudaMemcpy(zone.data(), start, zone.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    for (float v : zone) {
-      if (bits_of(v) != bits_of(value)) return false;
-    }
-  }
-  return true;
-}
 
 // Host copies of A, B and C with their padding, row-major with the case's leading dimensions.
 struct Data {
@@ -264,8 +244,10 @@ testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d
     wb::DeviceBuffer<float> B(std::span<const float>(d.B), guard);
     wb::DeviceBuffer<float> C(std::span<const float>(d.C), guard);
     if (guard > 0) {
-      fill_guards_with(A, kPadding);
-      fill_guards_with(B, kPadding);
+      // The memory around A and B holds NaN, like their row padding: an element read from outside
+      // a matrix and used turns the result into NaN (even when multiplied by a zero-padded 0).
+      wb::check::fill_guards(A, kPadding);
+      wb::check::fill_guards(B, kPadding);
     }
     if (auto r = cuda_success(v.run(c.M, c.N, c.K, c.alpha, A.data(), c.lda(), B.data(), c.ldb(), c.beta, C.data(),
                                     c.ldc()),
@@ -282,7 +264,7 @@ testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d
     }
     for (auto [buffer, name] : {std::pair{&A, "A"}, std::pair{&B, "B"}}) {
       const std::vector<float> original = buffer == &A ? d.A : d.B;
-      if (!guards_hold(*buffer, kPadding) ||
+      if (!wb::check::guards_hold(*buffer, kPadding) ||
           std::memcmp(buffer->download().data(), original.data(), original.size() * sizeof(float)) != 0) {
         return testing::AssertionFailure() << call << " modified " << name << ", which is an input (const float*).";
       }
