@@ -47,6 +47,29 @@ inline bool never_written(float v) {
   return bits == 0xFFFFFFFFu;
 }
 
+/// Sets every guard element on both sides of @p buffer to @p value (a poison that shows in the
+/// result when the lab's code reads outside the buffer).
+template <class T>
+void fill_guards(wb::DeviceBuffer<T>& buffer, T value) {
+  const std::vector<T> zone(buffer.guard(), value);
+  for (T* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
+    WB_CUDA_CHECK(cudaMemcpy(start, zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+}
+
+/// True when every guard element of @p buffer still holds exactly the bytes of @p value.
+template <class T>
+bool guards_hold(const wb::DeviceBuffer<T>& buffer, T value) {
+  std::vector<T> zone(buffer.guard());
+  for (const T* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
+    WB_CUDA_CHECK(cudaMemcpy(zone.data(), start, zone.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    for (const T& v : zone) {
+      if (std::memcmp(&v, &value, sizeof v) != 0) return false;
+    }
+  }
+  return true;
+}
+
 /// An input on the device, surrounded by @p poison, checked for modification afterwards.
 template <class T>
 struct Input {
@@ -57,9 +80,7 @@ struct Input {
       : host(std::move(values)), name(array_name) {
     dev = wb::DeviceBuffer<T>(host.size(), kGuardElements);
     dev.upload(std::span<const T>(host));
-    const std::vector<T> zone(dev.guard(), poison);
-    WB_CUDA_CHECK(cudaMemcpy(dev.data() - dev.guard(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
-    WB_CUDA_CHECK(cudaMemcpy(dev.data() + dev.size(), zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
+    fill_guards(dev, poison);
   }
   testing::AssertionResult unchanged(const std::string& call) const {
     const std::vector<T> after = dev.download();

@@ -1,5 +1,6 @@
 #include "wb_check.h"
 
+#include <cstdio>
 #include <cstring>
 #include <algorithm>
 #include <sstream>
@@ -137,6 +138,31 @@ void expect_no_analysis_reports(const std::vector<std::string>& tools, const cha
   WB_ASSERT(results);
   WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
 #endif
+}
+
+void expect_no_analysis_reports(
+    const std::vector<std::string>& tools, const char* what,
+    const std::function<void(const std::function<void(testing::AssertionResult)>& keep)>& cases) {
+#if WB_HAVE_CUSIM_ANALYSIS
+  cusim::analysis::reset();
+#endif
+  testing::AssertionResult first = testing::AssertionSuccess();
+  cases([&](testing::AssertionResult r) {
+    if (!r && first) first = std::move(r);
+  });
+  expect_no_analysis_reports(tools, what, first);
+}
+
+std::string fixed(double v, int digits) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+  return buffer;
+}
+
+std::string significant(double v, int digits) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
+  return buffer;
 }
 
 }  // namespace wb::check

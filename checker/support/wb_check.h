@@ -84,6 +84,20 @@ inline testing::AssertionResult run_cases(std::size_t count,
 void expect_no_analysis_reports(const std::vector<std::string>& tools, const char* what,
                                 const testing::AssertionResult& results);
 
+/// The usual analysis check (sim backend): resets cusim's analysis, runs @p cases, which passes
+/// the result of each case it runs to `keep` (the first failure is kept), then decides as
+/// expect_no_analysis_reports(tools, what, that first failure) does. Use as
+///     expect_no_analysis_reports(tools, what, [&](const auto& keep) { keep(check_case(a)); ... });
+void expect_no_analysis_reports(
+    const std::vector<std::string>& tools, const char* what,
+    const std::function<void(const std::function<void(testing::AssertionResult)>& keep)>& cases);
+
+/// @p v with @p digits digits after the point ("%.*f"): measured ratios and metrics in messages.
+std::string fixed(double v, int digits = 2);
+
+/// @p v with @p digits significant digits ("%.*g"): values in mismatch messages.
+std::string significant(double v, int digits);
+
 }  // namespace wb::check
 
 /// Fails and leaves the running check when @p expr (a testing::AssertionResult) failed,

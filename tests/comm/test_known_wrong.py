@@ -306,6 +306,10 @@ KNOWN_WRONG = {
     "double_tree_single_tree_past_one_segment": (4, "Correctness.DoubleTreeBalancesTheLoad", "failed",
                                                  ["for an all-reduce of 32768 bytes (16 KiB segments)",
                                                   "take the single-tree path"]),
+    # A timed check: the delay (1 ms a call) is far above what MPI_Allreduce takes for 8 bytes
+    # even on a loaded machine, so the ratio is far past 3 at both rank counts it runs at.
+    "double_tree_debug_delay": [(ranks, "Performance.DoubleTreeSmallMessageLatencyVsMpiAllreduce", "failed",
+                                 ["of MPI_Allreduce's time for 8 bytes", "the goal is 3x"], 30) for ranks in (2, 4)],
     "scatter_scratch_too_small": (2, "Correctness.BinomialScatter", "crashed",
                                   ["copy(4 bytes) writes bytes [4, 8) of scratch slot 0, which was last asked for 6 "
                                    "bytes (comm.scratch(6, 0))"]),

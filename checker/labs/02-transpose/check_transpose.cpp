@@ -44,6 +44,8 @@
 
 namespace {
 
+using wb::check::fixed;
+
 using wb::check::cuda_success;
 
 using TransposeFn = cudaError_t (*)(int, int, const float*, float*);
@@ -92,11 +94,7 @@ bool unwritten(float value) {
   return bits == 0xFFFFFFFFu;
 }
 
-std::string number(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", v);
-  return buffer;
-}
+std::string number(double v) { return wb::check::significant(v, 9); }
 
 // What an output element holds, in words: "in(3, 7)" when its value names an input element.
 std::string describe_value(float got, Shape s) {
@@ -297,20 +295,13 @@ const std::vector<Shape> kAnalysisShapes = {{33, 31}, {31, 33}, {1, 40}, {45, 1}
 // reports come first in the failure.
 void expect_no_reports(const std::vector<std::string>& tools, const char* what,
                        const std::vector<Shape>& tiled_extra = {}) {
-#if WB_HAVE_CUSIM_ANALYSIS
-  cusim::analysis::reset();
-#endif
-  testing::AssertionResult results = testing::AssertionSuccess();
-  for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
-    for (Shape s : kAnalysisShapes) {
-      if (auto r = check_version(*v, s); !r && results) results = r;
+  wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
+    for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
+      for (Shape s : kAnalysisShapes) keep_first(check_version(*v, s));
+      if (v == &kNaive) continue;
+      for (Shape s : tiled_extra) keep_first(check_version(*v, s));
     }
-    if (v == &kNaive) continue;
-    for (Shape s : tiled_extra) {
-      if (auto r = check_version(*v, s); !r && results) results = r;
-    }
-  }
-  wb::check::expect_no_analysis_reports(tools, what, results);
+  });
 }
 
 }  // namespace
@@ -346,12 +337,6 @@ constexpr double kRaggedBound = 5.0;
 
 using wb::check::Traffic;
 
-std::string fixed2(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
-}
-
 #if WB_HAVE_CUSIM_ANALYSIS
 // Runs @p v on @p s (checking its result) and sums the metrics of every kernel it launched.
 // Returns the check's result alone: measure_both says in its own words when a correct run
@@ -383,9 +368,9 @@ testing::AssertionResult measure_both(const Version& v, Measured& m) {
 // Fails when one side's sectors per request exceed the bound of its shape.
 void expect_coalesced(const Version& v, const char* side, double aligned, double ragged, const char* fix) {
   if (aligned > kAlignedBound || ragged > kRaggedBound) {
-    ADD_FAILURE() << v.name << ": " << side << " touch " << fixed2(aligned) << " global memory sectors per request on "
+    ADD_FAILURE() << v.name << ": " << side << " touch " << fixed(aligned) << " global memory sectors per request on "
                   << kAlignedShape.rows << " x " << kAlignedShape.cols << " (at most 4.00 allowed) and "
-                  << fixed2(ragged) << " on " << kRaggedShape.rows << " x " << kRaggedShape.cols
+                  << fixed(ragged) << " on " << kRaggedShape.rows << " x " << kRaggedShape.cols
                   << " (at most 5.00 allowed). A warp's 32 consecutive floats are 128 contiguous bytes: 4 sectors, "
                      "5 when the row does not start on a 32-byte boundary; 32 sectors means every lane touched "
                      "its own sector. "
@@ -415,8 +400,8 @@ TEST(Performance, NaiveReadsCoalesced) {
       "Let threadIdx.x run along the columns of in: c = blockIdx.x * blockDim.x + threadIdx.x, and use "
       "blocks 32 threads wide, so a warp reads 32 consecutive floats of one row.");
   WB_MEASURE_OR_SKIP(kNaive);
-  wb::check::record_measured("loads " + fixed2(m.aligned.loads()) + " / " + fixed2(m.ragged.loads()) +
-                             ", stores " + fixed2(m.aligned.stores()) + " / " + fixed2(m.ragged.stores()) +
+  wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
+                             ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
                              " sectors/request");
   expect_coalesced(kNaive, "its loads", m.aligned.loads(), m.ragged.loads(),
                    "In version 1, consecutive threads (threadIdx.x) take consecutive columns c of one input "
@@ -430,10 +415,10 @@ TEST(Performance, TiledCoalesced) {
       "Read the tile along rows of in (threadIdx.x -> column) and write it along rows of out (threadIdx.x -> "
       "column of out, i.e. row of in), exchanging the roles of the two indices through shared memory.");
   WB_MEASURE_OR_SKIP(kTiled);
-  wb::check::record_measured("loads " + fixed2(m.aligned.loads()) + " / " + fixed2(m.ragged.loads()) +
-                             ", stores " + fixed2(m.aligned.stores()) + " / " + fixed2(m.ragged.stores()) +
-                             " sectors/request; shared loads " + fixed2(m.aligned.shared_loads()) + ", stores " +
-                             fixed2(m.aligned.shared_stores()) + " wavefronts/request");
+  wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
+                             ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
+                             " sectors/request; shared loads " + fixed(m.aligned.shared_loads()) + ", stores " +
+                             fixed(m.aligned.shared_stores()) + " wavefronts/request");
   expect_coalesced(kTiled, "its loads", m.aligned.loads(), m.ragged.loads(),
                    "Read the tile with threadIdx.x running along a row of in.");
   expect_coalesced(kTiled, "its stores", m.aligned.stores(), m.ragged.stores(),
@@ -450,17 +435,17 @@ TEST(Performance, ConflictFreeSharedMemory) {
   WB_MEASURE_OR_SKIP(kConflictFree);
   const double shared_loads = std::max(m.aligned.shared_loads(), m.ragged.shared_loads());
   const double shared_stores = std::max(m.aligned.shared_stores(), m.ragged.shared_stores());
-  wb::check::record_measured("loads " + fixed2(m.aligned.loads()) + " / " + fixed2(m.ragged.loads()) +
-                             ", stores " + fixed2(m.aligned.stores()) + " / " + fixed2(m.ragged.stores()) +
-                             " sectors/request; shared loads " + fixed2(shared_loads) + ", stores " +
-                             fixed2(shared_stores) + " wavefronts/request");
+  wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
+                             ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
+                             " sectors/request; shared loads " + fixed(shared_loads) + ", stores " +
+                             fixed(shared_stores) + " wavefronts/request");
   expect_coalesced(kConflictFree, "its loads", m.aligned.loads(), m.ragged.loads(),
                    "Read the tile with threadIdx.x running along a row of in.");
   expect_coalesced(kConflictFree, "its stores", m.aligned.stores(), m.ragged.stores(),
                    "Write the tile with threadIdx.x running along a row of out.");
   if (shared_loads > 1.0 || shared_stores > 1.0) {
     ADD_FAILURE() << kConflictFree.name << ": shared-memory bank conflicts: loads from the tile take "
-                  << fixed2(shared_loads) << " wavefronts per request and stores into it " << fixed2(shared_stores)
+                  << fixed(shared_loads) << " wavefronts per request and stores into it " << fixed(shared_stores)
                   << " (at most 1.00 allowed). Shared memory has 32 banks of 4 bytes; a warp reading a column of "
                      "float tile[32][32] hits one bank 32 times (32 wavefronts). Pad the tile to float "
                      "tile[32][33] (or swizzle the column index).";

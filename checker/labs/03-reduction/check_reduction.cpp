@@ -62,6 +62,7 @@
 
 #include "reduction.h"
 #include "wb/wb.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_metrics.h"
 
@@ -71,6 +72,8 @@
 #include "wb_host_checks.h"
 
 namespace {
+
+using wb::check::fixed;
 
 using wb::check::cuda_success;
 
@@ -142,11 +145,7 @@ double abs_sum(const std::vector<float>& v) {
   return s;
 }
 
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.9g", v);
-  return buffer;
-}
+std::string number(double v) { return wb::check::significant(v, 9); }
 
 bool never_written(float v) {
   std::uint32_t bits;
@@ -162,25 +161,6 @@ constexpr float kSumPoison = std::numeric_limits<float>::quiet_NaN();
 constexpr float kMaxPoison = 3.0e38f;
 constexpr float kMinPoison = -3.0e38f;
 
-void fill_guards_with(wb::DeviceBuffer<float>& buffer, float value) {
-  const std::vector<float> zone(buffer.guard(), value);
-  WB_CUDA_CHECK(cudaMemcpy(buffer.data() - buffer.guard(), zone.data(), zone.size() * sizeof(float),
-                           cudaMemcpyHostToDevice));
-  WB_CUDA_CHECK(cudaMemcpy(buffer.data() + buffer.size(), zone.data(), zone.size() * sizeof(float),
-                           cudaMemcpyHostToDevice));
-}
-
-bool guards_hold(const wb::DeviceBuffer<float>& buffer, float value) {
-  std::vector<float> zone(buffer.guard());
-  for (const float* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
-    WB_CUDA_CHECK(cudaMemcpy(zone.data(), start, zone.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    for (float v : zone) {
-      if (std::memcmp(&v, &value, sizeof v) != 0) return false;
-    }
-  }
-  return true;
-}
-
 // Runs @p launch on guarded device copies: the input (surrounded by @p poison), one result
 // float (filled with 0xFF bytes) and, when @p with_workspace, a guarded workspace. Checks the
 // status, device errors, writes out of bounds and the input; stores the result.
@@ -190,7 +170,7 @@ testing::AssertionResult run_reduction(const std::vector<float>& input, const st
                                        float& result) {
   try {
     wb::DeviceBuffer<float> in(std::span<const float>(input), kGuard);
-    fill_guards_with(in, poison);
+    wb::check::fill_guards(in, poison);
     wb::DeviceBuffer<float> out(1, kGuard);
     out.fill_bytes(0xFF);
     wb::DeviceBuffer<float> workspace;
@@ -216,7 +196,7 @@ testing::AssertionResult run_reduction(const std::vector<float>& input, const st
                << "reduces at least 32 elements and each pass writes its partial sums after the previous pass's.";
       }
     }
-    if (!guards_hold(in, poison)) {
+    if (!wb::check::guards_hold(in, poison)) {
       return testing::AssertionFailure() << call << " wrote into the memory around d_in, which is an input.";
     }
     const std::vector<float> in_after = in.download();
@@ -693,25 +673,19 @@ namespace {
 // Runs every function on a few sizes and fails on any report of @p tools. A report explains
 // a wrong result (a race usually does), so reports come first in the failure.
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
-#if WB_HAVE_CUSIM_ANALYSIS
-  cusim::analysis::reset();
-#endif
-  testing::AssertionResult results = testing::AssertionSuccess();
-  auto keep_first = [&](testing::AssertionResult r) {
-    if (!r && results) results = r;
-  };
-  std::uint64_t seed = 500;
-  for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1000), std::size_t(4097)}) {
-    const Input input = exact_input(n, seed++);
-    for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
-      for (int block_size : {64, 256}) keep_first(check_tree(*v, input, block_size));
+  wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
+    std::uint64_t seed = 500;
+    for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1000), std::size_t(4097)}) {
+      const Input input = exact_input(n, seed++);
+      for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
+        for (int block_size : {64, 256}) keep_first(check_tree(*v, input, block_size));
+      }
+      keep_first(check_grid_stride(input, 3, 96));
+      keep_first(check_final_sum(input));
+      keep_first(check_extreme(true, input.values, "exact integer data"));
+      keep_first(check_extreme(false, input.values, "exact integer data"));
     }
-    keep_first(check_grid_stride(input, 3, 96));
-    keep_first(check_final_sum(input));
-    keep_first(check_extreme(true, input.values, "exact integer data"));
-    keep_first(check_extreme(false, input.values, "exact integer data"));
-  }
-  wb::check::expect_no_analysis_reports(tools, what, results);
+  });
 }
 
 }  // namespace
@@ -747,12 +721,6 @@ constexpr double kMaxVectorLoadSectors = 20.0;
 
 using wb::check::Traffic;
 
-std::string fixed2(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
-}
-
 // Blocks of a multi-pass reduction with @p per_block elements per block: one partial sum
 // stored per block and pass.
 std::uint64_t blocks_in_passes(std::size_t n, std::size_t per_block) {
@@ -768,7 +736,7 @@ std::uint64_t blocks_in_passes(std::size_t n, std::size_t per_block) {
 
 void expect_coalesced_loads(const char* function, double sectors) {
   if (sectors > kMaxLoadSectors) {
-    ADD_FAILURE() << function << ": its loads touch " << fixed2(sectors)
+    ADD_FAILURE() << function << ": its loads touch " << fixed(sectors)
                   << " global memory sectors per request (at most 4.00 allowed). A warp reading 32 consecutive "
                      "floats touches 4 sectors of 32 bytes; reading in[2 * i] and in[2 * i + 1] touches 8 per "
                      "request, twice the traffic. Let consecutive threads load consecutive elements: in[i] and "
@@ -791,12 +759,12 @@ TEST(Performance, SequentialNoBankConflicts) {
   WB_ASSERT(wb::check::measure([&] { return check_tree(kInterleaved, input, 256); }, interleaved, kInterleaved.name));
   WB_ASSERT(wb::check::measure([&] { return check_tree(kSequential, input, 256); }, sequential, kSequential.name));
   WB_REQUIRE_ANALYSIS();
-  wb::check::record_measured("sequential: loads " + fixed2(sequential.shared_loads()) + ", stores " +
-                             fixed2(sequential.shared_stores()) + " wavefronts/request (interleaved: " +
-                             fixed2(interleaved.shared_loads()) + ", " + fixed2(interleaved.shared_stores()) + ")");
+  wb::check::record_measured("sequential: loads " + fixed(sequential.shared_loads()) + ", stores " +
+                             fixed(sequential.shared_stores()) + " wavefronts/request (interleaved: " +
+                             fixed(interleaved.shared_loads()) + ", " + fixed(interleaved.shared_stores()) + ")");
   if (sequential.shared_loads() > 1.0 || sequential.shared_stores() > 1.0) {
-    ADD_FAILURE() << "reduce_sum_sequential: shared-memory bank conflicts: loads take " << fixed2(sequential.shared_loads())
-                  << " and stores " << fixed2(sequential.shared_stores())
+    ADD_FAILURE() << "reduce_sum_sequential: shared-memory bank conflicts: loads take " << fixed(sequential.shared_loads())
+                  << " and stores " << fixed(sequential.shared_stores())
                   << " wavefronts per request (at most 1.00 allowed). Shared memory has 32 banks of 4 bytes; "
                      "lanes whose addresses are 2 s words apart meet in the same banks. Sequential addressing "
                      "(thread t < s adds sdata[t + s] into sdata[t]) keeps a warp's accesses consecutive.";
@@ -818,7 +786,7 @@ TEST(Performance, FirstAddHalvesBlocks) {
   WB_ASSERT(wb::check::measure([&] { return check_tree(kFirstAdd, input, kBlock); }, t, kFirstAdd.name));
   WB_REQUIRE_ANALYSIS();
   const std::uint64_t max_blocks = blocks_in_passes(kMetricSize, 2 * kBlock);
-  wb::check::record_measured("loads " + fixed2(t.loads()) + " sectors/request; " + std::to_string(t.store_requests) +
+  wb::check::record_measured("loads " + fixed(t.loads()) + " sectors/request; " + std::to_string(t.store_requests) +
                              " partial sums stored (at most " + std::to_string(max_blocks) + ")");
   expect_coalesced_loads("reduce_sum_first_add", t.loads());
   if (t.store_requests > max_blocks) {
@@ -849,14 +817,14 @@ TEST(Performance, WarpShuffleTail) {
     const double per_block = double(t.shared_requests()) / double(blocks);
     const double limit = block_size / 8.0;
     text += (text.empty() ? "" : "; ") + std::string("block_size ") + std::to_string(block_size) + ": " +
-            fixed2(per_block) + " shared requests/block (limit " + fixed2(limit) + "), loads " + fixed2(t.loads()) +
+            fixed(per_block) + " shared requests/block (limit " + fixed(limit) + "), loads " + fixed(t.loads()) +
             " sectors/request";
     wb::check::record_measured(text);
     expect_coalesced_loads("reduce_sum_warp_shuffle", t.loads());
     if (per_block > limit) {
-      ADD_FAILURE() << "reduce_sum_warp_shuffle(block_size=" << block_size << "): " << fixed2(per_block)
-                    << " shared-memory requests per block (at most block_size / 8 = " << fixed2(limit)
-                    << "). The full tree needs block_size / 8 + 12 = " << fixed2(limit + 12)
+      ADD_FAILURE() << "reduce_sum_warp_shuffle(block_size=" << block_size << "): " << fixed(per_block)
+                    << " shared-memory requests per block (at most block_size / 8 = " << fixed(limit)
+                    << "). The full tree needs block_size / 8 + 12 = " << fixed(limit + 12)
                     << ": its last five steps (s = 16 .. 1) still cost three requests each for fewer than 32 useful "
                        "lanes. Finish the last 32 values in registers with __shfl_down_sync instead.";
     }
@@ -881,12 +849,12 @@ TEST(Performance, OneAtomicPerBlock) {
     WB_REQUIRE_ANALYSIS();
     const double per_block = double(t.atomics) / double(num_blocks);
     text += (text.empty() ? "" : "; ") + std::to_string(num_blocks) + " x " + std::to_string(block_size) + ": " +
-            fixed2(per_block) + " atomics/block, loads " + fixed2(t.loads()) + " sectors/request";
+            fixed(per_block) + " atomics/block, loads " + fixed(t.loads()) + " sectors/request";
     wb::check::record_measured(text);
     expect_coalesced_loads("reduce_sum_grid_stride", t.loads());
     if (t.atomics != static_cast<std::uint64_t>(num_blocks)) {
       ADD_FAILURE() << grid_call(input.values.size(), num_blocks, block_size) << ": " << t.atomics
-                    << " atomic operations for " << num_blocks << " blocks (" << fixed2(per_block)
+                    << " atomic operations for " << num_blocks << " blocks (" << fixed(per_block)
                     << " per block; exactly 1 expected). Every atomic on the same address is serialized: "
                     << (t.atomics > static_cast<std::uint64_t>(num_blocks)
                             ? "reduce inside the block first and let one thread per block add the block's sum."
@@ -909,10 +877,10 @@ TEST(Performance, SumReadsOnce) {
   WB_REQUIRE_ANALYSIS();
   const double n_bytes = 4.0 * static_cast<double>(input.values.size());
   const double read_ratio = double(t.bytes_read) / n_bytes;
-  wb::check::record_measured(fixed2(read_ratio) + " x 4n bytes read");
+  wb::check::record_measured(fixed(read_ratio) + " x 4n bytes read");
   if (read_ratio > 1.01) {
     ADD_FAILURE() << "reduce_sum read " << t.bytes_read << " bytes for n = " << input.values.size() << " floats ("
-                  << fixed2(read_ratio) << " x 4n; at most 1.01 allowed): some elements are read more than once.";
+                  << fixed(read_ratio) << " x 4n; at most 1.01 allowed): some elements are read more than once.";
   }
 #endif
 }
@@ -921,8 +889,8 @@ TEST(Performance, SumReadsOnce) {
 // its true width). Scalar loads of 32 consecutive floats take 4 sectors per request; float4 loads
 // with lanes two float4s apart take 32.
 TEST(Performance, FinalLoadsVectorized) {
-  wb::check::record_threshold("reduce_sum: global loads " + fixed2(kMinVectorLoadSectors) + " to " +
-                              fixed2(kMaxVectorLoadSectors) + " sectors/request (float4: 16; n = 2^20)");
+  wb::check::record_threshold("reduce_sum: global loads " + fixed(kMinVectorLoadSectors) + " to " +
+                              fixed(kMaxVectorLoadSectors) + " sectors/request (float4: 16; n = 2^20)");
   wb::check::record_hint(
       "Read the input as float4 (reinterpret_cast<const float4*>(in)), consecutive threads reading consecutive "
       "float4s, and add the elements after the last whole float4 separately.");
@@ -932,16 +900,16 @@ TEST(Performance, FinalLoadsVectorized) {
   Traffic t;
   WB_ASSERT(wb::check::measure([&] { return check_final_sum(input); }, t, "reduce_sum"));
   WB_REQUIRE_ANALYSIS();
-  wb::check::record_measured(fixed2(t.loads()) + " sectors/request over " + std::to_string(t.load_requests) +
+  wb::check::record_measured(fixed(t.loads()) + " sectors/request over " + std::to_string(t.load_requests) +
                              " load requests");
   if (t.loads() < kMinVectorLoadSectors) {
-    ADD_FAILURE() << "reduce_sum: its loads touch " << fixed2(t.loads()) << " global memory sectors per request (at least "
-                  << fixed2(kMinVectorLoadSectors)
+    ADD_FAILURE() << "reduce_sum: its loads touch " << fixed(t.loads()) << " global memory sectors per request (at least "
+                  << fixed(kMinVectorLoadSectors)
                   << " expected): a warp's float4 loads of 32 consecutive float4s are 16 sectors (512 bytes) per "
                      "request, scalar loads of 32 floats only 4. Load the input as float4.";
   } else if (t.loads() > kMaxVectorLoadSectors) {
-    ADD_FAILURE() << "reduce_sum: its loads touch " << fixed2(t.loads()) << " global memory sectors per request (at most "
-                  << fixed2(kMaxVectorLoadSectors)
+    ADD_FAILURE() << "reduce_sum: its loads touch " << fixed(t.loads()) << " global memory sectors per request (at most "
+                  << fixed(kMaxVectorLoadSectors)
                   << " allowed): consecutive float4s by consecutive threads are 16 sectors per request; more means "
                      "the lanes of a warp read float4s that are not next to each other (a stride between lanes).";
   }

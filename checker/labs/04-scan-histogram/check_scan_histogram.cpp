@@ -82,23 +82,15 @@ cudaError_t wb_cub_histogram_even(const unsigned* d_values, int n, unsigned* d_b
 
 namespace {
 
+using wb::check::fixed;
+
 using wb::check::cuda_success;
 
 constexpr unsigned char kUnwrittenByte = 0xCD;
 constexpr std::uint32_t kUnwrittenWord = 0xCDCDCDCDu;
 constexpr double kUnitRoundoff = 0x1.0p-24;
 
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.9g", v);
-  return buffer;
-}
-
-std::string fixed2(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
-}
+std::string number(double v) { return wb::check::significant(v, 9); }
 
 template <class T>
 std::uint32_t bits_of(T v) {
@@ -940,35 +932,29 @@ namespace {
 // Runs every function on a few sizes and fails on any report of @p tools. A report explains
 // a wrong result (a race usually does), so reports come first in the failure.
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
-#if WB_HAVE_CUSIM_ANALYSIS
-  cusim::analysis::reset();
-#endif
-  testing::AssertionResult results = testing::AssertionSuccess();
-  auto keep_first = [&](testing::AssertionResult r) {
-    if (!r && results) results = r;
-  };
-  std::uint64_t seed = 1000;
-  for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1000)}) {
-    keep_first(check_int_scan(kKoggeStone, n, seed++));
-    keep_first(check_int_scan(kBlelloch, n, seed++));
-  }
-  keep_first(check_int_scan(kBlelloch, 2048, seed++));
-  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(5000), std::size_t(100003)}) {
-    keep_first(check_int_scan(kReduceThenScan, n, seed++));
-    keep_first(check_int_scan(kInclusive, n, seed++));
-    keep_first(check_int_scan(kExclusive, n, seed++));
-    keep_first(check_float_scan(n, seed++));
-  }
-  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(40000)}) {
-    for (int num_bins : {7, 256}) {
-      for (const HistogramInput& h : {uniform_values(n, num_bins, seed++), one_bin_values(n, num_bins, 3)}) {
-        keep_first(check_histogram_global(h));
-        keep_first(check_histogram_shared(h, 3, 96));
-        keep_first(check_histogram_final(h));
+  wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
+    std::uint64_t seed = 1000;
+    for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1000)}) {
+      keep_first(check_int_scan(kKoggeStone, n, seed++));
+      keep_first(check_int_scan(kBlelloch, n, seed++));
+    }
+    keep_first(check_int_scan(kBlelloch, 2048, seed++));
+    for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(5000), std::size_t(100003)}) {
+      keep_first(check_int_scan(kReduceThenScan, n, seed++));
+      keep_first(check_int_scan(kInclusive, n, seed++));
+      keep_first(check_int_scan(kExclusive, n, seed++));
+      keep_first(check_float_scan(n, seed++));
+    }
+    for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(40000)}) {
+      for (int num_bins : {7, 256}) {
+        for (const HistogramInput& h : {uniform_values(n, num_bins, seed++), one_bin_values(n, num_bins, 3)}) {
+          keep_first(check_histogram_global(h));
+          keep_first(check_histogram_shared(h, 3, 96));
+          keep_first(check_histogram_final(h));
+        }
       }
     }
-  }
-  wb::check::expect_no_analysis_reports(tools, what, results);
+  });
 }
 
 }  // namespace
@@ -1015,11 +1001,11 @@ TEST(Performance, ReduceThenScanTraffic) {
   WB_REQUIRE_ANALYSIS();
   const double bytes = 4.0 * kMetricScanSize;
   const double read = double(t.bytes_read) / bytes, written = double(t.bytes_written) / bytes;
-  wb::check::record_measured(fixed2(read) + " x 4n read, " + fixed2(written) + " x 4n written; loads " +
-                             fixed2(t.loads()) + ", stores " + fixed2(t.stores()) + " sectors/request");
+  wb::check::record_measured(fixed(read) + " x 4n read, " + fixed(written) + " x 4n written; loads " +
+                             fixed(t.loads()) + ", stores " + fixed(t.stores()) + " sectors/request");
   if (read > 2.1 || written > 1.1) {
-    ADD_FAILURE() << "scan_reduce_then_scan(n=" << kMetricScanSize << ") read " << fixed2(read) << " x 4n and wrote "
-                  << fixed2(written) << " x 4n bytes (at most 2.1 and 1.1 allowed). Reduce-then-scan reads every "
+    ADD_FAILURE() << "scan_reduce_then_scan(n=" << kMetricScanSize << ") read " << fixed(read) << " x 4n and wrote "
+                  << fixed(written) << " x 4n bytes (at most 2.1 and 1.1 allowed). Reduce-then-scan reads every "
                   << "element twice (once to reduce its tile, once to scan it) and writes it once; "
                   << (read > 2.1 ? "reading more means passes over the whole array (a scan that adds element i - d "
                                    "in global memory reads it log2(n) times)."
@@ -1027,8 +1013,8 @@ TEST(Performance, ReduceThenScanTraffic) {
                                    "reduce the tiles first instead.");
   }
   if (t.loads() > 4.0 || t.stores() > 4.0) {
-    ADD_FAILURE() << "scan_reduce_then_scan(n=" << kMetricScanSize << "): loads touch " << fixed2(t.loads())
-                  << " and stores " << fixed2(t.stores())
+    ADD_FAILURE() << "scan_reduce_then_scan(n=" << kMetricScanSize << "): loads touch " << fixed(t.loads())
+                  << " and stores " << fixed(t.stores())
                   << " global memory sectors per request (at most 4.00 allowed). A warp reading 32 consecutive "
                      "ints touches 4 sectors of 32 bytes; a thread reading in[t * items + j] makes a warp's lanes "
                      "items * 4 bytes apart. Load the tile with in[base + j * blockDim.x + t] into shared memory, "
@@ -1048,10 +1034,10 @@ TEST(Performance, ScanTraffic) {
   WB_ASSERT(wb::check::measure([&] { return check_int_scan(kInclusive, kMetricScanSize, 1101); }, t, kInclusive.name));
   WB_REQUIRE_ANALYSIS();
   const double moved = double(t.bytes_read + t.bytes_written) / (4.0 * kMetricScanSize);
-  wb::check::record_measured(fixed2(moved) + " x 4n bytes moved (" + fixed2(double(t.bytes_read) / (4.0 * kMetricScanSize)) +
-                             " read, " + fixed2(double(t.bytes_written) / (4.0 * kMetricScanSize)) + " written)");
+  wb::check::record_measured(fixed(moved) + " x 4n bytes moved (" + fixed(double(t.bytes_read) / (4.0 * kMetricScanSize)) +
+                             " read, " + fixed(double(t.bytes_written) / (4.0 * kMetricScanSize)) + " written)");
   if (moved > 3.1) {
-    ADD_FAILURE() << "inclusive_scan(n=" << kMetricScanSize << ") read and wrote " << fixed2(moved)
+    ADD_FAILURE() << "inclusive_scan(n=" << kMetricScanSize << ") read and wrote " << fixed(moved)
                   << " x 4n bytes of global memory (at most 3.1 allowed). A scan has to read n elements and write n; "
                      "reduce-then-scan adds one more read (3 x 4n), a single pass with decoupled look-back none "
                      "(2 x 4n). On a GPU the check asks for 0.60 x the copy bandwidth, which needs at most about 3 x "
@@ -1079,11 +1065,11 @@ TEST(Performance, ScanTrafficPerElement) {
   WB_REQUIRE_ANALYSIS();
   const double per_small = double(small.bytes_read + small.bytes_written) / (4.0 * kMetricScanSize);
   const double per_large = double(large.bytes_read + large.bytes_written) / (4.0 * kLarge);
-  wb::check::record_measured(fixed2(per_small) + " x 4n bytes at n = 2^18+3, " + fixed2(per_large) +
+  wb::check::record_measured(fixed(per_small) + " x 4n bytes at n = 2^18+3, " + fixed(per_large) +
                              " x 4n at n = 2^22+3");
   if (per_large > per_small + 0.05) {
-    ADD_FAILURE() << "inclusive_scan moved " << fixed2(per_small) << " x 4n bytes of global memory at n=" << kMetricScanSize
-                  << " but " << fixed2(per_large) << " x 4n at n=" << kLarge
+    ADD_FAILURE() << "inclusive_scan moved " << fixed(per_small) << " x 4n bytes of global memory at n=" << kMetricScanSize
+                  << " but " << fixed(per_large) << " x 4n at n=" << kLarge
                   << " (at most 0.05 x 4n more allowed): the traffic per element grows with n. In a single pass "
                      "with decoupled look-back, a tile that never publishes its inclusive prefix (flag INCLUSIVE, "
                      "its prefix + its own sum) sends every later tile's look-back back to tile 0: publish it as "
@@ -1172,7 +1158,7 @@ TEST(Performance, HistogramPrivatized) {
     const std::size_t used_bins = bins_with_values(h);
     const std::uint64_t limit = std::uint64_t(kBlocks) * used_bins;
     text += (text.empty() ? "" : "; ") + h.kind + ": " + std::to_string(t.global_atomics) + " global atomics (limit " +
-            std::to_string(limit) + "), loads " + fixed2(t.loads()) + " sectors/request";
+            std::to_string(limit) + "), loads " + fixed(t.loads()) + " sectors/request";
     wb::check::record_measured(text);
     if (t.global_atomics > limit && used_bins < std::size_t(kBins) && t.global_atomics <= std::uint64_t(kBlocks) * kBins) {
       ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": "
@@ -1188,7 +1174,7 @@ TEST(Performance, HistogramPrivatized) {
     }
     if (t.loads() > 4.0) {
       ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": its loads touch "
-                    << fixed2(t.loads())
+                    << fixed(t.loads())
                     << " global memory sectors per request (at most 4.00 allowed). In a grid-stride loop, let "
                        "consecutive threads read consecutive values: i = blockIdx.x * blockDim.x + threadIdx.x, "
                        "i += blockDim.x * gridDim.x (a contiguous chunk per thread spreads a warp's loads).";
@@ -1211,10 +1197,10 @@ TEST(Performance, HistogramTraffic) {
   WB_ASSERT(wb::check::measure([&] { return check_histogram_final(h); }, t, "histogram"));
   WB_REQUIRE_ANALYSIS();
   const double read = double(t.bytes_read) / (4.0 * n);
-  wb::check::record_measured(fixed2(read) + " x 4n read, " + std::to_string(t.global_atomics) +
+  wb::check::record_measured(fixed(read) + " x 4n read, " + std::to_string(t.global_atomics) +
                              " global atomics (limit " + std::to_string(n / 16) + ")");
   if (read > 1.01) {
-    ADD_FAILURE() << histogram_call("histogram", h) << " read " << fixed2(read)
+    ADD_FAILURE() << histogram_call("histogram", h) << " read " << fixed(read)
                   << " x 4n bytes of global memory (at most 1.01 allowed): some values were read more than once.";
   }
   if (t.global_atomics > n / 16) {
@@ -1231,7 +1217,7 @@ TEST(Performance, HistogramTraffic) {
   WB_ASSERT(wb::check::measure([&] { return check_histogram_final(one); }, t1, "histogram"));
   std::uint64_t blocks = 0;
   for (const auto& l : cusim::checker::launches()) blocks += l.blocks() * l.launches;
-  wb::check::record_measured(fixed2(read) + " x 4n read, " + std::to_string(t.global_atomics) +
+  wb::check::record_measured(fixed(read) + " x 4n read, " + std::to_string(t.global_atomics) +
                              " global atomics (limit " + std::to_string(n / 16) + "); one of 4096 bins: " +
                              std::to_string(t1.global_atomics) + " global atomics for " + std::to_string(blocks) +
                              " blocks");

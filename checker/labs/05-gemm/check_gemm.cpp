@@ -52,6 +52,7 @@
 
 #include "gemm.h"
 #include "wb/wb.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
@@ -61,6 +62,8 @@
 #endif
 
 namespace {
+
+using wb::check::fixed;
 
 using wb::check::cuda_success;
 
@@ -100,11 +103,7 @@ struct Case {
   int ldc() const { return N + pad_c; }
 };
 
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.9g", v);
-  return buffer;
-}
+std::string number(double v) { return wb::check::significant(v, 9); }
 
 std::string describe_call(const Version& v, const Case& c) {
   std::ostringstream out;
@@ -114,12 +113,6 @@ std::string describe_call(const Version& v, const Case& c) {
       << ", seed " << c.seed
       << (c.exact ? ", A, B and C allocated to their exact size" : "") << "]";
   return out.str();
-}
-
-std::string fixed2_ratio(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
 }
 
 std::uint32_t bits_of(float v) {
@@ -138,27 +131,6 @@ float float_of_bits(std::uint32_t b) {
 const float kUnwritten = float_of_bits(0xFFFFFFFFu);
 // Padding between rows (columns past the row length): a NaN, so reading it shows in C.
 const float kPadding = float_of_bits(0x7FC0DEADu);
-
-// The memory around A and B holds NaN, like their row padding: an element read from outside a
-// matrix and used turns the result into NaN (even when multiplied by a zero-padded 0).
-void fill_guards_with(wb::DeviceBuffer<float>& buffer, float value) {
-  const std::vector<float> zone(buffer.guard(), value);
-  WB_CUDA_CHECK(cudaMemcpy(buffer.data() - buffer.guard(), zone.data(), zone.size() * sizeof(float),
-                           cudaMemcpyHostToDevice));
-  WB_CUDA_CHECK(cudaMemcpy(buffer.data() + buffer.size(), zone.data(), zone.size() * sizeof(float),
-                           cudaMemcpyHostToDevice));
-}
-
-bool guards_hold(const wb::DeviceBuffer<float>& buffer, float value) {
-  std::vector<float> zone(buffer.guard());
-  for (const float* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
-    WB_CUDA_CHECK(cudaMemcpy(zone.data(), start, zone.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    for (float v : zone) {
-      if (bits_of(v) != bits_of(value)) return false;
-    }
-  }
-  return true;
-}
 
 // Host copies of A, B and C with their padding, row-major with the case's leading dimensions.
 struct Data {
@@ -272,8 +244,10 @@ testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d
     wb::DeviceBuffer<float> B(std::span<const float>(d.B), guard);
     wb::DeviceBuffer<float> C(std::span<const float>(d.C), guard);
     if (guard > 0) {
-      fill_guards_with(A, kPadding);
-      fill_guards_with(B, kPadding);
+      // The memory around A and B holds NaN, like their row padding: an element read from outside
+      // a matrix and used turns the result into NaN (even when multiplied by a zero-padded 0).
+      wb::check::fill_guards(A, kPadding);
+      wb::check::fill_guards(B, kPadding);
     }
     if (auto r = cuda_success(v.run(c.M, c.N, c.K, c.alpha, A.data(), c.lda(), B.data(), c.ldb(), c.beta, C.data(),
                                     c.ldc()),
@@ -290,7 +264,7 @@ testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d
     }
     for (auto [buffer, name] : {std::pair{&A, "A"}, std::pair{&B, "B"}}) {
       const std::vector<float> original = buffer == &A ? d.A : d.B;
-      if (!guards_hold(*buffer, kPadding) ||
+      if (!wb::check::guards_hold(*buffer, kPadding) ||
           std::memcmp(buffer->download().data(), original.data(), original.size() * sizeof(float)) != 0) {
         return testing::AssertionFailure() << call << " modified " << name << ", which is an input (const float*).";
       }
@@ -701,7 +675,7 @@ testing::AssertionResult matches_cublas(const Version& v, const Case& c, double&
           << ") x the element's scale |alpha| sum|a_ik b_kj| + |beta c_ij| = " << number(ref.scale[i])
           << ": twice the largest relative error of a float GEMM on this call, cuBLAS's or a plain loop's, plus "
              "cuBLAS's own).\nAgainst the exact result (computed in double) your largest relative error is "
-          << scientific(e_got) << ", " << fixed2_ratio(ratio) << " times a float GEMM's (at most 2 allowed), although "
+          << scientific(e_got) << ", " << fixed(ratio) << " times a float GEMM's (at most 2 allowed), although "
           << "it is within the worst-case bound of the other correctness checks. An error that grows with K in one direction comes from rounding every "
              "multiply-add the same way (__fmaf_rz, __fadd_rz, __fmul_rz: use a * b + c or fmaf), or from partial "
              "sums or tiles kept in a narrower type (__half, __nv_bfloat16, TF32); keep one float accumulator per "
@@ -748,8 +722,8 @@ TEST(Correctness, MatchesCublas) {
       WB_ASSERT(result);
     }
     if (worst >= worst_all) worst_all = worst, worst_name = v->name;
-    per_version += (per_version.empty() ? "" : "; ") + std::string(v->name) + " " + fixed2_ratio(worst);
-    wb::check::record_measured("error <= " + fixed2_ratio(worst_all) + " x a float GEMM's (" + worst_name +
+    per_version += (per_version.empty() ? "" : "; ") + std::string(v->name) + " " + fixed(worst);
+    wb::check::record_measured("error <= " + fixed(worst_all) + " x a float GEMM's (" + worst_name +
                                "); " + per_version);
   }
 }
@@ -910,18 +884,6 @@ double shared_per_fma(const Traffic& t, const Case& c) {
   return Traffic::ratio(double(t.shared_load_requests), fmas(c) / 32.0);
 }
 
-std::string fixed2(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
-}
-
-std::string fixed3(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f", v);
-  return buffer;
-}
-
 #if WB_HAVE_CUSIM_ANALYSIS
 // Runs @p v on kMetricCase (checking its result) and sums the metrics of every kernel launched.
 testing::AssertionResult measure(const Version& v, Traffic& t) {
@@ -957,13 +919,13 @@ TEST(Performance, CoalescedAccess) {
 #else
   const bool naive_ok = false;
 #endif
-  wb::check::record_measured("coalesced: loads " + fixed2(coalesced.loads()) + ", stores " +
-                             fixed2(coalesced.stores()) + " sectors/request (naive: " +
-                             (naive_ok ? fixed2(naive.loads()) + ", " + fixed2(naive.stores()) : std::string("n/a")) +
+  wb::check::record_measured("coalesced: loads " + fixed(coalesced.loads()) + ", stores " +
+                             fixed(coalesced.stores()) + " sectors/request (naive: " +
+                             (naive_ok ? fixed(naive.loads()) + ", " + fixed(naive.stores()) : std::string("n/a")) +
                              ")");
   if (coalesced.loads() > kMaxSectors || coalesced.stores() > kMaxSectors) {
-    ADD_FAILURE() << "sgemm_coalesced(M=N=K=128): its loads touch " << fixed2(coalesced.loads())
-                  << " and its stores " << fixed2(coalesced.stores())
+    ADD_FAILURE() << "sgemm_coalesced(M=N=K=128): its loads touch " << fixed(coalesced.loads())
+                  << " and its stores " << fixed(coalesced.stores())
                   << " global memory sectors per request (at most 4.00 allowed). A warp's 32 consecutive floats "
                      "are 4 sectors of 32 bytes; 32 sectors means every lane touched its own sector: threadIdx.x "
                      "runs down a column (along M) instead of along a row. Let threadIdx.x pick the column of C.";
@@ -976,20 +938,20 @@ TEST(Performance, TiledGlobalTraffic) {
       "Load each tile of A and B from global memory once per block into shared memory, and let every thread "
       "read its operands from there: a T x T tile turns 8 bytes per multiply-add into 8 / T.");
   WB_MEASURE_OR_SKIP(coalesced, kCoalesced);
-  std::string text = "coalesced " + fixed3(bytes_per_flop(coalesced, kMetricCase));
+  std::string text = "coalesced " + fixed(bytes_per_flop(coalesced, kMetricCase), 3);
   for (const Version* v : {&kSmemTiled, &kBlocktile1D, &kBlocktile2D, &kVectorized, &kFinal}) {
     Traffic t;
 #if WB_HAVE_CUSIM_ANALYSIS
     WB_ASSERT(measure(*v, t));
 #endif
     const double bpf = bytes_per_flop(t, kMetricCase);
-    text += std::string("; ") + v->name + " " + fixed3(bpf);
+    text += std::string("; ") + v->name + " " + fixed(bpf, 3);
     wb::check::record_measured(text + " bytes/FLOP");
     if (bpf > kMaxTiledBytesPerFlop) {
       ADD_FAILURE() << v->name << "(M=N=K=128) read " << t.bytes_read << " bytes of global memory for "
-                    << 2.0 * fmas(kMetricCase) << " FLOPs: " << fixed3(bpf)
+                    << 2.0 * fmas(kMetricCase) << " FLOPs: " << fixed(bpf, 3)
                     << " bytes/FLOP (at most 0.25 allowed; without tiling every multiply-add reads 8 bytes: "
-                    << fixed3(bytes_per_flop(coalesced, kMetricCase))
+                    << fixed(bytes_per_flop(coalesced, kMetricCase), 3)
                     << " bytes/FLOP for sgemm_coalesced). Is every operand read from the shared-memory tiles, and "
                        "is each tile loaded from global memory once per K step?";
     }
@@ -1007,10 +969,10 @@ TEST(Performance, RegisterBlocking1D) {
   WB_ASSERT(measure(kSmemTiled, tiled));
 #endif
   const double per_fma = shared_per_fma(blocktile, kMetricCase);
-  wb::check::record_measured("1d_blocktile " + fixed3(per_fma) + " shared loads per multiply-add (smem_tiled " +
-                             fixed3(shared_per_fma(tiled, kMetricCase)) + ")");
+  wb::check::record_measured("1d_blocktile " + fixed(per_fma, 3) + " shared loads per multiply-add (smem_tiled " +
+                             fixed(shared_per_fma(tiled, kMetricCase), 3) + ")");
   if (per_fma > kMax1DSharedPerFma) {
-    ADD_FAILURE() << "sgemm_1d_blocktile(M=N=K=128): " << fixed3(per_fma)
+    ADD_FAILURE() << "sgemm_1d_blocktile(M=N=K=128): " << fixed(per_fma, 3)
                   << " shared-memory loads per multiply-add (at most 1.25 allowed; sgemm_smem_tiled needs 2: one of "
                      "A and one of B). Give each thread TM >= 4 results in a column, and load the B element of "
                      "each k once, into a register, before the loop over the TM results.";
@@ -1034,10 +996,10 @@ TEST(Performance, RegisterBlocking2D) {
     }
 #endif
     const double per_fma = shared_per_fma(t, kMetricCase);
-    text += (text.empty() ? "" : "; ") + std::string(v->name) + " " + fixed3(per_fma);
+    text += (text.empty() ? "" : "; ") + std::string(v->name) + " " + fixed(per_fma, 3);
     wb::check::record_measured(text + " shared loads per multiply-add");
     if (per_fma > kMax2DSharedPerFma) {
-      ADD_FAILURE() << v->name << "(M=N=K=128): " << fixed3(per_fma)
+      ADD_FAILURE() << v->name << "(M=N=K=128): " << fixed(per_fma, 3)
                     << " shared-memory loads per multiply-add (at most 0.50 allowed; TM + TN loads for TM x TN "
                        "multiply-adds is 0.25 at 8 x 8). Are the TM values of A and the TN values of B loaded into "
                        "registers once per k, outside the loops over the TM x TN results?";
@@ -1053,24 +1015,24 @@ TEST(Performance, VectorizedLoads) {
       "lda % 4 == 0 and the row start is 16-byte aligned), consecutive threads reading consecutive float4s; read "
       "element by element only where the row is not aligned or ends inside the float4.");
   WB_MEASURE_OR_SKIP(blocktile, kBlocktile2D);
-  std::string text = std::string(kBlocktile2D.name) + " " + fixed2(blocktile.loads()) + " sectors/request";
+  std::string text = std::string(kBlocktile2D.name) + " " + fixed(blocktile.loads()) + " sectors/request";
   for (const Version* v : {&kVectorized, &kFinal}) {
     Traffic t;
 #if WB_HAVE_CUSIM_ANALYSIS
     WB_ASSERT(measure(*v, t));
 #endif
     const double used = 32.0 * t.load_efficiency();
-    text = std::string(v->name) + " " + fixed2(t.loads()) + " sectors/request, " + fixed2(used) +
+    text = std::string(v->name) + " " + fixed(t.loads()) + " sectors/request, " + fixed(used) +
            " bytes used per sector; " + text;
     wb::check::record_measured(text);
     if (t.loads() < kMinVectorSectors || t.loads() > kMaxVectorSectors) {
-      ADD_FAILURE() << v->name << "(M=N=K=128): its global loads touch " << fixed2(t.loads())
+      ADD_FAILURE() << v->name << "(M=N=K=128): its global loads touch " << fixed(t.loads())
                     << " sectors per request (12.00 to 20.00 expected): a warp's float4 loads of 32 consecutive "
                        "float4s are 16 sectors; scalar loads of 32 floats are 4 ("
-                    << kBlocktile2D.name << ": " << fixed2(blocktile.loads())
+                    << kBlocktile2D.name << ": " << fixed(blocktile.loads())
                     << "). Load the tiles as float4, consecutive threads reading consecutive float4s.";
     } else if (used < kMinVectorBytesPerSector) {
-      ADD_FAILURE() << v->name << "(M=N=K=128): its global loads use " << fixed2(used)
+      ADD_FAILURE() << v->name << "(M=N=K=128): its global loads use " << fixed(used)
                     << " of the 32 bytes of each sector they touch (at least 28 expected): loads of single floats "
                        "with the lanes 16 bytes apart (p[0], p[1], p[2], p[3] per thread) each touch 16 sectors "
                        "for 128 bytes. Load the four floats with one float4 load.";

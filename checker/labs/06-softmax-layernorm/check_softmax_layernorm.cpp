@@ -59,6 +59,8 @@
 
 namespace {
 
+using wb::check::fixed;
+
 using wb::check::after_call;
 using wb::check::cuda_success;
 using wb::check::from_bf16;
@@ -75,17 +77,7 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 double sum_tolerance(std::size_t terms) { return (16.0 + 4.0 * std::sqrt(static_cast<double>(terms))) * kU; }
 
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.7g", v);
-  return buffer;
-}
-
-std::string fixed2(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
-}
+std::string number(double v) { return wb::check::significant(v, 7); }
 
 // ---- inputs ------------------------------------------------------------------------------------------
 
@@ -1041,31 +1033,25 @@ namespace {
 
 // Runs every function on small shapes and fails on any report of @p tools.
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
-#if WB_HAVE_CUSIM_ANALYSIS
-  cusim::analysis::reset();
-#endif
-  testing::AssertionResult results = testing::AssertionSuccess();
-  auto keep_first = [&](testing::AssertionResult r) {
-    if (!r && results) results = r;
-  };
-  std::uint64_t seed = 600;
-  for (Shape s : {Shape{3, 1}, Shape{5, 33}, Shape{4, 100}, Shape{3, 1025}, Shape{2, 8193}}) {
-    const Matrix logits = make_matrix(s.rows, s.cols, kSoftmaxKinds, 0, seed++);
-    keep_first(check_softmax(&softmax_naive, "softmax_naive", logits));
-    keep_first(check_softmax(&softmax_block, "softmax_block", logits));
-    keep_first(check_softmax(&softmax_online, "softmax_online", logits));
-    keep_first(check_softmax(&softmax_forward, "softmax_forward", logits));
-    keep_first(check_softmax_bf16(logits));
-    keep_first(check_softmax_backward(softmax_backward_case(s.rows, s.cols, 0, seed++)));
-    const Matrix x = make_matrix(s.rows, s.cols, kNormKinds, 0, seed++);
-    keep_first(check_layernorm(&layernorm_two_pass, "layernorm_two_pass", x));
-    keep_first(check_layernorm(&layernorm_forward, "layernorm_forward", x));
-    keep_first(check_layernorm_bf16(x));
-    keep_first(check_rmsnorm(x));
-    keep_first(check_norm_backward(norm_backward_case(s.rows, s.cols, true, 0, seed++)));
-    keep_first(check_norm_backward(norm_backward_case(s.rows, s.cols, false, 0, seed++)));
-  }
-  wb::check::expect_no_analysis_reports(tools, what, results);
+  wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
+    std::uint64_t seed = 600;
+    for (Shape s : {Shape{3, 1}, Shape{5, 33}, Shape{4, 100}, Shape{3, 1025}, Shape{2, 8193}}) {
+      const Matrix logits = make_matrix(s.rows, s.cols, kSoftmaxKinds, 0, seed++);
+      keep_first(check_softmax(&softmax_naive, "softmax_naive", logits));
+      keep_first(check_softmax(&softmax_block, "softmax_block", logits));
+      keep_first(check_softmax(&softmax_online, "softmax_online", logits));
+      keep_first(check_softmax(&softmax_forward, "softmax_forward", logits));
+      keep_first(check_softmax_bf16(logits));
+      keep_first(check_softmax_backward(softmax_backward_case(s.rows, s.cols, 0, seed++)));
+      const Matrix x = make_matrix(s.rows, s.cols, kNormKinds, 0, seed++);
+      keep_first(check_layernorm(&layernorm_two_pass, "layernorm_two_pass", x));
+      keep_first(check_layernorm(&layernorm_forward, "layernorm_forward", x));
+      keep_first(check_layernorm_bf16(x));
+      keep_first(check_rmsnorm(x));
+      keep_first(check_norm_backward(norm_backward_case(s.rows, s.cols, true, 0, seed++)));
+      keep_first(check_norm_backward(norm_backward_case(s.rows, s.cols, false, 0, seed++)));
+    }
+  });
 }
 
 }  // namespace
@@ -1139,11 +1125,11 @@ TEST(Performance, BlockSoftmaxCoalesced) {
   WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_block, "softmax_block", m); }, block,
                                "softmax_block"));
   WB_REQUIRE_ANALYSIS();
-  wb::check::record_measured("loads " + fixed2(block.loads()) + ", stores " + fixed2(block.stores()) +
-                             " sectors/request (softmax_naive: " + fixed2(naive.loads()) + ", " +
-                             fixed2(naive.stores()) + ")");
+  wb::check::record_measured("loads " + fixed(block.loads()) + ", stores " + fixed(block.stores()) +
+                             " sectors/request (softmax_naive: " + fixed(naive.loads()) + ", " +
+                             fixed(naive.stores()) + ")");
   if (block.loads() > 4.0 || block.stores() > 4.0) {
-    FAIL() << "softmax_block: " << fixed2(block.loads()) << " sectors per load request and " << fixed2(block.stores())
+    FAIL() << "softmax_block: " << fixed(block.loads()) << " sectors per load request and " << fixed(block.stores())
            << " per store request (at most 4.00 allowed). A warp's 32 consecutive floats are 4 sectors of 32 bytes; "
               "more means the lanes of a warp access elements far apart (one row per thread, or columns "
               "c = threadIdx.x * k + j). Stride the loop over the row by blockDim.x.";
@@ -1170,10 +1156,10 @@ TEST(Performance, OnlineSoftmaxReadsTwice) {
     const double bytes = 4.0 * static_cast<double>(m.size());
     const double reads = online.bytes_read / bytes;
     text += (text.empty() ? "" : "; ") + std::to_string(s.rows) + " x " + std::to_string(s.cols) + ": " +
-            fixed2(reads) + " x 4RC (softmax_block " + fixed2(block.bytes_read / bytes) + ")";
+            fixed(reads) + " x 4RC (softmax_block " + fixed(block.bytes_read / bytes) + ")";
     wb::check::record_measured(text);
     if (reads > 2.05) {
-      FAIL() << "softmax_online(rows=" << s.rows << ", cols=" << s.cols << ") read " << fixed2(reads)
+      FAIL() << "softmax_online(rows=" << s.rows << ", cols=" << s.cols << ") read " << fixed(reads)
              << " x the input's bytes (at most 2.05): the maximum and the sum must come from one pass over x, then "
                 "one more pass writes y.";
     }
@@ -1200,12 +1186,12 @@ void expect_read_once(const char* function, int params,
     const double reads = t.bytes_read / bytes;
     const double limit = 1.05 + params;
     text += (text.empty() ? "" : "; ") + std::string(function) + " " + std::to_string(s.rows) + " x " +
-            std::to_string(s.cols) + ": " + fixed2(reads) + " x 4RC read, sectors " +
-            fixed2(100.0 * t.load_efficiency()) + "% / " + fixed2(100.0 * t.store_efficiency()) + "% used";
+            std::to_string(s.cols) + ": " + fixed(reads) + " x 4RC read, sectors " +
+            fixed(100.0 * t.load_efficiency()) + "% / " + fixed(100.0 * t.store_efficiency()) + "% used";
     wb::check::record_measured(text);
     if (reads > limit) {
-      FAIL() << function << "(rows=" << s.rows << ", cols=" << s.cols << ") read " << fixed2(reads)
-             << " x 4RC bytes (at most " << fixed2(limit)
+      FAIL() << function << "(rows=" << s.rows << ", cols=" << s.cols << ") read " << fixed(reads)
+             << " x 4RC bytes (at most " << fixed(limit)
              << (params ? ": x once, and each parameter vector once per row" : ": x once")
              << "). Keep the row in shared memory (or registers) after the first read and compute everything "
                 "from there.";
@@ -1217,8 +1203,8 @@ void expect_read_once(const char* function, int params,
     for (auto [name, efficiency] : {std::pair{"loads", t.load_efficiency()}, std::pair{"stores", t.store_efficiency()}}) {
       if (efficiency < kMinSectorEfficiency) {
         FAIL() << function << "(rows=" << s.rows << ", cols=" << s.cols << "): its " << name << " use only "
-               << fixed2(100.0 * efficiency) << "% of the bytes of the 32-byte sectors they touch (at least "
-               << fixed2(100.0 * kMinSectorEfficiency) << "%). "
+               << fixed(100.0 * efficiency) << "% of the bytes of the 32-byte sectors they touch (at least "
+               << fixed(100.0 * kMinSectorEfficiency) << "%). "
                << (aligned_rows
                        ? "Consecutive threads must access consecutive 16-byte chunks (float4) or consecutive floats."
                        : "cols = " + std::to_string(s.cols) +

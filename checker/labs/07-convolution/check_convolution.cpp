@@ -60,6 +60,8 @@
 
 namespace {
 
+using wb::check::fixed;
+
 using wb::check::after_call;
 using wb::check::cuda_success;
 using wb::check::never_written;
@@ -74,11 +76,7 @@ double gamma_n(std::size_t terms) {
   return t / (1.0 - t);
 }
 
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.7g", v);
-  return buffer;
-}
+std::string number(double v) { return wb::check::significant(v, 7); }
 
 std::string describe(const ConvParams& p) {
   std::ostringstream s;
@@ -542,16 +540,6 @@ double flops(const ConvParams& p) {
   return 2.0 * static_cast<double>(y_size(p)) * p.C * p.R * p.S;
 }
 
-std::string fixed2(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
-}
-std::string fixed3(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f", v);
-  return buffer;
-}
 #endif
 
 }  // namespace
@@ -681,21 +669,15 @@ namespace {
 // run even when an earlier one failed, so that every kernel is analysed; fails on any report of
 // @p tools (named @p what), reports first.
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
-#if WB_HAVE_CUSIM_ANALYSIS
-  cusim::analysis::reset();
-#endif
-  testing::AssertionResult results = testing::AssertionSuccess();
-  auto keep_first = [&](testing::AssertionResult r) {
-    if (!r && results) results = r;
-  };
-  std::uint64_t seed = 700;
-  for (const ConvParams& p : {ConvParams{2, 5, 9, 7, 6, 3, 2, 1, 1, 2, 1, 1, 2}, conv(1, 4, 5, 6, 3, 1, 1)}) {
-    for (const Forward* v : {&kDirect, &kIm2col, &kImplicit, &kFinal}) keep_first(check_forward(*v, p, Data::kUniform, seed += 3));
-    keep_first(check_dgrad(p, Data::kUniform, seed += 3));
-    keep_first(check_wgrad(p, Data::kUniform, seed += 3));
-    keep_first(check_fused(p, seed += 3));
-  }
-  wb::check::expect_no_analysis_reports(tools, what, results);
+  wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
+    std::uint64_t seed = 700;
+    for (const ConvParams& p : {ConvParams{2, 5, 9, 7, 6, 3, 2, 1, 1, 2, 1, 1, 2}, conv(1, 4, 5, 6, 3, 1, 1)}) {
+      for (const Forward* v : {&kDirect, &kIm2col, &kImplicit, &kFinal}) keep_first(check_forward(*v, p, Data::kUniform, seed += 3));
+      keep_first(check_dgrad(p, Data::kUniform, seed += 3));
+      keep_first(check_wgrad(p, Data::kUniform, seed += 3));
+      keep_first(check_fused(p, seed += 3));
+    }
+  });
 }
 
 }  // namespace
@@ -739,11 +721,11 @@ TEST(Performance, ImplicitGemmNoWorkspace) {
     WB_ASSERT(wb::check::measure([&] { return check_forward(*v, kMetricShape, Data::kInteger, 800); }, t, v->name));
     WB_REQUIRE_ANALYSIS();
     const double ratio = t.bytes_written / y_bytes;
-    text += (text.empty() ? "" : "; ") + std::string(v->name) + " wrote " + fixed2(ratio) + " x y";
+    text += (text.empty() ? "" : "; ") + std::string(v->name) + " wrote " + fixed(ratio) + " x y";
     wb::check::record_measured(text);
     if (v != &kIm2col && t.bytes_written > y_bytes) {
       FAIL() << v->name << "(" << describe(kMetricShape) << ") wrote " << t.bytes_written << " bytes to global memory, "
-             << fixed2(ratio) << " x the " << y_bytes
+             << fixed(ratio) << " x the " << y_bytes
              << " bytes of y. An implicit GEMM keeps the im2col matrix virtual: build each tile of it in shared "
                 "memory straight from x, and write only y.";
     }
@@ -765,11 +747,11 @@ TEST(Performance, ImplicitGemmReuse) {
   WB_REQUIRE_ANALYSIS();
   const double f = flops(kMetricShape);
   const double per_flop = implicit.bytes_read / f;
-  wb::check::record_measured("conv2d_implicit_gemm " + fixed3(per_flop) + " bytes/flop (conv2d_direct " +
-                             fixed3(direct.bytes_read / f) + ")");
+  wb::check::record_measured("conv2d_implicit_gemm " + fixed(per_flop, 3) + " bytes/flop (conv2d_direct " +
+                             fixed(direct.bytes_read / f, 3) + ")");
   if (per_flop > 0.15) {
-    FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << ") read " << fixed3(per_flop)
-           << " bytes of global memory per flop (at most 0.15; conv2d_direct reads " << fixed3(direct.bytes_read / f)
+    FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << ") read " << fixed(per_flop, 3)
+           << " bytes of global memory per flop (at most 0.15; conv2d_direct reads " << fixed(direct.bytes_read / f, 3)
            << "). Load each tile of the virtual im2col matrix and of the filters into shared memory once per step "
               "along C R S, and compute a tile of outputs from it (a 64 x 64 tile reads about 0.06 bytes per flop).";
   }
@@ -786,10 +768,10 @@ TEST(Performance, ImplicitGemmCoalesced) {
   WB_ASSERT(wb::check::measure([] { return check_forward(kImplicit, kMetricShape, Data::kInteger, 820); }, t,
                                "conv2d_implicit_gemm"));
   WB_REQUIRE_ANALYSIS();
-  wb::check::record_measured("conv2d_implicit_gemm loads " + fixed2(t.loads()) + " sectors/request, stores " +
-                             fixed2(t.stores()));
+  wb::check::record_measured("conv2d_implicit_gemm loads " + fixed(t.loads()) + " sectors/request, stores " +
+                             fixed(t.stores()));
   if (t.loads() > 8.0) {
-    FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << "): global loads touch " << fixed2(t.loads())
+    FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << "): global loads touch " << fixed(t.loads())
            << " 32-byte sectors per warp request (at most 8). In x (NCHW) the pixels of a row are consecutive: give "
               "consecutive lanes consecutive output pixels of the tile, and consecutive lanes of the filter load "
               "consecutive taps of one filter.";
@@ -808,15 +790,15 @@ TEST(Performance, ImplicitGemmSharedConflicts) {
   WB_ASSERT(wb::check::measure([] { return check_forward(kImplicit, kMetricShape, Data::kInteger, 830); }, t,
                                "conv2d_implicit_gemm"));
   WB_REQUIRE_ANALYSIS();
-  wb::check::record_measured("conv2d_implicit_gemm shared loads " + fixed2(t.shared_loads()) + ", stores " +
-                             fixed2(t.shared_stores()) + " wavefronts/request");
+  wb::check::record_measured("conv2d_implicit_gemm shared loads " + fixed(t.shared_loads()) + ", stores " +
+                             fixed(t.shared_stores()) + " wavefronts/request");
   if (t.shared_requests() == 0) {
     FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape)
            << ") used no shared memory: version 3 gathers its tiles into shared memory.";
   }
   if (t.shared_loads() > 1.25 || t.shared_stores() > 1.25) {
     FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << "): shared-memory loads take "
-           << fixed2(t.shared_loads()) << " and stores " << fixed2(t.shared_stores())
+           << fixed(t.shared_loads()) << " and stores " << fixed(t.shared_stores())
            << " wavefronts per request (at most 1.25: bank conflicts). Lanes that store one column of a transposed "
               "tile hit the same bank when the row length is a multiple of 32 floats: pad the rows (e.g. [8][64 + 4]).";
   }
@@ -836,16 +818,16 @@ TEST(Performance, ForwardVectorized) {
   WB_REQUIRE_ANALYSIS();
   const double per_request = wb::check::Traffic::ratio(t.bytes_read, t.load_requests);
   const double per_flop = t.bytes_read / flops(kMetricShape);
-  wb::check::record_measured("conv2d_forward " + fixed2(per_request) + " bytes/load request, " + fixed3(per_flop) +
+  wb::check::record_measured("conv2d_forward " + fixed(per_request) + " bytes/load request, " + fixed(per_flop, 3) +
                              " bytes/flop");
   if (per_request < 384) {
-    FAIL() << "conv2d_forward(" << describe(kMetricShape) << "): global loads carry " << fixed2(per_request)
+    FAIL() << "conv2d_forward(" << describe(kMetricShape) << "): global loads carry " << fixed(per_request)
            << " bytes per warp request (at least 384; 32 lanes of 4-byte loads carry 128, of 16-byte loads 512). "
               "In NHWC the channels of a pixel are contiguous, and so are those of a filter tap in KRSC: load four "
               "at a time as a float4 when C % 4 == 0.";
   }
   if (per_flop > 0.10) {
-    FAIL() << "conv2d_forward(" << describe(kMetricShape) << ") read " << fixed3(per_flop)
+    FAIL() << "conv2d_forward(" << describe(kMetricShape) << ") read " << fixed(per_flop, 3)
            << " bytes per flop (at most 0.10): reuse each tile from shared memory across a block tile of outputs.";
   }
 #endif

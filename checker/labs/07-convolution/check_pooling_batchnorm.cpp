@@ -75,6 +75,8 @@
 
 namespace {
 
+using wb::check::fixed;
+
 using wb::check::after_call;
 using wb::check::cuda_success;
 using wb::check::Input;
@@ -90,17 +92,7 @@ constexpr float kEps = 1e-5f;
 
 double sum_tolerance(double terms) { return (16.0 + 4.0 * std::sqrt(terms)) * kU; }
 
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.8g", v);
-  return buffer;
-}
-
-std::string fixed2(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
-}
+std::string number(double v) { return wb::check::significant(v, 8); }
 
 std::string shown(float v) {
   return never_written(v) ? std::string("nothing (never written: still the 0xFF bytes the checker put there)")
@@ -1189,33 +1181,27 @@ namespace {
 
 // Runs every function on small shapes and fails on any report of @p tools.
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
-#if WB_HAVE_CUSIM_ANALYSIS
-  cusim::analysis::reset();
-#endif
-  g_workspace_unwritten = true;
-  testing::AssertionResult results = testing::AssertionSuccess();
-  auto keep_first = [&](testing::AssertionResult r) {
-    if (!r && results) results = r;
-  };
-  std::uint64_t seed = 1900;
-  for (PoolParams p : {pool(2, 3, 7, 9, 3, 3, 1, 1, 2, 2), pool(1, 2, 6, 17, 3, 2, 1, 0, 2, 1),
-                       pool(1, 1, 4, 4, 4, 4, 3, 3, 1, 1), pool(1, 3, 10, 10, 2, 2, 0, 0, 3, 3)}) {
-    const PoolCase pc = make_pool_case(p, 0, seed++);
-    keep_first(check_maxpool_forward(pc));
-    keep_first(check_maxpool_backward(pc));
-    for (int include_pad : {0, 1}) {
-      keep_first(check_avgpool_forward(pc, include_pad));
-      keep_first(check_avgpool_backward(pc, include_pad));
+  wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
+    g_workspace_unwritten = true;
+    std::uint64_t seed = 1900;
+    for (PoolParams p : {pool(2, 3, 7, 9, 3, 3, 1, 1, 2, 2), pool(1, 2, 6, 17, 3, 2, 1, 0, 2, 1),
+                         pool(1, 1, 4, 4, 4, 4, 3, 3, 1, 1), pool(1, 3, 10, 10, 2, 2, 0, 0, 3, 3)}) {
+      const PoolCase pc = make_pool_case(p, 0, seed++);
+      keep_first(check_maxpool_forward(pc));
+      keep_first(check_maxpool_backward(pc));
+      for (int include_pad : {0, 1}) {
+        keep_first(check_avgpool_forward(pc, include_pad));
+        keep_first(check_avgpool_backward(pc, include_pad));
+      }
     }
-  }
-  for (BnShape s : {BnShape{2, 3, 1}, BnShape{3, 2, 5}, BnShape{2, 5, 64}, BnShape{2, 2, 3000}}) {
-    const BnCase b = make_bn_case(s.N, s.C, s.HW, 0, seed++);
-    keep_first(check_bn_training(b));
-    keep_first(check_bn_inference(b));
-    keep_first(check_bn_backward(make_bn_backward_case(s.N, s.C, s.HW, 0, seed++)));
-  }
-  g_workspace_unwritten = false;
-  wb::check::expect_no_analysis_reports(tools, what, results);
+    for (BnShape s : {BnShape{2, 3, 1}, BnShape{3, 2, 5}, BnShape{2, 5, 64}, BnShape{2, 2, 3000}}) {
+      const BnCase b = make_bn_case(s.N, s.C, s.HW, 0, seed++);
+      keep_first(check_bn_training(b));
+      keep_first(check_bn_inference(b));
+      keep_first(check_bn_backward(make_bn_backward_case(s.N, s.C, s.HW, 0, seed++)));
+    }
+    g_workspace_unwritten = false;
+  });
 }
 
 }  // namespace
@@ -1359,15 +1345,15 @@ TEST(Performance, PoolCoalesced) {
   WB_REQUIRE_ANALYSIS();
   std::string text;
   for (const PoolTraffic& p : all) {
-    text += (text.empty() ? "" : "; ") + std::string(p.function) + " " + fixed2(p.t.loads()) + " / " +
-            fixed2(p.t.stores());
+    text += (text.empty() ? "" : "; ") + std::string(p.function) + " " + fixed(p.t.loads()) + " / " +
+            fixed(p.t.stores());
   }
   wb::check::record_measured(text + " sectors per load / store request");
   for (const PoolTraffic& p : all) {
     if (p.t.loads() > kMaxLoads || p.t.stores() > kMaxStores) {
-      FAIL() << p.function << "(N=2, C=16, H=32, W=64, window 3x3, stride 2x2, pad 1x1): " << fixed2(p.t.loads())
-             << " sectors per load request and " << fixed2(p.t.stores()) << " per store request (at most "
-             << fixed2(kMaxLoads) << " and " << fixed2(kMaxStores)
+      FAIL() << p.function << "(N=2, C=16, H=32, W=64, window 3x3, stride 2x2, pad 1x1): " << fixed(p.t.loads())
+             << " sectors per load request and " << fixed(p.t.stores()) << " per store request (at most "
+             << fixed(kMaxLoads) << " and " << fixed(kMaxStores)
              << "). A warp's 32 lanes should take 32 consecutive outputs (or pixels) of a row: then one load of a "
                 "window offset spans 32 * stride_w consecutive floats and a store 32 consecutive floats. More sectors "
                 "mean the lanes are far apart (for example the plane index varying fastest).";
@@ -1391,13 +1377,13 @@ TEST(Performance, PoolReadsOnce) {
   WB_REQUIRE_ANALYSIS();
   std::string text;
   for (const PoolTraffic& p : all) {
-    text += (text.empty() ? "" : "; ") + std::string(p.function) + " " + fixed2(p.t.bytes_read / p.bound_bytes) + "x";
+    text += (text.empty() ? "" : "; ") + std::string(p.function) + " " + fixed(p.t.bytes_read / p.bound_bytes) + "x";
   }
   wb::check::record_measured(text + " the bytes of one read per (window, pixel) pair");
   for (const PoolTraffic& p : all) {
     const double ratio = p.t.bytes_read / p.bound_bytes;
     if (ratio > 1.05) {
-      FAIL() << p.function << "(N=2, C=16, H=32, W=64, window 3x3, stride 2x2, pad 1x1) read " << fixed2(ratio)
+      FAIL() << p.function << "(N=2, C=16, H=32, W=64, window 3x3, stride 2x2, pad 1x1) read " << fixed(ratio)
              << " x the bytes of one read per (window, pixel) pair (at most 1.05). Each window's pixels need one "
                 "read: keep the running maximum and its position together instead of a second pass to find the "
                 "argmax (and in the backward, read dy only where the argmax matches).";
@@ -1453,14 +1439,14 @@ TEST(Performance, BatchNormReadsTwice) {
   const double bytes = 4.0 * kMetricBn.N * kMetricBn.C * kMetricBn.HW;
   std::string text;
   for (const BnTraffic& b : all) {
-    text += (text.empty() ? "" : "; ") + std::string(b.function) + " " + fixed2(b.t.bytes_read / bytes);
+    text += (text.empty() ? "" : "; ") + std::string(b.function) + " " + fixed(b.t.bytes_read / bytes);
   }
   wb::check::record_measured(text + " x 4NCHW bytes read");
   for (const BnTraffic& b : all) {
     const double reads = b.t.bytes_read / bytes;
     if (reads > b.reads_allowed) {
       FAIL() << b.function << "(N=" << kMetricBn.N << ", C=" << kMetricBn.C << ", HW=" << kMetricBn.HW << ") read "
-             << fixed2(reads) << " x 4NCHW bytes (at most " << fixed2(b.reads_allowed) << ": " << b.what
+             << fixed(reads) << " x 4NCHW bytes (at most " << fixed(b.reads_allowed) << ": " << b.what
              << "). A separate pass for the mean and another for the variance reads x once more: Welford's algorithm "
                 "gives both in one pass.";
     }
@@ -1484,8 +1470,8 @@ TEST(Performance, BatchNormCoalesced) {
   WB_REQUIRE_ANALYSIS();
   std::string text;
   for (const BnTraffic& b : all) {
-    text += (text.empty() ? "" : "; ") + std::string(b.function) + " " + fixed2(100.0 * b.t.load_efficiency()) +
-            "% / " + fixed2(100.0 * b.t.store_efficiency()) + "%";
+    text += (text.empty() ? "" : "; ") + std::string(b.function) + " " + fixed(100.0 * b.t.load_efficiency()) +
+            "% / " + fixed(100.0 * b.t.store_efficiency()) + "%";
   }
   wb::check::record_measured(text + " of sector bytes used (loads / stores)");
   for (const BnTraffic& b : all) {
@@ -1493,7 +1479,7 @@ TEST(Performance, BatchNormCoalesced) {
          {std::pair{"loads", b.t.load_efficiency()}, std::pair{"stores", b.t.store_efficiency()}}) {
       if (efficiency < kMinEfficiency) {
         FAIL() << b.function << "(N=" << kMetricBn.N << ", C=" << kMetricBn.C << ", HW=" << kMetricBn.HW << "): its "
-               << name << " use only " << fixed2(100.0 * efficiency)
+               << name << " use only " << fixed(100.0 * efficiency)
                << "% of the bytes of the 32-byte sectors they touch (at least 90%). Consecutive threads must access "
                   "consecutive floats or 16-byte chunks of a plane, not elements of different channels or planes.";
       }

@@ -61,6 +61,8 @@
 
 namespace {
 
+using wb::check::fixed;
+
 using wb::check::after_call;
 using wb::check::from_bf16;
 using wb::check::from_fp16;
@@ -73,17 +75,7 @@ using wb::check::to_fp16;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.7g", v);
-  return buffer;
-}
-
-std::string fixed2(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
-}
+std::string number(double v) { return wb::check::significant(v, 7); }
 
 // ---- 16-bit formats on the host ------------------------------------------------------------------------
 
@@ -852,21 +844,15 @@ TEST(Correctness, HostReturnsCudaErrors) {
 namespace {
 
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
-#if WB_HAVE_CUSIM_ANALYSIS
-  cusim::analysis::reset();
-#endif
-  testing::AssertionResult results = testing::AssertionSuccess();
-  auto keep_first = [&](testing::AssertionResult r) {
-    if (!r && results) results = r;
-  };
-  std::uint64_t seed = 800;
-  for (AttentionShape s : {AttentionShape{1, 1, 17, 17, 32, 1}, AttentionShape{1, 2, 33, 70, 64, 0},
-                           AttentionShape{1, 1, 70, 33, 128, 1}}) {
-    for (Version v : {Version::Unfused, Version::Fused, Version::Bf16, Version::Fp16})
-      keep_first(check_forward(v, make_data(s, version_precision(v), seed++)));
-    keep_first(check_backward(backward_case(s, seed++)));
-  }
-  wb::check::expect_no_analysis_reports(tools, what, results);
+  wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
+    std::uint64_t seed = 800;
+    for (AttentionShape s : {AttentionShape{1, 1, 17, 17, 32, 1}, AttentionShape{1, 2, 33, 70, 64, 0},
+                             AttentionShape{1, 1, 70, 33, 128, 1}}) {
+      for (Version v : {Version::Unfused, Version::Fused, Version::Bf16, Version::Fp16})
+        keep_first(check_forward(v, make_data(s, version_precision(v), seed++)));
+      keep_first(check_backward(backward_case(s, seed++)));
+    }
+  });
 }
 
 }  // namespace
@@ -933,29 +919,29 @@ TEST(Performance, FusedTraffic) {
     const double tiles = std::ceil(static_cast<double>(s.tq) / kMinQueryTile);
     const double read_bound = eb * (attention_q_elements(s) + 2.0 * attention_kv_elements(s) * tiles);
     const double written = t.bytes_written / out_bytes, read = t.bytes_read / read_bound;
-    text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + ": written " + fixed2(written) +
-            " x (O + L), read " + fixed2(read) + " x bound, sector use " + fixed2(t.load_efficiency()) + "/" +
-            fixed2(t.store_efficiency()) + ", shared wavefronts per 128 bytes " +
-            fixed2(t.shared_loads_per_128_bytes()) + " loads/" + fixed2(t.shared_stores_per_128_bytes()) + " stores";
+    text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + ": written " + fixed(written) +
+            " x (O + L), read " + fixed(read) + " x bound, sector use " + fixed(t.load_efficiency()) + "/" +
+            fixed(t.store_efficiency()) + ", shared wavefronts per 128 bytes " +
+            fixed(t.shared_loads_per_128_bytes()) + " loads/" + fixed(t.shared_stores_per_128_bytes()) + " stores";
     wb::check::record_measured(text);
     if (written > kMaxWrittenRatio)
       ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") wrote " << t.bytes_written << " bytes to global "
-                    << "memory, " << fixed2(written) << " x the " << out_bytes
+                    << "memory, " << fixed(written) << " x the " << out_bytes
                     << " bytes of O and L (at most 1.10 x). A fused kernel keeps the Tq x Tk scores on chip: no score "
                        "or probability buffer in global memory.";
     if (read > kMaxReadRatio)
-      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") read " << t.bytes_read << " bytes, " << fixed2(read)
+      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") read " << t.bytes_read << " bytes, " << fixed(read)
                     << " x the bound for K and V read once per tile of 32 query rows. Give each block at least 32 "
                        "query rows, and load each K/V tile once per block into shared memory.";
     if (t.shared_loads_per_128_bytes() > kMaxSharedLoadWavefronts)
       ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << "): shared-memory loads took "
-                    << fixed2(t.shared_loads_per_128_bytes())
+                    << fixed(t.shared_loads_per_128_bytes())
                     << " wavefronts per 128 bytes (at most 1.25; 1 is conflict-free). Bank conflicts: rows of a "
                        "shared tile whose length is a multiple of 128 bytes put a column in one bank; pad each row "
                        "(one float, or 8 halves for WMMA tiles).";
     if (t.load_efficiency() < kMinSectorEfficiency || t.store_efficiency() < kMinSectorEfficiency)
-      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") used " << fixed2(t.load_efficiency())
-                    << " of the bytes of the sectors it loaded and " << fixed2(t.store_efficiency())
+      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") used " << fixed(t.load_efficiency())
+                    << " of the bytes of the sectors it loaded and " << fixed(t.store_efficiency())
                     << " of those it stored (at least 0.80). Let consecutive threads load consecutive 16-byte pieces "
                        "of a row, and write O row by row.";
   }
@@ -977,10 +963,10 @@ TEST(Performance, CausalSkipsTiles) {
     WB_ASSERT(measure_version(v, {1, 1, 1024, 1024, 32, 1}, causal));
     WB_REQUIRE_ANALYSIS();
     const double fraction = static_cast<double>(causal.bytes_read) / static_cast<double>(full.bytes_read);
-    text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + " " + fixed2(fraction) + " x";
+    text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + " " + fixed(fraction) + " x";
     wb::check::record_measured(text);
     if (fraction > kMaxCausalReadFraction)
-      ADD_FAILURE() << version_name(v) << "(T=1024, D=32): the causal call read " << fixed2(fraction)
+      ADD_FAILURE() << version_name(v) << "(T=1024, D=32): the causal call read " << fixed(fraction)
                     << " x the bytes of the non-causal one (at most 0.65; skipping the tiles above the diagonal gives "
                        "about 0.5). Stop the loop over key tiles after the last key the block's last row sees.";
   }
@@ -1029,10 +1015,10 @@ TEST(Performance, TensorCoreForward) {
         {.warmup = 1, .repetitions = 5});
     const double tflops = attention_flops(s) / (t.median_ms * 1e-3) / 1e12;
     const double ratio = tflops / ceiling;
-    wb::check::record_measured(fixed2(ratio) + " x the bf16 GEMM ceiling (" + fixed2(tflops) + " vs " +
-                               fixed2(ceiling) + " TFLOP/s)");
-    EXPECT_GE(ratio, kMinRatio) << "attention_forward_bf16(" << shape_text(s) << ") reached " << fixed2(tflops)
-                                << " TFLOP/s, " << fixed2(ratio) << " x the " << fixed2(ceiling)
+    wb::check::record_measured(fixed(ratio) + " x the bf16 GEMM ceiling (" + fixed(tflops) + " vs " +
+                               fixed(ceiling) + " TFLOP/s)");
+    EXPECT_GE(ratio, kMinRatio) << "attention_forward_bf16(" << shape_text(s) << ") reached " << fixed(tflops)
+                                << " TFLOP/s, " << fixed(ratio) << " x the " << fixed(ceiling)
                                 << " TFLOP/s of cuBLAS's bf16 GEMM in the same run; it needs " << kMinRatio << " x.";
   } catch (const std::exception& e) {
     FAIL() << "a CUDA or cuBLAS call failed while timing attention_forward_bf16: " << e.what();
@@ -1061,10 +1047,10 @@ TEST(Performance, FusedVsUnfused) {
         [&] { WB_CUDA_CHECK(attention_unfused(q.data(), k.data(), v.data(), o.data(), lse.data(), s, ws.data())); },
         {.warmup = 1, .repetitions = 3});
     const double speedup = unfused.median_ms / fused.median_ms;
-    wb::check::record_measured(fixed2(speedup) + " x (fused " + fixed2(attention_flops(s) / (fused.median_ms * 1e9)) +
-                               " TFLOP/s, unfused " + fixed2(attention_flops(s) / (unfused.median_ms * 1e9)) +
+    wb::check::record_measured(fixed(speedup) + " x (fused " + fixed(attention_flops(s) / (fused.median_ms * 1e9)) +
+                               " TFLOP/s, unfused " + fixed(attention_flops(s) / (unfused.median_ms * 1e9)) +
                                " TFLOP/s)");
-    EXPECT_GE(speedup, kMinSpeedup) << "attention_forward(" << shape_text(s) << ") is " << fixed2(speedup)
+    EXPECT_GE(speedup, kMinSpeedup) << "attention_forward(" << shape_text(s) << ") is " << fixed(speedup)
                                     << " x faster than attention_unfused; it needs " << kMinSpeedup << " x.";
   } catch (const std::exception& e) {
     FAIL() << "a CUDA call failed while timing attention_forward: " << e.what();
