@@ -62,6 +62,15 @@ __global__ void shared_out_of_bounds(float* out) {
     out[threadIdx.x] = s[threadIdx.x % 32];
 }
 
+// The classic scan mistake: step d adds s[t - d] without testing t >= d.
+constexpr int kSharedBeforeLine = __LINE__ + 5;
+__global__ void shared_before_start(float* out) {
+    extern __shared__ float s[];
+    s[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x] + s[int(threadIdx.x) - 4];
+}
+
 constexpr int kHostPtrLine = __LINE__ + 2;
 __global__ void write_through_pointer(float* p) {
     p[threadIdx.x] = 3.0f;
@@ -306,6 +315,18 @@ TEST_F(Analysis, MemcheckReportsSharedOutOfBounds) {
     ASSERT_EQ(r.size(), 1u) << all_reports();
     EXPECT_EQ(r[0].kind, "Invalid __shared__ write of size 4 bytes");
     EXPECT_EQ(r[0].line, kSharedOobLine);
+}
+
+TEST_F(Analysis, MemcheckReportsSharedIndexBelowZeroAsShared) {
+    Device d(64);
+    shared_before_start<<<1, 64, 64 * sizeof(float)>>>(d.b);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    auto r = of_tool("memcheck");
+    ASSERT_EQ(r.size(), 1u) << all_reports();
+    EXPECT_EQ(r[0].kind, "Invalid __shared__ read of size 4 bytes");
+    EXPECT_EQ(r[0].line, kSharedBeforeLine);
+    EXPECT_NE(r[0].message.find("16 bytes before the start of the block's shared memory"), std::string::npos)
+        << r[0].message;
 }
 
 TEST_F(Analysis, MemcheckReportsUseAfterFree) {

@@ -918,6 +918,24 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
                 return;
             }
             if (!(t & kMemcheck)) return;
+            // In the margins cusim keeps around the block's shared memory (kSharedMargin): on a GPU
+            // the same index stays in the shared window and compute-sanitizer reports a shared
+            // access out of bounds (s[t - d] with t < d, s[t + d] past the array).
+            const uintptr_t smem_end = smem + v.smem_capacity;
+            if ((a < smem && smem - a <= kSharedMargin) || (a >= smem_end && a - smem_end < kSharedMargin)) {
+                const size_t valid = v.smem_dyn + *v.smem_static_used;
+                memcheck_error(std::string("Invalid __shared__ ") + (write ? "write" : "read") + " of size " +
+                                   std::to_string(size) + " bytes",
+                               pc,
+                               "Address " + hexaddr(a) + " is " +
+                                   (a < smem ? std::to_string(smem - a) + " bytes before the start"
+                                             : std::to_string(a - smem) + " bytes from the start") +
+                                   " of the block's shared memory, which holds " + std::to_string(valid) +
+                                   " bytes (dynamic " + std::to_string(v.smem_dyn) + " + static " +
+                                   std::to_string(*v.smem_static_used) +
+                                   ")\n=========     Hint: an index into a __shared__ array below 0 (such as s[t - d] "
+                                   "for t < d) or past its end");
+            }
             memcheck_error(std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " +
                                std::to_string(size) + " bytes",
                            pc,

@@ -42,6 +42,11 @@ constexpr int kNumSMs = 132;
 
 namespace cusim::detail {
 
+/// Bytes of unused memory cusim keeps on each side of a block's shared-memory arena: an access
+/// that lands there is a __shared__ index out of bounds (s[t - d] with t < d), which memcheck
+/// reports as one, as compute-sanitizer does on a GPU, rather than as a stray host address.
+constexpr size_t kSharedMargin = 64 * 1024;
+
 /// What the analysis hooks need to know about the simulated thread running on this OS thread.
 /// The scheduler keeps it current on every fiber switch.
 struct ExecView {

@@ -244,7 +244,7 @@ struct Worker {
             munmap(f->mem, f->mem_size);
             delete f;
         }
-        std::free(arena);
+        if (arena) std::free(arena - kSharedMargin);
     }
 };
 
@@ -719,7 +719,9 @@ void setup_launch(Worker& w, LaunchState& ls) {
     w.bar_waiters.reserve(w.nthreads);
     w.released.clear();
     w.released.reserve(w.nthreads);
-    if (!w.arena) w.arena = static_cast<char*>(std::aligned_alloc(1024, kArenaBytes));
+    if (!w.arena)  // kSharedMargin bytes on both sides: see memcheck's report of them
+        w.arena = static_cast<char*>(std::aligned_alloc(1024, kSharedMargin + kArenaBytes + kSharedMargin)) +
+                  kSharedMargin;
     w.dyn_bytes = (ls.dyn_smem + 255) & ~size_t(255);
     blockDim = ls.block;
     gridDim = ls.grid;
