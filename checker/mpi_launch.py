@@ -95,7 +95,7 @@ def _own_process_group() -> dict:
     would then share the CPU half and half, whatever each needs. A worker spinning in the lab's
     MPI wait for a peer would take the workers' half while the judges preparing that peer's
     request queue on the other: lab 09's split at 8 ranks ran 2-3x slower per call than the same
-    checks in one job (docs/perf/check-isolation.md, 2026-11-26)."""
+    checks in one job (docs/perf/check-isolation.md, 2026-11-27)."""
     if sys.version_info >= (3, 11):
         return {"process_group": 0}
     return {"preexec_fn": os.setpgrp}
