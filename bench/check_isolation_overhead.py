@@ -11,8 +11,9 @@ median wall time per lab and the ratio.
   cmake --build /tmp/sim-inproc --target check_NN_..._solution   (each lab in LABS below)
   bench/check_isolation_overhead.py build/sim/bin /tmp/sim-inproc/bin [REPS [LAB...]]
 
-LAB: a lab's full name (default: every split lab); the collective labs run under mpirun at
-their rank counts, as `./workbook check` runs them.
+LAB: a lab's full name (default: every split lab, i.e. every lab with a
+checker/labs/NN-name/interface.cpp); the collective labs run under mpirun at their rank counts,
+as `./workbook check` runs them.
 """
 import statistics
 import sys
@@ -24,8 +25,8 @@ sys.path.insert(0, str(ROOT / "checker"))
 
 from wbcheck import labs, runner, sandbox  # noqa: E402
 
-LABS = ["01-saxpy", "02-transpose", "03-reduction", "04-scan-histogram", "05-gemm", "09-point-to-point",
-        "10-ring-allreduce", "11-tree-allreduce", "12-data-parallel-trainer"]
+# The split labs: those whose interface the checks call as requests to the lab's process.
+LABS = sorted(p.parent.name for p in (ROOT / "checker" / "labs").glob("*/interface.cpp"))
 
 
 def run(lab, binary: Path) -> tuple[float, int, int]:

@@ -15,7 +15,7 @@ one process per rank) and turns what can go wrong into a failed check with a cle
   example "blocked in send(to=1, tag=0, bytes=4194316)"); every rank blocked in send is
   reported as a send-send deadlock;
 - a job that prints without end: stopped after 8 MiB;
-- no process outlives a run: mpirun runs in its own session, the whole process group is
+- no process outlives a run: mpirun runs in its own process group, the whole group is
   killed on a time limit, and every rank's pid is checked afterwards.
 
 How ranks report: the launcher sets WB_COMM_STATUS_DIR to a fresh temporary directory. Each
@@ -85,6 +85,20 @@ class CheckResult:
     def failed(self) -> bool:
         """Neither passed nor skipped (failed, crashed, timed out, ...)."""
         return self.status not in ("passed", "skipped")
+
+
+def _own_process_group() -> dict:
+    """Popen arguments that start a job in a process group of its own (killed as one, and not in
+    the terminal's foreground group, so Ctrl-C reaches the launcher, which stops the job), but in
+    the launcher's session. Not a session of its own: Linux schedules each session as one group
+    (autogroup, on by default), so the two jobs of a split check (the judges and their workers)
+    would then share the CPU half and half, whatever each needs. A worker spinning in the lab's
+    MPI wait for a peer would take the workers' half while the judges preparing that peer's
+    request queue on the other: lab 09's split at 8 ranks ran 2-3x slower per call than the same
+    checks in one job (docs/perf/check-isolation.md, 2026-11-27)."""
+    if sys.version_info >= (3, 11):
+        return {"process_group": 0}
+    return {"preexec_fn": os.setpgrp}
 
 
 def _mpirun() -> str:
@@ -393,7 +407,7 @@ def _start_workers(binary, worker, ranks, tcp, env, mpirun, status_dir, remote_d
     if os.environ.get("WB_SANDBOX") != "off" and os.access(runner, os.X_OK):
         cmd = [runner, os.path.realpath(shutil.which(cmd[0]) or cmd[0])] + cmd[1:]
     return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=wenv,
-                            start_new_session=True, cwd=remote_dir)
+                            cwd=remote_dir, **_own_process_group())
 
 
 def _merge_statuses(judges: dict, workers: dict) -> dict:
@@ -447,7 +461,7 @@ def _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpir
             if worker else None
         try:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=judge_env, start_new_session=True, cwd=status_dir)
+                                    env=judge_env, cwd=status_dir, **_own_process_group())
         except BaseException:
             if wproc:
                 _kill_job(wproc, remote_dir, ranks, worker)
@@ -456,8 +470,8 @@ def _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpir
             return _watch_job(binary, ranks, tests, status_dir, limit, tcp, log, stall_s, worker, remote_dir,
                               stop_at_failure, proc, wproc, out, wout)
         except BaseException:
-            # Interrupted (Ctrl-C) or failed while watching: the jobs run in their own sessions,
-            # so nothing else would stop them.
+            # Interrupted (Ctrl-C) or failed while watching: the jobs run in their own process
+            # groups, so nothing else would stop them.
             _kill_job(proc, status_dir, ranks, binary)
             if wproc:
                 _kill_job(wproc, remote_dir, ranks, worker)

@@ -12,11 +12,15 @@ namespace wb::remote {
 namespace {
 
 // WB_REMOTE_STATS=1: at exit, the messages this process sent by kind and their bytes (what the
-// split costs in round trips; docs/perf/check-isolation.md).
+// split costs in round trips; docs/perf/check-isolation.md) and, in the collective labs' split,
+// the seconds the judge waited for its worker's replies, the worker ran the lab's code, and the
+// worker waited for requests: waiting minus running is what the round trips cost.
 struct SendStats {
   std::mutex mutex;
   std::uint64_t count[64] = {};
   std::uint64_t bytes[64] = {};
+  double seconds[4] = {};  // by StatsTime
+  std::uint64_t timed[4] = {};
   bool enabled = std::getenv("WB_REMOTE_STATS") != nullptr;
   void note(std::uint32_t tag, std::uint64_t n) {
     if (!enabled) return;
@@ -32,6 +36,10 @@ struct SendStats {
                  static_cast<unsigned long long>(total), static_cast<unsigned long long>(total_bytes));
     for (int t = 0; t < 64; ++t)
       if (count[t]) std::fprintf(stderr, " %d:%llu", t, static_cast<unsigned long long>(count[t]));
+    static const char* const names[] = {"waiting for replies", "running the lab's code", "between requests", "?"};
+    for (int k = 0; k < 4; ++k)
+      if (timed[k])
+        std::fprintf(stderr, "; %s: %.3f s in %llu", names[k], seconds[k], static_cast<unsigned long long>(timed[k]));
     std::fprintf(stderr, "\n");
   }
 };
@@ -137,6 +145,15 @@ void send_framed(int fd, std::uint32_t tag, const Writer& payload, int passed) {
 }
 
 }  // namespace
+
+bool stats_enabled() { return g_send_stats.enabled; }
+
+void stats_note_time(StatsTime what, double seconds) {
+  if (!g_send_stats.enabled) return;
+  std::lock_guard<std::mutex> lock(g_send_stats.mutex);
+  g_send_stats.seconds[static_cast<int>(what)] += seconds;
+  g_send_stats.timed[static_cast<int>(what)] += 1;
+}
 
 void send_message_with_fd(int fd, std::uint32_t tag, const Writer& payload, int passed) {
   send_framed(fd, tag, payload, passed);

@@ -251,6 +251,7 @@ Reader Request::run(comm::Communicator& comm) {
   std::uint32_t tag = 0;
   Payload payload;
   std::exception_ptr thrown;  // by a function of the checks the lab's code called back
+  const double sent_at = stats_enabled() ? MPI_Wtime() : 0;
   try {
     send_message(g_fd, static_cast<std::uint32_t>(Op::Call), w);
     for (;;) {
@@ -280,6 +281,7 @@ Reader Request::run(comm::Communicator& comm) {
   } catch (const ChannelError& e) {
     lost(name_, std::string("ended (") + e.what() + ")");
   }
+  if (stats_enabled()) stats_note_time(StatsTime::judge_waiting, MPI_Wtime() - sent_at);
   comm::status::set_running();
   Reader r(std::move(payload));
   std::uint8_t outcome = 0;

@@ -113,6 +113,7 @@ void serve(Reader& in, comm::Communicator& comm, int fd) {
   {
     comm::check::LearnerCall window(name);
     const auto h = handlers().find(name);
+    const double started = stats_enabled() ? MPI_Wtime() : 0;
     try {
       if (h == handlers().end()) throw std::runtime_error("the worker has no function " + name);
       h->second(args, result, comm);
@@ -127,6 +128,7 @@ void serve(Reader& in, comm::Communicator& comm, int fd) {
       outcome = 3;
       text = e.what();
     }
+    if (stats_enabled()) stats_note_time(StatsTime::worker_running, MPI_Wtime() - started);
     calls = window.close_calls();
   }
   comm.record_message_times(false);
@@ -221,7 +223,9 @@ int main(int argc, char** argv) {
   for (;;) {
     std::uint32_t tag = 0;
     Payload payload;
+    const double idle_since = stats_enabled() ? MPI_Wtime() : 0;
     comm_split::wait_readable_with_mpi_progress(fd);  // between requests, MPI keeps moving
+    if (stats_enabled()) stats_note_time(StatsTime::worker_idle, MPI_Wtime() - idle_since);
     try {
       int passed = -1;
       if (!receive_message_with_fd(fd, tag, payload, &passed)) break;  // the judge is gone

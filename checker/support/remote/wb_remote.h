@@ -148,6 +148,17 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
+/// WB_REMOTE_STATS=1 (channel.cpp): besides the messages sent, these times are summed and printed
+/// at exit (the collective labs' split notes them: comm_judge.cpp, comm_worker.cpp).
+enum class StatsTime {
+  judge_waiting,   ///< the judge, from sending a Call to its reply
+  worker_running,  ///< the worker, in the lab's function of a Call
+  worker_idle,     ///< the worker, from its last reply to the next request
+};
+/// True when WB_REMOTE_STATS is set (read the clock only then).
+bool stats_enabled();
+void stats_note_time(StatsTime what, double seconds);
+
 /// Sends one message; throws ChannelError when the peer is gone.
 void send_message(int fd, std::uint32_t tag, const Writer& payload);
 /// Receives one message; false at end of stream (the peer closed or died). Throws
