@@ -26,8 +26,8 @@ def _jobs(args) -> int | None:
     return args.jobs if getattr(args, "jobs", None) else None
 
 
-def _prepare(command: str, backend: str, args, needs_mpi: bool = False) -> None:
-    deps.ensure(deps.required(command, backend, needs_mpi), allow_install=not args.no_install)
+def _prepare(command: str, backend: str, args, needs_mpi: bool = False, plot: bool = False) -> None:
+    deps.ensure(deps.required(command, backend, needs_mpi, plot), allow_install=not args.no_install)
     build.configure(backend, verbose=args.verbose)
 
 
@@ -303,7 +303,7 @@ def cmd_docs(args) -> int:
 
 def cmd_bench(args) -> int:
     backend = resolve_backend(args.backend)
-    _prepare("bench", backend, args)
+    _prepare("bench", backend, args, plot=args.plot)
     available = build.targets_matching(backend, r"bench_[A-Za-z0-9_]+")
     if args.names:
         wanted = []

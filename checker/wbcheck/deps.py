@@ -134,12 +134,13 @@ DEPENDENCIES = {d.key: d for d in (
 )}
 
 
-def required(command: str, backend: str | None, needs_mpi: bool = False) -> list[str]:
-    """Dependency keys a command needs on a backend."""
+def required(command: str, backend: str | None, needs_mpi: bool = False, plot: bool = False) -> list[str]:
+    """Dependency keys a command needs on a backend (@p plot: `bench --plot`, which draws with
+    matplotlib; the benchmarks themselves do not need it)."""
     if command == "docs":
         return ["doxygen"]
     keys = ["compiler", "cmake", "ninja", "gtest"]
-    if command == "bench":
+    if plot:
         keys.append("matplotlib")
     if backend == "sim":
         keys += ["boost_context", "openblas", "gcc_plugin"]

@@ -77,7 +77,8 @@ class Dependencies(unittest.TestCase):
         self.assertNotIn("nvcc", deps.required("check", "sim"))
         self.assertIn("mpi", deps.required("check", "sim", needs_mpi=True))
         self.assertEqual(deps.required("docs", None), ["doxygen"])
-        self.assertIn("matplotlib", deps.required("bench", "sim"))  # the benchmarks' plots
+        self.assertIn("matplotlib", deps.required("bench", "sim", plot=True))  # the benchmarks' plots
+        self.assertNotIn("matplotlib", deps.required("bench", "sim"))  # running them needs no matplotlib
         self.assertNotIn("matplotlib", deps.required("check", "sim"))
 
 
