@@ -326,11 +326,32 @@ TEST(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce) {
   o.min_bytes = o.max_bytes = 8;
   o.iters = 300;
   o.warmup = 20;
+  // An 8-byte MPI_Allreduce takes microseconds (tens over TCP). When it takes more than
+  // kBusyUs a call, the ranks spent the time waiting for a CPU (more ranks than free cores:
+  // each message then waits for the scheduler's next tick, milliseconds), and the ratio says
+  // nothing about the lab's code: a 1 ms delay in it goes unseen. Measure again, up to three
+  // times; if the machine stays that busy, report the check as not measured, never as passed.
+  // Every rank holds the same results, so every rank takes the same branch.
+  constexpr double kBusyUs = 500;
   comm::check::VsLibrary res;
-  std::string ni = run_lab_code(
-      [&] { res = lab11::timed::double_tree_vs_library(o, lab11::default_segment_bytes, w); }, "double_tree_allreduce");
-  if (!ni.empty()) FAIL() << ni;
-  ASSERT_EQ(res.lab.wrong, 0u) << "double_tree_allreduce gave wrong results for 8 bytes";
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::string ni = run_lab_code(
+        [&] { res = lab11::timed::double_tree_vs_library(o, lab11::default_segment_bytes, w); },
+        "double_tree_allreduce");
+    if (!ni.empty()) FAIL() << ni;
+    ASSERT_EQ(res.lab.wrong, 0u) << "double_tree_allreduce gave wrong results for 8 bytes";
+    if (res.library.time_us <= kBusyUs) break;
+  }
+  if (res.library.time_us > kBusyUs) {
+    std::ostringstream m;
+    m.precision(2);
+    m << std::fixed << "MPI_Allreduce took " << res.library.time_us << " us a call for 8 bytes with " << n
+      << " ranks in each of 3 measurements (microseconds on a machine with a free core per rank): the ranks were "
+      << "waiting for CPU time, so the comparison would say nothing. Run this check again with nothing else "
+      << "busy on the machine.";
+    record("threshold", "<= 3.00x MPI_Allreduce time for 8 bytes");
+    GTEST_SKIP() << m.str();
+  }
   const double ratio = res.lab.time_us / res.library.time_us;
   std::ostringstream m;
   m.precision(2);
