@@ -449,12 +449,9 @@ def test_known_wrong(ml, bin_dir, only=None, timed=False):
             continue
         binary = os.path.join(bin_dir, "known_wrong_" + name)
         for ranks, filt, status, needles, *limit in entries if isinstance(entries, list) else [entries]:
-            t0 = time.monotonic()
-            res = ml.run_mpi_checks(binary, ranks, [filt], time_limit_s=limit[0] if limit else 8)
-            took = time.monotonic() - t0
-            r = res[0]
+            r = ml.run_mpi_checks(binary, ranks, [filt], time_limit_s=limit[0] if limit else 8)[0]
             ok_status = r.status != "passed" if status is None else r.status == status
-            expect(ok_status, f"{name}: {filt} rejects it ({r.status}, {took:.1f} s at {ranks} ranks)", r.message)
+            expect(ok_status, f"{name}: {filt} rejects it ({r.status}, {r.time_s:.1f} s at {ranks} ranks)", r.message)
             for n in needles:
                 expect(n in r.message, f"{name}: {filt} says '{n}'", r.message)
             expect(not processes_of(binary), f"{name}: no rank process is left behind")
