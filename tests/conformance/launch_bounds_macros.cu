@@ -1,7 +1,7 @@
 // __launch_bounds__ on kernels launched through a helper macro whose body holds the launch
 // (#define LAUNCH(kernel, grid, block, ...) kernel<<<grid, block>>>(__VA_ARGS__)), where the
-// launch deduces the template arguments, picks one of several overloads, or calls a friend kernel
-// found by argument-dependent lookup: a block larger than the bound of the kernel the launch calls
+// launch deduces the template arguments, picks one of several overloads, or calls a kernel that is
+// a friend of its argument's class: a block larger than the bound of the kernel the launch calls
 // fails with cudaErrorLaunchOutOfResources, as when the kernel is launched directly.
 #include <cstdio>
 
@@ -23,10 +23,16 @@ template <class T>
 __global__ void __launch_bounds__(32) negate(T* data) { data[threadIdx.x] = -data[threadIdx.x]; }
 }
 
-struct Slots {
-    int* data;
-    friend __global__ void __launch_bounds__(32) clear(Slots s) { s.data[threadIdx.x] = 0; }
+class Slots {
+  public:
+    explicit Slots(int* data) : data_(data) {}
+    friend __global__ void __launch_bounds__(32) clear(Slots s);
+
+  private:
+    int* data_;
 };
+
+__global__ void __launch_bounds__(32) clear(Slots s) { s.data_[threadIdx.x] = 0; }
 
 int main() {
     int* i;
@@ -51,7 +57,7 @@ int main() {
     LAUNCH_REPORTED("LAUNCH_REPORTED(twice, 1, 64, float*)", twice, 1, 64, f);
     LAUNCH_REPORTED("LAUNCH_REPORTED(ops::negate, 1, 64, int*)", ops::negate, 1, 64, i);
     LAUNCH_REPORTED("LAUNCH_REPORTED(ops::negate, 1, 32, int*)", ops::negate, 1, 32, i);
-    Slots s{i};
+    Slots s(i);
     LAUNCH_REPORTED("LAUNCH_REPORTED(clear, 1, 64, Slots)", clear, 1, 64, s);
     LAUNCH_REPORTED("LAUNCH_REPORTED(clear, 1, 32, Slots)", clear, 1, 32, s);
 

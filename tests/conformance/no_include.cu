@@ -1,4 +1,9 @@
-// No #include at all: nvcc includes cuda_runtime.h (and with it printf) in every .cu file.
+// No CUDA #include: nvcc includes cuda_runtime.h in every .cu file, so cudaDeviceProp, cudaMalloc
+// and the launch need nothing. printf does: nvcc's implicit headers do not declare it, so the
+// program includes <cstdio> itself (without it nvcc refuses the program, and so does cusim:
+// refused_nvcc_implicit_printf.cu).
+#include <cstdio>
+
 __global__ void square(int* v) { v[threadIdx.x] = static_cast<int>(threadIdx.x * threadIdx.x); }
 
 int main() {

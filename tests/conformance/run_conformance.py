@@ -1,17 +1,33 @@
 #!/usr/bin/env python3
 """Runs one conformance program and judges it (ctest calls this).
 
-  run_conformance.py output EXPECTED -- COMMAND...
+  run_conformance.py output EXPECTED [--backend cuda] -- COMMAND...
       COMMAND must exit 0 and print exactly EXPECTED's text on stdout (what nvcc's build of the
-      program prints on a GPU).
+      program prints on a GPU). With --backend cuda, COMMAND is that nvcc build, run on a GPU.
   run_conformance.py refused HEADER [first] -- COMMAND...
       COMMAND (a build) must fail naming <HEADER> as refused by cusim: exactly one error line
       (with `first`: the first error line, for a header the compiler reaches), and never a line
       from NVIDIA's own headers.
+  run_conformance.py refused_by_cusim SOURCE -- COMMAND...
+      SOURCE is not CUDA (nvcc refuses it): COMMAND (its cusim build) must fail with exactly one
+      error line, at SOURCE's file and a line of it, containing the text of SOURCE's "// cusim:" line.
+  run_conformance.py nvcc_refuses SOURCE STAMP -- NVCC...
+      NVCC (a compilation of SOURCE) must fail with an error containing the text of SOURCE's
+      "// nvcc:" line; then STAMP is written (the cuda build runs this; it needs no GPU).
 """
 import difflib
+import os
 import subprocess
 import sys
+
+
+def quoted_rule(source, who):
+    """The text of SOURCE's "// who: ..." line."""
+    with open(source, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("// %s: " % who):
+                return line[len("// %s: " % who):].strip()
+    raise SystemExit("%s has no '// %s:' line" % (source, who))
 
 
 def main(argv):
@@ -21,11 +37,12 @@ def main(argv):
     if mode == "output":
         with open(args[0], encoding="utf-8") as f:
             expected = f.read()
+        got = "nvcc build on this GPU" if args[1:] == ["--backend", "cuda"] else "cusim"
         ok = proc.returncode == 0 and proc.stdout == expected
         if not ok:
             sys.stdout.write("exit status %d\n" % proc.returncode)
             sys.stdout.writelines(difflib.unified_diff(expected.splitlines(True), proc.stdout.splitlines(True),
-                                                       "expected (nvcc on a GPU)", "cusim"))
+                                                       "expected (nvcc on a GPU)", got))
             sys.stdout.write("--- stderr\n" + proc.stderr)
         return 0 if ok else 1
     if mode == "refused":
@@ -46,6 +63,37 @@ def main(argv):
             sys.stdout.write("\n".join(problems) + "\n--- output\n" + text)
             return 1
         sys.stdout.write(errors[0] + "\n")
+        return 0
+    if mode == "refused_by_cusim":
+        source = args[0]
+        want = quoted_rule(source, "cusim")
+        text = proc.stdout + proc.stderr
+        errors = [l for l in text.splitlines() if ": error" in l]
+        problems = []
+        if proc.returncode == 0:
+            problems.append("the build succeeded: cusim accepted a program nvcc refuses")
+        if len(errors) != 1:
+            problems.append("%d error lines, expected exactly one" % len(errors))
+        if not errors or want not in errors[0]:
+            problems.append("the first error line does not say: " + want)
+        elif not errors[0].startswith(os.path.realpath(source) + ":") and \
+                not errors[0].startswith(source + ":"):
+            problems.append("the error line does not start with the program's file and line")
+        if problems:
+            sys.stdout.write("\n".join(problems) + "\n--- output\n" + text)
+            return 1
+        sys.stdout.write(errors[0] + "\n")
+        return 0
+    if mode == "nvcc_refuses":
+        source, stamp = args[0], args[1]
+        want = quoted_rule(source, "nvcc")
+        text = proc.stdout + proc.stderr
+        if proc.returncode == 0 or want not in text:
+            sys.stdout.write("%s: nvcc %s; expected it to refuse the program with: %s\n--- nvcc's output\n%s" % (
+                source, "accepted it" if proc.returncode == 0 else "refused it for another reason", want, text))
+            return 1
+        with open(stamp, "w", encoding="utf-8") as f:
+            f.write(text)
         return 0
     sys.stderr.write(__doc__)
     return 2

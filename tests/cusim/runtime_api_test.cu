@@ -673,7 +673,7 @@ TEST(CusimChecker, LaunchesRecordEachConfigurationThatRan) {
     for (int i = 0; i < 2; ++i) iota<<<4, 256>>>(out.get(), 1000);  // @iota-launch
     times_two_plus_one<<<dim3(8), dim3(125)>>>(out.get(), 1000);
     iota<<<4, 0>>>(out.get(), 1000);  // rejected by the launch: not recorded
-    EXPECT_CUDA(cudaErrorInvalidConfiguration, cudaGetLastError());
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGetLastError());
     const std::vector<checker::LaunchRecord> launches = checker::launches();
     ASSERT_EQ(launches.size(), 2u);
     EXPECT_EQ(launches[0].kernel, "iota");

@@ -1,10 +1,16 @@
 // cusim's cuda_runtime.h: lets unmodified CUDA C++ lab sources build with g++ and run on the CPU.
 // Lab code includes this exactly as it would include CUDA's header; nothing backend-specific.
 #pragma once
+// The standard headers nvcc's own cuda_runtime.h brings into every .cu file, and no others: a
+// program that uses printf without #include <cstdio>, or uint32_t without <cstdint>, fails to
+// compile with nvcc, so it fails here too (tests/conformance/implicit_includes.cu).
+#include <limits.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "cusim/vector_types.h"
 #include "cusim/runtime_api.h"

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -1387,6 +1388,31 @@ void wmma_misaligned(const char* function, const void* ptr, unsigned ldm, unsign
     fail_block(w, cudaErrorMisalignedAddress, os.str());
 }
 
+long long steady_clock_ns() {
+    return static_cast<long long>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+void sleep_ns(unsigned int ns) { std::this_thread::sleep_for(std::chrono::nanoseconds(ns)); }
+
+namespace {
+std::atomic_flag& wide_atomic_stripe(const void* p) {
+    static std::atomic_flag locks[64];
+    return locks[(reinterpret_cast<uintptr_t>(p) >> 4) % 64];
+}
+}  // namespace
+
+void wide_atomic_lock(const void* p) {
+    std::atomic_flag& lock = wide_atomic_stripe(p);
+    while (lock.test_and_set(std::memory_order_acquire)) lock.wait(true, std::memory_order_relaxed);
+}
+
+void wide_atomic_unlock(const void* p) {
+    std::atomic_flag& lock = wide_atomic_stripe(p);
+    lock.clear(std::memory_order_release);
+    lock.notify_one();
+}
+
 void assert_fail(const char* expr, const char* file, unsigned line, const char* func) {
     Worker* w = tls_worker;
     if (!w || !w->in_kernel || !w->cur) {
@@ -1456,9 +1482,12 @@ void launch_kernel(const KernelLaunch& L) {
     }
     const dim3 b = cfg.block, g = cfg.grid;
     const uint64_t nthreads = uint64_t(b.x) * b.y * b.z;
+    // The codes CUDA 13 returns on a GPU (tests/conformance/launch_errors.cu): a grid or block
+    // dimension of 0 and a grid over (2^31-1, 65535, 65535) are cudaErrorInvalidValue; a block over
+    // 1024 threads or (1024, 1024, 64) is cudaErrorInvalidConfiguration.
     if (b.x == 0 || b.y == 0 || b.z == 0 || g.x == 0 || g.y == 0 || g.z == 0) {
-        report_error(cudaErrorInvalidConfiguration, who + ": a grid or block dimension is 0 (grid " +
-                                                        coords(g) + ", block " + coords(b) + ")");
+        report_error(cudaErrorInvalidValue, who + ": a grid or block dimension is 0 (grid " + coords(g) +
+                                                ", block " + coords(b) + ")");
         return;
     }
     if (b.x > 1024 || b.y > 1024 || b.z > 64 || nthreads > uint64_t(kMaxThreadsPerBlock)) {
@@ -1475,7 +1504,7 @@ void launch_kernel(const KernelLaunch& L) {
         return;
     }
     if (g.x > 2147483647u || g.y > 65535u || g.z > 65535u) {
-        report_error(cudaErrorInvalidConfiguration,
+        report_error(cudaErrorInvalidValue,
                      who + ": grid " + coords(g) + " exceeds the limits (2147483647,65535,65535)");
         return;
     }

@@ -49,9 +49,8 @@ and rewrites only CUDA-only syntax:
                                     #define M__cusim_kid(cusim_kid_0_, kernel, ...) with KID
                                     cusim_kid_0_; a use M(k, ...) whose k is resolved through
                                     a companion becomes M__cusim_kid((KID), k, ...)
-  friend __global__ void k(C c) { ... }   (defined in a class, a template one too)
-                                 -> the body opens with a block-scope declaration of k before
-                                    the anchor; a hidden-friend companion follows it in the class
+  friend __global__ void k(C c) { ... }   (a kernel defined in a friend declaration)
+                                 -> an error, as with nvcc: the kernel is defined after the class
   (void*)k, (const void*)&k, reinterpret_cast<void*>(k)   (k a __global__ function)
                                  -> ::cusim::kernel_pointer(k, "k")
                                     the same address, with k's parameter types recorded for
@@ -274,9 +273,6 @@ class Rewriter:
         # of theirs in this file, and names with a declaration that has none.
         self._companions = set()
         self._tparam_names = {}  # template parameter list (token range) -> _template_args result
-        # Friend kernels defined in a class (_hidden_friend): only argument-dependent lookup finds
-        # them, so their launches resolve the kernel through the companion, found the same way.
-        self._hidden_friends = set()
         self._no_companion = set()
         self.kernels = self._scan_kernels()
         self.header_kernels = set()  # kernel names declared in the program's headers (Program)
@@ -513,9 +509,10 @@ class Rewriter:
                 # kernel with its own bound, anchored as itself. The primary template's companion
                 # resolves deduced launches to it, as the compiler does.
                 self._anchor(name, None, paren, close, bound, join_tokens(toks[name_at:paren]))
-            elif friend and not spec and self.macro_params is None:
-                if not self._hidden_friend(name, tinfo, tparams, paren, close, bound):
-                    self._no_companion.add(name)
+            elif friend:
+                if self.macro_params is None:
+                    self._friend_definition(name, paren, close)
+                self._no_companion.add(name)
             else:
                 self._no_companion.add(name)
         return kernels
@@ -533,51 +530,23 @@ class Rewriter:
                 depth -= 1
         return None
 
-    def _hidden_friend(self, name, tinfo, tparams, paren, close, bound):
-        """A kernel defined in a class as a friend (a "hidden friend": only argument-dependent
-        lookup finds it, so neither a launch nor anything outside the class can spell &name). A
-        block-scope declaration of it names it: its body opens with one before the anchor, and a
-        companion defined right after it in the class, a hidden friend too, which a launch finds by
-        argument-dependent lookup as it finds the kernel, returns its kernel_ref the same way:
-
-            friend __global__ void name(PARAMS) { void name(TYPES); (void)&kernel_anchor<...>; ...}
-            friend auto cusim_kernel_id_name([[maybe_unused]] PARAMS) {
-                void name(TYPES); return ::cusim::detail::kernel_ref<...(&name)>{}; }
-
-        This holds in a class template too (each instantiation defines its own kernel). A template
-        defined as a friend in a class cannot be declared at block scope: an error. Returns False
-        for a friend declaration (its definition outside the class is an ordinary kernel) and where
-        nothing can be written (launches then keep the compiler's resolution)."""
+    def _friend_definition(self, name, paren, close):
+        """A kernel defined in a friend declaration (friend __global__ void k(C c) { ... }), in a class
+        or a class template, a template kernel too: nvcc refuses it ("A __global__ function or
+        function template cannot be defined in a friend declaration"), so cusim does as well, with
+        one error line. A friend declaration whose definition is outside the class is an ordinary
+        kernel (anchored at its definition)."""
         toks = self.toks
         n = len(toks)
         k = close + 1
         while k < n and toks[k].text not in ("{", ";", "}"):
             k += 1
         if k >= n or toks[k].text != "{":
-            return False  # a declaration: the definition elsewhere is anchored
-        body_end = self._match.get(k)
-        if body_end is None or self._pp_between(toks[paren].start, toks[close].end):
-            return False
-        if tinfo is not None:
-            self.errors.append((toks[paren - 1].line, (
-                "cusim: the kernel template '%s' is defined inside a class as a friend, where "
-                "nothing outside the class can name an instantiation, so the sim backend cannot "
-                "register it (its __launch_bounds__ and its name in reports); define it after the "
-                "class (template <...> __global__ void %s(...) { ... }) and keep only its friend "
-                "declaration in the class (see docs/cusim.md)") % (name, name)))
-            return False
-        types = ", ".join(self._param_signature(paren + 1, close))
-        ref = "static_cast<void (*)(%s)>(&%s)" % (types, name)
-        self._anchors.append((toks[k].end, " void %s(%s); (void)&::cusim::detail::kernel_anchor<%s, (%s)>;"
-                              % (name, types, ref, bound if bound is not None else "0")))
-        params = ", ".join("[[maybe_unused]] " + join_tokens(toks[a:b])
-                           for a, b in self._split_commas(paren + 1, close, True) if a < b)
-        self._anchors.append((toks[body_end].end,
-                              " friend auto cusim_kernel_id_%s(%s) { void %s(%s); return "
-                              "::cusim::detail::kernel_ref<%s>{}; }" % (name, params, name, types, ref)))
-        self._hidden_friends.add(name)
-        self._companions.add(name)
-        return True
+            return
+        self.errors.append((toks[paren - 1].line, (
+            "A __global__ function or function template cannot be defined in a friend declaration "
+            "(nvcc refuses it): keep 'friend __global__ void %s(...);' in the class and define the "
+            "kernel after the class" % name)))
 
     def _declaration_start(self, i):
         """Index of the first token of the declaration or statement that toks[i] ends."""
@@ -1149,8 +1118,6 @@ class Rewriter:
             last = lt - 1
         # Not resolved from this file's declarations (a kernel from a header, a function pointer,
         # an overload): the compiler resolves the id-expression, which has no side effects.
-        if toks[last].text in self._hidden_friends:
-            return "nullptr"
         fallback = "CUSIM_KERNEL_ID(%s)" % join_tokens(toks[lo:hi])
         # An explicit specialization is no kernel of its own for name lookup: k<float> names it
         # through the primary template.
@@ -1220,7 +1187,7 @@ class Rewriter:
     def _macro_use(self, i):
         """toks[i] names a macro with a variant (_macro): where a launch of its body gets a kernel the
         rewriter resolves here, through the kernel's companion (a template kernel whose arguments
-        the launch deduces, an overload set, a hidden friend), the use calls the variant with the
+        the launch deduces, an overload set), the use calls the variant with the
         kernel ids in front: LAUNCH(k, 1, 64, p) -> LAUNCH__cusim_kid((KID), k, 1, 64, p)."""
         toks = self.toks
         n = len(toks)

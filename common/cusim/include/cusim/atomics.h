@@ -16,9 +16,6 @@
 // atomicAdd on __half/__half2/__nv_bfloat16/__nv_bfloat162 lives in cuda_fp16.h/cuda_bf16.h.
 #pragma once
 
-#include <atomic>
-#include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "cusim/vector_types.h"
@@ -130,21 +127,15 @@ inline T atomic_max(T* p, T v) {
 
 }  // inline namespace CUSIM_ATOMIC_NS
 
-/// Lock guarding 16-byte atomics; the table is shared by every translation unit.
-inline std::atomic_flag& wide_atomic_lock(const void* p) {
-    static std::atomic_flag locks[64];
-    return locks[(reinterpret_cast<std::uintptr_t>(p) >> 4) % 64];
-}
+/// Striped lock guarding 16-byte atomics, one table for every translation unit (scheduler.cpp;
+/// out of line, so that this header needs no <atomic>, which nvcc's implicit headers lack).
+void wide_atomic_lock(const void* p);
+void wide_atomic_unlock(const void* p);
 
 struct wide_atomic_guard {
-    std::atomic_flag& lock;
-    explicit wide_atomic_guard(const void* p) : lock(wide_atomic_lock(p)) {
-        while (lock.test_and_set(std::memory_order_acquire)) lock.wait(true, std::memory_order_relaxed);
-    }
-    ~wide_atomic_guard() {
-        lock.clear(std::memory_order_release);
-        lock.notify_one();
-    }
+    const void* p;
+    explicit wide_atomic_guard(const void* address) : p(address) { wide_atomic_lock(p); }
+    ~wide_atomic_guard() { wide_atomic_unlock(p); }
     wide_atomic_guard(const wide_atomic_guard&) = delete;
     wide_atomic_guard& operator=(const wide_atomic_guard&) = delete;
 };
@@ -265,8 +256,8 @@ template <class T>
 inline T atomicCAS(T* address, T compare, T val) {
     cusim::detail::wide_atomic_guard guard(address);
     T old;
-    std::memcpy(&old, address, sizeof(T));
-    if (std::memcmp(&old, &compare, sizeof(T)) == 0) std::memcpy(address, &val, sizeof(T));
+    __builtin_memcpy(&old, address, sizeof(T));
+    if (__builtin_memcmp(&old, &compare, sizeof(T)) == 0) __builtin_memcpy(address, &val, sizeof(T));
     return old;
 }
 
@@ -275,8 +266,8 @@ template <class T>
 inline T atomicExch(T* address, T val) {
     cusim::detail::wide_atomic_guard guard(address);
     T old;
-    std::memcpy(&old, address, sizeof(T));
-    std::memcpy(address, &val, sizeof(T));
+    __builtin_memcpy(&old, address, sizeof(T));
+    __builtin_memcpy(address, &val, sizeof(T));
     return old;
 }
 

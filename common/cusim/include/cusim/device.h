@@ -2,14 +2,13 @@
 // and the launch entry point the source rewriter calls.
 #pragma once
 #include <cstddef>
-#include <cstdint>
-#include <cstring>
 #include <source_location>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "cusim/fiber.h"
+#include "cusim/int_types.h"
 #include "cusim/runtime_api.h"
 #include "cusim/vector_types.h"
 
@@ -200,13 +199,13 @@ template <class T>
 inline uint64_t to_bits(T v) {
     static_assert(sizeof(T) <= 8, "warp shuffles move at most 8 bytes per lane");
     uint64_t b = 0;
-    std::memcpy(&b, &v, sizeof(T));
+    __builtin_memcpy(&b, &v, sizeof(T));
     return b;
 }
 template <class T>
 inline T from_bits(uint64_t b) {
     T v;
-    std::memcpy(static_cast<void*>(&v), &b, sizeof(T));
+    __builtin_memcpy(static_cast<void*>(&v), &b, sizeof(T));
     return v;
 }
 
@@ -361,7 +360,7 @@ inline unsigned __match_all_sync(unsigned mask, T value, int* pred, const cusim:
     inline T NAME(unsigned mask, T value, const cusim::site& where = cusim::site::current()) {          \
         using namespace cusim::detail;                                                                \
         return static_cast<T>(warp_collective(WarpOpKind::KIND, mask,                                  \
-                                              static_cast<uint64_t>(static_cast<int64_t>(value)), 0, 32, where)); \
+                                              static_cast<::cusim::uint64_t>(static_cast<::cusim::int64_t>(value)), 0, 32, where)); \
     }
 CUSIM_WARP_REDUCE(__reduce_add_sync, ReduceAdd, unsigned)
 CUSIM_WARP_REDUCE(__reduce_add_sync, ReduceAdd, int)

@@ -21,16 +21,13 @@
 
 #include <stdlib.h>
 
-#include <atomic>
 #include <bit>
-#include <chrono>
 #include <climits>
 #include <cmath>
-#include <cstdint>
 #include <cstdlib>
 #include <limits>
-#include <thread>
 
+#include "cusim/int_types.h"
 #include "cusim/vector_types.h"
 
 // Newer glibc declares some C23 functions CUDA also has: sinpi/cospi (2.41) and rsqrt (2.42),
@@ -128,33 +125,33 @@ enum class round_mode { rn, rz, ru, rd };
 /// double: 11/52) and returns its bit pattern, sign at bit E + M. Handles subnormal results,
 /// overflow (to infinity or the largest finite value, as the mode demands) and ties to even.
 template <int E, int M>
-constexpr std::uint64_t round_to_format(bool neg, std::uint64_t sig, int exp2, round_mode mode) {
-    const std::uint64_t sign = neg ? (std::uint64_t{1} << (E + M)) : 0;
+constexpr ::cusim::uint64_t round_to_format(bool neg, ::cusim::uint64_t sig, int exp2, round_mode mode) {
+    const ::cusim::uint64_t sign = neg ? (::cusim::uint64_t{1} << (E + M)) : 0;
     if (sig == 0) return sign;
     constexpr int emax = (1 << (E - 1)) - 1;
     constexpr int emin = 1 - emax;
-    constexpr std::uint64_t inf_bits = ((std::uint64_t{1} << E) - 1) << M;
+    constexpr ::cusim::uint64_t inf_bits = ((::cusim::uint64_t{1} << E) - 1) << M;
     const bool away_to_inf = mode == round_mode::rn || (mode == round_mode::ru && !neg) ||
                              (mode == round_mode::rd && neg);
-    const std::uint64_t overflow = sign | (away_to_inf ? inf_bits : inf_bits - 1);
+    const ::cusim::uint64_t overflow = sign | (away_to_inf ? inf_bits : inf_bits - 1);
     const int lead = exp2 + 63 - std::countl_zero(sig);  // exponent of the leading 1 bit
     if (lead > emax) return overflow;
     const int qexp = (lead < emin ? emin : lead) - M;  // exponent of the result's last bit
     const int shift = qexp - exp2;
-    std::uint64_t n = 0;
+    ::cusim::uint64_t n = 0;
     int vs_half = -1;  // discarded part compared with half a unit of the last place
     bool inexact = false;
     if (shift <= 0) {
         n = sig << -shift;
     } else if (shift < 64) {
         n = sig >> shift;
-        const std::uint64_t rem = sig & ((std::uint64_t{1} << shift) - 1);
-        const std::uint64_t half = std::uint64_t{1} << (shift - 1);
+        const ::cusim::uint64_t rem = sig & ((::cusim::uint64_t{1} << shift) - 1);
+        const ::cusim::uint64_t half = ::cusim::uint64_t{1} << (shift - 1);
         inexact = rem != 0;
         vs_half = rem < half ? -1 : (rem > half ? 1 : 0);
     } else {
         inexact = true;
-        const std::uint64_t half = std::uint64_t{1} << 63;
+        const ::cusim::uint64_t half = ::cusim::uint64_t{1} << 63;
         vs_half = shift > 64 || sig < half ? -1 : (sig > half ? 1 : 0);
     }
     bool round_up = false;
@@ -166,7 +163,7 @@ constexpr std::uint64_t round_to_format(bool neg, std::uint64_t sig, int exp2, r
     }
     n += round_up ? 1 : 0;
     // Biased exponent and mantissa in one addition: a carry out of the mantissa bumps the exponent.
-    const std::uint64_t bits = (static_cast<std::uint64_t>(qexp - (emin - M)) << M) + n;
+    const ::cusim::uint64_t bits = (static_cast<::cusim::uint64_t>(qexp - (emin - M)) << M) + n;
     if (bits >= inf_bits) return overflow;
     return sign | bits;
 }
@@ -174,17 +171,17 @@ constexpr std::uint64_t round_to_format(bool neg, std::uint64_t sig, int exp2, r
 /// A finite double as sign, integer significand and binary exponent.
 struct unpacked_double {
     bool neg;
-    std::uint64_t sig;
+    ::cusim::uint64_t sig;
     int exp2;
 };
 
 constexpr unpacked_double unpack(double d) {
-    const auto u = std::bit_cast<std::uint64_t>(d);
+    const auto u = std::bit_cast<::cusim::uint64_t>(d);
     const bool neg = (u >> 63) != 0;
     const int biased = static_cast<int>((u >> 52) & 0x7ff);
-    const std::uint64_t frac = u & ((std::uint64_t{1} << 52) - 1);
+    const ::cusim::uint64_t frac = u & ((::cusim::uint64_t{1} << 52) - 1);
     if (biased == 0) return {neg, frac, -1074};
-    return {neg, frac | (std::uint64_t{1} << 52), biased - 1075};
+    return {neg, frac | (::cusim::uint64_t{1} << 52), biased - 1075};
 }
 
 /// Rounds the exact value s + t to the format, where s is a finite double and t is a residual
@@ -192,7 +189,7 @@ constexpr unpacked_double unpack(double d) {
 /// last bit stand for the residual: no boundary of a format with at most double's precision
 /// falls strictly between s and s + t, so the rounding comes out as for the exact value.
 template <int E, int M>
-constexpr std::uint64_t round_with_residual(double s, int dir, round_mode mode) {
+constexpr ::cusim::uint64_t round_with_residual(double s, int dir, round_mode mode) {
     unpacked_double u = unpack(s);
     if (dir != 0) {
         if (u.sig == 0) {  // the double result underflowed to zero: a tiny value of sign dir
@@ -211,7 +208,7 @@ constexpr int sign_of(double v) { return v > 0 ? 1 : (v < 0 ? -1 : 0); }
 
 inline float to_float(double s, int dir, round_mode mode) {
     if (!std::isfinite(s)) return static_cast<float>(s);
-    return std::bit_cast<float>(static_cast<std::uint32_t>(round_with_residual<8, 23>(s, dir, mode)));
+    return std::bit_cast<float>(static_cast<::cusim::uint32_t>(round_with_residual<8, 23>(s, dir, mode)));
 }
 
 inline double to_double(double s, int dir, round_mode mode) {
@@ -369,7 +366,7 @@ inline double round_integral(double v, round_mode mode) {
 /// destination range, NaN to 0 for 32-bit and to 0x8000000000000000 for 64-bit results.
 template <class I>
 inline I to_integer(double v, round_mode mode) {
-    if (std::isnan(v)) return sizeof(I) == 8 ? static_cast<I>(std::uint64_t{1} << 63) : I{0};
+    if (std::isnan(v)) return sizeof(I) == 8 ? static_cast<I>(::cusim::uint64_t{1} << 63) : I{0};
     const double r = round_integral(v, mode);
     constexpr double lo = static_cast<double>(std::numeric_limits<I>::min());
     constexpr double hi = static_cast<double>(std::numeric_limits<I>::max());  // 2^63 / 2^64 for 64-bit
@@ -380,20 +377,20 @@ inline I to_integer(double v, round_mode mode) {
 
 /// Integer to floating-point format with E/M bits, rounded in `mode`.
 template <int E, int M>
-constexpr std::uint64_t integer_to_format(bool neg, std::uint64_t magnitude, round_mode mode) {
+constexpr ::cusim::uint64_t integer_to_format(bool neg, ::cusim::uint64_t magnitude, round_mode mode) {
     return round_to_format<E, M>(neg, magnitude, 0, mode);
 }
 
-inline float int_to_float(bool neg, std::uint64_t magnitude, round_mode mode) {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(integer_to_format<8, 23>(neg, magnitude, mode)));
+inline float int_to_float(bool neg, ::cusim::uint64_t magnitude, round_mode mode) {
+    return std::bit_cast<float>(static_cast<::cusim::uint32_t>(integer_to_format<8, 23>(neg, magnitude, mode)));
 }
 
-inline double int_to_double(bool neg, std::uint64_t magnitude, round_mode mode) {
+inline double int_to_double(bool neg, ::cusim::uint64_t magnitude, round_mode mode) {
     return std::bit_cast<double>(integer_to_format<11, 52>(neg, magnitude, mode));
 }
 
-constexpr std::uint64_t magnitude_of(long long v) {
-    return v < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+constexpr ::cusim::uint64_t magnitude_of(long long v) {
+    return v < 0 ? ::cusim::uint64_t{0} - static_cast<::cusim::uint64_t>(v) : static_cast<::cusim::uint64_t>(v);
 }
 
 inline float double_to_float(double v, round_mode mode) {
@@ -563,8 +560,8 @@ inline double bessel_i1(double x) {
 // Native bit-width helpers for the integer intrinsics.
 __extension__ typedef __int128 int128;
 __extension__ typedef unsigned __int128 uint128;
-constexpr std::uint32_t u32(int v) { return static_cast<std::uint32_t>(v); }
-constexpr std::uint64_t u64(long long v) { return static_cast<std::uint64_t>(v); }
+constexpr ::cusim::uint32_t u32(int v) { return static_cast<::cusim::uint32_t>(v); }
+constexpr ::cusim::uint64_t u64(long long v) { return static_cast<::cusim::uint64_t>(v); }
 
 }  // namespace cusim::detail
 
@@ -787,10 +784,10 @@ inline float __uint_as_float(unsigned int x) { return std::bit_cast<float>(x); }
 inline unsigned int __float_as_uint(float x) { return std::bit_cast<unsigned int>(x); }
 inline double __longlong_as_double(long long int x) { return std::bit_cast<double>(x); }
 inline long long int __double_as_longlong(double x) { return std::bit_cast<long long int>(x); }
-inline int __double2hiint(double x) { return static_cast<int>(std::bit_cast<std::uint64_t>(x) >> 32); }
-inline int __double2loint(double x) { return static_cast<int>(std::bit_cast<std::uint64_t>(x) & 0xffffffffu); }
+inline int __double2hiint(double x) { return static_cast<int>(std::bit_cast<::cusim::uint64_t>(x) >> 32); }
+inline int __double2loint(double x) { return static_cast<int>(std::bit_cast<::cusim::uint64_t>(x) & 0xffffffffu); }
 inline double __hiloint2double(int hi, int lo) {
-    return std::bit_cast<double>((static_cast<std::uint64_t>(cusim::detail::u32(hi)) << 32) | cusim::detail::u32(lo));
+    return std::bit_cast<double>((static_cast<::cusim::uint64_t>(cusim::detail::u32(hi)) << 32) | cusim::detail::u32(lo));
 }
 
 #define CUSIM_DEFINE_TO_INTEGER(NAME, FROM, TO)                                                              \
@@ -858,7 +855,7 @@ inline unsigned long long int __brevll(unsigned long long int x) {
 /// Byte n of the result is byte (s >> 4n) & 7 of the 8-byte value {y, x} (x the low bytes);
 /// bit 3 of each selector nibble and the upper 16 bits of s are ignored, as in CUDA.
 inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
-    const std::uint64_t bytes = (static_cast<std::uint64_t>(y) << 32) | x;
+    const ::cusim::uint64_t bytes = (static_cast<::cusim::uint64_t>(y) << 32) | x;
     unsigned int r = 0;
     for (int n = 0; n < 4; ++n) {
         const unsigned int sel = (s >> (4 * n)) & 7u;
@@ -867,33 +864,33 @@ inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) 
     return r;
 }
 inline unsigned int __funnelshift_l(unsigned int lo, unsigned int hi, unsigned int shift) {
-    const std::uint64_t v = (static_cast<std::uint64_t>(hi) << 32) | lo;
+    const ::cusim::uint64_t v = (static_cast<::cusim::uint64_t>(hi) << 32) | lo;
     return static_cast<unsigned int>((v << (shift & 31u)) >> 32);
 }
 inline unsigned int __funnelshift_lc(unsigned int lo, unsigned int hi, unsigned int shift) {
-    const std::uint64_t v = (static_cast<std::uint64_t>(hi) << 32) | lo;
+    const ::cusim::uint64_t v = (static_cast<::cusim::uint64_t>(hi) << 32) | lo;
     return static_cast<unsigned int>((v << (shift < 32u ? shift : 32u)) >> 32);
 }
 inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift) {
-    const std::uint64_t v = (static_cast<std::uint64_t>(hi) << 32) | lo;
+    const ::cusim::uint64_t v = (static_cast<::cusim::uint64_t>(hi) << 32) | lo;
     return static_cast<unsigned int>(v >> (shift & 31u));
 }
 inline unsigned int __funnelshift_rc(unsigned int lo, unsigned int hi, unsigned int shift) {
-    const std::uint64_t v = (static_cast<std::uint64_t>(hi) << 32) | lo;
+    const ::cusim::uint64_t v = (static_cast<::cusim::uint64_t>(hi) << 32) | lo;
     return static_cast<unsigned int>(v >> (shift < 32u ? shift : 32u));
 }
 /// Product of the low 24 bits of x and y (sign-extended), low 32 bits of the result.
 inline int __mul24(int x, int y) {
-    const auto sx = static_cast<std::int64_t>(static_cast<std::int32_t>(cusim::detail::u32(x) << 8) >> 8);
-    const auto sy = static_cast<std::int64_t>(static_cast<std::int32_t>(cusim::detail::u32(y) << 8) >> 8);
-    return static_cast<int>(static_cast<std::uint32_t>(sx * sy));
+    const auto sx = static_cast<::cusim::int64_t>(static_cast<::cusim::int32_t>(cusim::detail::u32(x) << 8) >> 8);
+    const auto sy = static_cast<::cusim::int64_t>(static_cast<::cusim::int32_t>(cusim::detail::u32(y) << 8) >> 8);
+    return static_cast<int>(static_cast<::cusim::uint32_t>(sx * sy));
 }
 inline unsigned int __umul24(unsigned int x, unsigned int y) {
-    return static_cast<unsigned int>(static_cast<std::uint64_t>(x & 0xffffffu) * (y & 0xffffffu));
+    return static_cast<unsigned int>(static_cast<::cusim::uint64_t>(x & 0xffffffu) * (y & 0xffffffu));
 }
-inline int __mulhi(int x, int y) { return static_cast<int>((static_cast<std::int64_t>(x) * y) >> 32); }
+inline int __mulhi(int x, int y) { return static_cast<int>((static_cast<::cusim::int64_t>(x) * y) >> 32); }
 inline unsigned int __umulhi(unsigned int x, unsigned int y) {
-    return static_cast<unsigned int>((static_cast<std::uint64_t>(x) * y) >> 32);
+    return static_cast<unsigned int>((static_cast<::cusim::uint64_t>(x) * y) >> 32);
 }
 inline long long int __mul64hi(long long int x, long long int y) {
     return static_cast<long long int>((static_cast<cusim::detail::int128>(x) * y) >> 64);
@@ -903,36 +900,36 @@ inline unsigned long long int __umul64hi(unsigned long long int x, unsigned long
 }
 /// |x - y| + z.
 inline unsigned int __sad(int x, int y, unsigned int z) {
-    const std::int64_t d = static_cast<std::int64_t>(x) - y;
+    const ::cusim::int64_t d = static_cast<::cusim::int64_t>(x) - y;
     return static_cast<unsigned int>(d < 0 ? -d : d) + z;
 }
 inline unsigned int __usad(unsigned int x, unsigned int y, unsigned int z) { return (x > y ? x - y : y - x) + z; }
 /// (x + y) >> 1 and (x + y + 1) >> 1 without intermediate overflow.
-inline int __hadd(int x, int y) { return static_cast<int>((static_cast<std::int64_t>(x) + y) >> 1); }
-inline int __rhadd(int x, int y) { return static_cast<int>((static_cast<std::int64_t>(x) + y + 1) >> 1); }
+inline int __hadd(int x, int y) { return static_cast<int>((static_cast<::cusim::int64_t>(x) + y) >> 1); }
+inline int __rhadd(int x, int y) { return static_cast<int>((static_cast<::cusim::int64_t>(x) + y + 1) >> 1); }
 inline unsigned int __uhadd(unsigned int x, unsigned int y) {
-    return static_cast<unsigned int>((static_cast<std::uint64_t>(x) + y) >> 1);
+    return static_cast<unsigned int>((static_cast<::cusim::uint64_t>(x) + y) >> 1);
 }
 inline unsigned int __urhadd(unsigned int x, unsigned int y) {
-    return static_cast<unsigned int>((static_cast<std::uint64_t>(x) + y + 1) >> 1);
+    return static_cast<unsigned int>((static_cast<::cusim::uint64_t>(x) + y + 1) >> 1);
 }
 
 namespace cusim::detail {
 /// c + sum of N lane products: a holds N lanes of 32/N bits, b holds bytes from b_first_lane on.
 /// Signed lanes for the int overloads, unsigned for the unsigned ones; the sum wraps mod 2^32.
 template <bool Signed, int N>
-inline std::uint32_t dot_lanes(std::uint32_t a, std::uint32_t b, int b_first_lane, std::uint32_t c) {
+inline ::cusim::uint32_t dot_lanes(::cusim::uint32_t a, ::cusim::uint32_t b, int b_first_lane, ::cusim::uint32_t c) {
     constexpr int a_bits = 32 / N;
-    std::uint32_t sum = c;
+    ::cusim::uint32_t sum = c;
     for (int i = 0; i < N; ++i) {
-        const std::uint32_t a_raw = (a >> (a_bits * i)) & ((1u << a_bits) - 1);
-        const std::uint32_t b_raw = (b >> (8 * (b_first_lane + i))) & 0xffu;
-        std::int64_t av = a_raw, bv = b_raw;
+        const ::cusim::uint32_t a_raw = (a >> (a_bits * i)) & ((1u << a_bits) - 1);
+        const ::cusim::uint32_t b_raw = (b >> (8 * (b_first_lane + i))) & 0xffu;
+        ::cusim::int64_t av = a_raw, bv = b_raw;
         if (Signed) {
-            if (a_raw >> (a_bits - 1)) av -= std::int64_t{1} << a_bits;
+            if (a_raw >> (a_bits - 1)) av -= ::cusim::int64_t{1} << a_bits;
             if (b_raw >> 7) bv -= 256;
         }
-        sum += static_cast<std::uint32_t>(av * bv);
+        sum += static_cast<::cusim::uint32_t>(av * bv);
     }
     return sum;
 }
@@ -1008,18 +1005,19 @@ CUSIM_DEFINE_CACHE_HINTS(double2)
 // Fences, clocks, sleep. Blocks run on parallel OS threads, so __threadfence() is a real CPU fence.
 // The threads of a block run on one OS thread, so __threadfence_block() needs only the compiler's
 // ordering; it is a signal fence, which also tells analysis that it orders nothing for other blocks.
-inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
-inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+// (The compiler's builtins rather than <atomic>, which nvcc's implicit headers do not declare.)
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+namespace cusim::detail {
+long long steady_clock_ns();     // the host's steady clock, in nanoseconds (scheduler.cpp)
+void sleep_ns(unsigned int ns);  // suspends the calling worker thread (scheduler.cpp)
+}  // namespace cusim::detail
 
 /// A monotonic 64-bit cycle-like counter (nanoseconds of the host's steady clock).
-inline long long int clock64() {
-    return static_cast<long long int>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
-}
+inline long long int clock64() { return cusim::detail::steady_clock_ns(); }
 
 /// Sleeps about ns nanoseconds (the GPU caps a sleep at one millisecond). It suspends the
 /// whole worker thread, not only the calling simulated thread.
-inline void __nanosleep(unsigned int ns) {
-    std::this_thread::sleep_for(std::chrono::nanoseconds(ns < 1000000u ? ns : 1000000u));
-}
+inline void __nanosleep(unsigned int ns) { cusim::detail::sleep_ns(ns < 1000000u ? ns : 1000000u); }

@@ -17,7 +17,6 @@
 // itself, and barrier_arrive/warp_arrive return an empty handoff: the thread has already been
 // suspended and resumed when they return.
 #pragma once
-#include <cstdint>
 
 namespace cusim::detail {
 

@@ -1,7 +1,6 @@
 // The CUDA runtime API subset that cusim implements, with CUDA's names, codes and semantics.
 #pragma once
 #include <cstddef>
-#include <cstdint>
 
 #include "cusim/vector_types.h"
 
