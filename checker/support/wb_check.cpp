@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
+#include <charconv>
 #include <sstream>
 
 #include "wb/error.h"
@@ -27,9 +28,13 @@ testing::AssertionResult cuda_success(cudaError_t code, std::string_view call, s
   }
   testing::AssertionResult failure = testing::AssertionFailure();
   failure << call << " returned " << wb::error_text(code);
+  // What a launch returns for an invalid configuration on CUDA 13 (tests/conformance/launch_errors.cu).
   if (code == cudaErrorInvalidConfiguration) {
-    failure << ": the launch configuration was invalid (a grid of 0 blocks, gridDim.y or gridDim.z above 65535, "
-               "0 threads per block, or more than 1024 threads per block)";
+    failure << ": the launch configuration was invalid (more than 1024 threads per block, or a block "
+               "dimension over (1024, 1024, 64))";
+  } else if (code == cudaErrorInvalidValue) {
+    failure << ": an argument was invalid; for a kernel launch, a grid or block dimension was 0 (a grid of "
+               "0 blocks) or gridDim.y or gridDim.z was above 65535";
   }
   return failure;
 }
@@ -151,6 +156,12 @@ void expect_no_analysis_reports(
     if (!r && first) first = std::move(r);
   });
   expect_no_analysis_reports(tools, what, first);
+}
+
+std::string as_written(double v) {
+  char buffer[48];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return ec == std::errc() ? std::string(buffer, end) : fixed(v, 6);
 }
 
 std::string fixed(double v, int digits) {

@@ -92,6 +92,11 @@ void expect_no_analysis_reports(
     const std::vector<std::string>& tools, const char* what,
     const std::function<void(const std::function<void(testing::AssertionResult)>& keep)>& cases);
 
+/// A threshold as its check's source writes it: the shortest decimal that reads back as the same
+/// double ("0.8" for 0.80, "1e-05"), never the 0.80000000000000004 that GoogleTest prints when a
+/// double is streamed into a failure message. Every check streams its thresholds through this.
+std::string as_written(double v);
+
 /// @p v with @p digits digits after the point ("%.*f"): measured ratios and metrics in messages.
 std::string fixed(double v, int digits = 2);
 

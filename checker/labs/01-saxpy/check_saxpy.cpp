@@ -171,7 +171,7 @@ TEST(Correctness, SaxpySmallSizes) {
 TEST(Correctness, SaxpyZeroSize) {
   wb::check::record_threshold("n = 0 returns cudaSuccess and writes nothing");
   wb::check::record_hint(
-      "A launch with 0 blocks is invalid (cudaErrorInvalidConfiguration): return cudaSuccess "
+      "A launch with 0 blocks is invalid (CUDA 13 returns cudaErrorInvalidValue): return cudaSuccess "
       "before launching when n == 0.");
   const Problem p = make_problem(0, 1);
   WB_ASSERT(check_device_call(p, "saxpy(n=0)", "saxpy", kSaxpyCoverage,
@@ -248,7 +248,8 @@ TEST(Correctness, GridStrideRejectsInvalidConfigurations) {
                << ". The launch error was not checked: return cudaGetLastError() right after the launch.";
       }
       FAIL() << call << " returned cudaSuccess for an invalid launch configuration; it must return the "
-             << "launch's error (cudaErrorInvalidConfiguration).";
+             << "launch's error (cudaErrorInvalidConfiguration for a block of more than 1024 threads, "
+             << "cudaErrorInvalidValue for 0 blocks or 0 threads).";
     }
     WB_ASSERT(wb::check::no_out_of_bounds_writes(y.check_guards(), "y", y.size(), call));
     const std::vector<float> y_after = y.download();
@@ -612,7 +613,7 @@ TEST(Performance, BandwidthVsDeviceCopy) {
     text.precision(2);
     text << std::fixed << ratio << " x copy (" << kernel.gb_per_s << " GB/s vs " << copy.gb_per_s << " GB/s)";
     wb::check::record_measured(text.str());
-    EXPECT_GE(ratio, kMinRatio) << "saxpy reached " << text.str() << "; it needs " << kMinRatio
+    EXPECT_GE(ratio, kMinRatio) << "saxpy reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
                                 << " x the copy bandwidth. SAXPY moves 12 bytes per element and does "
                                    "almost no arithmetic, so it should run at copy speed.";
   } catch (const wb::CudaError& e) {

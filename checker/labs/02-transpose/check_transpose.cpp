@@ -539,7 +539,7 @@ TEST(Performance, BandwidthVsDeviceCopy) {
     }
     wb::check::record_measured(text.str());
     EXPECT_GE(final_ratio, kMinRatio) << "transpose_conflict_free reached " << text.str() << "; it needs "
-                                      << kMinRatio << " x the copy bandwidth. A transpose moves every byte once "
+                                      << wb::check::as_written(kMinRatio) << " x the copy bandwidth. A transpose moves every byte once "
                                                       "in and once out, like a copy; with coalesced accesses on both "
                                                       "sides and no bank conflicts it runs close to copy speed.";
   } catch (const wb::CudaError& e) {

@@ -1058,7 +1058,7 @@ TEST(Performance, BandwidthVsDeviceCopy) {
       text << "; " << name << " " << b.gb_per_s / copy.gb_per_s << " x";
     }
     wb::check::record_measured(text.str());
-    EXPECT_GE(ratio, kMinRatio) << "reduce_sum reached " << text.str() << "; it needs " << kMinRatio
+    EXPECT_GE(ratio, kMinRatio) << "reduce_sum reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
                                 << " x the copy bandwidth. A reduction reads every byte once and computes almost "
                                    "nothing: it should stream memory as fast as a copy does.";
   } catch (const wb::CudaError& e) {

@@ -1305,7 +1305,7 @@ TEST(Performance, ScanBandwidthVsDeviceCopy) {
     }
 #endif
     wb::check::record_measured(text.str());
-    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text.str() << "; it needs " << kMinRatio
+    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
                                 << " x the copy bandwidth. A scan reads and writes every element once, like a copy; "
                                    "reduce-then-scan reads the input twice, which caps it near 0.67 x.";
   } catch (const wb::CudaError& e) {
@@ -1361,7 +1361,7 @@ TEST(Performance, ScanVsCub) {
     text.precision(2);
     text << std::fixed << ratio << " x CUB (" << scan_gbps << " GB/s vs " << cub_gbps << " GB/s)";
     wb::check::record_measured(text.str());
-    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text.str() << "; it needs " << kMinRatio
+    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
                                 << " x CUB's DeviceScan::InclusiveSum, timed in the same run.";
   } catch (const wb::CudaError& e) {
     FAIL() << "a CUDA call failed while timing inclusive_scan against CUB: " << e.what();
@@ -1413,7 +1413,7 @@ TEST(Performance, HistogramBandwidthVsDeviceCopy) {
     }
     text << "; copy " << copy.gb_per_s << " GB/s";
     wb::check::record_measured(text.str());
-    EXPECT_GE(worst, kMinRatio) << "histogram reached " << text.str() << "; it needs " << kMinRatio
+    EXPECT_GE(worst, kMinRatio) << "histogram reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
                                 << " x the copy bandwidth on every input (slowest: " << worst_kind
                                 << "). A histogram reads every value once; counting in shared memory keeps it close "
                                    "to the speed of reading.";

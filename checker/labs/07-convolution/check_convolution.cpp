@@ -894,7 +894,7 @@ TEST(Performance, ForwardVsCudnn) {
       if (ratio < kMinRatio) slow.push_back(s.name);
     }
     if (!slow.empty()) {
-      FAIL() << "conv2d_forward is below " << kMinRatio << " x cuDNN on " << slow.size() << " ResNet-50 layer(s): "
+      FAIL() << "conv2d_forward is below " << wb::check::as_written(kMinRatio) << " x cuDNN on " << slow.size() << " ResNet-50 layer(s): "
              << text << ". Register-block the implicit GEMM as in lab 05 (8 x 8 results per thread from float4 "
                         "shared-memory loads), load both tiles with float4 along C, and overlap the next tile's "
                         "global loads with this tile's arithmetic (double buffering).";
@@ -961,7 +961,7 @@ TEST(Performance, BackwardVsCudnn) {
       if (filter_ratio < kMinRatio) slow.push_back(std::string("wgrad ") + s.name);
     }
     if (!slow.empty()) {
-      FAIL() << slow.size() << " backward pass(es) below " << kMinRatio << " x cuDNN: " << text
+      FAIL() << slow.size() << " backward pass(es) below " << wb::check::as_written(kMinRatio) << " x cuDNN: " << text
              << ". Register-block both implicit GEMMs as in the forward; for wgrad split the N P Q reduction over "
                 "enough blocks to fill the GPU.";
     }

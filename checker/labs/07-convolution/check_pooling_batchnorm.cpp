@@ -1520,12 +1520,12 @@ TEST(Performance, PoolBandwidth) {
     const double bwd = wb::check::bandwidth_ratio("maxpool2d_backward", 8.0 * out + 4.0 * in, [&] {
       WB_CUDA_CHECK(maxpool2d_backward(p, dy.data(), argmax.data(), dx.data()));
     }, text);
-    EXPECT_GE(fwd, kMinBandwidth) << "maxpool2d_forward reached " << fwd << " x the copy bandwidth; it needs "
-                                  << kMinBandwidth
+    EXPECT_GE(fwd, kMinBandwidth) << "maxpool2d_forward reached " << wb::check::fixed(fwd) << " x the copy bandwidth; it needs "
+                                  << wb::check::as_written(kMinBandwidth)
                                   << ". A thread per output with consecutive threads on consecutive outputs of a row; "
                                      "enough blocks (N C P Q / 256).";
-    EXPECT_GE(bwd, kMinBandwidth) << "maxpool2d_backward reached " << bwd << " x the copy bandwidth; it needs "
-                                  << kMinBandwidth << ". A thread per input pixel, reading dy only where argmax matches.";
+    EXPECT_GE(bwd, kMinBandwidth) << "maxpool2d_backward reached " << wb::check::fixed(bwd) << " x the copy bandwidth; it needs "
+                                  << wb::check::as_written(kMinBandwidth) << ". A thread per input pixel, reading dy only where argmax matches.";
   } catch (const wb::CudaError& e) {
     FAIL() << "a CUDA call failed while timing max pooling: " << e.what();
   }
@@ -1562,8 +1562,8 @@ TEST(Performance, BatchNormBandwidth) {
     }, text);
     for (auto [name, ratio] : {std::pair{"batchnorm_forward_training", train},
                                std::pair{"batchnorm_forward_inference", infer}, std::pair{"batchnorm_backward", back}}) {
-      EXPECT_GE(ratio, kMinBandwidth) << name << " reached " << ratio << " x the copy bandwidth; it needs "
-                                      << kMinBandwidth
+      EXPECT_GE(ratio, kMinBandwidth) << name << " reached " << wb::check::fixed(ratio) << " x the copy bandwidth; it needs "
+                                      << wb::check::as_written(kMinBandwidth)
                                       << ". 16-byte loads, several in flight per thread, a (split, channel) grid "
                                          "of a few thousand values per block, and no pass over x beyond the ones "
                                          "counted.";

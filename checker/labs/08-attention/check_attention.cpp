@@ -1019,7 +1019,7 @@ TEST(Performance, TensorCoreForward) {
                                fixed(ceiling) + " TFLOP/s)");
     EXPECT_GE(ratio, kMinRatio) << "attention_forward_bf16(" << shape_text(s) << ") reached " << fixed(tflops)
                                 << " TFLOP/s, " << fixed(ratio) << " x the " << fixed(ceiling)
-                                << " TFLOP/s of cuBLAS's bf16 GEMM in the same run; it needs " << kMinRatio << " x.";
+                                << " TFLOP/s of cuBLAS's bf16 GEMM in the same run; it needs " << wb::check::as_written(kMinRatio) << " x.";
   } catch (const std::exception& e) {
     FAIL() << "a CUDA or cuBLAS call failed while timing attention_forward_bf16: " << e.what();
   }
@@ -1051,7 +1051,7 @@ TEST(Performance, FusedVsUnfused) {
                                " TFLOP/s, unfused " + fixed(attention_flops(s) / (unfused.median_ms * 1e9)) +
                                " TFLOP/s)");
     EXPECT_GE(speedup, kMinSpeedup) << "attention_forward(" << shape_text(s) << ") is " << fixed(speedup)
-                                    << " x faster than attention_unfused; it needs " << kMinSpeedup << " x.";
+                                    << " x faster than attention_unfused; it needs " << wb::check::as_written(kMinSpeedup) << " x.";
   } catch (const std::exception& e) {
     FAIL() << "a CUDA call failed while timing attention_forward: " << e.what();
   }

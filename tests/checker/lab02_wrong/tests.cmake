@@ -28,7 +28,7 @@ else()
                   "transpose_naive\\(rows=1023, cols=1025\\) wrote out of bounds: [0-9]+ element\\(s\\) outside out")
 endif()
 wb_known_wrong_test(02-transpose grid_y_overflow
-  --expect-fail Correctness.TallMatrix "transpose_tiled\\(rows=2097153, cols=1\\) returned cudaErrorInvalidConfiguration")
+  --expect-fail Correctness.TallMatrix "transpose_tiled\\(rows=2097153, cols=1\\) returned cudaErrorInvalidValue")
 wb_known_wrong_test(02-transpose tiled_first_tile_row_only
   --expect-fail Correctness.TallMatrix
                 "transpose_tiled\\(rows=2097153, cols=1\\): [0-9]+ of 2097153 elements of out are wrong \\([0-9]+ never written\\)")

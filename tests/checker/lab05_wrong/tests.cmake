@@ -22,7 +22,7 @@ wb_known_wrong_test(05-gemm store_off_by_one
 # The interface allows M up to 2^20; blocks of 8 rows need 131072 in gridDim.y (at most 65535).
 wb_known_wrong_test(05-gemm coalesced_grid_rows_of_8
   --expect-fail Correctness.Coalesced
-                "sgemm_coalesced\\(M=1048576, N=1, K=1, .* returned cudaErrorInvalidConfiguration.*This shape has 1048576 rows: gridDim.y and gridDim.z are at most 65535.*more than 65535 for R <= 16")
+                "sgemm_coalesced\\(M=1048576, N=1, K=1, .* returned cudaErrorInvalidValue.*This shape has 1048576 rows: gridDim.y and gridDim.z are at most 65535.*more than 65535 for R <= 16")
 wb_known_wrong_test(05-gemm skips_partial_tiles
   --expect-fail Correctness.Vectorized
                 "sgemm_vectorized\\(M=1, N=1, K=1, .*1 of 1 elements of C are wrong \\(1 never written\\).*C\\(0, 0\\): got nothing \\(never written\\)")
