@@ -510,9 +510,11 @@ class Rewriter:
                 # resolves deduced launches to it, as the compiler does.
                 self._anchor(name, None, paren, close, bound, join_tokens(toks[name_at:paren]))
             elif friend:
+                # A friend declaration redeclares a kernel (declared or defined at namespace scope,
+                # where its companion is): it changes nothing the launches resolve. A friend
+                # definition is not CUDA.
                 if self.macro_params is None:
                     self._friend_definition(name, paren, close)
-                self._no_companion.add(name)
             else:
                 self._no_companion.add(name)
         return kernels
