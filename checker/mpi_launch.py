@@ -11,7 +11,10 @@ one process per rank) and turns what can go wrong into a failed check with a cle
 - a job that deadlocks: stopped once every rank has been blocked in a communication call (or
   done) for a few seconds with no call completing (a progress counter in each rank's record),
   long before the time limit; a job that hangs otherwise: killed after the time limit of the
-  running check. Every rank that did not finish is named with the call it was blocked in (for
+  running check. A check's time limit counts from when every rank has started: the start of
+  the ranks (MPI_Init, each rank's CUDA context, the communicator) has a limit of its own
+  (start_limit_s, generous), and a start that exceeds it fails the checks with a message that
+  names the start and the ranks still in it. Every rank that did not finish is named with the call it was blocked in (for
   example "blocked in send(to=1, tag=0, bytes=4194316)"); every rank blocked in send is
   reported as a send-send deadlock;
 - a job that prints without end: stopped after 8 MiB;
@@ -25,7 +28,8 @@ hangs or crashes, the checks that finished keep their results, that check fails,
 remaining checks run in a new job.
 
 Standard library only. Command line (for people and for ctest):
-    python3 checker/mpi_launch.py BINARY --ranks 1,2,3 [--tcp] [--time-limit 60] [--stall 5] [--filter GLOB]
+    python3 checker/mpi_launch.py BINARY --ranks 1,2,3 [--tcp] [--time-limit 60] [--stall 5]
+                                  [--start-limit 120] [--filter GLOB]
 """
 
 from __future__ import annotations
@@ -55,6 +59,11 @@ _STATE = (512, 512)
 _PROGRESS = 1024  # uint64, incremented on every activity change
 
 DEFAULT_STALL_S = 5.0  # every rank blocked and none moving this long: a deadlock
+# The ranks' start (MPI_Init; on a GPU each rank's CUDA context, several ranks sharing one GPU;
+# the communicator, NCCL's bootstrap): not counted in a check's time limit, but in this one.
+# Above the 60 s a split judge waits for its worker to connect (WB_COMM_REMOTE_WAIT_S), so that
+# the judge's own message about a worker that never started comes first.
+DEFAULT_START_LIMIT_S = 120.0
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024  # a job that prints more is stopped (a print in a loop)
 
 DEFAULT_RANKS = (1, 2, 3, 4, 5, 8)
@@ -297,12 +306,15 @@ def _deadlock_hint(st: dict) -> str:
 def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, time_limit_s=60.0,
                    tcp: bool = False, extra_args: Iterable[str] = (), env: Optional[dict] = None,
                    mpirun: Optional[str] = None, log=None, stall_s: Optional[float] = DEFAULT_STALL_S,
-                   stop_at_failure: bool = False) -> list:
+                   stop_at_failure: bool = False, start_limit_s: float = DEFAULT_START_LIMIT_S) -> list:
     """Runs the checks `tests` (default: all) of `binary` under mpirun with `ranks` processes,
     all in one job (a new job for the checks after one that hangs or crashes).
 
     time_limit_s bounds each check (not the whole run): a number or a function of the check's
-    name. A check that exceeds it, or during which every rank is blocked in a
+    name. It counts from when every rank has started (its status record left state "starting":
+    MPI_Init, the GPU's context and the communicator are not the check's time); start_limit_s
+    bounds that start, and a job whose ranks do not all start within it fails every check it
+    was to run with status "timeout" and a message naming the start. A check that exceeds it, or during which every rank is blocked in a
     communication call (or done) and none moves for stall_s seconds (a deadlock; None: wait
     for the time limit), is failed with status "timeout"; a rank that crashes fails the check
     it was in with "crashed". Returns one CheckResult per test, in run order. `log`, if given,
@@ -322,7 +334,7 @@ def run_mpi_checks(binary: str, ranks: int, tests: Optional[list] = None, *, tim
         status_dir = tempfile.mkdtemp(prefix="wb-mpi-")
         try:
             culprit_result = _run_once(binary, ranks, remaining, status_dir, limit, tcp, extra_args, env,
-                                       mpirun, log, stall_s, stop_at_failure)
+                                       mpirun, log, stall_s, stop_at_failure, start_limit_s)
             done = _read_results(status_dir)
         finally:
             shutil.rmtree(status_dir, ignore_errors=True)
@@ -366,6 +378,34 @@ def _stuck(st: dict) -> bool:
     waiting = [s for s in st.values() if s["state"] != "done"]
     return bool(waiting) and all(s["state"] == "running" and s["activity"].startswith("blocked in")
                                  for s in waiting)
+
+
+def _starting(s: Optional[dict]) -> bool:
+    """A rank that has not started yet: no status record (still in MPI_Init, or before it), or
+    one in state "starting" (choosing its GPU, creating the communicator; comm/status.h)."""
+    return s is None or s["state"] == "starting"
+
+
+def _start_message(st: dict, ranks: int, start_limit_s: float) -> str:
+    """Why a job's ranks did not all start within start_limit_s, naming those still starting."""
+    lines = []
+    for r, s in sorted(st.items()):
+        if s is None:
+            lines.append(f"rank {r}: not started: still in MPI_Init or before it (no status record)")
+        elif s["state"] == "starting":
+            where = f" (in {s['test']}, waiting for the process running the lab's code to start)" if s["test"] else \
+                " (past MPI_Init: choosing its GPU, creating the communicator)"
+            lines.append(f"rank {r}: starting{where}")
+    started = ranks - len(lines)
+    who = "the rank" if ranks == 1 else f"the {ranks} ranks"
+    return (f"{who} did not finish starting within the start limit of {start_limit_s:g} s"
+            f"{f' ({started} of them had)' if started else ''}, so no check could run; still starting:\n  " +
+            "\n  ".join(lines) + "\n"
+            "A rank's start (MPI_Init, its CUDA context on a GPU, the communicator) does not count against a check's "
+            "time limit but has this limit of its own. Code of the lab that runs before the first check (a static "
+            "constructor, a global object's initializer) would keep a rank starting; otherwise the machine was too "
+            "busy to start the ranks: run fewer jobs beside this one, or raise the limit (--start-limit, or "
+            "\"start_limit_s\" in the \"launch\" object of lab.json).")
 
 
 def worker_of(binary: str) -> Optional[str]:
@@ -420,25 +460,31 @@ def _merge_statuses(judges: dict, workers: dict) -> dict:
             j = dict(j)
             if j["activity"].startswith("waiting for the lab's code"):
                 j["activity"] = w["activity"]
+                if w["state"] == "starting":
+                    j["state"] = "starting"  # the judge waits for its worker's start
             if j["progress"] is not None and w["progress"] is not None:
                 j["progress"] = j["progress"] + w["progress"]
+        elif j is not None and j["activity"].startswith("waiting for the lab's code"):
+            # Its worker has no record yet: it is still in MPI_Init.
+            j = dict(j, state="starting", activity="starting")
         merged[r] = j
     return merged
 
 
 def _run_once(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s,
-              stop_at_failure=False):
+              stop_at_failure=False, start_limit_s=DEFAULT_START_LIMIT_S):
     """One mpirun job over `tests` (two for a split binary: its judges and their workers).
     Returns None when it ended normally, else (status, message, check) for the check that was
     running when it stopped (None when no rank recorded one)."""
     worker = worker_of(binary)
     if worker is None:
         return _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s,
-                        stop_at_failure=stop_at_failure)
+                        stop_at_failure=stop_at_failure, start_limit_s=start_limit_s)
     remote_dir = tempfile.mkdtemp(prefix="wb-mpi-lab-")
     try:
         return _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s,
-                        worker=worker, remote_dir=remote_dir, stop_at_failure=stop_at_failure)
+                        worker=worker, remote_dir=remote_dir, stop_at_failure=stop_at_failure,
+                        start_limit_s=start_limit_s)
     finally:
         shutil.rmtree(remote_dir, ignore_errors=True)
 
@@ -449,7 +495,7 @@ def _failure_reported(status_dir: str) -> bool:
 
 
 def _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpirun, log, stall_s, worker=None,
-             remote_dir=None, stop_at_failure=False):
+             remote_dir=None, stop_at_failure=False, start_limit_s=DEFAULT_START_LIMIT_S):
     args = ["--gtest_filter=" + ":".join(tests), "--gtest_color=no"] + list(extra_args)
     cmd = mpirun_command(binary, ranks, args, tcp=tcp, mpirun=mpirun)
     out_path = os.path.join(status_dir, "mpirun.out")
@@ -468,7 +514,7 @@ def _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpir
             raise
         try:
             return _watch_job(binary, ranks, tests, status_dir, limit, tcp, log, stall_s, worker, remote_dir,
-                              stop_at_failure, proc, wproc, out, wout)
+                              stop_at_failure, proc, wproc, out, wout, start_limit_s)
         except BaseException:
             # Interrupted (Ctrl-C) or failed while watching: the jobs run in their own process
             # groups, so nothing else would stop them.
@@ -479,12 +525,15 @@ def _run_job(binary, ranks, tests, status_dir, limit, tcp, extra_args, env, mpir
 
 
 def _watch_job(binary, ranks, tests, status_dir, limit, tcp, log, stall_s, worker, remote_dir, stop_at_failure,
-               proc, wproc, out, wout):
-    """Waits for the job(s) started by _run_job, stops them on a time limit, a deadlock, a flood
-    of output or (stop_at_failure) a failed check, and says how they ended."""
+               proc, wproc, out, wout, start_limit_s=DEFAULT_START_LIMIT_S):
+    """Waits for the job(s) started by _run_job, stops them on a time limit, a deadlock, a slow
+    start, a flood of output or (stop_at_failure) a failed check, and says how they ended."""
     last = {}  # rank -> (test, time it started)
     start = time.monotonic()
-    timed_out = stalled = flooded = stopped = False
+    timed_out = stalled = flooded = stopped = start_timed_out = False
+    # When every rank had started (None while one is still starting): a check's time counts from
+    # then at the earliest, since a rank that has started may be waiting for one that has not.
+    started_at = None
     workers_gone = None  # when the workers' job ended while the judges still ran
     over_limit = 0.0
     snapshot, still_since = None, start
@@ -517,12 +566,19 @@ def _watch_job(binary, ranks, tests, status_dir, limit, tcp, log, stall_s, worke
                 continue
             if r not in last or last[r][0] != s["test"]:
                 last[r] = (s["test"], now)
-        running = [(t0, test) for (test, t0) in last.values()]
-        oldest, test = min(running) if running else (start, tests[0])
-        over_limit = limit(test) if test in tests else limit(tests[0])
-        if now - oldest > over_limit:
-            timed_out = True
-            break
+        if any(_starting(s) for s in st.values()):
+            started_at = None  # still starting: no check's time runs, the start's does
+            if now - start > start_limit_s:
+                start_timed_out = True
+                break
+        else:
+            started_at = started_at or now
+            running = [(max(t0, started_at), test) for (test, t0) in last.values()]
+            oldest, test = min(running) if running else (started_at, tests[0])
+            over_limit = limit(test) if test in tests else limit(tests[0])
+            if now - oldest > over_limit:
+                timed_out = True
+                break
         if os.fstat(out.fileno()).st_size + (os.fstat(wout.fileno()).st_size if worker else 0) > MAX_OUTPUT_BYTES:
             flooded = True
             break
@@ -535,7 +591,7 @@ def _watch_job(binary, ranks, tests, status_dir, limit, tcp, log, stall_s, worke
     final = _statuses(status_dir, ranks)
     pids = _pids(status_dir, ranks)
     survivors = []
-    if timed_out or flooded or proc.poll() is None:
+    if timed_out or start_timed_out or flooded or proc.poll() is None:
         survivors = _kill_job(proc, status_dir, ranks, binary)
     else:
         # mpirun has exited; make sure no rank lingers.
@@ -549,7 +605,7 @@ def _watch_job(binary, ranks, tests, status_dir, limit, tcp, log, stall_s, worke
         # The judges have let their workers go: give them a moment to finish MPI.
         try:
             # After a crash, mpirun reports the rank that ended it before it exits.
-            wproc.wait(timeout=0.5 if timed_out or stopped else 5.0)
+            wproc.wait(timeout=0.5 if timed_out or start_timed_out or stopped else 5.0)
         except subprocess.TimeoutExpired:
             pass
         wout.seek(0)
@@ -577,6 +633,10 @@ def _watch_job(binary, ranks, tests, status_dir, limit, tcp, log, stall_s, worke
         return ("error", f"the job printed more than {MAX_OUTPUT_BYTES // (1024 * 1024)} MiB of output and was "
                          "stopped. Is there a print in a loop? Remove debugging output before checking." + where,
                 running)
+    if start_timed_out:
+        # The job never started: every check it was to run fails the same way ("*"), rather than
+        # each costing another start limit in a new job.
+        return ("timeout", _start_message(final, ranks, start_limit_s), "*")
     if timed_out:
         lines = _describe_ranks(final)
         first = (f"stopped after {stall_s:g} s in which no rank made progress, with {ranks} ranks (the time limit "
@@ -658,6 +718,9 @@ def _main(argv=None) -> int:
     p.add_argument("--stall", type=float, default=DEFAULT_STALL_S,
                    help="seconds every rank may stay blocked with no call completing before the check is "
                         "stopped as a deadlock (0: wait for the time limit)")
+    p.add_argument("--start-limit", type=float, default=DEFAULT_START_LIMIT_S,
+                   help="seconds the ranks may take to start (MPI_Init, CUDA contexts, the communicator), "
+                        "not counted in --time-limit")
     p.add_argument("--filter", default="*", help="glob(s) of checks to run, ':'-separated")
     p.add_argument("--exclude", default="", help="glob(s) of checks not to run, ':'-separated")
     p.add_argument("--json", help="write the results to this file")
@@ -668,7 +731,8 @@ def _main(argv=None) -> int:
     results = []
     for n in [int(x) for x in a.ranks.split(",") if x]:
         results += run_mpi_checks(a.binary, n, tests, time_limit_s=a.time_limit, tcp=a.tcp,
-                                  log=sys.stdout if a.verbose else None, stall_s=a.stall or None)
+                                  log=sys.stdout if a.verbose else None, stall_s=a.stall or None,
+                                  start_limit_s=a.start_limit)
     for r in results:
         print(f"{r.status.upper():8} {r.label}  {r.properties.get('measured', '')}")
         if r.status not in ("passed", "skipped") and r.message:

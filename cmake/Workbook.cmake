@@ -288,7 +288,8 @@ endfunction()
 # ---- lab check binaries ----------------------------------------------------------------
 # wb_add_check_binary(<target> LAB <NN-name> CHECKS <check.cpp>... LAB_SOURCES <src.cu>...
 #                     [SHARED_SOURCES <src.cu>...] [SOURCE_LABEL <text>] [INCLUDE_DIRS <dir>...]
-#                     [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...] [CHECK_LIBS <lib>...])
+#                     [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...] [CHECK_LIBS <lib>...]
+#                     [IN_PROCESS])
 # One GoogleTest executable: the lab's checks linked with one implementation of the lab.
 # SHARED_SOURCES are more of the implementation, files of solutions/ that several binaries of
 # the lab link unchanged (an earlier lab's solution, the files a known-wrong version leaves
@@ -299,8 +300,11 @@ endfunction()
 # provide. The check sources see WB_HAVE_CUDA_BASELINES=1 when they are present.
 # CHECK_LIBS are linked into the checks themselves on either backend (on sim: the judge, never
 # the worker that runs the lab's code), e.g. the CPU BLAS of lab 05's cuBLAS oracle.
+# IN_PROCESS: the checks run in the lab's own process on sim too, as on cuda (not split in
+# judge and worker): the self-tests use it to cover the cuda backend's path on a machine
+# without a GPU (tests/checker, wb_known_wrong_test IN_PROCESS).
 function(wb_add_check_binary target)
-  cmake_parse_arguments(PARSE_ARGV 1 A "" "LAB;SOURCE_LABEL"
+  cmake_parse_arguments(PARSE_ARGV 1 A "IN_PROCESS" "LAB;SOURCE_LABEL"
                         "CHECKS;LAB_SOURCES;SHARED_SOURCES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
   if(NOT A_LAB OR NOT A_CHECKS OR NOT A_LAB_SOURCES)
     message(FATAL_ERROR "wb_add_check_binary(${target}): LAB, CHECKS and LAB_SOURCES are required")
@@ -357,7 +361,7 @@ function(wb_add_check_binary target)
   # <target>_worker (the lab's code and a server for the judge's requests), so nothing the
   # lab's code does can reach the verdict (checker/support/remote, docs/concepts/checking.md).
   set(interface "${WB_ROOT}/checker/labs/${A_LAB}/interface.cpp")
-  if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS AND EXISTS "${interface}")
+  if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS AND NOT A_IN_PROCESS AND EXISTS "${interface}")
     set(remote "${WB_ROOT}/checker/support/remote")
     # The interface compiles twice per lab: as the worker's registrations and the judge's proxies.
     foreach(side IN ITEMS worker judge)
@@ -389,11 +393,14 @@ function(wb_add_check_binary target)
     add_dependencies(${target} ${target}_worker)
     return()
   endif()
-  add_executable(${target})
+  # In the lab's process: the checks and the lab's code in one program, which reports where the
+  # lab's code crashed as a split binary's worker does (checker/support/crash_report.h).
+  add_executable(${target} "${WB_ROOT}/checker/support/crash_report_at_start.cpp")
   target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS})
   target_compile_definitions(${target} PRIVATE
     "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
-  target_link_libraries(${target} PRIVATE ${objects} wb_check GTest::gtest GTest::gtest_main ${A_CHECK_LIBS})
+  target_link_libraries(${target} PRIVATE ${objects} wb_check wb_crash_report GTest::gtest GTest::gtest_main
+                                          ${A_CHECK_LIBS})
   if(WB_BACKEND STREQUAL "cuda" AND A_CUDA_LIBS)
     target_link_libraries(${target} PRIVATE ${A_CUDA_LIBS})
   endif()

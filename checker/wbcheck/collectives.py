@@ -3,7 +3,7 @@
 lab.json of such a lab:
     "launch": {"kind": "mpi", "ranks": [1, 2, 3, 4, 5, 8],
                "tcp": {"ranks": 3, "filter": "Correctness.RingAllreduceFloatSum"},
-               "stall_s": 5}
+               "stall_s": 5, "start_limit_s": 120}
 A check's own "launch" object overrides these fields for that check (e.g. a measurement
 meaningful only at some rank counts: {"ranks": [2, 4]}).
 
@@ -12,7 +12,9 @@ for the checks matching the tcp filter), rather than one job per check and rank 
 pays process start once per rank count. checker/mpi_launch.py keeps per-check results, fails
 the check that hangs or crashes with the rank and the call named, and runs the remaining
 checks in a new job. A deadlock (every rank blocked, none moving for stall_s seconds) ends
-in seconds, not at the time limit.
+in seconds, not at the time limit. A check's time limit counts from when every rank has
+started; the start itself (MPI_Init, each rank's CUDA context, the communicator) has its own
+limit, start_limit_s (default mpi_launch.DEFAULT_START_LIMIT_S).
 
 Each check is reported once, with its rank counts grouped ("ranks 1,2,3,4,5,8 + tcp 3"), its
 details only for the rank counts that failed.
@@ -147,6 +149,7 @@ def run_lab(lab: Lab, binary, checks: list[str] | None = None, timeout_s: float 
         for config in _configs(lab, check):
             plan.setdefault(config, []).append(check)
     stall = lab.launch.get("stall_s", mpi_launch.DEFAULT_STALL_S)
+    start_limit = float(lab.launch.get("start_limit_s", mpi_launch.DEFAULT_START_LIMIT_S))
 
     def limit(name: str) -> float:
         return timeout_s if timeout_s is not None else lab.timeout_for(name)
@@ -156,7 +159,7 @@ def run_lab(lab: Lab, binary, checks: list[str] | None = None, timeout_s: float 
         if on_progress:
             on_progress(f"{len(plan[(n, tcp)])} checks with {_phrase([(n, tcp)])}")
         for r in mpi_launch.run_mpi_checks(str(binary), n, plan[(n, tcp)], time_limit_s=limit, tcp=tcp,
-                                           stall_s=stall):
+                                           stall_s=stall, start_limit_s=start_limit):
             outcomes[r.name][(n, tcp)] = r
     results = []
     for check in names:

@@ -324,15 +324,24 @@ def _find_test(data: dict, suite: str, name: str) -> dict | None:
     return None
 
 
-def _worker_crash(stderr: str, binary: Path | None) -> tuple[str, str]:
-    """Where the lab's worker process crashed (" at FILE:LINE in FUNCTION" and its backtrace),
-    from the report its crash handler left in stderr, and stderr without that report; ("",
-    stderr) when there is no report or it cannot be resolved."""
+def _lab_crash(stderr: str, binary: Path | None) -> tuple[str, str, bool]:
+    """Where the process running the lab's code crashed (" at FILE:LINE in FUNCTION" and its
+    backtrace), from the report its crash handler (checker/support/crash_report.h) left in
+    stderr: the worker of a split check binary, or the check process itself when the checks run
+    in the lab's process (cuda). Returns that, stderr without the report, and whether the place
+    is in the lab's code (not the checks' or the harness's); ("", stderr, False) when there is
+    no report or it cannot be resolved."""
     if symbolize.WORKER_BEGIN not in stderr:
-        return "", stderr
-    worker = str(binary) + "_worker" if binary is not None else None
-    where = symbolize.describe(symbolize.worker_backtrace(stderr, worker))
-    return (where, symbolize.without_reports(stderr)) if where else ("", stderr)
+        return "", stderr, False
+    exe = None
+    if binary is not None:
+        worker = Path(str(binary) + "_worker")
+        exe = str(worker if worker.is_file() else binary)
+    frames = symbolize.worker_backtrace(stderr, exe)
+    where = symbolize.describe(frames)
+    if not where:
+        return "", stderr, False
+    return where, symbolize.without_reports(stderr), any(f.in_lab_code for f in frames)
 
 
 _REPORT_HEAD = re.compile(r"^========= (\S.*)$")
@@ -385,7 +394,7 @@ def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, ti
         result.measured = str(record.get("measured", ""))
         result.threshold = str(record.get("threshold", ""))
         result.hint = str(record.get("hint", "")) or result.hint
-    crash_site, stderr_text = _worker_crash(outcome.stderr, binary)
+    crash_site, stderr_text, in_lab_code = _lab_crash(outcome.stderr, binary)
     stderr = tail_lines(stderr_text)
 
     if outcome.output_exceeded:
@@ -401,8 +410,13 @@ def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, ti
         result.stderr_tail = stderr
         return result
     if record is None:
-        if outcome.returncode is not None and outcome.returncode < 0:
-            result.message = (f"the check process {describe_exit(outcome.returncode)}{crash_site}. The fault is in "
+        if outcome.returncode is not None and outcome.returncode < 0 and crash_site:
+            # The lab's code ran in this process (cuda): located as a split binary's worker is.
+            where = "The lab's code crashed" if in_lab_code else "It crashed"
+            result.message = (f"the check process {describe_exit(outcome.returncode)}. {where}{crash_site}\n"
+                              "The device or sanitizer report, if any, is below.")
+        elif outcome.returncode is not None and outcome.returncode < 0:
+            result.message = (f"the check process {describe_exit(outcome.returncode)}. The fault is in "
                               "code the check called; the device or sanitizer report, if any, is below.")
         else:
             result.message = (f"the check process {describe_exit(outcome.returncode)} before reporting a result: "

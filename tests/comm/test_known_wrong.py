@@ -94,6 +94,45 @@ def test_launcher(ml, bin_dir):
     test_deadlock_is_fast(ml, binary)
     test_per_rank_output(ml, binary)
     test_stop_at_failure(ml, binary)
+    test_slow_start(ml, os.path.join(bin_dir, "comm_launcher_slow_start"))
+
+
+def test_slow_start(ml, binary, ranks=3, limit=3, delay=6):
+    """A check's time limit counts from when the ranks have started: ranks that take `delay` s to
+    start (comm_launcher_slow_start: a sleep where MpiSession creates the GPU's context), twice
+    the check's `limit`, still pass; a hang after such a start is still stopped at `limit`; and a
+    start that never ends fails the checks at the start limit with a message naming the start."""
+    def run(checks, delay_s, only_rank=None, **kw):
+        env = dict(os.environ, WB_TEST_START_DELAY_S=str(delay_s))
+        env.pop("WB_TEST_START_DELAY_RANK", None)
+        if only_rank is not None:
+            env["WB_TEST_START_DELAY_RANK"] = str(only_rank)
+        t0 = time.monotonic()
+        res = by_name(ml.run_mpi_checks(binary, ranks, checks, time_limit_s=limit, env=env, **kw))
+        return res, time.monotonic() - t0
+
+    for only_rank, who in ((None, "every rank"), (ranks - 1, f"rank {ranks - 1} alone")):
+        res, elapsed = run(["Launcher.PassesFirst", "Launcher.PassesLast"], delay, only_rank)
+        ok = all(r.status == "passed" for r in res.values()) and len(res) == 2
+        expect(ok, f"n={ranks}: a start of {delay} s ({who}) does not count against a {limit} s check limit "
+                   f"({elapsed:.1f} s)", "\n".join(f"{n}: {r.status}: {r.message}" for n, r in res.items()))
+    res, elapsed = run(["Launcher.RankZeroHangsInRecv", "Launcher.PassesLast"], delay, stall_s=None)
+    r = res["Launcher.RankZeroHangsInRecv"]
+    expect(r.status == "timeout" and f"timed out after {limit:g} s" in r.message
+           and "rank 0: blocked in recv(from=" in r.message and res["Launcher.PassesLast"].status == "passed",
+           f"n={ranks}: a hang after a slow start is still stopped at the check's {limit} s limit",
+           r.status + ": " + r.message)
+    expect(elapsed < 2 * (delay + limit) + 15, f"n={ranks}: the hang costs its start and one time limit "
+                                              f"({elapsed:.1f} s)")
+    start_limit = 4
+    res, elapsed = run(["Launcher.PassesFirst", "Launcher.PassesLast"], 3600, start_limit_s=start_limit)
+    messages = "\n".join(f"{n}: {r.status}: {r.message}" for n, r in res.items())
+    expect(len(res) == 2 and all(r.status == "timeout" and f"did not finish starting within the start limit of {start_limit} s"
+                                 in r.message and "rank 0: starting" in r.message for r in res.values()),
+           f"n={ranks}: a start that never ends fails the checks with a message naming the start", messages)
+    expect(elapsed < start_limit + 15, f"n={ranks}: a start that never ends costs one start limit ({elapsed:.1f} s)")
+    left = processes_of(binary)
+    expect(not left, f"n={ranks}: a start that never ends leaves no rank process behind", str(left))
 
 
 def test_deadlock_is_fast(ml, binary, ranks=3):

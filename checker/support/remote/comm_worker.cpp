@@ -220,6 +220,7 @@ int main(int argc, char** argv) {
   comm_split::g_fd = fd;
   comm::MpiSession session(&argc, &argv);
   std::unique_ptr<comm::Communicator> world = comm::make_mpi_communicator(MPI_COMM_WORLD, comm::default_memory_space());
+  comm::status::set_ready();  // started: a judge waiting for this worker is no longer "starting"
   for (;;) {
     std::uint32_t tag = 0;
     Payload payload;

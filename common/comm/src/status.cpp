@@ -15,6 +15,7 @@ namespace {
 
 char* g_record = nullptr;
 std::string g_dir;
+bool g_starting = false;  // state "starting" until set_ready()
 
 void put(std::size_t offset, std::size_t size, const char* text) {
   if (!g_record) return;
@@ -52,8 +53,16 @@ void open(int rank) {
     std::fclose(f);
   }
   std::memset(g_record, 0, record_size);
-  put(state_offset, state_size, "running");
+  put(state_offset, state_size, "starting");
+  g_starting = true;
   set_activity("starting");
+}
+
+void set_ready() {
+  if (!g_record || !g_starting) return;
+  g_starting = false;
+  put(state_offset, state_size, "running");
+  set_running();
 }
 
 bool enabled() { return g_record != nullptr; }
@@ -61,6 +70,7 @@ bool enabled() { return g_record != nullptr; }
 std::string directory() { return g_dir; }
 
 void set_test(const std::string& name) {
+  set_ready();
   put(test_offset, test_size, name.c_str());
   set_running();
 }

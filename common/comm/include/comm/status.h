@@ -2,8 +2,10 @@
 //
 // When WB_COMM_STATUS_DIR is set, each rank maps a small file `rank-<R>.status` there and
 // keeps three fields current: the check being run, what the rank is doing right now (for
-// example "blocked in send(to=1, tag=0, bytes=4194316)") and its state (running, done or
-// error). The mapping is shared with the page cache, so what a rank last wrote survives a
+// example "blocked in send(to=1, tag=0, bytes=4194316)") and its state (starting, running, done
+// or error). A rank is "starting" from open() (right after MPI_Init) until set_ready(): choosing
+// its GPU (a CUDA context), creating the communicator (NCCL's bootstrap); the launcher does not
+// count that time against a check's time limit, but against a start limit of its own. The mapping is shared with the page cache, so what a rank last wrote survives a
 // kill: after a time limit the launcher names every rank that did not finish and the call it
 // was blocked in. Without the variable every function here is a cheap no-op.
 #pragma once
@@ -14,8 +16,12 @@
 
 namespace comm::status {
 
-/// Opens the record of `rank` (no-op without WB_COMM_STATUS_DIR). Safe to call twice.
+/// Opens the record of `rank` (no-op without WB_COMM_STATUS_DIR), in state "starting" with
+/// activity "starting". Safe to call twice.
 void open(int rank);
+/// The rank has started (MPI, its GPU and its communicator are up) and is about to run its
+/// checks or serve requests: state "running". set_test() implies it.
+void set_ready();
 bool enabled();
 /// WB_COMM_STATUS_DIR when the record is open, else "".
 std::string directory();
