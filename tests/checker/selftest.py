@@ -7,6 +7,8 @@ outcome. Used by ctest (tests/checker/CMakeLists.txt).
       every check passes (NOT MEASURED tolerated only with --allow-not-measured); the
       binary's checks are exactly lab.json's checks for the backend; results.json and
       JUnit written from the results have the required fields.
+      --checks performance|untimed: only the Performance checks, or all the others (the cuda
+      backend runs the timed ones alone on the GPU: tests/CMakeLists.txt, wb_gpu_timed_test).
   selftest.py --lab 01-saxpy --binary BIN --expect-all-fail REGEX
       every check fails, and each failure message matches REGEX.
   selftest.py --lab 01-saxpy --binary BIN --expect-fail CHECK REGEX [--expect-fail ...]
@@ -80,19 +82,25 @@ def main() -> int:
     ap.add_argument("--expect-all-fail", metavar="REGEX")
     ap.add_argument("--expect-fail", nargs=2, action="append", metavar=("CHECK", "REGEX"), default=[])
     ap.add_argument("--source", type=Path, help="the lab source the {{line:TEXT}} of a REGEX refer to")
+    ap.add_argument("--checks", choices=("all", "performance", "untimed"), default="all")
     ap.add_argument("--results", type=Path)
     ap.add_argument("--junit", type=Path)
     args = ap.parse_args()
 
     lab = labs.select_labs([args.lab])[0]
     only = [c for c, _ in args.expect_fail] or None
+    if args.checks != "all":
+        timed = args.checks == "performance"
+        only = [c.name for c in lab.checks_for(args.backend) if c.name.startswith("Performance.") == timed]
+        if not only:
+            fail(f"lab {args.lab} has no {args.checks} checks for {args.backend}")
     table = report.Table(verbose=True)
     results = runner.run_lab_checks(lab, args.binary, checks=only, timeout_s=args.timeout, on_result=table.add)
     print(report.summary_line(results))
     by_name = {r.name: r for r in results}
 
     if args.expect_pass:
-        listed = sorted(c.name for c in lab.checks_for(args.backend))
+        listed = sorted(c.name for c in lab.checks_for(args.backend) if only is None or c.name in only)
         present = sorted(by_name)
         if listed != present:
             fail(f"the binary's checks {present} differ from lab.json's checks for {args.backend}: {listed}")
