@@ -128,7 +128,7 @@ inline T atomic_max(T* p, T v) {
 }  // inline namespace CUSIM_ATOMIC_NS
 
 /// Striped lock guarding 16-byte atomics, one table for every translation unit (scheduler.cpp;
-/// out of line, so that this header needs no <atomic>, which nvcc's implicit headers lack).
+/// out of line, so that this header needs no \<atomic\>, which nvcc's implicit headers lack).
 void wide_atomic_lock(const void* p);
 void wide_atomic_unlock(const void* p);
 
