@@ -395,12 +395,12 @@ function(wb_add_check_binary target)
   endif()
   # In the lab's process: the checks and the lab's code in one program, which reports where the
   # lab's code crashed as a split binary's worker does (checker/support/crash_report.h).
-  add_executable(${target} "${WB_ROOT}/checker/support/crash_report_at_start.cpp")
+  add_executable(${target})
   target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS})
   target_compile_definitions(${target} PRIVATE
     "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
-  target_link_libraries(${target} PRIVATE ${objects} wb_check wb_crash_report GTest::gtest GTest::gtest_main
-                                          ${A_CHECK_LIBS})
+  target_link_libraries(${target} PRIVATE ${objects} wb_check wb_crash_report_at_start GTest::gtest
+                                          GTest::gtest_main ${A_CHECK_LIBS})
   if(WB_BACKEND STREQUAL "cuda" AND A_CUDA_LIBS)
     target_link_libraries(${target} PRIVATE ${A_CUDA_LIBS})
   endif()
