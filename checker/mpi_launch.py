@@ -52,11 +52,48 @@ from typing import Iterable, Optional
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import symbolize  # noqa: E402  (checker/symbolize.py, beside this file)
 
-# Layout of the per-rank status record; must match common/comm/include/comm/status.h.
-_TEST = (0, 256)
-_ACTIVITY = (256, 256)
-_STATE = (512, 512)
-_PROGRESS = 1024  # uint64, incremented on every activity change
+# The per-rank status record is declared once, in common/comm/include/comm/status.h (its layout
+# and the Op codes) and comm/communicator.h (the Collective codes); the launcher reads them there.
+_COMM_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "common", "comm", "include", "comm")
+
+
+def _enum(text: str, name: str, header: str) -> dict:
+    """{value: name} of `enum class <name>` in the header's text."""
+    m = re.search(r"enum\s+class\s+" + name + r"\b[^{]*\{(.*?)\};", text, re.S)
+    if not m:
+        raise RuntimeError(f"{header}: enum class {name} not found (the status record's codes are read from it)")
+    return {int(v): n for n, v in re.findall(r"^\s*(\w+)\s*=\s*(\d+)\s*,", m.group(1), re.M)}
+
+
+def _status_layout() -> dict:
+    status_h = os.path.join(_COMM_INCLUDE, "status.h")
+    communicator_h = os.path.join(_COMM_INCLUDE, "communicator.h")
+    with open(status_h, encoding="utf-8") as f:
+        status = f.read()
+    with open(communicator_h, encoding="utf-8") as f:
+        communicator = f.read()
+    sizes = {n: int(v) for n, v in re.findall(r"\b(\w+_(?:offset|size))\s*=\s*(\d+)", status)}
+    needed = ("test_offset", "test_size", "activity_offset", "activity_size", "state_offset", "state_size",
+              "progress_offset", "activity_text_offset")
+    missing = [n for n in needed if n not in sizes]
+    if missing:
+        raise RuntimeError(f"{status_h}: {', '.join(missing)} not found (the status record's layout is read from it)")
+    ops = {n: v for v, n in _enum(status, "Op", status_h).items()}
+    missing = [n for n in ("send", "recv", "wait_isend", "wait_irecv", "barrier", "library_allreduce", "text",
+                           "library") if n not in ops]
+    if missing:
+        raise RuntimeError(f"{status_h}: Op {', '.join(missing)} not found")
+    return {"sizes": sizes, "ops": ops, "collectives": _enum(communicator, "Collective", communicator_h)}
+
+
+_LAYOUT = _status_layout()
+_SIZES = _LAYOUT["sizes"]
+_TEST = (_SIZES["test_offset"], _SIZES["test_size"])
+_ACTIVITY = (_SIZES["activity_offset"], _SIZES["activity_size"])
+_STATE = (_SIZES["state_offset"], _SIZES["state_size"])
+_PROGRESS = _SIZES["progress_offset"]  # uint64, incremented on every activity change
+_OP = _LAYOUT["ops"]
 
 DEFAULT_STALL_S = 5.0  # every rank blocked and none moving this long: a deadlock
 # The ranks' start (MPI_Init; on a GPU each rank's CUDA context, several ranks sharing one GPU;
@@ -180,25 +217,24 @@ def _activity(raw: bytes) -> str:
     """Text of the activity field: int32 op, peer, tag, nreq, uint64 bytes (status.h)."""
     op, peer, tag, nreq, nbytes = struct.unpack_from("<iiiiQ", raw, 0)
     more = f" and {nreq - 1} more request(s)" if nreq > 1 else ""
-    if op == 1:
+    if op == _OP["send"]:
         return f"blocked in send(to={peer}, tag={tag}, bytes={nbytes})"
-    if op == 2:
+    if op == _OP["recv"]:
         return f"blocked in recv(from={peer}, tag={tag}, bytes={nbytes})"
-    if op == 3:
+    if op == _OP["wait_isend"]:
         return f"blocked in wait(isend to={peer}, tag={tag}, bytes={nbytes}){more}"
-    if op == 4:
+    if op == _OP["wait_irecv"]:
         return f"blocked in wait(irecv from={peer}, tag={tag}, bytes={nbytes}){more}"
-    if op == 5:
+    if op == _OP["barrier"]:
         return "blocked in barrier()"
-    if op == 6:
+    if op == _OP["library_allreduce"]:
         return f"blocked in library_allreduce(bytes={nbytes})"
-    if op == 8:
-        names = ["allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "gather", "scatter", "alltoall"]
-        name = names[tag] if 0 <= tag < len(names) else "collective"
+    if op == _OP["library"]:
+        name = _LAYOUT["collectives"].get(tag, "collective")
         rooted = name in ("broadcast", "reduce", "gather", "scatter")
         return f"blocked in library_{name}(" + (f"root={peer}, " if rooted else "") + f"bytes={nbytes})"
-    if op == 7:
-        return raw[24:].split(b"\0", 1)[0].decode("utf-8", "replace")
+    if op == _OP["text"]:
+        return raw[_SIZES["activity_text_offset"]:].split(b"\0", 1)[0].decode("utf-8", "replace")
     return "running"
 
 

@@ -418,8 +418,11 @@ endfunction()
 # Declares check_<NN>_<name> (checks + labs/<NN-name>/<files>) and, when the tree has
 # solutions/<NN-name>, check_<NN>_<name>_solution (checks + solutions/<NN-name>/<files>).
 # These names are what `./workbook check` builds and runs.
+include("${CMAKE_CURRENT_LIST_DIR}/WbRequireInterface.cmake")  # wb_require_interface()
+
 function(wb_add_lab lab)
   cmake_parse_arguments(PARSE_ARGV 1 A "" "" "CHECKS;SOURCES;USES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
+  wb_require_interface(${lab} "WB_REMOTE, checker/support/remote/wb_remote_interface.h")
   string(REPLACE "-" "_" ident "${lab}")
   set(variants labs)
   if(IS_DIRECTORY "${WB_ROOT}/solutions/${lab}")

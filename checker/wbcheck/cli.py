@@ -245,33 +245,22 @@ def cmd_list(args) -> int:
                 last[backend] = json.loads(path.read_text())
             except ValueError:
                 pass
-    listed = set()
-    for number, title, ids in labs.STAGES:
+    for number, title in labs.STAGES.items():
         print(f"Stage {number}: {title}")
-        stage_labs = [present[i] for i in ids if i in present]
-        stage_labs += [lab for lab in present.values() if lab.stage == number and lab.id not in ids]
-        for lab_id in list(ids) + [lab.id for lab in stage_labs if lab.id not in ids]:
-            lab = present.get(lab_id)
-            if lab is None:
-                print(f"  {lab_id:<28} (planned)")
-                continue
-            listed.add(lab.id)
+        for lab in sorted((lab for lab in present.values() if lab.stage == number), key=lambda lab: lab.id):
             status = []
             for backend, data in last.items():
                 for variant, r in data.get(lab.id, {}).items():
                     status.append(f"{backend}/{variant}: {r['passed']}/{r['checks']} passed ({r['time']})")
             print(f"  {lab.id:<28} {lab.title}")
             print(f"  {'':<28} last check: {'; '.join(status) if status else 'never checked'}")
-    for lab in present.values():
-        if lab.id not in listed:
-            print(f"  {lab.id:<28} {lab.title} (stage {lab.stage})")
     return EXIT_OK
 
 
 # ---- docs ------------------------------------------------------------------------------------
 
 DOC_INPUTS = ("docs", "README.md", "labs", "common/wb/include", "common/cusim/include/cusim", "common/comm/include",
-              "checker/support")
+              "checker/comm/include", "checker/support")
 
 
 def cmd_docs(args) -> int:

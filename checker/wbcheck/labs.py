@@ -2,7 +2,7 @@
 
 lab.json fields (all optional except title and stage):
   title       "SAXPY and vector basics"
-  stage       1..4 (see STAGES)
+  stage       1..4, a key of STAGES
   sources     the student's files in labs/NN-name/ (and solutions/NN-name/)
   timeout_s   time limit per check, in seconds (default 60)
   requires    system features the lab needs beyond the basics, e.g. ["mpi"]
@@ -31,13 +31,9 @@ CHECKER_LABS = ROOT / "checker" / "labs"
 GROUPS = ("Correctness", "Analysis", "Performance")
 DEFAULT_TIMEOUT_S = 60.0
 
-# The stage map of the workbook; a lab exists when checker/labs/<id>/lab.json does.
-STAGES = (
-    (1, "CUDA kernels", ("01-saxpy", "02-transpose", "03-reduction", "04-scan-histogram", "05-gemm")),
-    (2, "Primitives", ("06-softmax-layernorm", "07-convolution", "08-attention")),
-    (3, "Collectives", ("09-point-to-point", "10-ring-allreduce", "11-tree-allreduce")),
-    (4, "Systems", ("12-data-parallel-trainer",)),
-)
+# The workbook's stages, by number. Each lab names its stage in its lab.json ("stage"), the one
+# place a lab's stage is written; `./workbook list` groups the labs by it, in lab order.
+STAGES = {1: "CUDA kernels", 2: "Primitives", 3: "Collectives", 4: "Systems"}
 
 
 class LabError(Exception):
@@ -114,6 +110,9 @@ def load_lab(directory: Path) -> Lab:
     for key in ("title", "stage"):
         if key not in data:
             raise LabError(f"{path}: missing field '{key}'")
+    if data["stage"] not in STAGES:
+        raise LabError(f"{path}: \"stage\" is {data['stage']!r}; the workbook's stages are "
+                       + ", ".join(f"{n} ({t})" for n, t in STAGES.items()))
     checks = []
     for entry in data.get("checks", []):
         if "name" not in entry or "." not in entry["name"]:

@@ -35,6 +35,18 @@ class LabMetadata(unittest.TestCase):
             for source in lab.sources:
                 self.assertTrue((ROOT / "labs" / lab.id / source).is_file(), f"{lab.id}: {source}")
 
+    def test_a_stage_outside_the_stage_map_is_refused_naming_the_stages(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            lab_dir = Path(tmp) / "42-example"
+            lab_dir.mkdir()
+            (lab_dir / "lab.json").write_text(json.dumps({"title": "Example", "stage": 7}))
+            with self.assertRaises(labs.LabError) as caught:
+                labs.load_lab(lab_dir)
+        self.assertIn('"stage" is 7', str(caught.exception))
+        self.assertIn("1 (CUDA kernels)", str(caught.exception))
+
     def test_selection_by_number_name_and_id(self):
         for selector in ("01", "1", "saxpy", "01-saxpy", "labs/01-saxpy/"):
             self.assertEqual([lab.id for lab in labs.select_labs([selector])], ["01-saxpy"], selector)
@@ -103,6 +115,32 @@ class CommandLine(unittest.TestCase):
 def fixture(name: str) -> str:
     """A compiler output stored with @ROOT@ for the repository it was produced in."""
     return (FIXTURES / name).read_text().replace("@ROOT@", str(ROOT))
+
+
+class StatusRecord(unittest.TestCase):
+    """The launcher reads the ranks' status record as common/comm's headers declare it."""
+
+    def test_layout_and_codes_come_from_the_headers(self):
+        import struct
+        layout = mpi_launch._status_layout()
+        self.assertEqual(layout["ops"]["send"], mpi_launch._OP["send"])
+        self.assertEqual(mpi_launch._TEST[0], layout["sizes"]["test_offset"])
+        self.assertEqual(layout["collectives"][0], "allreduce")
+        activity = struct.pack("<iiiiQ", mpi_launch._OP["send"], 1, 0, 1, 4096)
+        self.assertEqual(mpi_launch._activity(activity), "blocked in send(to=1, tag=0, bytes=4096)")
+        library = struct.pack("<iiiiQ", mpi_launch._OP["library"], 2,
+                              [k for k, v in layout["collectives"].items() if v == "broadcast"][0], 1, 8)
+        self.assertEqual(mpi_launch._activity(library), "blocked in library_broadcast(root=2, bytes=8)")
+        text = struct.pack("<iiiiQ", mpi_launch._OP["text"], 0, 0, 1, 0) + b"waiting for the GPU\0"
+        self.assertEqual(mpi_launch._activity(text), "waiting for the GPU")
+
+    def test_a_header_without_the_codes_is_named(self):
+        with mock.patch.object(mpi_launch, "_COMM_INCLUDE", "/nonexistent"):
+            with self.assertRaises(OSError):
+                mpi_launch._status_layout()
+        with self.assertRaises(RuntimeError) as caught:
+            mpi_launch._enum("namespace comm {}", "Op", "status.h")
+        self.assertIn("status.h: enum class Op not found", str(caught.exception))
 
 
 class CompilerErrors(unittest.TestCase):

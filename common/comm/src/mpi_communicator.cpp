@@ -17,7 +17,7 @@
 
 // The data-moving calls go to MPI's profiling names (PMPI_Send, PMPI_Allreduce, ...): the check
 // binaries define the MPI_* names to record the calls a lab's own code makes
-// (common/comm/src/pmpi_guard.cpp), and the communicator's traffic is not the lab's.
+// (checker/comm/pmpi_guard.cpp), and the communicator's traffic is not the lab's.
 
 namespace comm {
 

@@ -28,7 +28,7 @@ std::string directory();
 /// The check being run (for example "Sweep.Float_Sum"); resets the activity to "running".
 void set_test(const std::string& name);
 /// What a rank can be blocked in. Recorded as a few integers (cheap enough for every call
-/// of a timed loop); checker/mpi_launch.py turns them into text such as
+/// of a timed loop); checker/mpi_launch.py reads the codes from here and turns them into text such as
 /// "blocked in send(to=1, tag=0, bytes=4194316)".
 enum class Op : std::int32_t {
   running = 0,
@@ -53,7 +53,8 @@ void set_done();
 /// Records an error message (for example an exception escaping a check) before aborting.
 void set_error(const std::string& message);
 
-/// Layout of the record (bytes), shared with checker/mpi_launch.py. The activity field
+/// Layout of the record (bytes). This is its one declaration: checker/mpi_launch.py reads these
+/// `name = value` lines and the Op codes above from this file. The activity field
 /// holds int32 op, peer, tag, nreq and uint64 bytes (little-endian), then text for Op::text.
 /// The progress field is a uint64 that every activity change increments: a rank that repeats
 /// the same blocking call (a ring's equal-sized steps) still shows that it moves, so the
