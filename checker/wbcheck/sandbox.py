@@ -39,17 +39,42 @@ def protect_runner() -> None:
     _subreaper = _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
-def configure(root: Path, backend_build: Path, extra_hidden: list) -> None:
-    """Environment for the judges: the paths their workers must not see."""
-    # .git holds every committed solution in its history.
+# The folders the sandbox replaces with private, empty ones (checker/support/remote/sandbox.cpp):
+# what the runner keeps there is out of the worker's sight already.
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/var/lock", "/var/crash")
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def hidden_paths(root: Path, backend_build: Path, extra_hidden: list) -> list:
+    """The folders a worker must not see: solutions/, .git (every committed solution is in its
+    history), the build tree, and the folders of the report files (`--results`, `--junit`). A
+    report's folder is left out when the sandbox's private /tmp (and the like) already covers it,
+    since hiding /tmp would cover that private /tmp with a read-only one (Open MPI, and any lab
+    code, needs a writable /tmp), and when it holds the workbook itself (the lab's code runs from
+    there; the tree is read-only to the worker anyway)."""
+    root = root.resolve()
     hidden = [root / "solutions", root / ".git", backend_build.parent]
-    hidden += [Path(p).resolve().parent for p in extra_hidden if p]
+    for p in extra_hidden:
+        if not p:
+            continue
+        folder = Path(p).resolve().parent
+        if any(_inside(folder, Path(d).resolve()) for d in PRIVATE_DIRS) or _inside(root, folder):
+            continue
+        hidden.append(folder)
     seen = []
     for p in hidden:
         p = Path(p).resolve()
-        if p not in seen and p != Path("/") and p != root.resolve():
+        if p not in seen and p != Path("/") and p != root:
             seen.append(p)
-    os.environ["WB_SANDBOX_HIDE"] = ":".join(str(p) for p in seen)
+    return seen
+
+
+def configure(root: Path, backend_build: Path, extra_hidden: list) -> None:
+    """Environment for the judges: the paths their workers must not see."""
+    os.environ["WB_SANDBOX_HIDE"] = ":".join(str(p) for p in hidden_paths(root, backend_build, extra_hidden))
     os.environ["WB_SANDBOX_READONLY"] = str(root.resolve())
 
 
