@@ -4,12 +4,12 @@
 /// explaining out-of-bounds writes and unwritten outputs.
 ///
 /// A check is a GoogleTest test in one of three suites, which are the check groups:
-/// `Correctness`, `Analysis` and `Performance`. The runner (`./workbook check`) runs each
+/// `Correctness`, `Analysis` and `Performance`, declared with WB_CHECK (wb_check_spec.h). The runner (`./workbook check`) runs each
 /// test in its own process and reads the properties recorded here from GoogleTest's JSON
 /// output:
 /// - `measured`: what the check measured ("4.00 sectors/request", "12/12 cases"),
 /// - `threshold`: what it needed ("<= 4 sectors/request"),
-/// - `hint`: what to try when it fails (overrides the hint in the lab's lab.json),
+/// - `hint`: what to try when it fails (overrides the hint of the check's WB_CHECK),
 /// - `not_measured`: why a check could not measure on this backend (the check is then
 ///   skipped with WB_NOT_MEASURED and shown as NOT MEASURED, which never counts as passed).
 #pragma once
@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "wb/device_buffer.h"
+#include "wb_check_spec.h"
 
 namespace wb::check {
 
@@ -62,6 +63,12 @@ testing::AssertionResult no_out_of_bounds_writes(const GuardDamage& damage, std:
 std::string describe_unwritten(std::span<const float> original, std::span<const float> expected,
                                std::span<const float> got, std::string_view array);
 
+/// Records "passed/total cases correct" (the MEASURED column), for a check that counts its cases
+/// itself; run_cases() does it for a check whose cases are one loop.
+inline void record_cases(std::size_t passed, std::size_t total) {
+  record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+}
+
 /// Runs @p count cases in order, @p one(i) checking case i, and records "k/count cases correct"
 /// (the MEASURED column) as they pass; returns the first failure, else success. Use as
 /// WB_ASSERT(run_cases(n, [&](std::size_t i) { return check_case(cases[i]); })).
@@ -69,10 +76,10 @@ inline testing::AssertionResult run_cases(std::size_t count,
                                           const std::function<testing::AssertionResult(std::size_t)>& one) {
   for (std::size_t i = 0; i < count; ++i) {
     testing::AssertionResult r = one(i);
-    record_measured(std::to_string(r ? i + 1 : i) + "/" + std::to_string(count) + " cases correct");
+    record_cases(r ? i + 1 : i, count);
     if (!r) return r;
   }
-  if (count == 0) record_measured("0/0 cases correct");
+  if (count == 0) record_cases(0, 0);
   return testing::AssertionSuccess();
 }
 

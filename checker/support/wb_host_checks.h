@@ -10,7 +10,7 @@
 /// are their launches.
 ///
 /// Only on the sim backend: the whole header is empty elsewhere, and the checks that use it are
-/// listed with "backends": ["sim"] in their lab.json. In a check binary split into judge and
+/// declared with .backends = "sim" (WB_CHECK). In a check binary split into judge and
 /// worker, the judge forwards the cusim::checker calls to the worker (checker/support/remote).
 /// Lab 01 (saxpy_host, with its host arrays) writes its own checks with describe_leak and ordinal.
 #pragma once

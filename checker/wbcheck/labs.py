@@ -10,12 +10,10 @@ lab.json fields (all optional except title and stage):
               binary itself; other kinds are registered with the runner and read their own
               fields from this object (kind "mpi": ranks, tcp, stall_s; see collectives.py)
   weights     default weight per group: {"Correctness": 1, "Analysis": 1, "Performance": 1}
-  checks      [{"name": "Correctness.SaxpySmallSizes", "weight": 2, "hint": "...",
-                "backends": ["sim"], "timeout_s": 120, "launch": {...}}, ...]
-              "launch" overrides fields of the lab's "launch" object for this check
-              (e.g. {"ranks": [2, 4]}: a measurement run only at the rank counts it is for).
-              Every GoogleTest test of the check binary should be listed (the checker's
-              self-tests verify that); "backends" restricts a check to some backends.
+
+The checks themselves (name, weight, backends, time limit, rank counts, hint) are declared beside
+their tests with WB_CHECK in checker/labs/NN-name/*.cpp (checker/support/wb_check_spec.h), and read
+from there (declarations.py); lab.json holds what belongs to the lab only.
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import declarations
 from .project import ROOT
 
 CHECKER_LABS = ROOT / "checker" / "labs"
@@ -113,21 +112,21 @@ def load_lab(directory: Path) -> Lab:
     if data["stage"] not in STAGES:
         raise LabError(f"{path}: \"stage\" is {data['stage']!r}; the workbook's stages are "
                        + ", ".join(f"{n} ({t})" for n, t in STAGES.items()))
-    checks = []
-    for entry in data.get("checks", []):
-        if "name" not in entry or "." not in entry["name"]:
-            raise LabError(f"{path}: each check needs a name 'Group.Check', got {entry!r}")
-        launch = entry.get("launch", {})
-        if not isinstance(launch, dict) or "kind" in launch:
-            raise LabError(f"{path}: check {entry['name']}: \"launch\" overrides fields of the lab's launch "
-                           f"object (e.g. {{\"ranks\": [2, 4]}}) and cannot change its kind; got {launch!r}")
-        checks.append(CheckSpec(
-            name=entry["name"],
-            weight=float(entry.get("weight", data.get("weights", {}).get(entry["name"].split(".")[0], 1.0))),
-            hint=entry.get("hint", ""),
-            backends=tuple(entry.get("backends", ())),
-            timeout_s=entry.get("timeout_s"),
-            launch=dict(launch)))
+    if "checks" in data:
+        raise LabError(f"{path}: \"checks\" is no longer read from lab.json: declare each check beside its test "
+                       f"with WB_CHECK(Group, Name, .weight = ..., .hint = \"...\") (checker/support/wb_check_spec.h)")
+    try:
+        declared = declarations.read_declarations(directory)
+    except (OSError, declarations.DeclarationError) as e:
+        raise LabError(str(e)) from e
+    weights = data.get("weights", {})
+    checks = [CheckSpec(
+        name=d.name,
+        weight=d.weight if d.weight is not None else float(weights.get(d.name.split(".")[0], 1.0)),
+        hint=d.hint,
+        backends=d.backends,
+        timeout_s=d.timeout_s,
+        launch={"ranks": list(d.ranks)} if d.ranks else {}) for d in declared]
     return Lab(
         id=directory.name, number=match.group(1), name=match.group(2),
         title=data["title"], stage=int(data["stage"]), directory=directory,

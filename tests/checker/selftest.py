@@ -5,7 +5,7 @@ outcome. Used by ctest (tests/checker/CMakeLists.txt).
   selftest.py --lab 01-saxpy --binary BIN --expect-pass [--allow-not-measured]
               [--backend sim] [--results FILE] [--junit FILE]
       every check passes (NOT MEASURED tolerated only with --allow-not-measured); the
-      binary's checks are exactly lab.json's checks for the backend; results.json and
+      binary's checks are exactly the declared checks (WB_CHECK) for the backend; results.json and
       JUnit written from the results have the required fields.
       --checks performance|untimed: only the Performance checks, or all the others (the cuda
       backend runs the timed ones alone on the GPU: tests/CMakeLists.txt, wb_gpu_timed_test).
@@ -103,7 +103,7 @@ def main() -> int:
         listed = sorted(c.name for c in lab.checks_for(args.backend) if only is None or c.name in only)
         present = sorted(by_name)
         if listed != present:
-            fail(f"the binary's checks {present} differ from lab.json's checks for {args.backend}: {listed}")
+            fail(f"the binary's checks {present} differ from the checks declared (WB_CHECK) for {args.backend}: {listed}")
         for r in results:
             if r.status == runner.NOT_MEASURED and args.allow_not_measured:
                 print(f"note: {r.name} is NOT MEASURED here ({r.message})")

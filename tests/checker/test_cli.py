@@ -15,7 +15,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "checker"))
 
-from wbcheck import build, cli, collectives, deps, labs, progress, report, runner  # noqa: E402
+from wbcheck import build, cli, collectives, deps, labs, progress, report, runner, sandbox  # noqa: E402
 
 import mpi_launch  # noqa: E402
 
@@ -28,7 +28,7 @@ class LabMetadata(unittest.TestCase):
         self.assertTrue(found, "no labs found")
         for lab in found:
             self.assertIn(lab.stage, (1, 2, 3, 4), lab.id)
-            self.assertTrue(lab.checks, f"{lab.id}: lab.json lists no checks")
+            self.assertTrue(lab.checks, f"{lab.id}: declares no checks (WB_CHECK)")
             for check in lab.checks:
                 self.assertIn(check.group, labs.GROUPS, f"{lab.id}: {check.name}")
                 self.assertGreater(check.weight, 0, f"{lab.id}: {check.name}")
@@ -115,6 +115,90 @@ class CommandLine(unittest.TestCase):
 def fixture(name: str) -> str:
     """A compiler output stored with @ROOT@ for the repository it was produced in."""
     return (FIXTURES / name).read_text().replace("@ROOT@", str(ROOT))
+
+
+class Declarations(unittest.TestCase):
+    """WB_CHECK declarations read from a check's source (checker/wbcheck/declarations.py)."""
+
+    def read(self, text):
+        import tempfile
+        from wbcheck import declarations
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "check_x.cpp").write_text(text)
+            return declarations.read_declarations(Path(tmp))
+
+    def test_fields_literals_and_comments(self):
+        found = self.read('''
+// WB_CHECK(Correctness, InAComment, .weight = 9)
+WB_CHECK(Correctness, First, .weight = 2, .backends = "sim", .timeout_s = 120.5, .ranks = {2, 4},
+         .hint = "Round up: (n + 255) / 256, "  // a comment between literals
+                 "then \\"check\\" n % 256.") {
+  EXPECT_TRUE(true);
+}
+WB_CHECK(Performance, Second) { }
+''')
+        self.assertEqual([d.name for d in found], ["Correctness.First", "Performance.Second"])
+        first = found[0]
+        self.assertEqual((first.weight, first.backends, first.timeout_s, first.ranks, first.line),
+                         (2.0, ("sim",), 120.5, [2, 4], 3))
+        self.assertEqual(first.hint, 'Round up: (n + 255) / 256, then "check" n % 256.')
+        self.assertIsNone(found[1].weight)
+
+    def test_a_macro_family_is_expanded_where_it_is_used(self):
+        found = self.read('''
+#define SWEEP(NAME, TYPE)                                   \\
+  WB_CHECK(Correctness, NAME, .weight = 1, .hint = "h") {   \\
+    sweep(TYPE);                                            \\
+  }
+SWEEP(FloatSum, f32)
+SWEEP(DoubleSum, f64)
+''')
+        self.assertEqual([(d.name, d.line, d.hint) for d in found],
+                         [("Correctness.FloatSum", 6, "h"), ("Correctness.DoubleSum", 7, "h")])
+
+    def test_what_the_runner_cannot_read_is_named(self):
+        from wbcheck import declarations
+        cases = {
+            "WB_CHECK(Correctness, A, .wieght = 2) {}": "'.wieght = 2' is not a field",
+            "WB_CHECK(Correctness, A, .weight = kWeight) {}": "write a number literal",
+            "WB_CHECK(Correctness, A, .hint = kHint) {}": "write a string literal",
+            'WB_CHECK(Correctness, A, .backends = "gpu") {}': 'names "sim" or "cuda"',
+            'WB_CHECK(Correctness, A, .hint = "h", .weight = 1) {}': "in the order weight, backends",
+            "WB_CHECK(Correctness, A) {}\nWB_CHECK(Correctness, A) {}": "declared twice",
+        }
+        for text, message in cases.items():
+            with self.subTest(text=text):
+                with self.assertRaises(declarations.DeclarationError) as caught:
+                    self.read(text)
+                self.assertIn(message, str(caught.exception))
+                self.assertIn("check_x.cpp:", str(caught.exception))
+
+    def test_lab_json_checks_are_refused_with_the_way_to_declare_them(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            lab_dir = Path(tmp) / "42-example"
+            lab_dir.mkdir()
+            (lab_dir / "lab.json").write_text(json.dumps({"title": "Example", "stage": 1, "checks": []}))
+            with self.assertRaises(labs.LabError) as caught:
+                labs.load_lab(lab_dir)
+        self.assertIn("WB_CHECK(Group, Name", str(caught.exception))
+
+
+class SandboxHiddenPaths(unittest.TestCase):
+    """What the runner asks the sandbox to hide from the lab's code (checker/wbcheck/sandbox.py)."""
+
+    def test_report_folders_are_hidden_unless_private_already_or_holding_the_workbook(self):
+        build_dir = ROOT / "build" / "sim"
+        hidden = sandbox.hidden_paths(ROOT, build_dir, [
+            "/tmp/results.json",            # the sandbox's private /tmp covers it; hiding /tmp breaks MPI
+            "/dev/shm/junit.xml",
+            str(ROOT.parent / "results.json"),  # the folder holding the workbook itself
+            "/srv/grading/out/results.json",    # hidden
+            None])
+        resolved = ROOT.resolve()
+        self.assertEqual(hidden, [resolved / "solutions", resolved / ".git", (ROOT / "build").resolve(),
+                                  Path("/srv/grading/out")])
 
 
 class StatusRecord(unittest.TestCase):

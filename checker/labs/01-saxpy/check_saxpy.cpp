@@ -154,45 +154,47 @@ struct GridCase {
 
 // ---- Correctness ---------------------------------------------------------------------
 
-TEST(Correctness, SaxpySmallSizes) {
+WB_CHECK(Correctness, SaxpySmallSizes, .weight = 2,
+         .hint = "Compute i = blockIdx.x * blockDim.x + threadIdx.x and update y[i] only when i < n.") {
   wb::check::record_threshold("y = fmaf(a, x, y) within 2 eps, n = 1, 31, 32, 33, 3 seeds each");
   int passed = 0;
   for (int n : {1, 31, 32, 33}) {
     for (std::uint64_t seed : {1, 2, 3}) {
       auto result = check_saxpy(n, seed);
-      wb::check::record_measured(std::to_string(passed) + "/12 cases correct");
+      wb::check::record_cases(passed, 12);
       WB_ASSERT(result);
       ++passed;
     }
   }
-  wb::check::record_measured(std::to_string(passed) + "/12 cases correct");
+  wb::check::record_cases(passed, 12);
 }
 
-TEST(Correctness, SaxpyZeroSize) {
+WB_CHECK(Correctness, SaxpyZeroSize, .weight = 1,
+         .hint = "A launch with 0 blocks is invalid (CUDA 13 returns cudaErrorInvalidValue): return "
+                 "cudaSuccess before launching when n == 0.") {
   wb::check::record_threshold("n = 0 returns cudaSuccess and writes nothing");
-  wb::check::record_hint(
-      "A launch with 0 blocks is invalid (CUDA 13 returns cudaErrorInvalidValue): return cudaSuccess "
-      "before launching when n == 0.");
   const Problem p = make_problem(0, 1);
   WB_ASSERT(check_device_call(p, "saxpy(n=0)", "saxpy", kSaxpyCoverage,
                               [&](const float* x, float* y) { return saxpy(0, p.a, x, y); }));
   wb::check::record_measured("cudaSuccess, nothing written");
 }
 
-TEST(Correctness, SaxpyLargeSizes) {
+WB_CHECK(Correctness, SaxpyLargeSizes, .weight = 2,
+         .hint = "Round the number of blocks up: (n + block_size - 1) / block_size.") {
   wb::check::record_threshold("y = fmaf(a, x, y) within 2 eps, n = 2^20+7 (2 seeds) and 2^24");
   int passed = 0;
   const std::vector<std::pair<int, std::uint64_t>> cases = {{kLarge, 4}, {kLarge, 5}, {kHuge, 6}};
   for (auto [n, seed] : cases) {
     auto result = check_saxpy(n, seed);
-    wb::check::record_measured(std::to_string(passed) + "/3 cases correct");
+    wb::check::record_cases(passed, 3);
     WB_ASSERT(result);
     ++passed;
   }
-  wb::check::record_measured("3/3 cases correct");
+  wb::check::record_cases(3, 3);
 }
 
-TEST(Correctness, GridStrideSmallGrids) {
+WB_CHECK(Correctness, GridStrideSmallGrids, .weight = 2,
+         .hint = "Loop: for (i = global index; i < n; i += blockDim.x * gridDim.x).") {
   wb::check::record_threshold("correct with grids much smaller than n (down to 1 block of 32 threads)");
   const std::vector<GridCase> cases = {
       {33, 1, 32}, {1000, 2, 64}, {kLarge, 1, 32}, {kLarge, 3, 96}, {kLarge, 13, 128}, {kLarge, 1, 1024}};
@@ -200,32 +202,32 @@ TEST(Correctness, GridStrideSmallGrids) {
   std::uint64_t seed = 10;
   for (const GridCase& c : cases) {
     auto result = check_grid_stride(c.n, seed++, c.num_blocks, c.block_size);
-    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+    wb::check::record_cases(passed, cases.size());
     WB_ASSERT(result);
     ++passed;
   }
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+  wb::check::record_cases(passed, cases.size());
 }
 
-TEST(Correctness, GridStrideLargeGrids) {
+WB_CHECK(Correctness, GridStrideLargeGrids, .weight = 1,
+         .hint = "Threads whose start index is already >= n must do nothing.") {
   wb::check::record_threshold("correct with grids larger than n, and n = 0");
   const std::vector<GridCase> cases = {{0, 4, 256}, {1, 8, 1024}, {33, 64, 256}, {1000, 4096, 32}, {kLarge, 8192, 256}};
   int passed = 0;
   std::uint64_t seed = 20;
   for (const GridCase& c : cases) {
     auto result = check_grid_stride(c.n, seed++, c.num_blocks, c.block_size);
-    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+    wb::check::record_cases(passed, cases.size());
     WB_ASSERT(result);
     ++passed;
   }
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+  wb::check::record_cases(passed, cases.size());
 }
 
-TEST(Correctness, GridStrideRejectsInvalidConfigurations) {
+WB_CHECK(Correctness, GridStrideRejectsInvalidConfigurations, .weight = 2,
+         .hint = "A kernel launch itself returns nothing: call cudaGetLastError() right after it and return "
+                 "that, so a failed launch reaches the caller.") {
   wb::check::record_threshold("block_size 0, 1025, 2048 and num_blocks 0 return an error; y untouched");
-  wb::check::record_hint(
-      "A kernel launch itself returns nothing: call cudaGetLastError() right after it and return "
-      "that, so a failed launch reaches the caller.");
   const std::vector<GridCase> cases = {{1000, 4, 0}, {1000, 4, 2048}, {1000, 4, 1025}, {1000, 0, 256}};
   int passed = 0;
   for (const GridCase& c : cases) {
@@ -261,7 +263,9 @@ TEST(Correctness, GridStrideRejectsInvalidConfigurations) {
   wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " rejected");
 }
 
-TEST(Correctness, HostRoundTrip) {
+WB_CHECK(Correctness, HostRoundTrip, .weight = 2,
+         .hint = "cudaMalloc, cudaMemcpy (HostToDevice), saxpy(), cudaMemcpy (DeviceToHost), cudaFree; "
+                 "check each call.") {
   wb::check::record_threshold("saxpy_host correct for n = 0, 1, 33, 2^20+7; x unchanged; no host overrun");
   int passed = 0;
   std::uint64_t seed = 40;
@@ -272,7 +276,7 @@ TEST(Correctness, HostRoundTrip) {
     std::vector<float> x(p.x), y(p.y);
     x.resize(p.x.size() + kHostGuard, kSentinel);
     y.resize(p.y.size() + kHostGuard, kSentinel);
-    wb::check::record_measured(std::to_string(passed) + "/4 cases correct");
+    wb::check::record_cases(passed, 4);
     WB_ASSERT(cuda_success(saxpy_host(p.n, p.a, x.data(), y.data()), call, "saxpy_host"));
     WB_ASSERT(wb::check::device_clean_after(call));
     for (std::size_t i = p.y.size(); i < y.size(); ++i) {
@@ -288,14 +292,13 @@ TEST(Correctness, HostRoundTrip) {
     WB_ASSERT(y_matches(p, y, call, "Copy y back after the kernel, the whole n * sizeof(float) bytes."));
     ++passed;
   }
-  wb::check::record_measured("4/4 cases correct");
+  wb::check::record_cases(4, 4);
 }
 
-TEST(Correctness, HostNegativeSize) {
+WB_CHECK(Correctness, HostNegativeSize, .weight = 1,
+         .hint = "Return cudaSuccess before allocating when n <= 0: for a negative n, n * sizeof(float) as "
+                 "a size_t is an enormous number of bytes.") {
   wb::check::record_threshold("n = -1 and -1000 return cudaSuccess; h_x and h_y untouched");
-  wb::check::record_hint(
-      "Return cudaSuccess before allocating when n <= 0: for a negative n, n * sizeof(float) as a "
-      "size_t is an enormous number of bytes.");
   int passed = 0;
   std::uint64_t seed = 44;
   for (int n : {-1, -1000}) {
@@ -304,7 +307,7 @@ TEST(Correctness, HostNegativeSize) {
     std::vector<float> x(data.x), y(data.y);
     std::ostringstream call;
     call << "saxpy_host(n=" << n << ", a=" << data.a << ")";
-    wb::check::record_measured(std::to_string(passed) + "/2 cases correct");
+    wb::check::record_cases(passed, 2);
     const cudaError_t returned = saxpy_host(n, data.a, x.data(), y.data());
     if (returned != cudaSuccess && returned != cudaErrorNotYetImplemented) {
       cudaGetLastError();  // the error is the finding; do not leave it to the next call
@@ -323,7 +326,7 @@ TEST(Correctness, HostNegativeSize) {
     }
     ++passed;
   }
-  wb::check::record_measured("2/2 cases correct");
+  wb::check::record_cases(2, 2);
 }
 
 #if defined(CUSIM)
@@ -334,12 +337,11 @@ using wb::check::host::ordinal;
 
 }  // namespace
 
-TEST(Correctness, HostFreesDeviceMemory) {
+WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
+         .hint = "cudaFree every array saxpy_host allocates before it returns, on the error paths too (an "
+                 "RAII guard whose destructor calls cudaFree does both).") {
   wb::check::record_threshold(
       "saxpy_host (n = 1, 33, 1000) correct, and as much device memory allocated after it as before");
-  wb::check::record_hint(
-      "cudaFree every array saxpy_host allocates before it returns, on the error paths too (an RAII guard "
-      "whose destructor calls cudaFree does both).");
   int passed = 0;
   std::uint64_t seed = 47;
   for (int n : {1, 33, 1000}) {
@@ -373,13 +375,13 @@ TEST(Correctness, HostFreesDeviceMemory) {
 // does not run; only cudaGetLastError() says so). saxpy_host must return exactly that error (not cudaSuccess,
 // not the error of a later call that went on regardless), do no more work (no copy, allocation or
 // launch after the failure) and free what it had allocated.
-TEST(Correctness, HostReturnsCudaErrors) {
+WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 2, .backends = "sim",
+         .hint = "Test the cudaError_t of every cudaMalloc and cudaMemcpy, and of saxpy() (its "
+                 "cudaGetLastError() after the launch), and return it at once when it is not cudaSuccess, "
+                 "freeing what was already allocated.") {
   wb::check::record_threshold(
       "each cudaMalloc, cudaMemcpy and kernel launch in saxpy_host failed in turn: that error returned at once, no "
       "device memory left");
-  wb::check::record_hint(
-      "Test the cudaError_t of every cudaMalloc and cudaMemcpy, and of saxpy() (its cudaGetLastError() after the "
-      "launch), and return it at once when it is not cudaSuccess, freeing what was already allocated.");
   const Problem p = make_problem(33, 49);
   auto host_arrays = [&] {
     std::pair<std::vector<float>, std::vector<float>> xy{p.x, p.y};
@@ -464,7 +466,9 @@ TEST(Correctness, HostReturnsCudaErrors) {
 // ---- Analysis (sim) --------------------------------------------------------------------
 
 #if defined(CUSIM)
-TEST(Analysis, MemcheckClean) {
+WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .hint = "Every access must stay inside its array: check the bound before reading x[i] as well "
+                 "as writing y[i].") {
   wb::check::record_threshold("0 memcheck reports (out-of-bounds or uninitialised accesses)");
 #if WB_HAVE_CUSIM_ANALYSIS
   cusim::analysis::reset();
@@ -499,12 +503,11 @@ TEST(Analysis, MemcheckClean) {
 // ---- Performance -----------------------------------------------------------------------
 
 #if defined(CUSIM)
-TEST(Performance, CoalescedAccess) {
+WB_CHECK(Performance, CoalescedAccess, .weight = 3, .backends = "sim",
+         .hint = "Consecutive threads of a warp should access consecutive elements: i = blockIdx.x * "
+                 "blockDim.x + threadIdx.x, and a grid-stride step of blockDim.x * gridDim.x.") {
   constexpr double kMaxSectorsPerRequest = 4.0;
   wb::check::record_threshold("<= 4 global sectors per request (saxpy, saxpy_grid_stride)");
-  wb::check::record_hint(
-      "Consecutive threads of a warp should access consecutive elements: i = blockIdx.x * "
-      "blockDim.x + threadIdx.x, and a grid-stride step of blockDim.x * gridDim.x.");
 #if WB_HAVE_CUSIM_ANALYSIS
   struct Measured {
     const char* function;
@@ -554,11 +557,10 @@ TEST(Performance, CoalescedAccess) {
 }
 
 // The launch configurations saxpy's kernels ran with, as cusim recorded them (cusim/checker.h).
-TEST(Performance, LaunchUsesWholeWarps) {
+WB_CHECK(Performance, LaunchUsesWholeWarps, .weight = 1, .backends = "sim",
+         .hint = "A warp is 32 threads: pick a block size that is a multiple of 32 (256 is a good default) "
+                 "and round the number of blocks up.") {
   wb::check::record_threshold("saxpy's blocks are a multiple of 32 threads (whole warps), n = 2^20+7");
-  wb::check::record_hint(
-      "A warp is 32 threads: pick a block size that is a multiple of 32 (256 is a good default) and "
-      "round the number of blocks up.");
   cusim::checker::clear_launches();
   WB_ASSERT(check_saxpy(kLarge, 62));
   const std::vector<cusim::checker::LaunchRecord> launches = cusim::checker::launches();
@@ -585,15 +587,15 @@ TEST(Performance, LaunchUsesWholeWarps) {
   }
 }
 #else
-TEST(Performance, BandwidthVsDeviceCopy) {
+WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 4, .backends = "cuda", .timeout_s = 120,
+         .hint = "Check that accesses are coalesced (i = blockIdx.x * blockDim.x + threadIdx.x), that the "
+                 "block size is a multiple of 32 (256 is a good default), and that nothing else runs on the "
+                 "GPU.") {
   // One element per thread (the lab's contract) keeps at most 2048 x 8 bytes of loads in flight per
   // multiprocessor; on an H100 that design tops out near 0.91 x copy (block sizes, cache hints and a
   // prefetch hint tried: docs/perf/gpu-h100.md), so 0.80 leaves the reference (0.90) its 10%.
   constexpr double kMinRatio = 0.80;
   wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (same run)");
-  wb::check::record_hint(
-      "Check that accesses are coalesced (i = blockIdx.x * blockDim.x + threadIdx.x), that the block "
-      "size is a multiple of 32 (256 is a good default), and that nothing else runs on the GPU.");
   constexpr int n = 1 << 26;  // 256 MiB per array: far larger than any L2 cache
   // Correct first, then fast: a wrong kernel's speed means nothing.
   WB_ASSERT(check_saxpy(kLarge, 70));

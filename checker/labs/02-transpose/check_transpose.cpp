@@ -210,46 +210,51 @@ const char* const kShapesThreshold =
 
 // ---- Correctness ---------------------------------------------------------------------
 
-TEST(Correctness, NaiveShapes) {
+WB_CHECK(Correctness, NaiveShapes, .weight = 2,
+         .hint = "One thread per element: c = blockIdx.x * blockDim.x + threadIdx.x, r from the y "
+                 "dimension; store out[c * rows + r] = in[r * cols + c] only when r < rows and c < cols.") {
   wb::check::record_threshold(kShapesThreshold);
   check_shapes(kNaive, kShapes);
 }
 
-TEST(Correctness, TiledShapes) {
+WB_CHECK(Correctness, TiledShapes, .weight = 2,
+         .hint = "Load the tile with the input's bounds (r < rows, c < cols) and store it with the "
+                 "output's (out row < cols, out column < rows); __syncthreads() in between.") {
   wb::check::record_threshold(kShapesThreshold);
   check_shapes(kTiled, kShapes);
 }
 
-TEST(Correctness, ConflictFreeShapes) {
+WB_CHECK(Correctness, ConflictFreeShapes, .weight = 2,
+         .hint = "The same tile code as transpose_tiled, with the tile declared float[32][33].") {
   wb::check::record_threshold(kShapesThreshold);
   check_shapes(kConflictFree, kShapes);
 }
 
-TEST(Correctness, LargeShapes) {
+WB_CHECK(Correctness, LargeShapes, .weight = 1,
+         .hint = "Round the number of tiles up in both dimensions.") {
   wb::check::record_threshold("exact for 1023 x 1025, 1 x 20011 and 20011 x 1, every version");
   const std::vector<Shape> shapes = {{1023, 1025}, {1, 20011}, {20011, 1}};
   int passed = 0;
   for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
     for (Shape s : shapes) {
       auto result = check_version(*v, s);
-      wb::check::record_measured(std::to_string(passed) + "/9 cases correct");
+      wb::check::record_cases(passed, 9);
       WB_ASSERT(result);
       ++passed;
     }
   }
-  wb::check::record_measured("9/9 cases correct");
+  wb::check::record_cases(9, 9);
 }
 
 // Every version: each must loop over the tile rows (or element rows) its capped grid does not
 // cover. On the sim backend one version on this matrix takes a few seconds.
 constexpr Shape kTallShape{(1 << 21) + 1, 1};  // 65537 tile rows of 32, 262145 rows of 8 threads
 
-TEST(Correctness, TallMatrix) {
+WB_CHECK(Correctness, TallMatrix, .weight = 2,
+         .hint = "gridDim.y and gridDim.z are at most 65535, and a matrix of 2^21 + 1 rows has 65537 tile "
+                 "rows. Cap gridDim.y at 65535 and let each block loop over tile rows (tile_row += "
+                 "gridDim.y * 32), or put the long dimension on gridDim.x.") {
   wb::check::record_threshold("every version exact for (2^21 + 1) x 1 (65537 tile rows)");
-  wb::check::record_hint(
-      "gridDim.y and gridDim.z are at most 65535, and a matrix of 2^21 + 1 rows has 65537 tile rows. Cap "
-      "gridDim.y at 65535 and let each block loop over tile rows (tile_row += gridDim.y * 32), or put the long "
-      "dimension on gridDim.x.");
   int passed = 0;
   for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
     auto result = check_version(*v, kTallShape);
@@ -267,7 +272,10 @@ TEST(Correctness, TallMatrix) {
 // it and no device memory left.
 
 #if defined(CUSIM)
-TEST(Correctness, HostReturnsCudaErrors) {
+WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .hint = "Test cudaGetLastError() right after the launch and return its error: return "
+                 "cudaGetLastError(); (or if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) "
+                 "return e; before any later call).") {
   constexpr int rows = 70, cols = 100;
   wb::check::record_threshold("transpose_naive, transpose_tiled, transpose_conflict_free (70 x 100): " +
                               std::string(wb::check::host::kFaultsText) +
@@ -306,19 +314,21 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what,
 
 }  // namespace
 
-TEST(Analysis, MemcheckClean) {
+WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .hint = "Every load and store, global and shared, must be inside its array: test the row and "
+                 "the column.") {
   wb::check::record_threshold("0 memcheck/initcheck reports, every version, 5 edge shapes");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 // The tall matrix makes the first blocks loop to a second tile row, where a missing
 // __syncthreads() before the tile is overwritten races with the previous tile's reads.
-TEST(Analysis, RacecheckClean) {
+WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
+         .hint = "Between the threads' stores into the shared tile and their reads of other threads' "
+                 "elements there must be a __syncthreads(); and another one before the tile is overwritten "
+                 "(next loop iteration).") {
   wb::check::record_threshold("0 racecheck/synccheck reports, every version, 5 edge shapes; the tiled versions "
                               "also on (2^21 + 1) x 1, where blocks loop over tile rows");
-  wb::check::record_hint(
-      "Between the threads' stores into the shared tile and their reads of other threads' elements there must "
-      "be a __syncthreads(); and another one before the tile is overwritten (next loop iteration).");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck", {kTallShape});
 }
 #endif
@@ -393,12 +403,11 @@ void expect_coalesced(const Version& v, const char* side, double aligned, double
   WB_SIM_METRICS_BEGIN()
 #endif
 
-TEST(Performance, NaiveReadsCoalesced) {
+WB_CHECK(Performance, NaiveReadsCoalesced, .weight = 1, .backends = "sim",
+         .hint = "Let threadIdx.x run along the columns of in: c = blockIdx.x * blockDim.x + threadIdx.x, "
+                 "and use blocks 32 threads wide, so a warp reads 32 consecutive floats of one row.") {
   wb::check::record_threshold("transpose_naive loads <= 4.00 sectors/request (200 x 328), <= 5.00 (333 x 517); "
                               "strided stores accepted");
-  wb::check::record_hint(
-      "Let threadIdx.x run along the columns of in: c = blockIdx.x * blockDim.x + threadIdx.x, and use "
-      "blocks 32 threads wide, so a warp reads 32 consecutive floats of one row.");
   WB_MEASURE_OR_SKIP(kNaive);
   wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
                              ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
@@ -408,12 +417,12 @@ TEST(Performance, NaiveReadsCoalesced) {
                    "row: the reads are coalesced, the writes are strided (that is what versions 2 and 3 fix).");
 }
 
-TEST(Performance, TiledCoalesced) {
+WB_CHECK(Performance, TiledCoalesced, .weight = 3, .backends = "sim",
+         .hint = "Read the tile along rows of in (threadIdx.x -> column) and write it along rows of out "
+                 "(threadIdx.x -> column of out, i.e. row of in), exchanging the roles of the two indices "
+                 "through shared memory.") {
   wb::check::record_threshold("transpose_tiled loads and stores <= 4.00 sectors/request (200 x 328), <= 5.00 "
                               "(333 x 517)");
-  wb::check::record_hint(
-      "Read the tile along rows of in (threadIdx.x -> column) and write it along rows of out (threadIdx.x -> "
-      "column of out, i.e. row of in), exchanging the roles of the two indices through shared memory.");
   WB_MEASURE_OR_SKIP(kTiled);
   wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
                              ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
@@ -426,12 +435,11 @@ TEST(Performance, TiledCoalesced) {
                    "tile_row + threadIdx.x] = tile[threadIdx.x][j], so the transposition happens in shared memory.");
 }
 
-TEST(Performance, ConflictFreeSharedMemory) {
+WB_CHECK(Performance, ConflictFreeSharedMemory, .weight = 4, .backends = "sim",
+         .hint = "Pad the tile: __shared__ float tile[32][33]. Element (i, j) then sits in bank (i + j) % "
+                 "32, so a warp reading a column touches 32 different banks.") {
   wb::check::record_threshold("transpose_conflict_free: loads and stores <= 4.00 / 5.00 sectors/request, shared "
                               "memory <= 1.00 wavefront/request");
-  wb::check::record_hint(
-      "Pad the tile: __shared__ float tile[32][33]. Element (i, j) then sits in bank (i + j) % 32, so a warp "
-      "reading a column touches 32 different banks.");
   WB_MEASURE_OR_SKIP(kConflictFree);
   const double shared_loads = std::max(m.aligned.shared_loads(), m.ragged.shared_loads());
   const double shared_stores = std::max(m.aligned.shared_stores(), m.ragged.shared_stores());
@@ -456,14 +464,13 @@ TEST(Performance, ConflictFreeSharedMemory) {
 // On 1000 x 1024 the matrix padded to whole 32 x 32 tiles has 1024 x 1024 elements: a
 // launch of more threads than that has blocks with no element to move, whatever the block
 // shape (32 x 8 threads moving a tile, one thread per element, or a 1-D row of threads).
-TEST(Performance, NoIdleBlocks) {
+WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
+         .hint = "Size the grid from the matrix: round the number of tiles (or of blocks) up in each "
+                 "dimension, (n + 31) / 32, and cap gridDim.y at 65535; no more.") {
   constexpr Shape s{1000, 1024};
   constexpr std::uint64_t kMaxThreads = 1024ull * 1024ull;
   wb::check::record_threshold("each version launches at most 1024 x 1024 threads on 1000 x 1024 (the matrix padded "
                               "to whole 32 x 32 tiles)");
-  wb::check::record_hint(
-      "Size the grid from the matrix: round the number of tiles (or of blocks) up in each dimension, "
-      "(n + 31) / 32, and cap gridDim.y at 65535; no more.");
   std::ostringstream text;
   std::vector<std::string> failures;
   for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
@@ -488,12 +495,12 @@ TEST(Performance, NoIdleBlocks) {
   for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 #else
-TEST(Performance, BandwidthVsDeviceCopy) {
+WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .timeout_s = 180,
+         .hint = "Coalesced reads and writes through a padded shared tile; give each thread several "
+                 "elements (blocks of 32 x 8 threads moving a 32 x 32 tile) so that more loads are in "
+                 "flight; close other GPU programs.") {
   constexpr double kMinRatio = 0.80;
   wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (transpose_conflict_free, 8192 x 8192)");
-  wb::check::record_hint(
-      "Coalesced reads and writes through a padded shared tile; give each thread several elements (blocks of "
-      "32 x 8 threads moving a 32 x 32 tile) so that more loads are in flight; close other GPU programs.");
   // Correct first, then fast: a wrong kernel's speed means nothing.
   WB_ASSERT(check_version(kConflictFree, {1000, 1500}));
   constexpr Shape s{8192, 8192};  // 256 MiB per matrix: far larger than any L2 cache

@@ -406,7 +406,7 @@ void check_tree_version(const TreeVersion& v) {
   const std::size_t total = kTreeSizes.size() * kTreeBlockSizes.size() + 3;
   std::size_t passed = 0;
   auto progress = [&] {
-    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+    wb::check::record_cases(passed, total);
   };
   std::uint64_t seed = 1;
   for (int block_size : kTreeBlockSizes) {
@@ -445,27 +445,38 @@ const char* const kTreeThreshold =
 
 // ---- Correctness ---------------------------------------------------------------------
 
-TEST(Correctness, InterleavedSum) {
+WB_CHECK(Correctness, InterleavedSum, .weight = 2,
+         .hint = "Load one element per thread (0 past the end of the input), __syncthreads(), then for s "
+                 "= 1, 2, 4, ...: index = 2 * s * threadIdx.x; if (index < blockDim.x) sdata[index] += "
+                 "sdata[index + s]; __syncthreads().") {
   wb::check::record_threshold(kTreeThreshold);
   check_tree_version(kInterleaved);
 }
 
-TEST(Correctness, SequentialSum) {
+WB_CHECK(Correctness, SequentialSum, .weight = 2,
+         .hint = "for (s = blockDim.x / 2; s > 0; s >>= 1) { if (t < s) sdata[t] += sdata[t + s]; "
+                 "__syncthreads(); }") {
   wb::check::record_threshold(kTreeThreshold);
   check_tree_version(kSequential);
 }
 
-TEST(Correctness, FirstAddSum) {
+WB_CHECK(Correctness, FirstAddSum, .weight = 2,
+         .hint = "Each block covers 2 * blockDim.x elements; test both loads against n, and pass 2 * "
+                 "block_size as elements per block to reduce_in_passes.") {
   wb::check::record_threshold(kTreeThreshold);
   check_tree_version(kFirstAdd);
 }
 
-TEST(Correctness, WarpShuffleSum) {
+WB_CHECK(Correctness, WarpShuffleSum, .weight = 2,
+         .hint = "Stop the shared-memory tree at s > 32; then threads t < 32 add sdata[t] + sdata[t + "
+                 "32] and shuffle down by 16, 8, 4, 2, 1.") {
   wb::check::record_threshold(kTreeThreshold);
   check_tree_version(kWarpShuffle);
 }
 
-TEST(Correctness, GridStrideSum) {
+WB_CHECK(Correctness, GridStrideSum, .weight = 2,
+         .hint = "Set *d_out to 0 before the kernel (cudaMemsetAsync); grid-stride loop; block sum; one "
+                 "atomicAdd per block.") {
   wb::check::record_threshold("exact sums for grids smaller and larger than n (1 x 32 .. 4096 x 32), n = 0 .. 2^20+7");
   struct Case {
     std::size_t n;
@@ -481,14 +492,16 @@ TEST(Correctness, GridStrideSum) {
   for (const Case& c : cases) {
     const Input input = c.random ? random_input(c.n, seed++) : exact_input(c.n, seed++);
     auto result = check_grid_stride(input, c.num_blocks, c.block_size);
-    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+    wb::check::record_cases(passed, cases.size());
     WB_ASSERT(result);
     ++passed;
   }
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+  wb::check::record_cases(passed, cases.size());
 }
 
-TEST(Correctness, SumAllSizes) {
+WB_CHECK(Correctness, SumAllSizes, .weight = 2,
+         .hint = "Handle n == 0 (the sum is 0) and the elements after the last full float4 if you load "
+                 "float4s.") {
   wb::check::record_threshold("reduce_sum exact for n = 0 .. 2^20+7 (19 sizes, every n % 4); random data within "
                               "gamma(n-1) sum|x|");
   const std::vector<std::size_t> sizes = {0,    1,    2,    3,    4,     5,     6,     7,      31,          32,
@@ -498,22 +511,23 @@ TEST(Correctness, SumAllSizes) {
   std::uint64_t seed = 200;
   for (std::size_t n : sizes) {
     auto result = check_final_sum(exact_input(n, seed++));
-    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+    wb::check::record_cases(passed, total);
     WB_ASSERT(result);
     ++passed;
   }
   for (std::size_t n : {std::size_t(3), std::size_t(1025), std::size_t(1 << 20) + 7}) {
     auto result = check_final_sum(random_input(n, seed++));
-    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+    wb::check::record_cases(passed, total);
     WB_ASSERT(result);
     ++passed;
   }
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+  wb::check::record_cases(passed, total);
 }
 
 // The largest sizes: 2^26 - 1 on the sim backend (about 10 s with analysis instrumentation);
 // 2^26 - 1 and 2^26 on a GPU.
-TEST(Correctness, SumLarge) {
+WB_CHECK(Correctness, SumLarge, .weight = 1,
+         .hint = "Use 64-bit or carefully bounded indices; every element must be read exactly once.") {
 #if defined(CUSIM)
   const std::vector<std::size_t> sizes = {(std::size_t(1) << 26) - 1};
   wb::check::record_threshold("reduce_sum exact for n = 2^26 - 1 (and 2^26 on a GPU)");
@@ -525,14 +539,16 @@ TEST(Correctness, SumLarge) {
   std::uint64_t seed = 300;
   for (std::size_t n : sizes) {
     auto result = check_final_sum(exact_input(n, seed++));
-    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(sizes.size()) + " cases correct");
+    wb::check::record_cases(passed, sizes.size());
     WB_ASSERT(result);
     ++passed;
   }
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(sizes.size()) + " cases correct");
+  wb::check::record_cases(passed, sizes.size());
 }
 
-TEST(Correctness, MaxMin) {
+WB_CHECK(Correctness, MaxMin, .weight = 2,
+         .hint = "Start every partial result at the identity (-INFINITY for max, +INFINITY for min), not "
+                 "at 0; n == 0 returns the identity.") {
   wb::check::record_threshold("exact max and min: n = 0 .. 2^20+7 (every n % 4), extremes first and last, "
                               "all-negative and all-positive inputs in one block and in many, signs that differ "
                               "between blocks");
@@ -568,12 +584,12 @@ TEST(Correctness, MaxMin) {
   for (const auto& [values, what] : inputs) {
     for (bool is_max : {true, false}) {
       auto result = check_extreme(is_max, values, what);
-      wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+      wb::check::record_cases(passed, total);
       WB_ASSERT(result);
       ++passed;
     }
   }
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+  wb::check::record_cases(passed, total);
 }
 
 // ---- Host code (sim): device memory and CUDA errors (wb_host_checks.h) ------------------
@@ -627,7 +643,9 @@ const char* const kHostFunctions = "reduce_sum_interleaved, _sequential, _first_
 
 }  // namespace
 
-TEST(Correctness, HostFreesDeviceMemory) {
+WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
+         .hint = "Use the workspace the caller passes in (d_workspace); cudaFree everything you "
+                 "cudaMalloc before returning, on the error paths too.") {
   wb::check::record_threshold(std::string(kHostFunctions) +
                               ": correct, and as much device memory allocated after each call as before");
   const std::vector<HostCase> cases = host_cases();
@@ -642,7 +660,9 @@ TEST(Correctness, HostFreesDeviceMemory) {
 // Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async), cudaMemset(Async),
 // cudaFuncSetAttribute and kernel launch of each call fails in turn; the call must return that
 // error at once, with no work after it and no leak.
-TEST(Correctness, HostReturnsCudaErrors) {
+WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .hint = "Test the cudaError_t of every cudaMemset(Async), cudaMemcpy and cudaMalloc and return "
+                 "it at once when it is not cudaSuccess, before any launch.") {
   wb::check::record_threshold(std::string(kHostFunctions) +
                               ": " + wb::check::host::kFaultsText +
                               " they make failed in turn, that error returned at once, no device memory left");
@@ -690,16 +710,17 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 }  // namespace
 
-TEST(Analysis, MemcheckClean) {
+WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .hint = "Test every load against n: the last block of a pass is usually partial.") {
   wb::check::record_threshold("0 memcheck/initcheck reports, every function, n = 1, 33, 1000, 4097");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
-TEST(Analysis, RacecheckClean) {
+WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
+         .hint = "Every tree step reads values that other threads wrote in the step before: __syncthreads() "
+                 "after the loads into shared memory and after every step. Shuffles synchronize the lanes "
+                 "of a warp themselves.") {
   wb::check::record_threshold("0 racecheck/synccheck reports, every function, n = 1, 33, 1000, 4097");
-  wb::check::record_hint(
-      "Every tree step reads values that other threads wrote in the step before: __syncthreads() after the "
-      "loads into shared memory and after every step. Shuffles synchronize the lanes of a warp themselves.");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 #endif
@@ -746,12 +767,11 @@ void expect_coalesced_loads(const char* function, double sectors) {
 
 }  // namespace
 
-TEST(Performance, SequentialNoBankConflicts) {
+WB_CHECK(Performance, SequentialNoBankConflicts, .weight = 2, .backends = "sim",
+         .hint = "In step s, let thread t < s add sdata[t + s] into sdata[t]: a warp then accesses 32 "
+                 "consecutive words, which lie in 32 different banks.") {
   wb::check::record_threshold("reduce_sum_sequential: shared memory <= 1.00 wavefront/request (n = 2^16+3, "
                               "block_size 256)");
-  wb::check::record_hint(
-      "In step s, let thread t < s add sdata[t + s] into sdata[t]: a warp then accesses 32 consecutive words, "
-      "which lie in 32 different banks.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const Input input = exact_input(kMetricSize, 600);
@@ -772,12 +792,12 @@ TEST(Performance, SequentialNoBankConflicts) {
 #endif
 }
 
-TEST(Performance, FirstAddHalvesBlocks) {
+WB_CHECK(Performance, FirstAddHalvesBlocks, .weight = 2, .backends = "sim",
+         .hint = "Each block covers 2 * blockDim.x elements: thread t loads in[base + t] and in[base + t + "
+                 "blockDim.x] (base = blockIdx.x * 2 * blockDim.x), adds them, and the launcher runs half "
+                 "as many blocks.") {
   wb::check::record_threshold("reduce_sum_first_add: loads <= 4.00 sectors/request; blocks <= those of 2 x "
                               "block_size elements per block (n = 2^16+3, block_size 256)");
-  wb::check::record_hint(
-      "Each block covers 2 * blockDim.x elements: thread t loads in[base + t] and in[base + t + blockDim.x] "
-      "(base = blockIdx.x * 2 * blockDim.x), adds them, and the launcher runs half as many blocks.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   constexpr int kBlock = 256;
@@ -799,12 +819,12 @@ TEST(Performance, FirstAddHalvesBlocks) {
 #endif
 }
 
-TEST(Performance, WarpShuffleTail) {
+WB_CHECK(Performance, WarpShuffleTail, .weight = 2, .backends = "sim",
+         .hint = "Stop the shared-memory loop at s > 32; then threads t < 32 take v = sdata[t] + sdata[t + "
+                 "32] and finish with five __shfl_down_sync steps (offsets 16, 8, 4, 2, 1); lane 0 holds "
+                 "the sum.") {
   wb::check::record_threshold("reduce_sum_warp_shuffle: shared-memory requests per block <= block_size / 8 "
                               "(block_size 64 and 256), loads <= 4.00 sectors/request");
-  wb::check::record_hint(
-      "Stop the shared-memory loop at s > 32; then threads t < 32 take v = sdata[t] + sdata[t + 32] and finish "
-      "with five __shfl_down_sync steps (offsets 16, 8, 4, 2, 1); lane 0 holds the sum.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const Input input = exact_input(kMetricSize, 602);
@@ -832,12 +852,11 @@ TEST(Performance, WarpShuffleTail) {
 #endif
 }
 
-TEST(Performance, OneAtomicPerBlock) {
+WB_CHECK(Performance, OneAtomicPerBlock, .weight = 3, .backends = "sim",
+         .hint = "Combine the threads' sums inside the block first (warp shuffles, then one value per warp "
+                 "in shared memory, then warp 0), and let only thread 0 call atomicAdd(d_out, block_sum).") {
   wb::check::record_threshold("reduce_sum_grid_stride: atomics = number of blocks (64 x 256 and 7 x 96 on "
                               "n = 2^20+7), loads <= 4.00 sectors/request");
-  wb::check::record_hint(
-      "Combine the threads' sums inside the block first (warp shuffles, then one value per warp in shared "
-      "memory, then warp 0), and let only thread 0 call atomicAdd(d_out, block_sum).");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const Input input = exact_input((1 << 20) + 7, 603);
@@ -864,11 +883,10 @@ TEST(Performance, OneAtomicPerBlock) {
 #endif
 }
 
-TEST(Performance, SumReadsOnce) {
+WB_CHECK(Performance, SumReadsOnce, .weight = 2, .backends = "sim",
+         .hint = "Read every element once: one pass with a grid-stride loop, as in version 5, rather than a "
+                 "multi-pass tree that reads the input more than once.") {
   wb::check::record_threshold("reduce_sum: global bytes read <= 1.01 x 4n (n = 2^20+7)");
-  wb::check::record_hint(
-      "Read every element once: one pass with a grid-stride loop, as in version 5, rather than a multi-pass tree "
-      "that reads the input more than once.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const Input input = exact_input((1 << 20) + 7, 604);
@@ -888,12 +906,11 @@ TEST(Performance, SumReadsOnce) {
 // warp's 32 x 16 consecutive bytes being 16 sectors (cusim's GCC plugin gives every vector access
 // its true width). Scalar loads of 32 consecutive floats take 4 sectors per request; float4 loads
 // with lanes two float4s apart take 32.
-TEST(Performance, FinalLoadsVectorized) {
+WB_CHECK(Performance, FinalLoadsVectorized, .weight = 2, .backends = "sim",
+         .hint = "Read the input as float4 (reinterpret_cast<const float4*>(in)), consecutive threads "
+                 "reading consecutive float4s, and add the elements after the last whole float4 separately.") {
   wb::check::record_threshold("reduce_sum: global loads " + fixed(kMinVectorLoadSectors) + " to " +
                               fixed(kMaxVectorLoadSectors) + " sectors/request (float4: 16; n = 2^20)");
-  wb::check::record_hint(
-      "Read the input as float4 (reinterpret_cast<const float4*>(in)), consecutive threads reading consecutive "
-      "float4s, and add the elements after the last whole float4 separately.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const Input input = exact_input(std::size_t(1) << 20, 605);
@@ -919,16 +936,16 @@ TEST(Performance, FinalLoadsVectorized) {
 // The launch configurations of versions 1-4, as cusim recorded them (cusim/checker.h). Pass
 // after pass, m values need ceil(m / (elements per block)) blocks; sizes that are exact
 // multiples of the elements per block show a block count rounded up once too often.
-TEST(Performance, NoIdleBlocks) {
+WB_CHECK(Performance, NoIdleBlocks, .weight = 2, .backends = "sim",
+         .hint = "Round the number of blocks of a pass up exactly once: (count + per_block - 1) / "
+                 "per_block, where per_block is block_size (versions 1 and 2) or 2 * block_size (versions 3 "
+                 "and 4); no more. The final versions: at most (n + block - 1) / block blocks, however many "
+                 "multiprocessors there are.") {
   const std::vector<std::size_t> sizes = {2048, std::size_t(1) << 16, (std::size_t(1) << 16) + 3};
   wb::check::record_threshold("versions 1-4 launch at most ceil(m / elements per block) blocks of block_size threads "
                               "per pass (n = 2048, 2^16, 2^16+3; block_size 64 and 256); reduce_sum, reduce_max, "
                               "reduce_min: no launch has more threads than n rounded up to whole blocks (n = 33, "
                               "1000, 4099)");
-  wb::check::record_hint(
-      "Round the number of blocks of a pass up exactly once: (count + per_block - 1) / per_block, where per_block "
-      "is block_size (versions 1 and 2) or 2 * block_size (versions 3 and 4); no more. The final versions: at "
-      "most (n + block - 1) / block blocks, however many multiprocessors there are.");
   std::ostringstream text;
   std::vector<std::string> failures;
   std::uint64_t seed = 605;
@@ -998,15 +1015,14 @@ TEST(Performance, NoIdleBlocks) {
   for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 #else
-TEST(Performance, BandwidthVsDeviceCopy) {
+WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .timeout_s = 180,
+         .hint = "One pass (version 5) with a grid of a few blocks per multiprocessor, 16-byte float4 loads "
+                 "and several independent loads per thread per iteration; close other GPU programs.") {
   // A kernel that only reads pays for evicting the L2 flush's dirty lines, which a copy of twice
   // the bytes hides: on an H100 the best pure-read kernel reaches 0.915 x copy under the flush
   // (0.98-1.02 without it; docs/perf/gpu-h100.md), so 0.80 leaves the reference (0.89) its 10%.
   constexpr double kMinRatio = 0.80;
   wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (reduce_sum, n = 2^26)");
-  wb::check::record_hint(
-      "One pass (version 5) with a grid of a few blocks per multiprocessor, 16-byte float4 loads and several "
-      "independent loads per thread per iteration; close other GPU programs.");
   constexpr int n = 1 << 26;  // 256 MiB: far larger than any L2 cache
   // Correct first, then fast: a wrong kernel's speed means nothing.
   WB_ASSERT(check_final_sum(exact_input(n, 700)));

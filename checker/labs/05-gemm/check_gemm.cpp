@@ -464,7 +464,7 @@ void check_version(const Version& v) {
   const std::vector<Case> cases = correctness_cases(v);
   std::size_t passed = 0;
   auto progress = [&] {
-    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+    wb::check::record_cases(passed, cases.size());
   };
   for (const Case& c : cases) {
     auto result = check_case(v, c);
@@ -479,44 +479,66 @@ void check_version(const Version& v) {
 
 // ---- Correctness ---------------------------------------------------------------------
 
-TEST(Correctness, Naive) {
+WB_CHECK(Correctness, Naive, .weight = 2,
+         .hint = "One thread per element of C: r = blockIdx.x * blockDim.x + threadIdx.x, c from the y "
+                 "dimension; if (r < M && c < N) sum A[r * lda + k] * B[k * ldb + c] over k, then C[r * "
+                 "ldc + c] = alpha * sum (+ beta * C[r * ldc + c] only when beta != 0). Blocks of 32 x "
+                 "32 threads: N goes up to 2^20, and gridDim.y holds at most 65535 blocks.") {
   wb::check::record_threshold(kCorrectnessThreshold);
   check_version(kNaive);
 }
 
-TEST(Correctness, Coalesced) {
+WB_CHECK(Correctness, Coalesced, .weight = 1,
+         .hint = "Version 1 with the roles of x and y exchanged: c = blockIdx.x * blockDim.x + "
+                 "threadIdx.x, r from the y dimension. Blocks of 32 x 32 threads: M goes up to 2^20, and "
+                 "gridDim.y holds at most 65535 blocks.") {
   wb::check::record_threshold(kCorrectnessThreshold);
   check_version(kCoalesced);
 }
 
-TEST(Correctness, SmemTiled) {
+WB_CHECK(Correctness, SmemTiled, .weight = 2,
+         .hint = "Per K step, each thread loads one element of the A tile and one of the B tile, 0 when "
+                 "outside the matrix (row >= M, column >= K for A; row >= K, column >= N for B); "
+                 "__syncthreads(); 32 multiply-adds; __syncthreads().") {
   wb::check::record_threshold(kCorrectnessThreshold);
   check_version(kSmemTiled);
 }
 
-TEST(Correctness, Blocktile1D) {
+WB_CHECK(Correctness, Blocktile1D, .weight = 2,
+         .hint = "Each of the BM * BN / TM threads loads one element of each tile; thread t computes "
+                 "rows (t / BN) * TM + i, column t % BN of the block tile; store only rows < M and "
+                 "columns < N.") {
   wb::check::record_threshold(kCorrectnessThreshold);
   check_version(kBlocktile1D);
 }
 
-TEST(Correctness, Blocktile2D) {
+WB_CHECK(Correctness, Blocktile2D, .weight = 2,
+         .hint = "With BM * BN / (TM * TN) threads, each loads several tile elements in a loop (stride = "
+                 "number of threads); zero-pad outside the matrices; test every store of the TM x TN "
+                 "results against M and N.") {
   wb::check::record_threshold(kCorrectnessThreshold);
   check_version(kBlocktile2D);
 }
 
-TEST(Correctness, Vectorized) {
+WB_CHECK(Correctness, Vectorized, .weight = 2,
+         .hint = "A float4 load needs a 16-byte aligned address: only when the leading dimension (lda, "
+                 "ldb, ldc, not K or N) is a multiple of 4 and all four elements are inside the matrix; "
+                 "otherwise load the elements one by one (0 outside).") {
   wb::check::record_threshold(kCorrectnessThreshold);
   check_version(kVectorized);
 }
 
-TEST(Correctness, Final) {
+WB_CHECK(Correctness, Final, .weight = 2,
+         .hint = "Start from your version 6; every edge case of the earlier versions applies.") {
   wb::check::record_threshold(kCorrectnessThreshold);
   check_version(kFinal);
 }
 
 // Larger problems for the final version only: several blocks in both directions and many K
 // steps, with partial tiles everywhere.
-TEST(Correctness, FinalLarge) {
+WB_CHECK(Correctness, FinalLarge, .weight = 1,
+         .hint = "Several blocks in both directions and many K steps: check the block's row and column "
+                 "offsets (blockIdx.y * BM, blockIdx.x * BN) and the K loop.") {
   wb::check::record_threshold("sgemm exact for 515 x 389 x 333 and 256 x 256 x 256; random data 300 x 301 x 517");
   const std::vector<Case> cases = {{.M = 515, .N = 389, .K = 333, .seed = 900},
                                    {.M = 256, .N = 256, .K = 256, .alpha = 1.0f, .beta = 1.0f, .seed = 901},
@@ -524,11 +546,11 @@ TEST(Correctness, FinalLarge) {
   std::size_t passed = 0;
   for (const Case& c : cases) {
     auto result = check_case(kFinal, c);
-    wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+    wb::check::record_cases(passed, cases.size());
     WB_ASSERT(result);
     ++passed;
   }
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(cases.size()) + " cases correct");
+  wb::check::record_cases(passed, cases.size());
 }
 
 // ---- Correctness: cuBLAS as an oracle ----------------------------------------------------
@@ -699,7 +721,11 @@ const Case kOracleCases[] = {
 
 }  // namespace
 
-TEST(Correctness, MatchesCublas) {
+WB_CHECK(Correctness, MatchesCublas, .weight = 2,
+         .hint = "Your result errs more than cuBLAS or a plain float loop on the same inputs, although "
+                 "within the worst-case bound of the other checks. Round every multiply-add to nearest "
+                 "(a * b + c, fmaf; not __fmaf_rz or __fadd_rz) and keep one float accumulator per "
+                 "element of C (no __half, __nv_bfloat16 or TF32 tiles or partial sums).") {
   wb::check::record_threshold(
       "every version vs cuBLAS SGEMM (sim: the judge's CPU BLAS, which cusim's cuBLAS runs on): bit for bit on "
       "integer data 67 x 45 x 33; random data 129 x 127 x 131, 17 x 33 x 65 and 33 x 70 x 1000 (nonnegative): "
@@ -754,7 +780,10 @@ struct GemmHostBuffers {
 
 }  // namespace
 
-TEST(Correctness, HostReturnsCudaErrors) {
+WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .hint = "Test cudaGetLastError() right after the launch and return its error: return "
+                 "cudaGetLastError(); (or if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) "
+                 "return e; before any later call).") {
   GemmHostBuffers odd(70, 50, 33, 1300), even(128, 128, 64, 1310);
   wb::check::record_threshold("every version at M x N x K = 70 x 50 x 33 and 128 x 128 x 64 (alpha 1, beta 0.5): " +
                               std::string(wb::check::host::kFaultsText) +
@@ -842,17 +871,19 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 }  // namespace
 
-TEST(Analysis, MemcheckClean) {
+WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .hint = "Test every global load against the matrix it reads (rows and columns), and every store "
+                 "against M and N; shared-memory indices must stay inside the tiles.") {
   wb::check::record_threshold("0 memcheck/initcheck reports, every version, 6 edge cases (2 with A, B and C "
                               "allocated to their exact size)");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
-TEST(Analysis, RacecheckClean) {
+WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
+         .hint = "Two barriers per K step: __syncthreads() after the tiles are stored in shared memory "
+                 "(before anyone reads them) and after the inner product loop (before the next step "
+                 "overwrites them).") {
   wb::check::record_threshold("0 racecheck/synccheck reports, every version, 6 edge cases");
-  wb::check::record_hint(
-      "Two barriers per K step: __syncthreads() after the tiles are stored in shared memory (before anyone "
-      "reads them) and after the inner product loop (before the next step overwrites them).");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 #endif
@@ -910,12 +941,11 @@ testing::AssertionResult measure(const Version& v, Traffic& t) {
   WB_SIM_METRICS_BEGIN()
 #endif
 
-TEST(Performance, CoalescedAccess) {
+WB_CHECK(Performance, CoalescedAccess, .weight = 2, .backends = "sim",
+         .hint = "Let threadIdx.x run along the columns of C (c = blockIdx.x * blockDim.x + threadIdx.x): a "
+                 "warp then reads one element of A (a broadcast), 32 consecutive elements of a row of B, "
+                 "and writes 32 consecutive elements of C.") {
   wb::check::record_threshold("sgemm_coalesced: global loads and stores <= 4.00 sectors/request (128 x 128 x 128)");
-  wb::check::record_hint(
-      "Let threadIdx.x run along the columns of C (c = blockIdx.x * blockDim.x + threadIdx.x): a warp then reads "
-      "one element of A (a broadcast), 32 consecutive elements of a row of B, and writes 32 consecutive elements "
-      "of C.");
   WB_MEASURE_OR_SKIP(coalesced, kCoalesced);
   Traffic naive;
 #if WB_HAVE_CUSIM_ANALYSIS
@@ -936,11 +966,11 @@ TEST(Performance, CoalescedAccess) {
   }
 }
 
-TEST(Performance, TiledGlobalTraffic) {
+WB_CHECK(Performance, TiledGlobalTraffic, .weight = 3, .backends = "sim",
+         .hint = "Load each tile of A and B from global memory once per block into shared memory, and let "
+                 "every thread read its operands from there: a T x T tile turns 8 bytes per multiply-add "
+                 "into 8 / T.") {
   wb::check::record_threshold("versions 3-6 and sgemm: global bytes read <= 0.25 per FLOP (128 x 128 x 128)");
-  wb::check::record_hint(
-      "Load each tile of A and B from global memory once per block into shared memory, and let every thread "
-      "read its operands from there: a T x T tile turns 8 bytes per multiply-add into 8 / T.");
   WB_MEASURE_OR_SKIP(coalesced, kCoalesced);
   std::string text = "coalesced " + fixed(bytes_per_flop(coalesced, kMetricCase), 3);
   for (const Version* v : {&kSmemTiled, &kBlocktile1D, &kBlocktile2D, &kVectorized, &kFinal}) {
@@ -962,11 +992,10 @@ TEST(Performance, TiledGlobalTraffic) {
   }
 }
 
-TEST(Performance, RegisterBlocking1D) {
+WB_CHECK(Performance, RegisterBlocking1D, .weight = 2, .backends = "sim",
+         .hint = "Each thread computes TM >= 4 results of one column: per k, load the B element once into a "
+                 "register and use it for all TM results (TM + 1 shared loads for TM multiply-adds).") {
   wb::check::record_threshold("sgemm_1d_blocktile: <= 1.25 shared-memory loads per multiply-add (128 x 128 x 128)");
-  wb::check::record_hint(
-      "Each thread computes TM >= 4 results of one column: per k, load the B element once into a register and "
-      "use it for all TM results (TM + 1 shared loads for TM multiply-adds).");
   WB_MEASURE_OR_SKIP(blocktile, kBlocktile1D);
   Traffic tiled;
 #if WB_HAVE_CUSIM_ANALYSIS
@@ -983,12 +1012,11 @@ TEST(Performance, RegisterBlocking1D) {
   }
 }
 
-TEST(Performance, RegisterBlocking2D) {
+WB_CHECK(Performance, RegisterBlocking2D, .weight = 3, .backends = "sim",
+         .hint = "Each thread computes a TM x TN block (TM, TN >= 4): per k, load TM values of A and TN of "
+                 "B into register arrays, then do the TM x TN multiply-adds from registers.") {
   wb::check::record_threshold("sgemm_2d_blocktile, sgemm_vectorized, sgemm: <= 0.50 shared-memory loads per "
                               "multiply-add (128 x 128 x 128)");
-  wb::check::record_hint(
-      "Each thread computes a TM x TN block (TM, TN >= 4): per k, load TM values of A and TN of B into register "
-      "arrays, then do the TM x TN multiply-adds from registers.");
   WB_MEASURE_OR_SKIP(blocktile, kBlocktile2D);
   std::string text;
   for (const Version* v : {&kBlocktile2D, &kVectorized, &kFinal}) {
@@ -1011,13 +1039,13 @@ TEST(Performance, RegisterBlocking2D) {
   }
 }
 
-TEST(Performance, VectorizedLoads) {
+WB_CHECK(Performance, VectorizedLoads, .weight = 2, .backends = "sim",
+         .hint = "Load the tiles with one float4 per thread and step (*reinterpret_cast<const float4*>(&A[r "
+                 "* lda + k]) where lda % 4 == 0 and the row start is 16-byte aligned), consecutive threads "
+                 "reading consecutive float4s; read element by element only where the row is not aligned or "
+                 "ends inside the float4.") {
   wb::check::record_threshold("sgemm_vectorized, sgemm: global loads 12 to 20 sectors/request (float4: 16) and >= 28 of "
                               "32 bytes used per sector (128 x 128 x 128)");
-  wb::check::record_hint(
-      "Load the tiles with one float4 per thread and step (*reinterpret_cast<const float4*>(&A[r * lda + k]) where "
-      "lda % 4 == 0 and the row start is 16-byte aligned), consecutive threads reading consecutive float4s; read "
-      "element by element only where the row is not aligned or ends inside the float4.");
   WB_MEASURE_OR_SKIP(blocktile, kBlocktile2D);
   std::string text = std::string(kBlocktile2D.name) + " " + fixed(blocktile.loads()) + " sectors/request";
   for (const Version* v : {&kVectorized, &kFinal}) {
@@ -1052,13 +1080,13 @@ std::vector<float> integer_matrix(std::size_t n, std::uint64_t seed) { return wb
 
 }  // namespace
 
-TEST(Performance, RatioToCublas) {
+WB_CHECK(Performance, RatioToCublas, .weight = 8, .backends = "cuda", .timeout_s = 300,
+         .hint = "2D register blocking with float4 loads and a transposed A tile (version 6), 128 x 128 "
+                 "block tiles, BK = 8 or 16, 8 x 8 results per thread; then warp tiling and double "
+                 "buffering. Close other GPU programs.") {
   constexpr double kMinRatio = 0.50;
   constexpr int n = 4096;
   wb::check::record_threshold(">= 0.50 x cuBLAS SGEMM (sgemm, M = N = K = 4096, median of 11 runs)");
-  wb::check::record_hint(
-      "2D register blocking with float4 loads and a transposed A tile (version 6), 128 x 128 block tiles, BK = "
-      "8 or 16, 8 x 8 results per thread; then warp tiling and double buffering. Close other GPU programs.");
   // Correct first, then fast: a wrong kernel's speed means nothing.
   WB_ASSERT(check_case(kFinal, {.M = 1000, .N = 1500, .K = 700, .seed = 800}));
 #if !defined(WB_HAVE_CUDA_BASELINES)

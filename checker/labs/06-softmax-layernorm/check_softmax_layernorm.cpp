@@ -302,21 +302,10 @@ const std::vector<Shape> kShapes = {{0, 5},    {1, 1},    {7, 1},    {5, 7},    
                                     {2, 8193}, {1, 32768}, {300, 3},  {20, 768}};
 const std::vector<Shape> kSmallShapes = {{1, 1}, {5, 7}, {10, 32}, {6, 33}, {5, 100}, {3, 1025}, {2, 4096}};
 
-void record_progress(std::size_t passed, std::size_t total) {
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
-}
-
 void check_softmax_version(SoftmaxFn fn, const char* function) {
-  std::size_t passed = 0;
-  std::uint64_t seed = 1;
-  for (std::size_t s = 0; s < kShapes.size(); ++s) {
-    const Matrix m = make_matrix(kShapes[s].rows, kShapes[s].cols, kSoftmaxKinds, s, seed++);
-    auto result = check_softmax(fn, function, m);
-    record_progress(passed, kShapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, kShapes.size());
+  WB_ASSERT(wb::check::run_cases(kShapes.size(), [&](std::size_t s) {
+    return check_softmax(fn, function, make_matrix(kShapes[s].rows, kShapes[s].cols, kSoftmaxKinds, s, 1 + s));
+  }));
 }
 
 const char* const kSoftmaxThreshold =
@@ -786,121 +775,116 @@ testing::AssertionResult check_layernorm_bf16(const Matrix& m32) {
 
 // ---- Correctness -------------------------------------------------------------------------------------------
 
-TEST(Correctness, SoftmaxNaive) {
+WB_CHECK(Correctness, SoftmaxNaive, .weight = 1,
+         .hint = "One thread per row r < rows: m = max of the row; if m == -INFINITY write zeros; s = "
+                 "sum of expf(x - m); y = expf(x - m) / s.") {
   wb::check::record_threshold(kSoftmaxThreshold);
   check_softmax_version(&softmax_naive, "softmax_naive");
 }
 
-TEST(Correctness, SoftmaxBlock) {
+WB_CHECK(Correctness, SoftmaxBlock, .weight = 2,
+         .hint = "A block per row (gridDim.x = rows); thread t takes columns t, t + blockDim.x, ...; "
+                 "combine maxima, then sums, with block_reduce (warp shuffles, one value per warp in "
+                 "shared memory).") {
   wb::check::record_threshold(kSoftmaxThreshold);
   check_softmax_version(&softmax_block, "softmax_block");
 }
 
-TEST(Correctness, SoftmaxOnline) {
+WB_CHECK(Correctness, SoftmaxOnline, .weight = 2,
+         .hint = "Running (m, s): for v > m, s = s * expf(m - v) + 1, m = v; else s += expf(v - m) (skip "
+                 "v == -INFINITY). Combine two pairs with the larger m, rescaling both sums.") {
   wb::check::record_threshold(kSoftmaxThreshold);
   check_softmax_version(&softmax_online, "softmax_online");
 }
 
-TEST(Correctness, SoftmaxForward) {
+WB_CHECK(Correctness, SoftmaxForward, .weight = 2,
+         .hint = "A row is 16-byte aligned only when cols % 4 == 0: load the elements before the first "
+                 "16-byte boundary and after the last full float4 one by one.") {
   wb::check::record_threshold(kSoftmaxThreshold);
   check_softmax_version(&softmax_forward, "softmax_forward");
 }
 
-TEST(Correctness, SoftmaxBackward) {
+WB_CHECK(Correctness, SoftmaxBackward, .weight = 2,
+         .hint = "Per row: s = sum over the row of dy * y (block reduction), then dx = y * (dy - s).") {
   wb::check::record_threshold(kBackwardThreshold);
-  std::size_t passed = 0;
-  std::uint64_t seed = 100;
-  for (std::size_t s = 0; s < kBackwardShapes.size(); ++s) {
-    auto result = check_softmax_backward(
-        softmax_backward_case(kBackwardShapes[s].rows, kBackwardShapes[s].cols, s, seed++));
-    record_progress(passed, kBackwardShapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, kBackwardShapes.size());
+  WB_ASSERT(wb::check::run_cases(kBackwardShapes.size(), [](std::size_t s) {
+    return check_softmax_backward(softmax_backward_case(kBackwardShapes[s].rows, kBackwardShapes[s].cols, s, 100 + s));
+  }));
 }
 
 namespace {
 
 void check_norm_version(const std::function<testing::AssertionResult(const Matrix&)>& check) {
-  std::size_t passed = 0;
-  std::uint64_t seed = 200;
-  for (std::size_t s = 0; s < kShapes.size(); ++s) {
-    const Matrix m = make_matrix(kShapes[s].rows, kShapes[s].cols, kNormKinds, s, seed++);
-    auto result = check(m);
-    record_progress(passed, kShapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, kShapes.size());
+  WB_ASSERT(wb::check::run_cases(kShapes.size(), [&](std::size_t s) {
+    return check(make_matrix(kShapes[s].rows, kShapes[s].cols, kNormKinds, s, 200 + s));
+  }));
 }
 
 void check_norm_backward_version(bool centered) {
-  std::size_t passed = 0;
-  std::uint64_t seed = 300;
-  for (std::size_t s = 0; s < kBackwardShapes.size(); ++s) {
-    auto result = check_norm_backward(
-        norm_backward_case(kBackwardShapes[s].rows, kBackwardShapes[s].cols, centered, s, seed++));
-    record_progress(passed, kBackwardShapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, kBackwardShapes.size());
+  WB_ASSERT(wb::check::run_cases(kBackwardShapes.size(), [&](std::size_t s) {
+    return check_norm_backward(
+        norm_backward_case(kBackwardShapes[s].rows, kBackwardShapes[s].cols, centered, s, 300 + s));
+  }));
 }
 
 }  // namespace
 
-TEST(Correctness, LayerNormTwoPass) {
+WB_CHECK(Correctness, LayerNormTwoPass, .weight = 2,
+         .hint = "mean = sum(x) / cols; var = sum((x - mean)^2) / cols (biased); rstd = rsqrtf(var + "
+                 "eps); y = (x - mean) * rstd * gamma + beta; thread 0 stores mean[r] and rstd[r].") {
   wb::check::record_threshold(kNormThreshold);
   check_norm_version([](const Matrix& m) { return check_layernorm(&layernorm_two_pass, "layernorm_two_pass", m); });
 }
 
-TEST(Correctness, LayerNormForward) {
+WB_CHECK(Correctness, LayerNormForward, .weight = 2,
+         .hint = "Never E[x^2] - E[x]^2 in float: the mean first, then the mean of (x - mean)^2 over the "
+                 "cached row, or Welford's algorithm.") {
   wb::check::record_threshold(kNormThreshold);
   check_norm_version([](const Matrix& m) { return check_layernorm(&layernorm_forward, "layernorm_forward", m); });
 }
 
-TEST(Correctness, LayerNormBackward) {
+WB_CHECK(Correctness, LayerNormBackward, .weight = 3,
+         .hint = "xhat = (x - mean) * rstd, g = dy * gamma; dx = rstd * (g - mean(g) - xhat * mean(g * "
+                 "xhat)); dgamma and dbeta sum dy * xhat and dy over every row: per-block partial rows "
+                 "in the workspace, summed by a second kernel.") {
   wb::check::record_threshold(kBackwardThreshold);
   check_norm_backward_version(true);
 }
 
-TEST(Correctness, RMSNormForward) {
+WB_CHECK(Correctness, RMSNormForward, .weight = 2,
+         .hint = "rrms = rsqrtf(sum(x^2) / cols + eps); y = x * rrms * gamma; store rrms[r].") {
   wb::check::record_threshold(kNormThreshold);
   check_norm_version(&check_rmsnorm);
 }
 
-TEST(Correctness, RMSNormBackward) {
+WB_CHECK(Correctness, RMSNormBackward, .weight = 2,
+         .hint = "The layer-norm backward with mean = 0 and without the mean(g) term: dx = rrms * (g - "
+                 "xhat * mean(g * xhat)), xhat = x * rrms.") {
   wb::check::record_threshold(kBackwardThreshold);
   check_norm_backward_version(false);
 }
 
-TEST(Correctness, Bf16Forward) {
+WB_CHECK(Correctness, Bf16Forward, .weight = 2,
+         .hint = "Convert with __bfloat162float on load and __float2bfloat16 on store; keep max, sums "
+                 "and statistics in float. 16 bytes are 8 bf16: rows are aligned only when cols % 8 == 0.") {
   wb::check::record_threshold("softmax_forward_bf16 and layernorm_forward_bf16: the fp32 rules plus 2^-8 |y| for "
                               "the bf16 output; 7 shapes each, C = 1 .. 4096");
-  std::size_t passed = 0;
-  const std::size_t total = 2 * kSmallShapes.size();
-  std::uint64_t seed = 400;
-  for (std::size_t s = 0; s < kSmallShapes.size(); ++s) {
-    for (bool softmax : {true, false}) {
-      const Matrix m = make_matrix(kSmallShapes[s].rows, kSmallShapes[s].cols, softmax ? kSoftmaxKinds : kNormKinds,
-                                   s, seed++);
-      auto result = softmax ? check_softmax_bf16(m) : check_layernorm_bf16(m);
-      record_progress(passed, total);
-      WB_ASSERT(result);
-      ++passed;
-    }
-  }
-  record_progress(passed, total);
+  // Case i: shape i / 2, softmax for even i and layer norm for odd i.
+  WB_ASSERT(wb::check::run_cases(2 * kSmallShapes.size(), [](std::size_t i) {
+    const std::size_t s = i / 2;
+    const bool softmax = i % 2 == 0;
+    const Matrix m = make_matrix(kSmallShapes[s].rows, kSmallShapes[s].cols, softmax ? kSoftmaxKinds : kNormKinds, s,
+                                 400 + i);
+    return softmax ? check_softmax_bf16(m) : check_layernorm_bf16(m);
+  }));
 }
 
-TEST(Correctness, BackwardReproducible) {
+WB_CHECK(Correctness, BackwardReproducible, .weight = 2,
+         .hint = "Floating-point addition is not associative: with atomicAdd the order in which blocks add "
+                 "their parts changes from run to run, and so does the rounding. Store each block's partial "
+                 "sums in the workspace and add them in a second kernel in a fixed order.") {
   wb::check::record_threshold("softmax_backward, layernorm_backward, rmsnorm_backward: three runs bitwise equal "
                               "(1000 x 100 and 300 x 1000)");
-  wb::check::record_hint(
-      "Floating-point addition is not associative: with atomicAdd the order in which blocks add their parts changes "
-      "from run to run, and so does the rounding. Store each block's partial sums in the workspace and add them in a "
-      "second kernel in a fixed order.");
   std::size_t passed = 0;
   const std::size_t total = 6;
   std::uint64_t seed = 500;
@@ -918,7 +902,7 @@ TEST(Correctness, BackwardReproducible) {
           FAIL() << call << ": run " << run << " gave a different dx from run 1 on the same inputs.";
         }
       }
-      record_progress(++passed, total);
+      wb::check::record_cases(++passed, total);
     }
     for (bool centered : {true, false}) {
       const NormBackwardCase n = norm_backward_case(shape.rows, shape.cols, centered, 0, seed++);
@@ -940,7 +924,7 @@ TEST(Correctness, BackwardReproducible) {
                     "over rows; per-block partial sums added in a fixed order.";
         }
       }
-      record_progress(++passed, total);
+      wb::check::record_cases(++passed, total);
     }
   }
 }
@@ -1024,7 +1008,9 @@ std::vector<wb::check::host::ErrorPathCase> host_cases(HostBuffers& b) {
 
 }  // namespace
 
-TEST(Correctness, HostReturnsCudaErrors) {
+WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .hint = "Test cudaGetLastError() right after each launch and return its error before launching "
+                 "the next kernel: if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;") {
   wb::check::record_threshold(std::string("every function at 33 x 1000 and 5 x 9001: ") +
                               wb::check::host::kFaultsText +
                               " they make failed in turn, that error returned at once, no device memory left");
@@ -1065,24 +1051,25 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 }  // namespace
 
-TEST(Analysis, MemcheckClean) {
+WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .hint = "Test every index against cols (the last vector of a row) and rows; float4 loads only "
+                 "where the four elements lie in the row.") {
   wb::check::record_threshold("0 memcheck/initcheck reports, every function, C = 1, 33, 100, 1025, 8193");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
-TEST(Analysis, RacecheckClean) {
+WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
+         .hint = "A block reduction writes one value per warp to shared memory and reads them back: "
+                 "__syncthreads() between the write and the read, and another before the shared array is "
+                 "written again (the next reduction).") {
   wb::check::record_threshold("0 racecheck/synccheck reports, every function, C = 1, 33, 100, 1025, 8193");
-  wb::check::record_hint(
-      "A block reduction writes one value per warp to shared memory and reads them back: __syncthreads() between "
-      "the write and the read, and another before the shared array is written again (the next reduction).");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 
-TEST(Analysis, BackwardNoAtomics) {
+WB_CHECK(Analysis, BackwardNoAtomics, .weight = 2, .backends = "sim",
+         .hint = "Let each block store its partial dgamma (and dbeta) rows in the workspace, and a second "
+                 "kernel add those rows in order: the same sums every run, with no atomics.") {
   wb::check::record_threshold("layernorm_backward, rmsnorm_backward: 0 atomic operations (1000 x 100)");
-  wb::check::record_hint(
-      "Let each block store its partial dgamma (and dbeta) rows in the workspace, and a second kernel add those rows "
-      "in order: the same sums every run, with no atomics.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1120,11 +1107,10 @@ const std::vector<Shape> kMetricShapes = {{32, 2048}, {16, 1001}};
 
 }  // namespace
 
-TEST(Performance, BlockSoftmaxCoalesced) {
+WB_CHECK(Performance, BlockSoftmaxCoalesced, .weight = 2, .backends = "sim",
+         .hint = "Let consecutive threads of a block take consecutive columns of the row (c = threadIdx.x; "
+                 "c < cols; c += blockDim.x): a warp then reads 128 consecutive bytes, 4 sectors.") {
   wb::check::record_threshold("softmax_block: global loads and stores <= 4.00 sectors/request (32 x 2048)");
-  wb::check::record_hint(
-      "Let consecutive threads of a block take consecutive columns of the row (c = threadIdx.x; c < cols; c += "
-      "blockDim.x): a warp then reads 128 consecutive bytes, 4 sectors.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const Matrix m = make_matrix(32, 2048, {RowKind::Uniform}, 0, 800);
@@ -1146,11 +1132,11 @@ TEST(Performance, BlockSoftmaxCoalesced) {
 #endif
 }
 
-TEST(Performance, OnlineSoftmaxReadsTwice) {
+WB_CHECK(Performance, OnlineSoftmaxReadsTwice, .weight = 2, .backends = "sim",
+         .hint = "Keep a running maximum m and a running sum s; for a new value v > m, s = s * exp(m - v) + "
+                 "1 and m = v, else s += exp(v - m). Combine two (m, s) pairs the same way. Then one more "
+                 "pass writes y.") {
   wb::check::record_threshold("softmax_online: global bytes read <= 2.05 x 4RC (32 x 2048, 16 x 1001)");
-  wb::check::record_hint(
-      "Keep a running maximum m and a running sum s; for a new value v > m, s = s * exp(m - v) + 1 and m = v, else "
-      "s += exp(v - m). Combine two (m, s) pairs the same way. Then one more pass writes y.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1229,12 +1215,11 @@ void expect_read_once(const char* function, int params,
 
 }  // namespace
 
-TEST(Performance, SoftmaxReadsOnce) {
+WB_CHECK(Performance, SoftmaxReadsOnce, .weight = 3, .backends = "sim",
+         .hint = "Load the row once, 16 bytes at a time, into shared memory (cols floats) while keeping an "
+                 "online (max, sum); after the block's reduction, write y from shared memory.") {
   wb::check::record_threshold("softmax_forward: bytes read <= 1.05 x 4RC (32 x 2048, 16 x 1001); >= 90% of every "
                               "sector used, loads and stores (32 x 2048, 16 x 1001)");
-  wb::check::record_hint(
-      "Load the row once, 16 bytes at a time, into shared memory (cols floats) while keeping an online (max, sum); "
-      "after the block's reduction, write y from shared memory.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1244,12 +1229,11 @@ TEST(Performance, SoftmaxReadsOnce) {
 #endif
 }
 
-TEST(Performance, LayerNormReadsOnce) {
+WB_CHECK(Performance, LayerNormReadsOnce, .weight = 3, .backends = "sim",
+         .hint = "Load the row once into shared memory; compute the mean, then the variance of (x - mean), "
+                 "from there (or use Welford's algorithm while loading); then write y.") {
   wb::check::record_threshold("layernorm_forward: bytes read <= 3.05 x 4RC (x once, gamma and beta once per row); "
                               "rmsnorm_forward <= 2.05 x 4RC (32 x 2048, 16 x 1001); >= 90% of every sector used (32 x 2048)");
-  wb::check::record_hint(
-      "Load the row once into shared memory; compute the mean, then the variance of (x - mean), from there (or use "
-      "Welford's algorithm while loading); then write y.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1268,7 +1252,9 @@ std::string shape_name(int rows, int cols) { return std::to_string(rows) + "x" +
 
 }  // namespace
 
-TEST(Performance, SoftmaxBandwidth) {
+WB_CHECK(Performance, SoftmaxBandwidth, .weight = 6, .backends = "cuda", .timeout_s = 300,
+         .hint = "One block per row with 16-byte loads, the row cached on chip, enough blocks per "
+                 "multiprocessor; close other GPU programs.") {
   constexpr double kMin = 0.85;
   wb::check::record_threshold(">= 0.85 x device copy bandwidth: softmax_forward at 4096 x 4096 and 32768 x 1024");
   // Correct first: a wrong kernel's speed means nothing.
@@ -1290,7 +1276,8 @@ TEST(Performance, SoftmaxBandwidth) {
   }
 }
 
-TEST(Performance, LayerNormBandwidth) {
+WB_CHECK(Performance, LayerNormBandwidth, .weight = 6, .backends = "cuda", .timeout_s = 300,
+         .hint = "As for softmax: read x once, 16 bytes at a time; gamma and beta as float4 too.") {
   constexpr double kMin = 0.85;
   wb::check::record_threshold(">= 0.85 x device copy bandwidth: layernorm_forward at 32768 x 768 and 16384 x 4096");
   WB_ASSERT(check_layernorm(&layernorm_forward, "layernorm_forward", make_matrix(64, 4096, kNormKinds, 0, 910)));
@@ -1316,7 +1303,9 @@ TEST(Performance, LayerNormBandwidth) {
   }
 }
 
-TEST(Performance, BackwardBandwidth) {
+WB_CHECK(Performance, BackwardBandwidth, .weight = 4, .backends = "cuda", .timeout_s = 300,
+         .hint = "Read each input row once (keep it in registers between the reduction and the dx pass); "
+                 "accumulate dgamma/dbeta partials in registers over the rows of a block.") {
   constexpr double kMin = 0.70;
   wb::check::record_threshold(">= 0.70 x device copy bandwidth: softmax_backward at 4096 x 4096, layernorm_backward "
                               "at 16384 x 4096");

@@ -546,15 +546,28 @@ double flops(const ConvParams& p) {
 
 // ---- Correctness --------------------------------------------------------------------------------------------
 
-TEST(Correctness, ConvDirect) { WB_ASSERT(check_forward_all(kDirect, false)); }
+WB_CHECK(Correctness, ConvDirect, .weight = 1,
+         .hint = "A thread per output, q fastest: h = p * stride_h - pad_h + r * dilation_h, w = q * "
+                 "stride_w - pad_w + s * dilation_w; skip taps with h or w outside the image; w is K x C "
+                 "x R x S.") { WB_ASSERT(check_forward_all(kDirect, false)); }
 
-TEST(Correctness, ConvIm2col) { WB_ASSERT(check_forward_all(kIm2col, true)); }
+WB_CHECK(Correctness, ConvIm2col, .weight = 2,
+         .hint = "col[((c * R + r) * S + s) * P * Q + p * Q + q] = x[n][c][h][w] or 0; then sgemm(K, P * "
+                 "Q, C * R * S, 1, w, C * R * S, col, P * Q, 0, y + n * K * P * Q, P * Q) per image. "
+                 "Your lab-05 sgemm must pass its checks first.") { WB_ASSERT(check_forward_all(kIm2col, true)); }
 
-TEST(Correctness, ConvImplicitGemm) { WB_ASSERT(check_forward_all(kImplicit, true)); }
+WB_CHECK(Correctness, ConvImplicitGemm, .weight = 2,
+         .hint = "Rows m = (n, p, q), columns k, reduction kk = (c, r, s): decompose kk while gathering "
+                 "the A tile, zeros for padding, kk >= C * R * S and m >= N * P * Q.") { WB_ASSERT(check_forward_all(kImplicit, true)); }
 
-TEST(Correctness, ConvForward) { WB_ASSERT(check_forward_all(kFinal, true)); }
+WB_CHECK(Correctness, ConvForward, .weight = 3,
+         .hint = "NHWC: x[((n * H + h) * W + w) * C + c], w[((k * R + r) * S + s) * C + c], y[((n * P + "
+                 "p) * Q + q) * K + k]; kk = (r, s, c) with c fastest; float4 only when C % 4 == 0.") { WB_ASSERT(check_forward_all(kFinal, true)); }
 
-TEST(Correctness, ConvBackwardData) {
+WB_CHECK(Correctness, ConvBackwardData, .weight = 3,
+         .hint = "For input pixel h and tap r the output row is p = (h + pad_h - r * dilation_h) / "
+                 "stride_h, only when the numerator is >= 0 and divisible and p < P; multiply dy there "
+                 "by w[k][c][r][s] (this tap's own weight).") {
   std::uint64_t seed = 300;
   for (const ConvParams& p : kShapes) {
     for (Data d : {Data::kInteger, Data::kUniform}) WB_ASSERT(check_dgrad(p, d, seed += 7));
@@ -562,7 +575,9 @@ TEST(Correctness, ConvBackwardData) {
   for (const NamedShape& s : kResNet) WB_ASSERT(check_dgrad(s.sim, Data::kInteger, seed += 7));
 }
 
-TEST(Correctness, ConvBackwardFilter) {
+WB_CHECK(Correctness, ConvBackwardFilter, .weight = 3,
+         .hint = "dw[k][c][r][s] sums dy[n][k][p][q] * x[n][c][h][w] over every n, p, q: each split's "
+                 "partial tile in its own workspace slice, every slice written, all of them summed.") {
   std::uint64_t seed = 400;
   for (const ConvParams& p : kShapes) {
     for (Data d : {Data::kInteger, Data::kUniform}) WB_ASSERT(check_wgrad(p, d, seed += 7));
@@ -572,7 +587,9 @@ TEST(Correctness, ConvBackwardFilter) {
   WB_ASSERT(check_wgrad(conv(8, 4, 24, 24, 8, 3, 3, 1), Data::kUniform, 499));
 }
 
-TEST(Correctness, ConvBackwardFilterReproducible) {
+WB_CHECK(Correctness, ConvBackwardFilterReproducible, .weight = 2,
+         .hint = "No atomicAdd: per-split partial sums in the workspace, added in a fixed order by a "
+                 "second kernel.") {
   const ConvParams p = conv(8, 4, 24, 24, 8, 3, 3, 1);
   const std::string call = "conv2d_backward_filter(" + describe(p) + ")";
   Input x(wb::random_floats(x_size(p), 510), "x");
@@ -594,7 +611,9 @@ TEST(Correctness, ConvBackwardFilterReproducible) {
   }
 }
 
-TEST(Correctness, ConvBnReluInference) {
+WB_CHECK(Correctness, ConvBnReluInference, .weight = 2,
+         .hint = "Per filter k: scale = gamma / sqrt(running_var + eps), shift = beta - running_mean * "
+                 "scale; y = max(0, acc * scale + shift), the ReLU last.") {
   std::uint64_t seed = 600;
   for (const ConvParams& p : {conv(2, 8, 9, 11, 6, 1, 1), conv(1, 5, 12, 10, 70, 3, 3, 2, 1, 2),
                               conv(2, 3, 17, 13, 5, 7, 7, 3, 2), conv(1, 64, 6, 6, 64, 3, 3, 1)}) {
@@ -648,7 +667,9 @@ void add_conv_host_cases(ConvHostBuffers* b, std::vector<wb::check::host::ErrorP
 
 }  // namespace
 
-TEST(Correctness, ConvHostReturnsCudaErrors) {
+WB_CHECK(Correctness, ConvHostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .hint = "Test cudaGetLastError() right after each launch and return its error before launching "
+                 "the next kernel: if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;") {
   ConvHostBuffers a(conv(2, 3, 9, 9, 4, 3, 3, 1), 980), b(conv(1, 8, 12, 12, 16, 3, 3, 1, 2), 990);
   wb::check::record_threshold("every convolution at " + describe(a.p) + " and " + describe(b.p) + ": " +
                               wb::check::host::kFaultsText +
@@ -682,11 +703,17 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 }  // namespace
 
-TEST(Analysis, ConvMemcheckClean) { expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck"); }
+WB_CHECK(Analysis, ConvMemcheckClean, .weight = 2, .backends = "sim",
+         .hint = "Test every gathered pixel against the image and every tile index against M, K and C * "
+                 "R * S; read only workspace slices this call wrote.") { expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck"); }
 
-TEST(Analysis, ConvRacecheckClean) { expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck"); }
+WB_CHECK(Analysis, ConvRacecheckClean, .weight = 2, .backends = "sim",
+         .hint = "__syncthreads() after storing a tile and before reading it, and again before the next "
+                 "step overwrites it (or double-buffer).") { expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck"); }
 
-TEST(Analysis, WgradNoAtomics) {
+WB_CHECK(Analysis, WgradNoAtomics, .weight = 2, .backends = "sim",
+         .hint = "Split the N * P * Q reduction into workspace slices summed in order by a second "
+                 "kernel, not atomicAdd into dw.") {
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
@@ -708,10 +735,10 @@ TEST(Analysis, WgradNoAtomics) {
 
 #if defined(CUSIM)
 
-TEST(Performance, ImplicitGemmNoWorkspace) {
+WB_CHECK(Performance, ImplicitGemmNoWorkspace, .weight = 3, .backends = "sim",
+         .hint = "Gather the im2col tile into shared memory while loading it from x; write nothing but y.") {
   wb::check::record_threshold("conv2d_implicit_gemm and conv2d_forward: global bytes written = 4 N K P Q (y only) at " +
                               describe(kMetricShape));
-  wb::check::record_hint("Gather the im2col tile into shared memory while loading it from x; write nothing but y.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -733,10 +760,10 @@ TEST(Performance, ImplicitGemmNoWorkspace) {
 #endif
 }
 
-TEST(Performance, ImplicitGemmReuse) {
+WB_CHECK(Performance, ImplicitGemmReuse, .weight = 3, .backends = "sim",
+         .hint = "Each block loads a tile of x and one of w into shared memory once per step of the "
+                 "reduction and reuses each element for a whole row or column of its output tile.") {
   wb::check::record_threshold("conv2d_implicit_gemm: global bytes read per flop <= 0.15 at " + describe(kMetricShape));
-  wb::check::record_hint("Each block loads a tile of x and one of w into shared memory once per step of the "
-                         "reduction and reuses each element for a whole row or column of its output tile.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic direct, implicit;
@@ -758,10 +785,10 @@ TEST(Performance, ImplicitGemmReuse) {
 #endif
 }
 
-TEST(Performance, ImplicitGemmCoalesced) {
+WB_CHECK(Performance, ImplicitGemmCoalesced, .weight = 2, .backends = "sim",
+         .hint = "Let consecutive lanes gather consecutive output pixels (m) of the im2col tile: at stride "
+                 "1 they read consecutive pixels of x.") {
   wb::check::record_threshold("conv2d_implicit_gemm: global loads <= 8 sectors/request at " + describe(kMetricShape));
-  wb::check::record_hint("Let consecutive lanes gather consecutive output pixels (m) of the im2col tile: at stride 1 "
-                         "they read consecutive pixels of x.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
@@ -779,11 +806,11 @@ TEST(Performance, ImplicitGemmCoalesced) {
 #endif
 }
 
-TEST(Performance, ImplicitGemmSharedConflicts) {
+WB_CHECK(Performance, ImplicitGemmSharedConflicts, .weight = 2, .backends = "sim",
+         .hint = "A tile stored transposed (Bs[kk][k] from rows of w) conflicts in 32-bit banks when its "
+                 "row length is a multiple of 32: pad each row by a few floats.") {
   wb::check::record_threshold("conv2d_implicit_gemm: shared-memory loads and stores <= 1.25 wavefronts/request at " +
                               describe(kMetricShape));
-  wb::check::record_hint("A tile stored transposed (Bs[kk][k] from rows of w) conflicts in 32-bit banks when its row "
-                         "length is a multiple of 32: pad each row by a few floats.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
@@ -805,11 +832,11 @@ TEST(Performance, ImplicitGemmSharedConflicts) {
 #endif
 }
 
-TEST(Performance, ForwardVectorized) {
+WB_CHECK(Performance, ForwardVectorized, .weight = 3, .backends = "sim",
+         .hint = "With C % 4 == 0, four consecutive taps along C R S are four adjacent channels of one "
+                 "pixel: load them as one float4, from x and from w alike.") {
   wb::check::record_threshold("conv2d_forward (NHWC): >= 384 bytes per global load request and <= 0.10 bytes read "
                               "per flop at " + describe(kMetricShape));
-  wb::check::record_hint("With C % 4 == 0, four consecutive taps along C R S are four adjacent channels of one "
-                         "pixel: load them as one float4, from x and from w alike.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
@@ -856,7 +883,10 @@ std::string close_to(const std::vector<float>& got, const std::vector<float>& ex
 
 }  // namespace
 
-TEST(Performance, ForwardVsCudnn) {
+WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_s = 600,
+         .hint = "Lab 05's register blocking on the implicit GEMM: 8 x 8 results per thread from float4 "
+                 "shared loads, float4 global loads along C, double-buffered tiles; close other GPU "
+                 "programs.") {
   wb::check::record_threshold("conv2d_forward >= 0.5 x cuDNN's fastest FP32 forward (NHWC) on each ResNet-50 layer "
                               "at N=32");
   WB_ASSERT(check_forward(kFinal, kResNet[0].sim, Data::kInteger, 900));
@@ -905,7 +935,9 @@ TEST(Performance, ForwardVsCudnn) {
 #endif
 }
 
-TEST(Performance, BackwardVsCudnn) {
+WB_CHECK(Performance, BackwardVsCudnn, .weight = 6, .backends = "cuda", .timeout_s = 600,
+         .hint = "Register-block dgrad and wgrad as the forward; give wgrad enough splits of the N * P * "
+                 "Q reduction to fill the GPU.") {
   wb::check::record_threshold("conv2d_backward_data and conv2d_backward_filter >= 0.5 x cuDNN (NCHW) on the 3x3 "
                               "ResNet-50 layers at N=32");
   WB_ASSERT(check_dgrad(kResNet[0].sim, Data::kInteger, 910));

@@ -152,10 +152,6 @@ testing::AssertionResult compare(const std::string& call, const char* array, con
   return failure;
 }
 
-void record_progress(std::size_t passed, std::size_t total) {
-  wb::check::record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
-}
-
 // ---- pooling: inputs and references ------------------------------------------------------------------------
 
 enum class PlaneKind { Ints, Negative, Ties, Floats };
@@ -910,101 +906,78 @@ testing::AssertionResult check_bn_backward(const BnBackwardCase& k) {
 
 // ---- Correctness -------------------------------------------------------------------------------------------
 
-TEST(Correctness, MaxPoolForward) {
+WB_CHECK(Correctness, MaxPoolForward, .weight = 2,
+         .hint = "Clip the window to the image (padding is never a candidate), start from -INFINITY, "
+                 "scan rows then columns and replace only on v > best (the first maximum wins ties); "
+                 "argmax = h * W + w within the plane.") {
   wb::check::record_threshold("y and argmax bit-exact (the first maximum in row-major window order; padding never "
                               "wins); 13 shapes");
-  std::size_t passed = 0;
-  for (std::size_t s = 0; s < kPoolShapes.size(); ++s) {
-    auto result = check_maxpool_forward(make_pool_case(kPoolShapes[s], s, 1000 + s));
-    record_progress(passed, kPoolShapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, kPoolShapes.size());
+  WB_ASSERT(wb::check::run_cases(kPoolShapes.size(), [](std::size_t s) {
+    return check_maxpool_forward(make_pool_case(kPoolShapes[s], s, 1000 + s));
+  }));
 }
 
-TEST(Correctness, MaxPoolBackward) {
+WB_CHECK(Correctness, MaxPoolBackward, .weight = 2,
+         .hint = "A thread per input pixel: for the outputs p0..p1, q0..q1 whose windows contain it, add "
+                 "dy[p][q] only where argmax[p][q] == h * W + w.") {
   wb::check::record_threshold("dx bit-exact (integer-valued dy: exact sums); 13 shapes, overlapping windows");
-  std::size_t passed = 0;
-  for (std::size_t s = 0; s < kPoolShapes.size(); ++s) {
-    auto result = check_maxpool_backward(make_pool_case(kPoolShapes[s], s, 1100 + s));
-    record_progress(passed, kPoolShapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, kPoolShapes.size());
+  WB_ASSERT(wb::check::run_cases(kPoolShapes.size(), [](std::size_t s) {
+    return check_maxpool_backward(make_pool_case(kPoolShapes[s], s, 1100 + s));
+  }));
 }
 
-TEST(Correctness, AvgPoolForward) {
+WB_CHECK(Correctness, AvgPoolForward, .weight = 2,
+         .hint = "Sum the window's pixels inside the image; divide by R * S when count_include_pad is "
+                 "nonzero, else by the number of those pixels.") {
   wb::check::record_threshold("|y - ref| <= k u sum|x| / divisor + 3 u |y| (k pixels); 13 shapes, count_include_pad "
                               "0 and 1");
-  std::size_t passed = 0;
-  const std::size_t total = 2 * kPoolShapes.size();
-  for (std::size_t s = 0; s < kPoolShapes.size(); ++s) {
-    for (int include_pad : {0, 1}) {
-      auto result = check_avgpool_forward(make_pool_case(kPoolShapes[s], s, 1200 + s), include_pad);
-      record_progress(passed, total);
-      WB_ASSERT(result);
-      ++passed;
-    }
-  }
-  record_progress(passed, total);
+  // Case i: shape i / 2, count_include_pad i % 2.
+  WB_ASSERT(wb::check::run_cases(2 * kPoolShapes.size(), [](std::size_t i) {
+    const std::size_t s = i / 2;
+    return check_avgpool_forward(make_pool_case(kPoolShapes[s], s, 1200 + s), static_cast<int>(i % 2));
+  }));
 }
 
-TEST(Correctness, AvgPoolBackward) {
+WB_CHECK(Correctness, AvgPoolBackward, .weight = 2,
+         .hint = "dx[h][w] = sum over the windows containing (h, w) of dy[p][q] / divisor(p, q), with "
+                 "the forward's divisor convention.") {
   wb::check::record_threshold("|dx - ref| <= (k + 2) u sum|dy / divisor| (k windows); 13 shapes, count_include_pad "
                               "0 and 1");
-  std::size_t passed = 0;
-  const std::size_t total = 2 * kPoolShapes.size();
-  for (std::size_t s = 0; s < kPoolShapes.size(); ++s) {
-    for (int include_pad : {0, 1}) {
-      auto result = check_avgpool_backward(make_pool_case(kPoolShapes[s], s, 1300 + s), include_pad);
-      record_progress(passed, total);
-      WB_ASSERT(result);
-      ++passed;
-    }
-  }
-  record_progress(passed, total);
+  // Case i: shape i / 2, count_include_pad i % 2.
+  WB_ASSERT(wb::check::run_cases(2 * kPoolShapes.size(), [](std::size_t i) {
+    const std::size_t s = i / 2;
+    return check_avgpool_backward(make_pool_case(kPoolShapes[s], s, 1300 + s), static_cast<int>(i % 2));
+  }));
 }
 
-TEST(Correctness, BatchNormTraining) {
+WB_CHECK(Correctness, BatchNormTraining, .weight = 3,
+         .hint = "Per channel over N * HW values: Welford/Chan (no E[x^2] - E[x]^2); normalize with the "
+                 "biased variance m2 / M, update running_var with the unbiased m2 / (M - 1).") {
   wb::check::record_threshold("save_mean within T(M) mean|x|, save_rstd from var within 2 T(M) var + 2 d sqrt(var) + d^2 "
                               "(d = T(M) mean|x|), "
                               "running stats, y; T(M) = (16 + 4 sqrt(M)) u; 10 shapes (11 on a GPU), M = 2 .. 150001, C = 1 .. 300 (70000 on a GPU)");
-  std::size_t passed = 0;
-  for (std::size_t s = 0; s < kBnShapes.size(); ++s) {
-    auto result = check_bn_training(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1400 + s));
-    record_progress(passed, kBnShapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, kBnShapes.size());
+  WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
+    return check_bn_training(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1400 + s));
+  }));
 }
 
-TEST(Correctness, BatchNormInference) {
+WB_CHECK(Correctness, BatchNormInference, .weight = 1,
+         .hint = "The channel of element i of an NCHW tensor is (i / HW) % C; y = (x - running_mean) / "
+                 "sqrt(running_var + eps) * gamma + beta.") {
   wb::check::record_threshold("|y - ref| <= 6 u (|gamma| rstd (|x| + |running_mean|) + |beta| + |y|); 10 shapes (11 on a GPU)");
-  std::size_t passed = 0;
-  for (std::size_t s = 0; s < kBnShapes.size(); ++s) {
-    auto result = check_bn_inference(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1500 + s));
-    record_progress(passed, kBnShapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, kBnShapes.size());
+  WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
+    return check_bn_inference(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1500 + s));
+  }));
 }
 
-TEST(Correctness, BatchNormBackward) {
+WB_CHECK(Correctness, BatchNormBackward, .weight = 3,
+         .hint = "dbeta = sum dy, dgamma = sum dy * xhat per channel; dx = gamma * rstd * (dy - dbeta / "
+                 "M - xhat * dgamma / M).") {
   wb::check::record_threshold("dbeta within T(M) sum|dy|, dgamma within (T(M) + 4u) sum|dy xhat|, dx within their "
                               "errors / M + 8 u of its terms; 10 shapes (11 on a GPU)");
-  std::size_t passed = 0;
-  for (std::size_t s = 0; s < kBnShapes.size(); ++s) {
-    auto result =
-        check_bn_backward(make_bn_backward_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1600 + s));
-    record_progress(passed, kBnShapes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  record_progress(passed, kBnShapes.size());
+  WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
+    return check_bn_backward(make_bn_backward_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1600 + s));
+  }));
 }
 
 namespace {
@@ -1021,12 +994,12 @@ std::string first_difference(const std::vector<float>& first, const std::vector<
 
 }  // namespace
 
-TEST(Correctness, BatchNormReproducible) {
+WB_CHECK(Correctness, BatchNormReproducible, .weight = 2,
+         .hint = "No atomicAdd for the sums over a channel, and nothing read from the workspace that this "
+                 "call did not write: per-block partials stored (not added) in the workspace, combined in a "
+                 "fixed order by a second kernel.") {
   wb::check::record_threshold("batchnorm_forward_training and batchnorm_backward: three runs bitwise equal, the "
                               "workspace holding other bytes before each (8 x 2 x 1000, 4 x 3 x 16384)");
-  wb::check::record_hint(
-      "No atomicAdd for the sums over a channel, and nothing read from the workspace that this call did not write: "
-      "per-block partials stored (not added) in the workspace, combined in a fixed order by a second kernel.");
   const unsigned char fills[3] = {0x00, 0xFF, 0x3C};
   std::size_t passed = 0;
   const std::size_t total = 4;
@@ -1066,7 +1039,7 @@ TEST(Correctness, BatchNormReproducible) {
                                     {"save_rstd", &a.save_rstd, &g.save_rstd},
                                     {"running_var", &a.running_var, &g.running_var}};
         }));
-    record_progress(++passed, total);
+    wb::check::record_cases(++passed, total);
     const BnBackwardCase k = make_bn_backward_case(s.N, s.C, s.HW, 0, 1800 + s.HW);
     const std::string backward = "batchnorm_backward(" + k.b.shape() + ")";
     WB_ASSERT(expect_same_runs(
@@ -1079,7 +1052,7 @@ TEST(Correctness, BatchNormReproducible) {
         [](const BnGradsGot& a, const BnGradsGot& g) {
           return std::vector<Field>{{"dx", &a.dx, &g.dx}, {"dgamma", &a.dgamma, &g.dgamma}, {"dbeta", &a.dbeta, &g.dbeta}};
         }));
-    record_progress(++passed, total);
+    wb::check::record_cases(++passed, total);
   }
 }
 
@@ -1158,7 +1131,9 @@ void add_bn_host_cases(BnHostBuffers* b, std::vector<wb::check::host::ErrorPathC
 
 }  // namespace
 
-TEST(Correctness, PoolBnHostReturnsCudaErrors) {
+WB_CHECK(Correctness, PoolBnHostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .hint = "Test cudaGetLastError() right after each launch (the batch-norm passes launch several "
+                 "kernels) and return its error before launching the next.") {
   wb::check::record_threshold(
       "pooling (3x3 stride 2 pad 1 and 2x2 stride 2 windows) and batch norm (N=2, C=3, HW=81 and N=4, C=2, HW=4096), "
       "every function: " + std::string(wb::check::host::kFaultsText) +
@@ -1206,19 +1181,19 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 }  // namespace
 
-TEST(Analysis, PoolBatchNormMemcheckClean) {
+WB_CHECK(Analysis, PoolBatchNormMemcheckClean, .weight = 2, .backends = "sim",
+         .hint = "Clip every window to the image before reading (rows max(h0, 0) to min(h0 + R, H) - 1), "
+                 "test every index against the tensor's size, and read only workspace entries this call "
+                 "wrote.") {
   wb::check::record_threshold("0 memcheck/initcheck reports, every function, 4 pooling and 4 batch-norm shapes");
-  wb::check::record_hint(
-      "Clip every window to the image before reading (rows max(h0, 0) to min(h0 + R, H) - 1), test every index "
-      "against the tensor's size, and read only workspace entries this call wrote.");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
-TEST(Analysis, PoolBatchNormRacecheckClean) {
+WB_CHECK(Analysis, PoolBatchNormRacecheckClean, .weight = 2, .backends = "sim",
+         .hint = "A block reduction writes one value per warp to shared memory and reads them back: "
+                 "__syncthreads() between the write and the read, and another before the shared array is "
+                 "written again.") {
   wb::check::record_threshold("0 racecheck/synccheck reports, every function, 4 pooling and 4 batch-norm shapes");
-  wb::check::record_hint(
-      "A block reduction writes one value per warp to shared memory and reads them back: __syncthreads() between "
-      "the write and the read, and another before the shared array is written again.");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 
@@ -1236,11 +1211,11 @@ std::uint64_t atomics_of(const std::function<testing::AssertionResult()>& run, b
 
 }  // namespace
 
-TEST(Analysis, BatchNormNoAtomics) {
+WB_CHECK(Analysis, BatchNormNoAtomics, .weight = 2, .backends = "sim",
+         .hint = "Let each block store its partial sums in its own slot of the workspace, and a second "
+                 "kernel combine a channel's partials in split order: the same result every run, with no "
+                 "atomics.") {
   wb::check::record_threshold("batchnorm_forward_training, batchnorm_backward: 0 atomic operations (8 x 2 x 1000)");
-  wb::check::record_hint(
-      "Let each block store its partial sums in its own slot of the workspace, and a second kernel combine a "
-      "channel's partials in split order: the same result every run, with no atomics.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1266,11 +1241,10 @@ TEST(Analysis, BatchNormNoAtomics) {
 #endif
 }
 
-TEST(Analysis, MaxPoolBackwardNoAtomics) {
+WB_CHECK(Analysis, MaxPoolBackwardNoAtomics, .weight = 2, .backends = "sim",
+         .hint = "Gather instead of scatter: a thread per input pixel visits the outputs whose windows "
+                 "contain it and adds dy where their argmax is this pixel.") {
   wb::check::record_threshold("maxpool2d_backward: 0 atomic operations (3 x 3 windows, stride 2, overlapping)");
-  wb::check::record_hint(
-      "Gather instead of scatter: a thread per input pixel visits the outputs whose windows contain it and adds dy "
-      "where their argmax is this pixel.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const PoolCase pc = make_pool_case(pool(2, 4, 33, 35, 3, 3, 1, 1, 2, 2), 0, 2002);
@@ -1329,13 +1303,12 @@ std::vector<PoolTraffic> measure_pooling(bool& ok, std::string& message) {
 
 }  // namespace
 
-TEST(Performance, PoolCoalesced) {
+WB_CHECK(Performance, PoolCoalesced, .weight = 2, .backends = "sim",
+         .hint = "Let consecutive threads take consecutive outputs of a row (the fastest index is q, then "
+                 "p, then the plane) for the forward, consecutive pixels of a row for the backward.") {
   constexpr double kMaxLoads = 4.0 * 2 + 1, kMaxStores = 4.0;
   wb::check::record_threshold("every pooling function: global loads <= 9.00 sectors/request (4 stride_w + 1), "
                               "stores <= 4.00 (2 x 16 x 32 x 64, 3 x 3, stride 2, pad 1)");
-  wb::check::record_hint(
-      "Let consecutive threads take consecutive outputs of a row (the fastest index is q, then p, then the plane) "
-      "for the forward, consecutive pixels of a row for the backward.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1362,12 +1335,11 @@ TEST(Performance, PoolCoalesced) {
 #endif
 }
 
-TEST(Performance, PoolReadsOnce) {
+WB_CHECK(Performance, PoolReadsOnce, .weight = 2, .backends = "sim",
+         .hint = "Find the maximum and its position in one pass over the window (keep both as you go); in "
+                 "the max-pooling backward, read dy[p][q] only for the windows whose argmax is this pixel.") {
   wb::check::record_threshold("bytes read <= 1.05 x 4 x the (window, in-image pixel) pairs (+ 4 NCPQ for "
                               "maxpool2d_backward: dy once per output); 2 x 16 x 32 x 64, 3 x 3, stride 2, pad 1");
-  wb::check::record_hint(
-      "Find the maximum and its position in one pass over the window (keep both as you go); in the max-pooling "
-      "backward, read dy[p][q] only for the windows whose argmax is this pixel.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1423,12 +1395,12 @@ std::vector<BnTraffic> measure_bn(bool& ok, std::string& message) {
 
 }  // namespace
 
-TEST(Performance, BatchNormReadsTwice) {
+WB_CHECK(Performance, BatchNormReadsTwice, .weight = 3, .backends = "sim",
+         .hint = "Compute mean and variance in one pass (Welford per thread, Chan's combination across "
+                 "threads and blocks), then one pass writes y; the backward needs one pass for the two sums "
+                 "and one for dx.") {
   wb::check::record_threshold("bytes read / 4NCHW: training <= 2.05, inference <= 1.05, backward <= 4.10 (x and dy "
                               "twice each); 4 x 4 x 16384");
-  wb::check::record_hint(
-      "Compute mean and variance in one pass (Welford per thread, Chan's combination across threads and blocks), "
-      "then one pass writes y; the backward needs one pass for the two sums and one for dx.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1454,13 +1426,12 @@ TEST(Performance, BatchNormReadsTwice) {
 #endif
 }
 
-TEST(Performance, BatchNormCoalesced) {
+WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
+         .hint = "Consecutive threads on consecutive elements (16-byte chunks) of a plane: the channel of "
+                 "element i is (i / HW) % C, so a warp stays within one plane.") {
   constexpr double kMinEfficiency = 0.90;
   wb::check::record_threshold(">= 90% of the bytes of every 32-byte sector loaded or stored are used, training, "
                               "inference and backward (4 x 4 x 16384)");
-  wb::check::record_hint(
-      "Consecutive threads on consecutive elements (16-byte chunks) of a plane: the channel of element i is "
-      "(i / HW) % C, so a warp stays within one plane.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1499,7 +1470,9 @@ wb::DeviceBuffer<T> device_vector(const std::vector<T>& v) {
 
 }  // namespace
 
-TEST(Performance, PoolBandwidth) {
+WB_CHECK(Performance, PoolBandwidth, .weight = 4, .backends = "cuda", .timeout_s = 300,
+         .hint = "A thread per output (per input pixel for the backward), consecutive threads on a row, "
+                 "enough blocks; close other GPU programs.") {
   wb::check::record_threshold(">= 0.80 x device copy bandwidth: maxpool2d_forward and maxpool2d_backward, 3 x 3, "
                               "stride 2, pad 1 on 32 x 64 x 112 x 112");
   // Correct first: a wrong kernel's speed means nothing.
@@ -1531,7 +1504,11 @@ TEST(Performance, PoolBandwidth) {
   }
 }
 
-TEST(Performance, BatchNormBandwidth) {
+WB_CHECK(Performance, BatchNormBandwidth, .weight = 6, .backends = "cuda", .timeout_s = 300,
+         .hint = "float4 loads with several in flight per thread before any is used, a (split, channel) "
+                 "grid of a few thousand values per block (the reference: about 8192, 4 float4 per "
+                 "thread per round), per-channel parameters read once per block, and no extra pass over "
+                 "x.") {
   wb::check::record_threshold(">= 0.80 x device copy bandwidth on 32 x 256 x 56 x 56, counting the traffic each pass "
                               "needs: training (x twice, y), inference (x, y), backward (x and dy twice, dx)");
   WB_ASSERT(check_bn_training(make_bn_case(8, 16, 3136, 0, 2400)));

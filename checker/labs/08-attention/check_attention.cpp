@@ -696,69 +696,63 @@ std::vector<AttentionShape> backward_shapes() {
 
 // ---- Correctness -------------------------------------------------------------------------------------------
 
-TEST(Correctness, Unfused) {
+WB_CHECK(Correctness, Unfused, .weight = 2,
+         .hint = "Per (b, h): transpose K into the workspace, S = sgemm(Tq, Tk, D, scale, Q, K^T), mask S "
+                 "(-INFINITY where j > i + Tk - Tq) and store L = m + log(sum exp(S - m)) per row, P = "
+                 "softmax_forward(S), O = sgemm(Tq, D, Tk, 1, P, V).") {
   wb::check::record_threshold(kForwardThreshold);
-  wb::check::record_hint(
-      "Per (b, h): transpose K into the workspace, S = sgemm(Tq, Tk, D, scale, Q, K^T), mask S (-INFINITY where j > i "
-      "+ Tk - Tq) and store L = m + log(sum exp(S - m)) per row, P = softmax_forward(S), O = sgemm(Tq, D, Tk, 1, P, "
-      "V).");
   // The unfused version moves Tq x Tk scores: keep it to the shorter lengths on the CPU.
   WB_ASSERT(check_version(Version::Unfused, cases([](const AttentionShape& s) { return on_gpu() || s.tq * s.tk <= 1 << 16; }),
                 100));
 }
 
-TEST(Correctness, FusedForward) {
+WB_CHECK(Correctness, FusedForward, .weight = 3,
+         .hint = "Per tile of keys: S = Q_tile K_tile^T * scale; m_new = max(m, rowmax(S)); P = exp(S - "
+                 "m_new); l = l * exp(m - m_new) + rowsum(P); O = O * exp(m - m_new) + P V. At the end O /= "
+                 "l and L = m + log(l). Zero-fill K and V rows past Tk and mask those scores.") {
   wb::check::record_threshold(kForwardThreshold);
-  wb::check::record_hint(
-      "Per tile of keys: S = Q_tile K_tile^T * scale; m_new = max(m, rowmax(S)); P = exp(S - m_new); l = l * exp(m - "
-      "m_new) + rowsum(P); O = O * exp(m - m_new) + P V. At the end O /= l and L = m + log(l). Zero-fill K and V rows "
-      "past Tk and mask those scores.");
   WB_ASSERT(check_version(Version::Fused, cases([](const AttentionShape& s) { return !s.causal; }), 200));
 }
 
-TEST(Correctness, FusedCausal) {
+WB_CHECK(Correctness, FusedCausal, .weight = 3,
+         .hint = "Query i sees key j when j <= i + (Tk - Tq). Stop the key loop after the last key the "
+                 "tile's last row sees; mask only tiles that straddle the diagonal. A row that sees no key "
+                 "keeps m = -inf: write O = 0 and L = -INFINITY, and never compute exp(-inf - (-inf)).") {
   wb::check::record_threshold(kForwardThreshold);
-  wb::check::record_hint(
-      "Query i sees key j when j <= i + (Tk - Tq). Stop the key loop after the last key the tile's last row sees; "
-      "mask only tiles that straddle the diagonal. A row that sees no key keeps m = -inf: write O = 0 and L = "
-      "-INFINITY, and never compute exp(-inf - (-inf)).");
   WB_ASSERT(check_version(Version::Fused, cases([](const AttentionShape& s) { return s.causal != 0; }), 300));
 }
 
-TEST(Correctness, TensorCoreBf16) {
+WB_CHECK(Correctness, TensorCoreBf16, .weight = 3,
+         .hint = "wmma::load_matrix_sync needs 32-byte aligned tile pointers and a leading dimension that "
+                 "is a multiple of 8 halves; K stored [key][d] is K^T in column-major order (matrix_b, "
+                 "col_major). Keep the running max and sum in fp32; round P to bf16 only for the P V "
+                 "product.") {
   wb::check::record_threshold(kForwardThreshold);
-  wb::check::record_hint(
-      "wmma::load_matrix_sync needs 32-byte aligned tile pointers and a leading dimension that is a multiple of 8 "
-      "halves; K stored [key][d] is K^T in column-major order (matrix_b, col_major). Keep the running max and sum in "
-      "fp32; round P to bf16 only for the P V product.");
   WB_ASSERT(check_version(Version::Bf16, cases([](const AttentionShape&) { return true; }), 400));
 }
 
-TEST(Correctness, TensorCoreFp16) {
+WB_CHECK(Correctness, TensorCoreFp16, .weight = 2,
+         .hint = "The bf16 kernel with __half: fp16 has 3 more mantissa bits and a smaller range; P <= 1 "
+                 "and O are safe, and scores stay in fp32.") {
   wb::check::record_threshold(kForwardThreshold);
-  wb::check::record_hint(
-      "The bf16 kernel with __half: fp16 has 3 more mantissa bits and a smaller range; P <= 1 and O are safe, and "
-      "scores stay in fp32.");
   WB_ASSERT(check_version(Version::Fp16, cases([](const AttentionShape&) { return true; }), 500));
 }
 
-TEST(Correctness, Backward) {
+WB_CHECK(Correctness, Backward, .weight = 3,
+         .hint = "Two kernels avoid atomics: one per key tile accumulates dK and dV over the query tiles, "
+                 "one per query tile accumulates dQ over the key tiles; both recompute S and P = exp(S - L).") {
   wb::check::record_threshold(
       "max |error| of dQ, dK, dV <= 2 x that of a plain fp32 host computation + floor; lengths 1 .. 203 (1024 on a "
       "GPU), D 32, 64, 128, causal and not, Tq != Tk");
-  wb::check::record_hint(
-      "Two kernels avoid atomics: one per key tile accumulates dK and dV over the query tiles, one per query tile "
-      "accumulates dQ over the key tiles; both recompute S and P = exp(S - L).");
   const std::vector<AttentionShape> shapes = backward_shapes();
   WB_ASSERT(wb::check::run_cases(shapes.size(), [&](std::size_t i) { return check_backward(backward_case(shapes[i], 600 + i)); }));
 }
 
-TEST(Correctness, Deterministic) {
+WB_CHECK(Correctness, Deterministic, .weight = 2,
+         .hint = "Give every output element one owner that sums in a fixed order: no atomicAdd of partial "
+                 "results (the order blocks arrive in changes the rounding).") {
   wb::check::record_threshold(
       "attention_forward, attention_forward_bf16, attention_backward: three runs bitwise equal (B=1, H=2, T=203)");
-  wb::check::record_hint(
-      "Give every output element one owner that sums in a fixed order: no atomicAdd of partial results (the order "
-      "blocks arrive in changes the rounding).");
   const AttentionShape s{1, 2, 203, 203, 64, 1};
   std::size_t passed = 0;
   for (Version v : {Version::Fused, Version::Bf16}) {
@@ -773,7 +767,7 @@ TEST(Correctness, Deterministic) {
           std::memcmp(first.lse.data(), again.lse.data(), first.lse.size() * sizeof(float)) != 0)
         FAIL() << call << ": run " << run << " gave a different result from run 1 on the same inputs.";
     }
-    wb::check::record_measured(std::to_string(++passed) + "/3 cases correct");
+    wb::check::record_cases(++passed, 3);
   }
   const BackwardCase b = backward_case(s, 701);
   const std::string call = "attention_backward(" + shape_text(s) + ")";
@@ -789,7 +783,7 @@ TEST(Correctness, Deterministic) {
                << " from run 1 on the same inputs. Accumulate each gradient row in one block, in a fixed order, "
                   "with no floating-point atomics.";
   }
-  wb::check::record_measured(std::to_string(++passed) + "/3 cases correct");
+  wb::check::record_cases(++passed, 3);
 }
 
 // ---- Host code (sim) ------------------------------------------------------------------------------------
@@ -799,7 +793,10 @@ TEST(Correctness, Deterministic) {
 // function must return that error at once, with no launch after it and no device memory left.
 
 #if defined(CUSIM)
-TEST(Correctness, HostReturnsCudaErrors) {
+WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .hint = "Return the error of cudaFuncSetAttribute when it fails, and test cudaGetLastError() "
+                 "after each launch before the next one: if (cudaError_t e = cudaGetLastError(); e != "
+                 "cudaSuccess) return e;") {
   const AttentionShape s{1, 2, 33, 47, 64, 1};
   wb::check::record_threshold(
       "attention_unfused, attention_forward, attention_forward_bf16, attention_forward_fp16, attention_backward (" +
@@ -857,19 +854,17 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 }  // namespace
 
-TEST(Analysis, MemcheckClean) {
+WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .hint = "Guard every row index against Tq or Tk: the last tile of a length that is not a multiple "
+                 "of the tile reads past the end unless its rows are zero-filled instead of loaded.") {
   wb::check::record_threshold("0 memcheck/initcheck reports, every function, T = 17, 33, 70");
-  wb::check::record_hint(
-      "Guard every row index against Tq or Tk: the last tile of a length that is not a multiple of the tile reads "
-      "past the end unless its rows are zero-filled instead of loaded.");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
-TEST(Analysis, RacecheckClean) {
+WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
+         .hint = "__syncthreads() after loading a K/V tile and before overwriting it with the next; "
+                 "__syncwarp() between a warp's store_matrix_sync and its lanes reading the stored scores.") {
   wb::check::record_threshold("0 racecheck/synccheck reports, every function, T = 17, 33, 70");
-  wb::check::record_hint(
-      "__syncthreads() after loading a K/V tile and before overwriting it with the next; __syncwarp() between a "
-      "warp's store_matrix_sync and its lanes reading the stored scores.");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 #endif
@@ -897,15 +892,14 @@ double element_bytes(Version v) { return v == Version::Bf16 || v == Version::Fp1
 
 }  // namespace
 
-TEST(Performance, FusedTraffic) {
+WB_CHECK(Performance, FusedTraffic, .weight = 3, .backends = "sim",
+         .hint = "Keep the scores of a tile in registers or shared memory; never store them. Give each "
+                 "block at least 32 query rows so that K and V are read at most Tq / 32 times, and load 16 "
+                 "bytes per thread, consecutive threads on consecutive addresses.") {
   wb::check::record_threshold(
       "attention_forward, _bf16, _fp16 (B=1, H=2, T=256, D=64): bytes written <= 1.10 x (O + L); bytes read <= 1.05 "
       "x (Q + (K + V) x ceil(Tq / 32)); >= 80% of each moved sector requested; shared loads <= 1.25 wavefronts per "
       "128 bytes");
-  wb::check::record_hint(
-      "Keep the scores of a tile in registers or shared memory; never store them. Give each block at least 32 query "
-      "rows so that K and V are read at most Tq / 32 times, and load 16 bytes per thread, consecutive threads on "
-      "consecutive addresses.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const AttentionShape s{1, 2, 256, 256, 64, 0};
@@ -948,12 +942,11 @@ TEST(Performance, FusedTraffic) {
 #endif
 }
 
-TEST(Performance, CausalSkipsTiles) {
+WB_CHECK(Performance, CausalSkipsTiles, .weight = 2, .backends = "sim",
+         .hint = "A block of query rows [q0, q0 + Br) sees no key past q0 + Br - 1 + (Tk - Tq): end the key "
+                 "loop there instead of masking whole tiles.") {
   wb::check::record_threshold(
       "attention_forward, _bf16 causal (B=1, H=1, T=1024, D=32): bytes read <= 0.65 x the non-causal call's");
-  wb::check::record_hint(
-      "A block of query rows [q0, q0 + Br) sees no key past q0 + Br - 1 + (Tk - Tq): end the key loop there instead "
-      "of masking whole tiles.");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -986,15 +979,15 @@ double attention_flops(const AttentionShape& s) {
 
 }  // namespace
 
-TEST(Performance, TensorCoreForward) {
+WB_CHECK(Performance, TensorCoreForward, .weight = 6, .backends = "cuda", .timeout_s = 600,
+         .hint = "Tensor cores are fed from shared memory: keep Q and the O accumulators in fragments "
+                 "across the key loop (rescale O element by element, not through shared memory), "
+                 "double-buffer the K/V tiles, and avoid bank conflicts (pad rows by 8 halves). 8 warps x "
+                 "16 rows, 64 keys per tile.") {
   constexpr double kMinRatio = 0.25;
   wb::check::record_threshold(
       ">= 0.25 x a cuBLAS bf16 GEMM of 4096^3 (the tensor-core ceiling) for attention_forward_bf16, B=4, H=16, "
       "T=4096, D=128, not causal; median of 5 runs");
-  wb::check::record_hint(
-      "Tensor cores are fed from shared memory: keep Q and the O accumulators in fragments across the key loop "
-      "(rescale O element by element, not through shared memory), double-buffer the K/V tiles, and avoid bank "
-      "conflicts (pad rows by 8 halves). 8 warps x 16 rows, 64 keys per tile.");
   WB_ASSERT(check_forward(Version::Bf16, make_data({1, 2, 1024, 1024, 128, 0}, Precision::Bf16, 1000)));
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this check binary was built without the cuBLAS baseline");
@@ -1026,13 +1019,13 @@ TEST(Performance, TensorCoreForward) {
 #endif
 }
 
-TEST(Performance, FusedVsUnfused) {
+WB_CHECK(Performance, FusedVsUnfused, .weight = 4, .backends = "cuda", .timeout_s = 600,
+         .hint = "The unfused version writes and reads the 4096 x 4096 scores several times per head; the "
+                 "fused one must not lose that advantage to slow arithmetic: register-tile the score and "
+                 "the P V products.") {
   constexpr double kMinSpeedup = 3.0;
   wb::check::record_threshold(
       "attention_forward >= 3 x attention_unfused in time (fp32, B=1, H=16, T=4096, D=64, causal); median of 3 runs");
-  wb::check::record_hint(
-      "The unfused version writes and reads the 4096 x 4096 scores several times per head; the fused one must not "
-      "lose that advantage to slow arithmetic: register-tile the score and the P V products.");
   WB_ASSERT(check_forward(Version::Fused, make_data({1, 1, 1024, 1024, 64, 1}, Precision::Fp32, 1001)));
   try {
     const AttentionShape s{1, 16, 4096, 4096, 64, 1};

@@ -74,7 +74,10 @@ std::string one_way_time_mismatch(const std::vector<comm::MessageTime>& times, d
 
 }  // namespace
 
-TEST(Correctness, PingPongMovesTheBytesBackAndForth) {
+WB_CHECK(Correctness, PingPongMovesTheBytesBackAndForth, .weight = 1,
+         .hint = "Rank 0: send then recv; rank 1: recv then send, on the same buffer; ranks >= 2 and a "
+                 "lone rank do nothing. Rank 0 returns the median of half a round trip (wtime before the "
+                 "send to after the recv, divided by 2).") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   const int iters = 5;
@@ -116,7 +119,9 @@ TEST(Correctness, PingPongMovesTheBytesBackAndForth) {
   record("measured", "messages, bytes and data as expected");
 }
 
-TEST(Correctness, FitAlphaBetaRecoversAKnownLine) {
+WB_CHECK(Correctness, FitAlphaBetaRecoversAKnownLine, .weight = 1,
+         .hint = "Weighted least squares with weights 1/t^2: weighted means, then beta = Sxy/Sxx and "
+                 "alpha = mean_t - beta mean_b.") {
   std::string failure;
   std::string ni = run_lab_code([&] {
     const double alpha = 1.5e-6, beta = 2.0e-10;
@@ -153,7 +158,8 @@ TEST(Correctness, FitAlphaBetaRecoversAKnownLine) {
   EXPECT_TRUE(failure.empty()) << failure;
 }
 
-TEST(Correctness, FitAlphaBetaRejectsAnUndeterminedLine) {
+WB_CHECK(Correctness, FitAlphaBetaRejectsAnUndeterminedLine, .weight = 1,
+         .hint = "When all sizes are equal, Sxx is 0: throw with COMM_THROW.") {
   std::string outcome;
   std::string ni = run_lab_code([&] {
     try {
@@ -169,14 +175,28 @@ TEST(Correctness, FitAlphaBetaRejectsAnUndeterminedLine) {
   EXPECT_TRUE(outcome.empty()) << outcome;
 }
 
-TEST(Correctness, NaiveAllreduceFloatSum) { sweep(DataType::f32, RedOp::sum); }
-TEST(Correctness, NaiveAllreduceFloatMax) { sweep(DataType::f32, RedOp::max); }
-TEST(Correctness, NaiveAllreduceDoubleSum) { sweep(DataType::f64, RedOp::sum); }
-TEST(Correctness, NaiveAllreduceDoubleMax) { sweep(DataType::f64, RedOp::max); }
-TEST(Correctness, NaiveAllreduceInt32Sum) { sweep(DataType::i32, RedOp::sum); }
-TEST(Correctness, NaiveAllreduceInt32Max) { sweep(DataType::i32, RedOp::max); }
+WB_CHECK(Correctness, NaiveAllreduceFloatSum, .weight = 1,
+         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
+                 "every rank.") { sweep(DataType::f32, RedOp::sum); }
+WB_CHECK(Correctness, NaiveAllreduceFloatMax, .weight = 1,
+         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
+                 "every rank.") { sweep(DataType::f32, RedOp::max); }
+WB_CHECK(Correctness, NaiveAllreduceDoubleSum, .weight = 1,
+         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
+                 "every rank.") { sweep(DataType::f64, RedOp::sum); }
+WB_CHECK(Correctness, NaiveAllreduceDoubleMax, .weight = 1,
+         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
+                 "every rank.") { sweep(DataType::f64, RedOp::max); }
+WB_CHECK(Correctness, NaiveAllreduceInt32Sum, .weight = 1,
+         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
+                 "every rank.") { sweep(DataType::i32, RedOp::sum); }
+WB_CHECK(Correctness, NaiveAllreduceInt32Max, .weight = 1,
+         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
+                 "every rank.") { sweep(DataType::i32, RedOp::max); }
 
-TEST(Correctness, NaiveAllreduceGoesThroughTheRoot) {
+WB_CHECK(Correctness, NaiveAllreduceGoesThroughTheRoot, .weight = 1,
+         .hint = "Rank 0 receives n-1 whole buffers and sends n-1 whole buffers; the others send one and "
+                 "receive one.") {
   comm::Communicator& w = world();
   const int n = w.size();
   const std::size_t count = 10007, bytes = count * 4;
@@ -201,7 +221,8 @@ TEST(Correctness, NaiveAllreduceGoesThroughTheRoot) {
   if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
 }
 
-TEST(Correctness, PredictedNaiveTimeFollowsTheModel) {
+WB_CHECK(Correctness, PredictedNaiveTimeFollowsTheModel, .weight = 1,
+         .hint = "2 (n-1) (alpha + bytes beta): the root's messages happen one after another.") {
   std::string failure;
   std::string ni = run_lab_code([&] {
     const lab09::AlphaBeta m{3e-6, 5e-10};
@@ -258,23 +279,32 @@ void collective_sweep(Collective kind, std::vector<std::pair<DataType, RedOp>> c
 
 }  // namespace
 
-TEST(Correctness, LinearBroadcast) {
+WB_CHECK(Correctness, LinearBroadcast, .weight = 1,
+         .hint = "The root copies sendbuf to recvbuf unless they are the same buffer, then sends recvbuf "
+                 "to every rank but itself; every root 0..n-1 must work.") {
   collective_sweep(Collective::broadcast, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
 }
-TEST(Correctness, LinearReduce) {
+WB_CHECK(Correctness, LinearReduce, .weight = 1,
+         .hint = "Receive into comm.scratch(), not into recvbuf on a rank that is not the root; start "
+                 "the root's recvbuf from its own sendbuf (unless in place).") {
   collective_sweep(Collective::reduce,
                    {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::max}, {DataType::f64, RedOp::sum}});
 }
-TEST(Correctness, LinearGather) {
+WB_CHECK(Correctness, LinearGather, .weight = 1,
+         .hint = "Rank q's block starts at byte q * count * size_of(type) of the root's recvbuf, whoever "
+                 "the root is; in place the root's block is already there.") {
   collective_sweep(Collective::gather, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
 }
-TEST(Correctness, LinearScatter) {
+WB_CHECK(Correctness, LinearScatter, .weight = 1,
+         .hint = "Block q of the root's sendbuf goes to rank q; the root keeps its own block (already in "
+                 "place when recvbuf == sendbuf + root * block).") {
   collective_sweep(Collective::scatter, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
 }
 
 // Linear means one step: the root exchanges one message with each other rank, the others one
 // message with the root. A relay (a chain or a tree) gives the same result and fails here.
-TEST(Correctness, LinearCollectivesTalkToTheRootOnly) {
+WB_CHECK(Correctness, LinearCollectivesTalkToTheRootOnly, .weight = 1,
+         .hint = "One message between the root and each other rank; no rank passes data on for another.") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank(), root = n - 1;
   const std::size_t count = 1000, block = count * 4;

@@ -61,7 +61,9 @@ std::vector<std::size_t> counts_for_chunk_tests() { return {0, 1, 2, 3, 7, 8, 9,
 
 // ---- step 1 ---------------------------------------------------------------------------
 
-TEST(Correctness, ChunkOfPartition) {
+WB_CHECK(Correctness, ChunkOfPartition, .weight = 1,
+         .hint = "Chunk c starts at c*(count/n) + min(c, count%n) and holds count/n elements, plus one "
+                 "when c < count%n.") {
   std::string failure;
   std::string ni = run_lab([&] {
     for (std::size_t count : counts_for_chunk_tests())
@@ -85,7 +87,9 @@ TEST(Correctness, ChunkOfPartition) {
 
 // ---- step 2 ---------------------------------------------------------------------------
 
-TEST(Correctness, ReduceScatterLeavesChunkRankReduced) {
+WB_CHECK(Correctness, ReduceScatterLeavesChunkRankReduced, .weight = 1,
+         .hint = "At step s send chunk (r-s-1) mod n right, receive chunk (r-s-2) mod n from the left "
+                 "into scratch, then comm.reduce it into place.") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   std::size_t cases = 0;
@@ -124,7 +128,9 @@ TEST(Correctness, ReduceScatterLeavesChunkRankReduced) {
 
 // ---- step 3 ---------------------------------------------------------------------------
 
-TEST(Correctness, AllgatherDistributesEveryChunk) {
+WB_CHECK(Correctness, AllgatherDistributesEveryChunk, .weight = 1,
+         .hint = "At step s send chunk (r-s) mod n right and receive chunk (r-s-1) mod n from the left "
+                 "straight into the buffer.") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   std::size_t cases = 0;
@@ -167,8 +173,12 @@ TEST(Correctness, AllgatherDistributesEveryChunk) {
 
 // ---- step 4 ---------------------------------------------------------------------------
 
-#define RING_SWEEP(NAME, TYPE, OP) \
-  TEST(Correctness, NAME) { sweep([](std::size_t, DataType) { return plain(); }, TYPE, OP, "ring_allreduce"); }
+#define RING_SWEEP(NAME, TYPE, OP)                                                                     \
+  WB_CHECK(Correctness, NAME, .weight = 1,                                                             \
+           .hint = "Check chunk offsets for count % n != 0 and that every chunk is reduced once and then " \
+                   "gathered.") {                                                                      \
+    sweep([](std::size_t, DataType) { return plain(); }, TYPE, OP, "ring_allreduce");                  \
+  }
 RING_SWEEP(RingAllreduceFloatSum, DataType::f32, RedOp::sum)
 RING_SWEEP(RingAllreduceFloatMax, DataType::f32, RedOp::max)
 RING_SWEEP(RingAllreduceDoubleSum, DataType::f64, RedOp::sum)
@@ -176,7 +186,8 @@ RING_SWEEP(RingAllreduceDoubleMax, DataType::f64, RedOp::max)
 RING_SWEEP(RingAllreduceInt32Sum, DataType::i32, RedOp::sum)
 RING_SWEEP(RingAllreduceInt32Max, DataType::i32, RedOp::max)
 
-TEST(Correctness, RingAllreduceRandomFloatWithinErrorBound) {
+WB_CHECK(Correctness, RingAllreduceRandomFloatWithinErrorBound, .weight = 1,
+         .hint = "Each element must be reduced exactly once per rank; any order of additions is fine.") {
   const std::size_t count = (std::size_t(1) << 20) / 4 + 3;
   std::string failure =
       comm::check::check_allreduce(plain(), count, DataType::f32, RedOp::sum, false, comm::DataMode::random, 99,
@@ -185,7 +196,9 @@ TEST(Correctness, RingAllreduceRandomFloatWithinErrorBound) {
   record("threshold", "|error| <= gamma(n-1) * sum |x| per element");
 }
 
-TEST(Correctness, RingAllreduce64MiB) {
+WB_CHECK(Correctness, RingAllreduce64MiB, .weight = 1, .timeout_s = 300,
+         .hint = "Large buffers need non-blocking calls: post the receive before sending, never two "
+                 "blocking sends facing each other.") {
   // 64 MiB per rank: float sum and int32 max, plain and pipelined, out of place.
   const int n = world().size();
   for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
@@ -200,7 +213,8 @@ TEST(Correctness, RingAllreduce64MiB) {
   record("measured", "64 MiB bit-exact with " + std::to_string(n) + " ranks");
 }
 
-TEST(Correctness, RingAllreduceSendsTheOptimalVolume) {
+WB_CHECK(Correctness, RingAllreduceSendsTheOptimalVolume, .weight = 1,
+         .hint = "Send chunks, not whole buffers: each chunk crosses each link once per phase.") {
   comm::Communicator& w = world();
   const int n = w.size();
   const std::size_t count = (std::size_t(1) << 20) / 4 + 3, bytes = count * 4;
@@ -227,7 +241,9 @@ TEST(Correctness, RingAllreduceSendsTheOptimalVolume) {
 // ---- step 5 ---------------------------------------------------------------------------
 
 #define PIPELINED_SWEEP(NAME, TYPE, OP)                                                              \
-  TEST(Correctness, NAME) {                                                                          \
+  WB_CHECK(Correctness, NAME, .weight = 1,                                                           \
+           .hint = "Segments of different steps must not be confused: sender and receiver must agree " \
+                   "on which segment each tag names.") {                                             \
     /* small segments so every size of the sweep is cut into several segments */                   \
     sweep([](std::size_t count, DataType t) { return pipelined(count < 4096 ? 2 * comm::size_of(t) : 4096); }, \
           TYPE, OP, "ring_allreduce_pipelined");                                                     \
@@ -242,7 +258,9 @@ PIPELINED_SWEEP(PipelinedInt32Max, DataType::i32, RedOp::max)
 // More transfers than there are tags: one-float segments and a count chosen so that the
 // transfer index passes Communicator::max_tag (32767) with any rank count. Tags must wrap into
 // 0..max_tag; a tag of 32768 (a wrap at max_tag + 2, or no wrap) is rejected by the communicator.
-TEST(Correctness, PipelinedWrapsTagsPastMaxTag) {
+WB_CHECK(Correctness, PipelinedWrapsTagsPastMaxTag, .weight = 1, .ranks = {2, 3, 4, 5, 8},
+         .hint = "Tags must stay in 0..comm::Communicator::max_tag (32767): wrap the transfer index with "
+                 "% (max_tag + 1); MPI keeps same-tag messages in order, so reusing a tag is safe.") {
   const int n = world().size();
   if (n == 1) GTEST_SKIP() << "one rank sends nothing";
   const std::size_t steps = 2 * static_cast<std::size_t>(n - 1);
@@ -254,7 +272,9 @@ TEST(Correctness, PipelinedWrapsTagsPastMaxTag) {
   EXPECT_TRUE(failure.empty()) << failure;
 }
 
-TEST(Correctness, PipelinedKeepsTwoSegmentsInFlight) {
+WB_CHECK(Correctness, PipelinedKeepsTwoSegmentsInFlight, .weight = 1,
+         .hint = "Post the receives of the next two segments before reducing the current one; forward "
+                 "each reduced segment at once.") {
   comm::Communicator& w = world();
   const int n = w.size();
   const std::size_t count = (std::size_t(1) << 20) / 4 + 3, bytes = count * 4, segment = 16 * 1024;
@@ -355,9 +375,13 @@ int ceil_log2(int n) {
 
 }  // namespace
 
-TEST(Correctness, AlltoallPairwise) { sweep_alltoall(lab10::alltoall_pairwise, "alltoall_pairwise"); }
+WB_CHECK(Correctness, AlltoallPairwise, .weight = 1,
+         .hint = "At step s receive block (r-s) mod n from rank (r-s) mod n into that block, send block "
+                 "(r+s) mod n to rank (r+s) mod n; in place, send from a scratch copy of the buffer.") { sweep_alltoall(lab10::alltoall_pairwise, "alltoall_pairwise"); }
 
-TEST(Correctness, PairwiseExchangeOrder) {
+WB_CHECK(Correctness, PairwiseExchangeOrder, .weight = 1,
+         .hint = "One message of exactly one block per step, step s = 1..n-1 to rank (r+s) mod n, in "
+                 "that order; the own block is a local copy.") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   const std::size_t count = 1027, block = count * 4;
@@ -395,9 +419,13 @@ TEST(Correctness, PairwiseExchangeOrder) {
   if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
 }
 
-TEST(Correctness, AlltoallBruck) { sweep_alltoall(lab10::alltoall_bruck, "alltoall_bruck"); }
+WB_CHECK(Correctness, AlltoallBruck, .weight = 1,
+         .hint = "Rotate (working block i = send block (r+i) mod n), move the blocks with bit k set in "
+                 "round k, then recvbuf block j = working block (r-j) mod n.") { sweep_alltoall(lab10::alltoall_bruck, "alltoall_bruck"); }
 
-TEST(Correctness, BruckSendsLogNMessages) {
+WB_CHECK(Correctness, BruckSendsLogNMessages, .weight = 1,
+         .hint = "One message per round: pack every working block whose index has bit k set into "
+                 "contiguous scratch memory and send it to rank (r + 2^k) mod n.") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   const std::size_t count = 3, block = count * 4;  // small blocks: Bruck's regime
@@ -446,7 +474,9 @@ TEST(Correctness, BruckSendsLogNMessages) {
 
 // ---- step 8 ---------------------------------------------------------------------------
 
-TEST(Analysis, PredictedAlltoallTimesFollowTheModel) {
+WB_CHECK(Analysis, PredictedAlltoallTimesFollowTheModel, .weight = 1,
+         .hint = "Pairwise: (n-1)(alpha + block_bytes beta). Bruck: for each round k < ceil(log2 n), "
+                 "alpha + B_k block_bytes beta with B_k the indices in [0, n) with bit k set.") {
   std::string failure;
   std::string ni = run_lab([&] {
     const lab10::AlphaBeta m{2e-6, 1e-9};
@@ -484,7 +514,9 @@ TEST(Analysis, PredictedAlltoallTimesFollowTheModel) {
 
 // ---- performance ----------------------------------------------------------------------
 
-TEST(Performance, PipelinedRingBusbwVsMpiAllreduce) {
+WB_CHECK(Performance, PipelinedRingBusbwVsMpiAllreduce, .weight = 2, .ranks = {2, 4},
+         .hint = "Use comm.scratch (no allocation per call), keep two segments in flight, try 64 KiB to "
+                 "1 MiB segments.") {
   comm::Communicator& w = world();
   const int n = w.size();
   if (n != 2 && n != 4) GTEST_SKIP() << "measured with 2 and 4 ranks only (this run has " << n << ")";

@@ -170,7 +170,9 @@ std::vector<int> allgather_ints(int mine) {
 
 }  // namespace
 
-TEST(Correctness, BinaryTreeLayout) {
+WB_CHECK(Correctness, BinaryTreeLayout, .weight = 1,
+         .hint = "Follow the layout in tree_allreduce.h literally: lowest set bit, parent, then children "
+                 "with lowbit halving.") {
   std::string failure;
   std::string ni = run_lab_code([&] {
     for (int n = 1; n <= 16 && failure.empty(); ++n)
@@ -187,7 +189,9 @@ TEST(Correctness, BinaryTreeLayout) {
   EXPECT_TRUE(failure.empty()) << failure;
 }
 
-TEST(Correctness, SecondTreeLayout) {
+WB_CHECK(Correctness, SecondTreeLayout, .weight = 1,
+         .hint = "Odd n: evaluate binary_tree at (r-1+n)%n and map each neighbour q to (q+1)%n. Even n: "
+                 "use n-1-r and map q to n-1-q.") {
   std::string failure;
   std::string ni = run_lab_code([&] {
     for (int n = 1; n <= 16 && failure.empty(); ++n)
@@ -205,22 +209,34 @@ TEST(Correctness, SecondTreeLayout) {
   EXPECT_TRUE(failure.empty()) << failure;
 }
 
-#define TREE_SWEEP(NAME, MAKE, TYPE, OP) \
-  TEST(Correctness, NAME) { sweep(MAKE, TYPE, OP); }
-TREE_SWEEP(TreeFloatSum, single, DataType::f32, RedOp::sum)
-TREE_SWEEP(TreeFloatMax, single, DataType::f32, RedOp::max)
-TREE_SWEEP(TreeDoubleSum, single, DataType::f64, RedOp::sum)
-TREE_SWEEP(TreeDoubleMax, single, DataType::f64, RedOp::max)
-TREE_SWEEP(TreeInt32Sum, single, DataType::i32, RedOp::sum)
-TREE_SWEEP(TreeInt32Max, single, DataType::i32, RedOp::max)
-TREE_SWEEP(DoubleTreeFloatSum, dual, DataType::f32, RedOp::sum)
-TREE_SWEEP(DoubleTreeFloatMax, dual, DataType::f32, RedOp::max)
-TREE_SWEEP(DoubleTreeDoubleSum, dual, DataType::f64, RedOp::sum)
-TREE_SWEEP(DoubleTreeDoubleMax, dual, DataType::f64, RedOp::max)
-TREE_SWEEP(DoubleTreeInt32Sum, dual, DataType::i32, RedOp::sum)
-TREE_SWEEP(DoubleTreeInt32Max, dual, DataType::i32, RedOp::max)
+#define TREE_SWEEP(NAME, TYPE, OP)                                                                    \
+  WB_CHECK(Correctness, NAME, .weight = 1,                                                            \
+           .hint = "Every segment must be reduced once at each level and broadcast back down from the " \
+                   "root.") {                                                                         \
+    sweep(single, TYPE, OP);                                                                          \
+  }
+TREE_SWEEP(TreeFloatSum, DataType::f32, RedOp::sum)
+TREE_SWEEP(TreeFloatMax, DataType::f32, RedOp::max)
+TREE_SWEEP(TreeDoubleSum, DataType::f64, RedOp::sum)
+TREE_SWEEP(TreeDoubleMax, DataType::f64, RedOp::max)
+TREE_SWEEP(TreeInt32Sum, DataType::i32, RedOp::sum)
+TREE_SWEEP(TreeInt32Max, DataType::i32, RedOp::max)
+#define DOUBLE_TREE_SWEEP(NAME, TYPE, OP)                                                             \
+  WB_CHECK(Correctness, NAME, .weight = 1,                                                            \
+           .hint = "Both halves must be complete: the first over binary_tree, the second over "      \
+                   "second_tree.") {                                                                  \
+    sweep(dual, TYPE, OP);                                                                            \
+  }
+DOUBLE_TREE_SWEEP(DoubleTreeFloatSum, DataType::f32, RedOp::sum)
+DOUBLE_TREE_SWEEP(DoubleTreeFloatMax, DataType::f32, RedOp::max)
+DOUBLE_TREE_SWEEP(DoubleTreeDoubleSum, DataType::f64, RedOp::sum)
+DOUBLE_TREE_SWEEP(DoubleTreeDoubleMax, DataType::f64, RedOp::max)
+DOUBLE_TREE_SWEEP(DoubleTreeInt32Sum, DataType::i32, RedOp::sum)
+DOUBLE_TREE_SWEEP(DoubleTreeInt32Max, DataType::i32, RedOp::max)
 
-TEST(Correctness, DoubleTree64MiB) {
+WB_CHECK(Correctness, DoubleTree64MiB, .weight = 1, .timeout_s = 300,
+         .hint = "Segments and windows must cover the whole range of each tree, including a short last "
+                 "segment.") {
   for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
     const std::size_t count = (std::size_t(64) << 20) / comm::size_of(type);
     std::string failure = comm::check::check_allreduce(dual(lab11::default_segment_bytes), count, type, op, false,
@@ -230,7 +246,9 @@ TEST(Correctness, DoubleTree64MiB) {
   record("measured", "64 MiB bit-exact with " + std::to_string(world().size()) + " ranks");
 }
 
-TEST(Correctness, TreeIsPipelined) {
+WB_CHECK(Correctness, TreeIsPipelined, .weight = 1,
+         .hint = "Keep two receives per child posted; send each reduced segment up with isend before "
+                 "waiting for the next.") {
   comm::Communicator& w = world();
   const std::size_t count = 200003, seg = 16 * 1024;
   comm::Buffer send = w.allocate(count * 4), recv = w.allocate(count * 4);
@@ -257,7 +275,10 @@ TEST(Correctness, TreeIsPipelined) {
   if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
 }
 
-TEST(Correctness, DoubleTreeBalancesTheLoad) {
+WB_CHECK(Correctness, DoubleTreeBalancesTheLoad, .weight = 1,
+         .hint = "The second half must run over second_tree, not binary_tree again; only a message that "
+                 "fits one segment (count * size_of(type) <= segment_bytes, in bytes) may take a single "
+                 "tree.") {
   // 100000 floats: many 16 KiB segments. 8192 floats: two segments, the smallest message that
   // must already go over both trees (only one that fits one segment may take a single tree).
   for (const std::size_t count : {std::size_t(100000), std::size_t(8192)}) {  // even: two equal halves
@@ -280,7 +301,8 @@ TEST(Correctness, DoubleTreeBalancesTheLoad) {
   }
 }
 
-TEST(Correctness, AlgorithmSelectorFollowsTheModel) {
+WB_CHECK(Correctness, AlgorithmSelectorFollowsTheModel, .weight = 1,
+         .hint = "Implement the formulas of tree_allreduce.h; ceil(log2 n) is the tree depth.") {
   std::string failure;
   std::string ni = run_lab_code([&] {
     const lab11::AlphaBeta m{2e-6, 1e-9};
@@ -318,7 +340,9 @@ TEST(Correctness, AlgorithmSelectorFollowsTheModel) {
   EXPECT_TRUE(failure.empty()) << failure;
 }
 
-TEST(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce) {
+WB_CHECK(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce, .weight = 2, .ranks = {2, 4},
+         .hint = "When the buffer fits in one segment, skip the pipeline bookkeeping: blocking recv from "
+                 "children, send up, recv down, send down.") {
   comm::Communicator& w = world();
   const int n = w.size();
   if (n != 2 && n != 4) GTEST_SKIP() << "measured with 2 and 4 ranks only (this run has " << n << ")";
@@ -364,35 +388,51 @@ TEST(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce) {
 
 // ---- rooted collectives (steps 5-7) ---------------------------------------------------------
 
-TEST(Correctness, BinomialBroadcast) {
+WB_CHECK(Correctness, BinomialBroadcast, .weight = 1,
+         .hint = "Relative ranks v = (rank - root + n) % n: receive once from v - msb(v), then send to v "
+                 "+ mask for every larger mask with v + mask < n; map peers back with (v + root) % n. "
+                 "Out of place, the root also copies sendbuf into recvbuf.") {
   collective_sweep(Collective::broadcast, "binomial_broadcast",
                    {{DataType::f32, RedOp::sum, binomial(Collective::broadcast)},
                     {DataType::i32, RedOp::max, binomial(Collective::broadcast)}});
 }
-TEST(Correctness, BinomialReduce) {
+WB_CHECK(Correctness, BinomialReduce, .weight = 1,
+         .hint = "Accumulate in recvbuf on the root only; elsewhere in comm.scratch(bytes, slot) (a "
+                 "non-root's recvbuf must stay untouched). Receive each child's partial result into a "
+                 "second scratch slot and reduce it into the accumulator.") {
   collective_sweep(Collective::reduce, "binomial_reduce",
                    {{DataType::f32, RedOp::sum, binomial(Collective::reduce)},
                     {DataType::i32, RedOp::max, binomial(Collective::reduce)},
                     {DataType::f64, RedOp::sum, binomial(Collective::reduce)}});
 }
-TEST(Correctness, BinomialGather) {
+WB_CHECK(Correctness, BinomialGather, .weight = 1,
+         .hint = "A subtree's blocks are contiguous in relative order; the root must rotate them into "
+                 "rank order: relative block j belongs to rank (j + root) % n.") {
   collective_sweep(Collective::gather, "binomial_gather",
                    {{DataType::f32, RedOp::sum, binomial(Collective::gather)},
                     {DataType::i32, RedOp::max, binomial(Collective::gather)}});
 }
-TEST(Correctness, BinomialScatter) {
+WB_CHECK(Correctness, BinomialScatter, .weight = 1,
+         .hint = "The root first rotates its blocks into relative order (block of rank (j + root) % n to "
+                 "position j); each rank keeps block 0 of its range and sends child v + mask the "
+                 "min(mask, size - mask) blocks starting at position mask.") {
   collective_sweep(Collective::scatter, "binomial_scatter",
                    {{DataType::f32, RedOp::sum, binomial(Collective::scatter)},
                     {DataType::i32, RedOp::max, binomial(Collective::scatter)}});
 }
 // 4 KiB segments cut the 1 MiB case into 256 segments; 4098 bytes is not a whole number of
 // 4- or 8-byte elements (segments of 1024 or 512 elements).
-TEST(Correctness, ChainBroadcast) {
+WB_CHECK(Correctness, ChainBroadcast, .weight = 1,
+         .hint = "Segments hold segment_bytes / elem_size whole elements (at least one); the last "
+                 "segment is shorter. Receive straight into place from the predecessor and forward from "
+                 "there.") {
   collective_sweep(Collective::broadcast, "chain_broadcast",
                    {{DataType::f32, RedOp::sum, chain(Collective::broadcast, 4096)},
                     {DataType::i32, RedOp::max, chain(Collective::broadcast, 4098)}});
 }
-TEST(Correctness, ChainReduce) {
+WB_CHECK(Correctness, ChainReduce, .weight = 1,
+         .hint = "Segment k of your own input is at element k * seg, byte k * seg * elem_size; a scratch "
+                 "slot may be reused only after the isend that read it has completed.") {
   collective_sweep(Collective::reduce, "chain_reduce",
                    {{DataType::f32, RedOp::sum, chain(Collective::reduce, 4096)},
                     {DataType::i32, RedOp::max, chain(Collective::reduce, 4098)},
@@ -404,7 +444,10 @@ TEST(Correctness, ChainReduce) {
 // sends its whole subtree in one message), and no rank is more than ceil(log2 n) hops from the
 // root. A linear version (the root talks to all n-1 others) and a chain (the root talks to
 // one rank, the last rank is n-1 hops away) both fail here.
-TEST(Correctness, BinomialTreeShape) {
+WB_CHECK(Correctness, BinomialTreeShape, .weight = 1,
+         .hint = "The root exchanges ceil(log2 n) messages, every other rank exactly one with its "
+                 "parent: a gather sends its whole subtree's blocks in one message, a scatter receives "
+                 "them in one.") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank(), root = n - 1, d = ceil_log2(n);
   const std::size_t count = 1000, block = count * 4;
@@ -483,7 +526,9 @@ TEST(Correctness, BinomialTreeShape) {
 // The chain, from root n-1 (its successor is rank 0): each rank talks to its predecessor and
 // successor only, every message is one segment, and a receiving rank keeps a second receive
 // posted while it waits for a segment, for most segments.
-TEST(Correctness, ChainIsPipelined) {
+WB_CHECK(Correctness, ChainIsPipelined, .weight = 1,
+         .hint = "One message per segment, only to your successor (broadcast) or predecessor (reduce); "
+                 "irecv segment k+1 before you wait for segment k.") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank(), root = n - 1;
   const std::size_t count = 100003, seg = 8192, bytes = count * 4;
@@ -548,7 +593,10 @@ TEST(Correctness, ChainIsPipelined) {
   if (!agree_all(text.empty())) FAIL() << gather_text(text);
 }
 
-TEST(Analysis, PredictedBroadcastTimesFollowTheModel) {
+WB_CHECK(Analysis, PredictedBroadcastTimesFollowTheModel, .weight = 1,
+         .hint = "binomial: ceil(log2 n) (alpha + bytes beta); chain: (n - 2 + S)(alpha + s beta) with S "
+                 "= ceil(bytes / segment_bytes) and s = min(bytes, segment_bytes); both 0 for n = 1, the "
+                 "chain also for bytes = 0.") {
   std::string failure;
   std::string ni = run_lab_code([&] {
     const lab11::AlphaBeta m{2e-6, 1e-9};

@@ -212,7 +212,10 @@ const std::vector<TpCase>& tp_cases() {
 
 }  // namespace
 
-TEST(Correctness, TensorParallelMatchesSingleRank) {
+WB_CHECK(Correctness, TensorParallelMatchesSingleRank, .weight = 3,
+         .hint = "Forward: z = x A_r + a_r, h = relu(z), y = h B_r, ring_allreduce(y), then + b once. "
+                 "Backward: db and dB_r from dy, dz = dy B_r^T where z > 0, dA_r and da_r from dz, dx = "
+                 "dz A_r^T summed with ring_allreduce.") {
   int done = 0;
   const std::string f = run_lab([&] {
     for (const TpCase& c : tp_cases()) {
@@ -228,7 +231,9 @@ TEST(Correctness, TensorParallelMatchesSingleRank) {
   verdict(f);
 }
 
-TEST(Performance, TensorParallelCommunicatesOnceEachWay) {
+WB_CHECK(Performance, TensorParallelCommunicatesOnceEachWay, .weight = 1, .ranks = {2, 4},
+         .hint = "One ring_allreduce of y in tp_forward and one of dx in tp_backward; the gradients of "
+                 "A_r, a_r and B_r need no communication.") {
   std::string f = run_lab([&] { return check_tp(tp_cases()[0], 1300, true); });
   record("threshold", "forward: at most one ring all-reduce of y; backward: at most one of dx (same run)");
   verdict(f);
@@ -396,6 +401,12 @@ void pipeline_check(lab12::Schedule schedule) {
 
 }  // namespace
 
-TEST(Correctness, PipelineGPipeMatchesSingleProcess) { pipeline_check(lab12::Schedule::gpipe); }
+WB_CHECK(Correctness, PipelineGPipeMatchesSingleProcess, .weight = 3,
+         .hint = "Every forward (receive the input from rank - 1, mlp_forward, send relu(z_last) to rank "
+                 "+ 1), then every backward (receive dL/d(output), through the ReLU, the layers' "
+                 "gradients added, dL/d(input) to rank - 1); scale 1/global.rows on the last stage.") { pipeline_check(lab12::Schedule::gpipe); }
 
-TEST(Correctness, Pipeline1F1BMatchesSingleProcess) { pipeline_check(lab12::Schedule::one_f_one_b); }
+WB_CHECK(Correctness, Pipeline1F1BMatchesSingleProcess, .weight = 3,
+         .hint = "n - s - 1 forwards, then one forward and one backward in turn, then the remaining "
+                 "backwards; micro-batch j in slot j % slots.size(); send with isend so that a stage "
+                 "never blocks in a send while its neighbour sends to it.") { pipeline_check(lab12::Schedule::one_f_one_b); }

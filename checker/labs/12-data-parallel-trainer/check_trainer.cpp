@@ -250,7 +250,9 @@ struct Tiny {
 
 }  // namespace
 
-TEST(Correctness, ForwardMatchesReference) {
+WB_CHECK(Correctness, ForwardMatchesReference, .weight = 2, .ranks = {1},
+         .hint = "z_l = h_{l-1} W_l + b_l with sgemm(rows, fan_out, fan_in, 1, h, fan_in, W, fan_out, 1, "
+                 "z, fan_out) after filling z with the bias; ReLU on every layer but the last.") {
   run_cases<Case>({{{{64, 32, 10}}, 1, 0}, {{{64, 32, 10}}, 37, 0}, {{{5, 3}}, 4, 0}, {{{7, 1, 4}}, 9, 0},
                    {{{64, 64, 64, 10}}, 64, 0}, {{{64, 32, 10}}, 0, 0}, {{{33, 65, 130, 3}}, 70, 0}},
                   [](const Case& c, int i) { return check_forward(c, 100 + i); }, "models and batches",
@@ -259,7 +261,9 @@ TEST(Correctness, ForwardMatchesReference) {
 
 // 2^22 + 1 rows of 4 hidden units: 16777220 pre-activations, more threads than a grid of 65535
 // blocks of 256 holds, so a grid-stride loop over a capped grid must take a second pass.
-TEST(Correctness, ForwardLargerThanOneGridPass) {
+WB_CHECK(Correctness, ForwardLargerThanOneGridPass, .weight = 1, .ranks = {1},
+         .hint = "A kernel whose grid is capped (65535 blocks) must stride over the grid: for (i = "
+                 "global id; i < n; i += gridDim.x * blockDim.x).") {
   run_cases<Case>({{{{1, 4, 1}}, (1 << 22) + 1, 0}}, [](const Case& c, int i) { return check_forward(c, 700 + i); },
                   "models and batches", "every z and h within the fp32 bound of the checker's double forward");
 }
@@ -267,7 +271,9 @@ TEST(Correctness, ForwardLargerThanOneGridPass) {
 // Arguments outside the contract (trainer.h: cudaErrorInvalidValue, before any work): more rows
 // than the activations hold, a negative count, activations allocated for a model with another
 // number of layers. A pass that went on would read and write past act's buffers.
-TEST(Correctness, RejectsArgumentsOutsideTheContract) {
+WB_CHECK(Correctness, RejectsArgumentsOutsideTheContract, .weight = 1, .ranks = {1},
+         .hint = "Return cudaErrorInvalidValue before any work when rows < 0, rows > act.max_rows or "
+                 "act.z.size() != m.layers() (activations of another model).") {
   const Mlp m{{64, 32, 10}}, deeper{{64, 32, 16, 10}};
   const HostBatch b = random_batch(m, 5, 401);
   Device<float> d_params(initial_params(m, 400)), d_x(b.x), d_grads(m.parameter_count()), d_loss(1);
@@ -313,13 +319,17 @@ TEST(Correctness, RejectsArgumentsOutsideTheContract) {
   verdict(f);
 }
 
-TEST(Correctness, GradientsMatchFiniteDifferences) {
+WB_CHECK(Correctness, GradientsMatchFiniteDifferences, .weight = 3, .ranks = {1},
+         .hint = "dlogits = scale (softmax - onehot); dW = h^T dz (transpose h, then sgemm); db = column "
+                 "sums of dz; dh = dz W^T; dz of the layer below = dh where z > 0.") {
   run_cases<Tiny>({{{{4, 3, 2}}, 3}, {{{5, 4, 3, 3}}, 2}, {{{3, 2}}, 5}, {{{6, 5, 4}}, 1}},
                   [](const Tiny& c, int i) { return check_finite_differences(c.m, c.rows, 300 + i); }, "tiny models",
                   "every gradient within fp32's bound of a central difference in double");
 }
 
-TEST(Correctness, GradientsMatchReference) {
+WB_CHECK(Correctness, GradientsMatchReference, .weight = 2, .ranks = {1},
+         .hint = "Overwrite the gradients (do not add to them); the loss is the unscaled sum of -log "
+                 "p[label]; rows == 0 gives zeros.") {
   run_cases<Case>({{{{64, 32, 10}}, 1, 0}, {{{64, 32, 10}}, 37, 0}, {{{64, 64, 10}}, 64, 0}, {{{7, 1, 4}}, 9, 0},
                    {{{33, 65, 130, 3}}, 70, 0}, {{{64, 32, 10}}, 13, 0.25}, {{{64, 32, 10}}, 0, 1.0}},
                   [](const Case& c, int i) { return check_gradients(c, 200 + i); }, "models and batches",
@@ -380,14 +390,17 @@ void optimizer_check(const lab12::Optimizer& opt, std::uint64_t seed, const std:
 
 }  // namespace
 
-TEST(Correctness, SgdStep) {
+WB_CHECK(Correctness, SgdStep, .weight = 1, .ranks = {1},
+         .hint = "g = grad + weight_decay p; v = momentum v + g; p -= lr v.") {
   lab12::Optimizer opt;
   opt.kind = lab12::Optimizer::Kind::sgd;
   opt.sgd = {0.05f, 0.9f, 1e-2f};
   optimizer_check(opt, 400, "velocity and parameters within 4 u of the double-precision update");
 }
 
-TEST(Correctness, AdamWStep) {
+WB_CHECK(Correctness, AdamWStep, .weight = 1, .ranks = {1},
+         .hint = "Decay p by (1 - lr wd) first; m and v as Adam; divide by the bias corrections 1 - "
+                 "beta^t with t starting at 1.") {
   lab12::Optimizer opt;
   opt.kind = lab12::Optimizer::Kind::adamw;
   opt.adamw = {1e-2f, 0.9f, 0.999f, 1e-8f, 0.05f};
@@ -423,7 +436,10 @@ struct ErrorPath {
 
 }  // namespace
 
-TEST(Correctness, HostReturnsCudaErrors) {
+WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim", .ranks = {1},
+         .hint = "Test cudaGetLastError() right after every launch and return its error before the next "
+                 "launch or call (if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;), "
+                 "and return the error of every call of lab 02, 05 and 06 at once.") {
   const Mlp m{{64, 32, 10}}, deep{{33, 65, 130, 3}};
   Mlp frozen{{64, 32, 10}};
   frozen.frozen = {true, false, false, false};  // W0 frozen: layer 0 computes db0 and stops
@@ -518,7 +534,9 @@ TEST(Correctness, HostReturnsCudaErrors) {
 
 // ---- steps 2 and 3 -----------------------------------------------------------------------------
 
-TEST(Correctness, BatchShards) {
+WB_CHECK(Correctness, BatchShards, .weight = 1, .ranks = {1},
+         .hint = "The lab-10 partition: shard r holds rows/n rows plus one when r < rows % n "
+                 "(lab10::chunk_of gives it).") {
   record("threshold", "lab 10's partition for global batches of 0 to 1000 rows over 1 to 9 ranks");
   verdict(run_lab([] {
     for (int rows : {0, 1, 2, 7, 37, 64, 1000})
@@ -538,7 +556,9 @@ TEST(Correctness, BatchShards) {
   }));
 }
 
-TEST(Correctness, BroadcastParameters) {
+WB_CHECK(Correctness, BroadcastParameters, .weight = 2,
+         .hint = "A binomial tree: in round k ranks r < 2^k send to r + 2^k, ranks 2^k <= r < 2^(k+1) "
+                 "receive from r - 2^k.") {
   comm::Communicator& w = comm::check::world();
   record("threshold", "rank 0's bits on every rank; counts 0, 1, 1000, 2410, 300001");
   std::string f = run_lab([&] {
@@ -889,7 +909,9 @@ std::string check_ddp_variants(lab12::Reduction reduction, const lab12::Optimize
 
 }  // namespace
 
-TEST(Correctness, PerTensorDdpMatchesSingleProcess) {
+WB_CHECK(Correctness, PerTensorDdpMatchesSingleProcess, .weight = 3,
+         .hint = "Forward and backward on this rank's shard with scale 1/(global batch); one "
+                 "ring_allreduce (sum) per tensor; then the optimizer step on every rank.") {
   int done = 0;
   const std::string f = run_lab(
       [&] { return check_ddp_variants(lab12::Reduction::per_tensor, sgd(0.1f, 0.9f, 1e-2f), &done); });
@@ -901,7 +923,8 @@ TEST(Correctness, PerTensorDdpMatchesSingleProcess) {
   verdict(f);
 }
 
-TEST(Correctness, FlatDdpMatchesSingleProcess) {
+WB_CHECK(Correctness, FlatDdpMatchesSingleProcess, .weight = 3,
+         .hint = "The per-tensor step with one ring_allreduce over all parameter_count() gradients.") {
   int done = 0;
   const std::string f =
       run_lab([&] { return check_ddp_variants(lab12::Reduction::flat, adamw(1e-2f, 0.01f), &done); });
@@ -916,7 +939,8 @@ TEST(Correctness, FlatDdpMatchesSingleProcess) {
 // The flat version's point: one collective per step. Its messages per step equal those of
 // one ring all-reduce of the whole gradient (the learner's own lab-10 one), counted in the
 // same run; the per-tensor version's count is reported beside it.
-TEST(Performance, FlatSendsOneAllreducePerStep) {
+WB_CHECK(Performance, FlatSendsOneAllreducePerStep, .weight = 1, .ranks = {2, 4},
+         .hint = "One ring_allreduce over the whole flat gradient buffer per step, and no other message.") {
   comm::Communicator& w = comm::check::world();
   const Mlp m{{64, 32, 10}};
   const std::size_t P = m.parameter_count();
@@ -1000,7 +1024,9 @@ std::string frozen_name(const Mlp& m) {
 
 }  // namespace
 
-TEST(Correctness, BucketsFollowBackwardOrder) {
+WB_CHECK(Correctness, BucketsFollowBackwardOrder, .weight = 1, .ranks = {1},
+         .hint = "Walk the tensors from the last to the first; add each trained one to the open bucket; "
+                 "close it once it holds bucket_floats floats, or at a frozen tensor.") {
   const Mlp small{{64, 32, 10}}, deep{{64, 32, 16, 16, 10}};
   // {64, 32, 10}: W0 2048, b0 32, W1 320, b1 10 floats (2410).
   run_cases<BucketCase>(
@@ -1095,7 +1121,9 @@ std::string check_announcements(const Mlp& m, int rows, std::uint64_t seed) {
 
 }  // namespace
 
-TEST(Correctness, BackwardReportsEachGradientOnce) {
+WB_CHECK(Correctness, BackwardReportsEachGradientOnce, .weight = 2, .ranks = {1},
+         .hint = "After each layer's dW and db: cudaDeviceSynchronize(), then on_gradient(b_l), "
+                 "on_gradient(W_l) for the trained ones; with rows == 0 report them all too.") {
   const Mlp small{{64, 32, 10}}, deep{{64, 32, 16, 16, 10}};
   run_cases<Case>({{small, 37, 0}, {deep, 9, 0}, {with_frozen(small, {false, false, true, false}), 37, 0},
                    {with_frozen(deep, {true, true, false, false, false, false, false, false}), 37, 0},
@@ -1123,7 +1151,9 @@ std::string check_bucketed(const Mlp& m, std::size_t floats, const lab12::Optimi
 
 }  // namespace
 
-TEST(Correctness, BucketedDdpMatchesSingleProcess) {
+WB_CHECK(Correctness, BucketedDdpMatchesSingleProcess, .weight = 3,
+         .hint = "mlp_backward calls on_gradient(t) for every trained tensor (b_l, then W_l), even with "
+                 "an empty shard; skip frozen tensors in the backward, the buckets and the optimizer.") {
   int done = 0;
   const Mlp small{{64, 32, 10}}, deep{{64, 32, 16, 16, 10}};
   const std::string f = run_lab([&] {
@@ -1156,7 +1186,9 @@ TEST(Correctness, BucketedDdpMatchesSingleProcess) {
 // rank 0 says its ready() calls have all returned; ready() that waits for the communication it
 // starts cannot return then (the other ranks break the wait after 10 s and report it). No
 // clock decides a correct implementation's verdict: it passes however slow the machine is.
-TEST(Performance, BucketAllreduceRunsInBackground) {
+WB_CHECK(Performance, BucketAllreduceRunsInBackground, .weight = 2, .ranks = {2, 4},
+         .hint = "ready() queues the bucket for a communication thread and returns; wait() blocks until "
+                 "the thread has finished every bucket.") {
   comm::Communicator& w = comm::check::world();
   const Mlp m{{64, 32, 16, 16, 10}};
   const std::size_t P = m.parameter_count();
@@ -1259,7 +1291,9 @@ std::string check_accumulate(const Mlp& m, int micro, const lab12::Optimizer& op
 
 }  // namespace
 
-TEST(Correctness, AccumulationMatchesSingleProcess) {
+WB_CHECK(Correctness, AccumulationMatchesSingleProcess, .weight = 2,
+         .hint = "Micro-batch j of the shard is chunk_of(shard rows, micro_batches, j); the first "
+                 "overwrites the gradients, the rest accumulate; one all-reduce after the last.") {
   int done = 0;
   const std::string f = run_lab([&] {
     std::string e = check_accumulate({{64, 32, 10}}, 1, adamw(1e-2f, 0.01f), 37, 3, 2200, &done);
@@ -1299,7 +1333,9 @@ std::string check_zero1(const Mlp& m, const lab12::Optimizer& opt, int rows, int
 // Every rank keeps the optimizer state of its own chunk: the checker hands it buffers of
 // chunk_of(P, n, rank).count floats followed by a guard band the step must not write, so the
 // state per rank is at most 1/n of the total (rounded up).
-TEST(Correctness, Zero1MatchesSingleProcess) {
+WB_CHECK(Correctness, Zero1MatchesSingleProcess, .weight = 3,
+         .hint = "ring_reduce_scatter the gradients; update chunk_of(parameter_count(), n, rank) with "
+                 "the shard's state (indexed from 0); ring_allgather the parameters.") {
   comm::Communicator& w = comm::check::world();
   int done = 0;
   const std::string f = run_lab([&] {
@@ -1356,7 +1392,9 @@ Digits load_digits(std::string* failure) {
 // 20 epochs over 1437 training digits (a fixed shuffle), flat DDP over the ranks. The checker
 // measures test accuracy on the 360 held-out digits with its own double forward pass of the
 // learner's final parameters.
-TEST(Correctness, TrainingReachesAccuracy) {
+WB_CHECK(Correctness, TrainingReachesAccuracy, .weight = 3, .timeout_s = 240, .ranks = {1, 2},
+         .hint = "If every other check passes, this one should too: compare your AdamW with the "
+                 "handout's formula.") {
   comm::Communicator& w = comm::check::world();
   std::string f;
   const Digits d = load_digits(&f);

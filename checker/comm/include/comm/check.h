@@ -1,7 +1,8 @@
 // Support for collective checks: GoogleTest under mpirun, and messages that say what went
 // wrong in a learner's all-reduce.
 //
-// Every rank runs the same tests in the same order. A check computes its verdict locally,
+// Checks are declared with WB_CHECK (checker/support/wb_check_spec.h). Every rank runs the same
+// tests in the same order. A check computes its verdict locally,
 // then all ranks agree on it (agree_all) so pass/fail is identical on every rank, and rank
 // 0's report (the one the runner reads) carries every rank's findings.
 #pragma once
@@ -15,6 +16,7 @@
 
 #include "comm/communicator.h"
 #include "comm/harness.h"
+#include "wb_check_spec.h"  // WB_CHECK: each check declared once (checker/support)
 
 namespace comm::check {
 
