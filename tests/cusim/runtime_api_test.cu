@@ -3,6 +3,7 @@
 // attributes, and the last-error functions. Device faults and sticky errors: faults_test.cu.
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -111,6 +112,34 @@ TEST(RuntimeMemory, MemsetAndMemsetAsync) {
     }
     EXPECT_CUDA_OK(cudaStreamDestroy(s));
 }
+
+// A GPU's cudaMalloc does not clear memory: a kernel that adds into a buffer nobody zeroed may
+// read anything there. cusim's fresh device memory is all-ones bytes (NaN as float, -1 as int), so
+// such a kernel gives a visibly wrong result on sim too, not the right one by luck of zeroed pages.
+// (cusim's own choice: a GPU's fresh memory may hold anything, zeros included, so not on cuda.)
+#ifdef CUSIM
+__global__ void add_one(float* acc, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) acc[i] += 1.0f;
+}
+
+TEST(RuntimeMemory, FreshDeviceMemoryIsNotZero) {
+    constexpr int n = 300;
+    DeviceBuffer<int> ints(n);
+    ASSERT_CUDA_OK(ints.status());
+    for (int v : download_ok(ints)) ASSERT_EQ(v, -1);
+    DeviceBuffer<float> acc(n);
+    ASSERT_CUDA_OK(acc.status());
+    add_one<<<(n + 127) / 128, 128>>>(acc.get(), n);
+    ASSERT_CUDA_OK(cudaDeviceSynchronize());
+    for (float v : download_ok(acc)) ASSERT_TRUE(std::isnan(v)) << v;
+    // Cleared memory is what the program wrote.
+    ASSERT_CUDA_OK(cudaMemset(acc.get(), 0, n * sizeof(float)));
+    add_one<<<(n + 127) / 128, 128>>>(acc.get(), n);
+    ASSERT_CUDA_OK(cudaDeviceSynchronize());
+    for (float v : download_ok(acc)) ASSERT_EQ(v, 1.0f);
+}
+#endif
 
 TEST(RuntimeMemory, PinnedHostMemory) {
     constexpr int n = 2048;

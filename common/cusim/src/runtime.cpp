@@ -605,6 +605,11 @@ cudaError_t allocate(void** ptr, size_t size, bool device, const char* api) {
             char* guard = static_cast<char*>(m) + map_bytes - pg;
             mprotect(guard, pg, PROT_NONE);
             p = guard - bytes;
+            // A GPU's cudaMalloc returns memory with whatever it held before, not zeros: fresh
+            // device memory holds all-ones bytes (NaN as float, half and bf16; -1 as an integer),
+            // so a kernel that adds into memory nobody cleared gets a wrong result here too, as it
+            // may on a GPU. initcheck still sees these bytes as uninitialized.
+            std::memset(p, 0xFF, size);
         }
     } else {
         base = p = std::aligned_alloc(256, bytes);
