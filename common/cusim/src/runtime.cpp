@@ -36,6 +36,7 @@ struct Allocation {
 // but keeps it reserved, so no later host allocation can take its addresses: a pointer into a
 // freed range is always a use after free, and a host pointer never looks like freed device memory.
 constexpr size_t kFrontRedzone = 256;  // accessible bytes before the data (analysis reports them)
+constexpr size_t kFillLimit = size_t(1) << 30;  // fresh device memory up to this size is filled (allocate())
 size_t page_size() {
     static const size_t p = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     return p;
@@ -608,8 +609,10 @@ cudaError_t allocate(void** ptr, size_t size, bool device, const char* api) {
             // A GPU's cudaMalloc returns memory with whatever it held before, not zeros: fresh
             // device memory holds all-ones bytes (NaN as float, half and bf16; -1 as an integer),
             // so a kernel that adds into memory nobody cleared gets a wrong result here too, as it
-            // may on a GPU. initcheck still sees these bytes as uninitialized.
-            std::memset(p, 0xFF, size);
+            // may on a GPU. initcheck still sees these bytes as uninitialized. Above kFillLimit the
+            // pages stay untouched (zero, mapped on first use): filling them would commit all of
+            // an allocation's memory at once.
+            if (size <= kFillLimit) std::memset(p, 0xFF, size);
         }
     } else {
         base = p = std::aligned_alloc(256, bytes);
