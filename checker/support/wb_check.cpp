@@ -28,13 +28,17 @@ testing::AssertionResult cuda_success(cudaError_t code, std::string_view call, s
   }
   testing::AssertionResult failure = testing::AssertionFailure();
   failure << call << " returned " << wb::error_text(code);
-  // What a launch returns for an invalid configuration on CUDA 13 (tests/conformance/launch_errors.cu).
+  // What a launch returns for an invalid configuration: cudaErrorInvalidValue for every kind on CUDA 13
+  // (tests/conformance/launch_errors.cu, answered by an H100); older toolkits said
+  // cudaErrorInvalidConfiguration for a block over its limits.
   if (code == cudaErrorInvalidConfiguration) {
     failure << ": the launch configuration was invalid (more than 1024 threads per block, or a block "
                "dimension over (1024, 1024, 64))";
   } else if (code == cudaErrorInvalidValue) {
-    failure << ": an argument was invalid; for a kernel launch, a grid or block dimension was 0 (a grid of "
-               "0 blocks) or gridDim.y or gridDim.z was above 65535";
+    failure << ": an argument was invalid; for a kernel launch: a grid or block dimension of 0 (a grid of 0 "
+               "blocks), more than 1024 threads per block or a block dimension over (1024, 1024, 64), more "
+               "threads per block than the kernel's __launch_bounds__, gridDim.y or gridDim.z above 65535, or "
+               "more dynamic shared memory than the kernel may use";
   }
   return failure;
 }

@@ -1,6 +1,6 @@
 // __launch_bounds__ on kernels whose launch deduces the template arguments (k<<<g, b>>>(p) for a
 // template k) or picks one of several overloads: the launch calls one instantiation, and a block
-// larger than that instantiation's bound fails with cudaErrorLaunchOutOfResources, as when the
+// larger than that instantiation's bound fails with cudaErrorInvalidValue (CUDA 13; older toolkits: cudaErrorLaunchOutOfResources), as when the
 // template arguments are written out. Also a kernel declared in a namespace and defined after the
 // launch, template arguments partly explicit, a default argument, a launch inside a function
 // template, a kernel template from the program's header, and (explicit) a template kernel with an

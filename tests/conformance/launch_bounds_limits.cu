@@ -1,6 +1,7 @@
 // __launch_bounds__(N) caps the block size: cudaFuncGetAttributes reports N as the kernel's
 // maxThreadsPerBlock, and a launch with more threads than N does not run
-// (cudaErrorLaunchOutOfResources, "too many resources requested for launch"; not sticky).
+// (CUDA 13: cudaErrorInvalidValue, "invalid argument", on an H100 on 2026-11-28; older toolkits:
+// cudaErrorLaunchOutOfResources; not sticky).
 #include <cstdio>
 
 __global__ void __launch_bounds__(256, 2) bounded(int* out) { out[blockIdx.x * blockDim.x + threadIdx.x] = 1; }

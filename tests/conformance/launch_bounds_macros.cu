@@ -2,7 +2,7 @@
 // (#define LAUNCH(kernel, grid, block, ...) kernel<<<grid, block>>>(__VA_ARGS__)), where the
 // launch deduces the template arguments, picks one of several overloads, or calls a kernel that is
 // a friend of its argument's class: a block larger than the bound of the kernel the launch calls
-// fails with cudaErrorLaunchOutOfResources, as when the kernel is launched directly.
+// fails with cudaErrorInvalidValue (CUDA 13), as when the kernel is launched directly.
 #include <cstdio>
 
 #define LAUNCH(kernel, grid, block, ...) kernel<<<grid, block>>>(__VA_ARGS__)

@@ -1,6 +1,6 @@
 // __launch_bounds__ on kernels that templates do not name the usual way: an explicit
 // specialization of a kernel template (template <> __global__ void k<float>(...)) is a kernel of
-// its own, with its own bound or none, which a launch reaches with the template arguments written
+// its own, with its own bound or, where it writes none, the primary template's, which a launch reaches with the template arguments written
 // out or deduced; and a kernel template whose template parameter is a pointer to a device
 // function (template <int (*F)(int)>), named or not.
 #include <cstdio>
@@ -12,7 +12,8 @@ __global__ void __launch_bounds__(64) widen(T* data) { data[threadIdx.x] += T(1)
 template <>
 __global__ void __launch_bounds__(32) widen<float>(float* data) { data[threadIdx.x] += 10.0f; }
 
-// No bound at all: up to the device's 1024 threads; the template arguments deduced.
+// No bound written: nvcc gives it the primary template's __launch_bounds__(64) (an H100 with
+// CUDA 13.0 answered so on 2026-11-28); the template arguments deduced.
 template <>
 __global__ void widen(double* data) { data[threadIdx.x] += 100.0; }
 

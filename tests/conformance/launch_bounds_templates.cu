@@ -1,7 +1,7 @@
 // __launch_bounds__ on template kernels (every instantiation has its own bound, which may be a
 // template parameter or a constexpr expression) and on kernels defined in an included header:
-// cudaFuncGetAttributes reports the bound, and a larger block fails with
-// cudaErrorLaunchOutOfResources.
+// cudaFuncGetAttributes reports the bound, and a larger block fails with cudaErrorInvalidValue
+// (CUDA 13; older toolkits: cudaErrorLaunchOutOfResources).
 #include <cstdio>
 #include "launch_bounds_templates.cuh"
 

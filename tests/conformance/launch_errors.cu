@@ -1,23 +1,24 @@
 // The error code of every kind of invalid launch, from cudaGetLastError() right after it (each is
 // a launch error, not sticky: the next launch works). These are CUDA 13's codes, which differ from
-// older toolkits' (a grid of 0 blocks was cudaErrorInvalidConfiguration there). Each case says
-// whether a GPU has answered it; the run of this program on a GPU (the cuda build's
-// conformance.launch_errors) settles the rest, and this file and launch_errors.expected then
-// record what it printed.
+// older toolkits' (a block over 1024 threads was cudaErrorInvalidConfiguration there, a block over
+// the kernel's __launch_bounds__ cudaErrorLaunchOutOfResources): on CUDA 13 every invalid
+// configuration is cudaErrorInvalidValue. Every case was answered on a GPU: an H100 with CUDA 13.0
+// and driver 580.159.04 on 2026-11-28 printed launch_errors.expected (the grid cases also on an
+// H200 on 2026-11-27).
 //
 //   case                                      CUDA 13 on a GPU
-//   block of 0 threads (x, then y)            not yet answered (cusim: cudaErrorInvalidValue)
-//   block of 1025 threads                     not yet answered (cusim: cudaErrorInvalidConfiguration)
-//   block (1, 1, 65): over (1024, 1024, 64)   not yet answered (cusim: cudaErrorInvalidConfiguration)
-//   block (2048, 1, 1)                        not yet answered (cusim: cudaErrorInvalidConfiguration)
-//   grid of 0 blocks (x)                      cudaErrorInvalidValue (H200, CUDA 13.0, 2026-11-27)
-//   grid (1, 0, 1)                            not yet answered (cusim: cudaErrorInvalidValue)
-//   gridDim.x 2^31                            not yet answered (cusim: cudaErrorInvalidValue)
-//   gridDim.y 65536                           cudaErrorInvalidValue (H200 and H100, CUDA 13.0, 2026-11)
-//   gridDim.z 65536                           not yet answered (cusim: cudaErrorInvalidValue)
-//   dynamic shared memory 64 KiB, no opt-in   not yet answered (cusim: cudaErrorInvalidValue)
-//   dynamic shared memory over the opt-in     not yet answered (cusim: cudaErrorInvalidValue)
-//   more threads than __launch_bounds__(64)   not yet answered (cusim: cudaErrorLaunchOutOfResources)
+//   block of 0 threads (x, then y)            cudaErrorInvalidValue
+//   block of 1025 threads                     cudaErrorInvalidValue
+//   block (1, 1, 65): over (1024, 1024, 64)   cudaErrorInvalidValue
+//   block (2048, 1, 1)                        cudaErrorInvalidValue
+//   grid of 0 blocks (x)                      cudaErrorInvalidValue
+//   grid (1, 0, 1)                            cudaErrorInvalidValue
+//   gridDim.x 2^31                            cudaErrorInvalidValue
+//   gridDim.y 65536                           cudaErrorInvalidValue
+//   gridDim.z 65536                           cudaErrorInvalidValue
+//   dynamic shared memory 64 KiB, no opt-in   cudaErrorInvalidValue
+//   dynamic shared memory over the opt-in     cudaErrorInvalidValue
+//   more threads than __launch_bounds__(64)   cudaErrorInvalidValue
 #include <cstdio>
 
 __global__ void noop() {}

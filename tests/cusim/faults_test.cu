@@ -40,9 +40,9 @@ TEST_F(Faults, InvalidBlockAndGridDimensions) {
         cudaError_t code;  // CUDA 13's (tests/conformance/launch_errors.cu)
     };
     const Config bad[] = {
-        {dim3(1), dim3(1025), "1025 threads", cudaErrorInvalidConfiguration},
-        {dim3(1), dim3(1024, 2, 1), "2048 threads", cudaErrorInvalidConfiguration},
-        {dim3(1), dim3(1, 1, 65), "blockDim.z 65", cudaErrorInvalidConfiguration},
+        {dim3(1), dim3(1025), "1025 threads", cudaErrorInvalidValue},
+        {dim3(1), dim3(1024, 2, 1), "2048 threads", cudaErrorInvalidValue},
+        {dim3(1), dim3(1, 1, 65), "blockDim.z 65", cudaErrorInvalidValue},
         {dim3(1), dim3(0, 1, 1), "blockDim.x 0", cudaErrorInvalidValue},
         {dim3(1), dim3(32, 0, 1), "blockDim.y 0", cudaErrorInvalidValue},
         {dim3(0), dim3(32), "gridDim.x 0", cudaErrorInvalidValue},

@@ -250,8 +250,8 @@ WB_CHECK(Correctness, GridStrideRejectsInvalidConfigurations, .weight = 2,
                << ". The launch error was not checked: return cudaGetLastError() right after the launch.";
       }
       FAIL() << call << " returned cudaSuccess for an invalid launch configuration; it must return the "
-             << "launch's error (cudaErrorInvalidConfiguration for a block of more than 1024 threads, "
-             << "cudaErrorInvalidValue for 0 blocks or 0 threads).";
+             << "launch's error (on CUDA 13 cudaErrorInvalidValue for 0 blocks, 0 threads or a block of more than "
+             << "1024 threads; older toolkits said cudaErrorInvalidConfiguration for the last).";
     }
     WB_ASSERT(wb::check::no_out_of_bounds_writes(y.check_guards(), "y", y.size(), call));
     const std::vector<float> y_after = y.download();
@@ -593,7 +593,7 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 4, .backends = "cuda", .t
                  "GPU.") {
   // One element per thread (the lab's contract) keeps at most 2048 x 8 bytes of loads in flight per
   // multiprocessor; on an H100 that design tops out near 0.91 x copy (block sizes, cache hints and a
-  // prefetch hint tried: docs/perf/gpu-h100.md), so 0.80 leaves the reference (0.90) its 10%.
+  // prefetch hint tried: docs/perf/gpu.md), so 0.80 leaves the reference (0.90) its 10%.
   constexpr double kMinRatio = 0.80;
   wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (same run)");
   constexpr int n = 1 << 26;  // 256 MiB per array: far larger than any L2 cache

@@ -1482,22 +1482,24 @@ void launch_kernel(const KernelLaunch& L) {
     }
     const dim3 b = cfg.block, g = cfg.grid;
     const uint64_t nthreads = uint64_t(b.x) * b.y * b.z;
-    // The codes CUDA 13 returns on a GPU (tests/conformance/launch_errors.cu): a grid or block
-    // dimension of 0 and a grid over (2^31-1, 65535, 65535) are cudaErrorInvalidValue; a block over
-    // 1024 threads or (1024, 1024, 64) is cudaErrorInvalidConfiguration.
+    // The codes CUDA 13 returns on a GPU (tests/conformance/launch_errors.cu, answered by an H100
+    // and CUDA 13.0 on 2026-11-28): every invalid configuration is cudaErrorInvalidValue: a grid or
+    // block dimension of 0, a block over 1024 threads or (1024, 1024, 64), more threads than the
+    // kernel's __launch_bounds__, a grid over (2^31-1, 65535, 65535). (Older toolkits returned
+    // cudaErrorInvalidConfiguration and cudaErrorLaunchOutOfResources for some of these.)
     if (b.x == 0 || b.y == 0 || b.z == 0 || g.x == 0 || g.y == 0 || g.z == 0) {
         report_error(cudaErrorInvalidValue, who + ": a grid or block dimension is 0 (grid " + coords(g) +
                                                 ", block " + coords(b) + ")");
         return;
     }
     if (b.x > 1024 || b.y > 1024 || b.z > 64 || nthreads > uint64_t(kMaxThreadsPerBlock)) {
-        report_error(cudaErrorInvalidConfiguration,
+        report_error(cudaErrorInvalidValue,
                      who + ": block " + coords(b) + " has " + std::to_string(nthreads) +
                          " threads; the limits are 1024 threads per block and (1024,1024,64) per dimension");
         return;
     }
     if (const int bound = max_threads_per_block(L.kernel_id); nthreads > uint64_t(bound)) {
-        report_error(cudaErrorLaunchOutOfResources,
+        report_error(cudaErrorInvalidValue,
                      who + ": block " + coords(b) + " has " + std::to_string(nthreads) +
                          " threads, more than the kernel's __launch_bounds__(" + std::to_string(bound) +
                          ") allows (cudaFuncGetAttributes reports it as maxThreadsPerBlock)");

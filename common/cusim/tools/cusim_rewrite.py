@@ -418,6 +418,13 @@ class Rewriter:
         n = len(toks)
         kernels = {}
         declared_bounds = {}  # (name, template info, parameter types) -> __launch_bounds__ argument
+        # name -> the __launch_bounds__ argument of each primary kernel template of that name (None:
+        # none, or one that names a template parameter). An explicit specialization that declares no
+        # bound of its own keeps its primary template's: nvcc 13 gives
+        # template <> __global__ void k(double*) the __launch_bounds__(64) of
+        # template <class T> __global__ void __launch_bounds__(64) k(T*) (an H100 answered
+        # tests/conformance/launch_bounds_specialized.cu on 2026-11-28).
+        primary_bounds = {}
         for i, t in enumerate(toks):
             if t.kind != "id" or t.text != "__global__":
                 continue
@@ -497,6 +504,14 @@ class Rewriter:
                 declared_bounds[key] = bound
             else:
                 bound = declared_bounds.get(key)
+            if not spec and not friend and tparams is not None and tparams[0] < tparams[1]:
+                names = {toks[q].text for q in range(tparams[0], tparams[1]) if toks[q].kind == "id"}
+                own = bound
+                if own is not None and names & set(re.findall(r"[A-Za-z_]\w*", own)):
+                    own = None  # __launch_bounds__(N) of a template parameter: not one number
+                primary_bounds.setdefault(name, set()).add(own)
+            elif spec and bound is None and len(primary_bounds.get(name, ())) == 1:
+                bound = next(iter(primary_bounds[name]))
             pasted = toks[paren - 2].text in ("##", "#")
             if not spec and not friend and tinfo != ("?", 0, 0, True) and not pasted:
                 self._anchor(name, tparams, paren, close, bound)
