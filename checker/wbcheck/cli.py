@@ -102,7 +102,10 @@ def cmd_check(args) -> int:
     overview = not args.labs
     results: list[runner.CheckResult] = []
     per_lab: dict[str, list[runner.CheckResult]] = {}
+    stopped: runner.Interrupted | None = None  # Ctrl-C or SIGTERM: report what finished, then stop
     for lab in selected:
+        if stopped:
+            break
         rows = per_lab.setdefault(lab.id, [])
         view = _LabView(table, lab, full=not overview or args.verbose)
         if lab.id in absent:
@@ -127,6 +130,11 @@ def cmd_check(args) -> int:
                                          message=f"the check binary could not run: {e}")
                 view.add(row)
                 rows.append(row)
+            except runner.Interrupted as e:
+                stopped = e
+                for row in e.rows:
+                    view.add(row)
+                rows += e.rows
             progress.STATUS.clear()
         view.done(rows)
         results += rows
@@ -145,12 +153,21 @@ def cmd_check(args) -> int:
     # report is, and what to do next.
     print(f"\nSummary ({variant}/, {backend} backend, {elapsed:.0f} s)")
     for lab in selected:
-        print("  " + report.lab_line(lab.id, per_lab[lab.id], table.width - 2))
+        if lab.id in per_lab:
+            print("  " + report.lab_line(lab.id, per_lab[lab.id], table.width - 2))
     print(report.summary_line(results))
+    if stopped:
+        unreached = [lab.number for lab in selected if lab.id not in per_lab]
+        print(f"Stopped by {'SIGTERM' if stopped.terminated else 'Ctrl-C'} after {elapsed:.0f} s, in "
+              f"{', '.join(sorted({r.lab for r in stopped.rows})) or 'a lab'}: the checks it had finished are "
+              "above and in the report"
+              + (f"; not checked: lab(s) {', '.join(unreached)}" if unreached else "") + ".")
     if any(r.status == runner.NOT_MEASURED for r in results):
         print("NOT MEASURED checks count as not passed: their backend could not measure them.")
     print("Full report: " + ", ".join(written))
-    print(_next_step(selected, per_lab, args))
+    print(_next_step([lab for lab in selected if lab.id in per_lab], per_lab, args))
+    if stopped:
+        return 143 if stopped.terminated else 130
     return EXIT_OK if results and all(r.passed for r in results) else EXIT_FAILED
 
 
@@ -450,6 +467,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `./workbook check | head` ends quietly
+    # SIGTERM (`timeout`, a grader's time limit) is handled as Ctrl-C: running checks are killed
+    # with their process groups, and `check` still reports and writes what finished.
+    signal.signal(signal.SIGTERM, _terminate)
     args = parser().parse_args(argv)
     if getattr(args, "ctest_args", None) and args.ctest_args[0] == "--":
         args.ctest_args = args.ctest_args[1:]
@@ -458,6 +478,11 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, labs.LabError, deps.DependencyError, build.BuildError, ValueError) as e:
         print(f"workbook {args.command}: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print("\nterminated (SIGTERM)" if isinstance(e, runner.Terminated) else "\ninterrupted", file=sys.stderr)
+        return 143 if isinstance(e, runner.Terminated) else 130
+
+
+def _terminate(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the report must not be cut short by a second one
+    raise runner.Terminated()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import time
 from typing import Callable
 
 import mpi_launch
@@ -155,12 +156,18 @@ def run_lab(lab: Lab, binary, checks: list[str] | None = None, timeout_s: float 
         return timeout_s if timeout_s is not None else lab.timeout_for(name)
 
     outcomes: dict[str, dict] = {check: {} for check in names}
-    for n, tcp in sorted(plan, key=lambda c: (c[1], c[0])):
+    order = sorted(plan, key=lambda c: (c[1], c[0]))
+    for k, (n, tcp) in enumerate(order):
         if on_progress:
             on_progress(f"{len(plan[(n, tcp)])} checks with {_phrase([(n, tcp)])}")
-        for r in mpi_launch.run_mpi_checks(str(binary), n, plan[(n, tcp)], time_limit_s=limit, tcp=tcp,
-                                           stall_s=stall, start_limit_s=start_limit):
-            outcomes[r.name][(n, tcp)] = r
+        started = time.monotonic()
+        try:
+            for r in mpi_launch.run_mpi_checks(str(binary), n, plan[(n, tcp)], time_limit_s=limit, tcp=tcp,
+                                               stall_s=stall, start_limit_s=start_limit):
+                outcomes[r.name][(n, tcp)] = r
+        except KeyboardInterrupt as e:  # mpi_launch has killed the job's processes
+            _interrupted(lab, names, plan, outcomes, order[k:], time.monotonic() - started,
+                         isinstance(e, runner.Terminated), on_result)
     results = []
     for check in names:
         row = group_results(lab, check, outcomes[check])
@@ -168,6 +175,33 @@ def run_lab(lab: Lab, binary, checks: list[str] | None = None, timeout_s: float 
         if on_result:
             on_result(row)
     return results
+
+
+def _interrupted(lab: Lab, names, plan, outcomes, left, seconds: float, terminated: bool, on_result):
+    """The run was stopped during the job of left[0] (its results are lost with it; the jobs after it
+    never started). A check whose jobs had all finished is reported as usual; one that had already
+    failed with some rank count is reported failed with those; every other one fails as not
+    finished, naming the rank counts it had finished and those it had not run."""
+    unfinished = []
+    for check in names:
+        due = [c for c in left if check in plan[c]]
+        done = list(outcomes[check])
+        row = group_results(lab, check, outcomes[check]) if done or not due else None
+        if not due or (row.status == runner.FAILED and done):
+            if due:
+                row.message += f"\n(not run with {_phrase(due)}: the run was stopped)"
+            if on_result:
+                on_result(row)
+            continue
+        parts = []
+        if left[0] in due:
+            parts.append(f"the job with {_phrase([left[0]])} had run {seconds:.0f} s")
+        if [c for c in due if c != left[0]]:
+            parts.append("not run with " + _phrase([c for c in due if c != left[0]]))
+        if done:
+            parts.append("finished with " + _phrase(done))
+        unfinished.append(runner.interrupted_row(lab, check, seconds, terminated, " (" + "; ".join(parts) + ")"))
+    raise runner.Interrupted(unfinished, terminated)
 
 
 runner.register_lab_runner("mpi", run_lab)

@@ -37,6 +37,33 @@ KEEP_BYTES = 64 * 1024     # per stream: the tail kept in memory (output can be 
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024   # a check that prints more is stopped (a print in a loop)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a time limit such as `timeout`, a job scheduler) while checks run: handled as
+    Ctrl-C is, so every running check's process group is killed and what finished is reported."""
+
+
+class Interrupted(Exception):
+    """The run was stopped (Ctrl-C or SIGTERM) inside a lab. The rows that finished were already
+    given to on_result; @p rows are the ones not finished, each failed with what was running
+    and for how long."""
+
+    def __init__(self, rows: list, terminated: bool):
+        super().__init__("; ".join(r.name for r in rows))
+        self.rows = rows
+        self.terminated = terminated
+
+
+def interrupted_row(lab: Lab, name: str, seconds: float, terminated: bool, detail: str | None = None) -> "CheckResult":
+    """The row of a check that was running (or due) when the run was stopped; @p detail says where
+    it was (default: that it had run @p seconds)."""
+    how = "by SIGTERM (a time limit around the run, such as `timeout`)" if terminated else "by Ctrl-C"
+    where = detail if detail is not None else f" after this check had run {seconds:.0f} s"
+    return CheckResult(lab=lab.id, name=name, status=FAILED, weight=lab.spec(name).weight,
+                       message=f"not finished: the run was stopped {how}{where}, so its result is unknown. "
+                               f"Run the lab again with time to finish: ./workbook check {lab.number}",
+                       duration_s=seconds)
+
+
 @dataclass
 class CheckResult:
     lab: str                       # "01-saxpy"
@@ -477,18 +504,29 @@ def run_lab_checks(lab: Lab, binary: Path, checks: list[str] | None = None, time
         if on_progress:
             on_progress(check)
         limit = timeout_s if timeout_s is not None else lab.timeout_for(check)
-        with tempfile.TemporaryDirectory(prefix="wbcheck-") as tmp:
-            workdir = Path(tmp)
-            gtest_args = [f"--gtest_filter={check}", "--gtest_color=no"]
-            for inv in launcher(lab, binary, gtest_args, workdir):
-                env = dict(os.environ, **inv.env) if inv.env else None
-                piped = any(JSON_FD in a for a in inv.argv)
-                outcome = run_process(inv.argv, limit, env=env, report_pipe=piped)
-                result = interpret(lab, check, outcome, inv.json_path, limit, binary)
-                if inv.after:
-                    inv.after(result, outcome)
-                result.name += inv.suffix
-                results.append(result)
-                if on_result:
-                    on_result(result)
+        started = time.monotonic()
+        try:
+            _run_direct_check(lab, binary, check, limit, launcher, results, on_result)
+        except KeyboardInterrupt as e:  # run_process has killed the check's process group
+            raise Interrupted([interrupted_row(lab, check, time.monotonic() - started,
+                                               isinstance(e, Terminated))],
+                              isinstance(e, Terminated)) from None
     return results
+
+
+def _run_direct_check(lab, binary, check, limit, launcher, results, on_result) -> None:
+    """One check through the lab's launcher (one process per invocation): its results."""
+    with tempfile.TemporaryDirectory(prefix="wbcheck-") as tmp:
+        workdir = Path(tmp)
+        gtest_args = [f"--gtest_filter={check}", "--gtest_color=no"]
+        for inv in launcher(lab, binary, gtest_args, workdir):
+            env = dict(os.environ, **inv.env) if inv.env else None
+            piped = any(JSON_FD in a for a in inv.argv)
+            outcome = run_process(inv.argv, limit, env=env, report_pipe=piped)
+            result = interpret(lab, check, outcome, inv.json_path, limit, binary)
+            if inv.after:
+                inv.after(result, outcome)
+            result.name += inv.suffix
+            results.append(result)
+            if on_result:
+                on_result(result)

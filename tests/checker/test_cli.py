@@ -392,6 +392,35 @@ class CollectiveRows(unittest.TestCase):
         r = collectives.group_results(self.lab, "Correctness.RingAllreduceFloatSum", outcomes)
         self.assertEqual(r.status, runner.NOT_MEASURED)
 
+    def test_a_stopped_run_reports_what_finished(self):
+        # SIGTERM (a `timeout` around ./workbook check) during the job of 3 ranks: the rows of the checks
+        # that finished (or had already failed) come out, the others fail as not finished, naming where.
+        names = ["Correctness.A", "Correctness.B", "Correctness.C"]
+
+        def run_mpi_checks(binary, n, tests, **kwargs):
+            if n == 3:
+                raise runner.Terminated()
+            return [mpi_launch.CheckResult(t, n, False, "failed" if (t, n) == ("Correctness.B", 2) else "passed",
+                                           "rank 1: 3 elements differ" if t == "Correctness.B" else "", {})
+                    for t in tests]
+
+        delivered = []
+        with mock.patch.object(mpi_launch, "run_mpi_checks", run_mpi_checks):
+            with self.assertRaises(runner.Interrupted) as stop:
+                collectives.run_lab(self.lab, "check_10", checks=names, on_result=delivered.append)
+        self.assertTrue(stop.exception.terminated)
+        self.assertEqual([r.name for r in delivered], ["Correctness.B"])
+        self.assertEqual(delivered[0].status, runner.FAILED)
+        self.assertIn("rank 1: 3 elements differ", delivered[0].message)
+        self.assertIn("not run with 3, 4, 5 and 8 ranks: the run was stopped", delivered[0].message)
+        self.assertEqual([r.name for r in stop.exception.rows], ["Correctness.A", "Correctness.C"])
+        for r in stop.exception.rows:
+            self.assertEqual(r.status, runner.FAILED)
+            self.assertIn("not finished: the run was stopped by SIGTERM", r.message)
+            self.assertIn("the job with 3 ranks had run", r.message)
+            self.assertIn("not run with 4, 5 and 8 ranks", r.message)
+            self.assertIn("finished with 1 and 2 ranks", r.message)
+
     def test_measured_values_per_rank_count_for_performance(self):
         name = "Performance.PipelinedRingBusbwVsMpiAllreduce"
         outcomes = {(n, False): self.outcome(n, measured=f"0.{n}x") for n in (2, 4)}

@@ -7,8 +7,10 @@ usage: test_runner_isolation.py FAKE_CHECKS_BINARY
 """
 
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 import unittest
 from pathlib import Path
@@ -104,6 +106,38 @@ class RunnerIsolation(unittest.TestCase):
         xml = report.junit_xml(list(self.results.values()), "sim").getroot()
         self.assertEqual(xml.get("skipped"), "1")
         self.assertEqual(xml.get("failures"), "7")
+
+    def test_sigterm_reports_the_running_check_and_kills_it(self):
+        # `timeout ./workbook check`: SIGTERM while a check hangs ends it at once with its whole
+        # process group, and the runner says which check was running, for how long.
+        from wbcheck import cli
+        self.pid_file.unlink(missing_ok=True)
+        previous = signal.signal(signal.SIGTERM, cli._terminate)
+        timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGTERM))
+        start = time.monotonic()
+        timer.start()
+        try:
+            with self.assertRaises(runner.Interrupted) as stop:
+                runner.run_lab_checks(fake_lab(), BINARY, checks=["Correctness.HangsWithChild"], timeout_s=60.0)
+        finally:
+            timer.cancel()
+            signal.signal(signal.SIGTERM, previous)
+        self.assertLess(time.monotonic() - start, 15)
+        self.assertTrue(stop.exception.terminated)
+        [row] = stop.exception.rows
+        self.assertEqual((row.name, row.status), ("Correctness.HangsWithChild", runner.FAILED))
+        self.assertRegex(row.message, r"not finished: the run was stopped by SIGTERM .* after this check had "
+                                      r"run [12] s")
+        pid = int(self.pid_file.read_text())
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            self.fail(f"grandchild {pid} of the interrupted check survived")
 
     def test_time_is_bounded(self):
         # One 3 s time-out plus quick checks: well under the sum of generous limits.
