@@ -1020,7 +1020,7 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .t
                  "and several independent loads per thread per iteration; close other GPU programs.") {
   // A kernel that only reads pays for evicting the L2 flush's dirty lines, which a copy of twice
   // the bytes hides: on an H100 the best pure-read kernel reaches 0.915 x copy under the flush
-  // (0.98-1.02 without it; docs/perf/gpu-h100.md), so 0.80 leaves the reference (0.89) its 10%.
+  // (0.98-1.02 without it; docs/perf/gpu.md), so 0.80 leaves the reference (0.89) its 10%.
   constexpr double kMinRatio = 0.80;
   wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (reduce_sum, n = 2^26)");
   constexpr int n = 1 << 26;  // 256 MiB: far larger than any L2 cache
