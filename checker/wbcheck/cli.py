@@ -311,9 +311,14 @@ def cmd_bench(args) -> int:
     backend = resolve_backend(args.backend)
     _prepare("bench", backend, args, plot=args.plot)
     available = build.targets_matching(backend, r"bench_[A-Za-z0-9_]+")
+    # Lab numbers after a benchmark's name are its arguments: `./workbook bench kernels 03 07`.
+    bench_args: dict[str, list[str]] = {}
     if args.names:
         wanted = []
         for name in args.names:
+            if name.isdigit() and wanted:
+                bench_args.setdefault(wanted[-1], []).append(name)
+                continue
             target = name if name.startswith("bench_") else f"bench_{name}"
             if target not in available:
                 known = ", ".join(t[len("bench_"):] for t in available) or "none"
@@ -338,7 +343,7 @@ def cmd_bench(args) -> int:
         csv.unlink(missing_ok=True)
         env = dict(os.environ, WB_BENCH_CSV=str(csv))
         with open(text, "w") as log:
-            proc = subprocess.Popen([str(bin_dir(backend) / target)], cwd=ROOT, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen([str(bin_dir(backend) / target)] + bench_args.get(target, []), cwd=ROOT, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
             for line in proc.stdout:
                 sys.stdout.write(line)
@@ -432,7 +437,7 @@ def parser() -> argparse.ArgumentParser:
         .set_defaults(func=cmd_docs)
 
     b = sub.add_parser("bench", parents=[common, jobs, backend], help="build and run benchmarks")
-    b.add_argument("names", nargs="*", metavar="NAME", help="benchmark bench_NAME; default: all")
+    b.add_argument("names", nargs="*", metavar="NAME", help="benchmark bench_NAME (lab numbers after it are its arguments: kernels 03); default: all")
     b.add_argument("--plot", action="store_true",
                    help="also draw the results (bench/NAME/plot.py, matplotlib) beside the text and CSV in "
                         "build/BACKEND/bench/")

@@ -1,0 +1,333 @@
+// bench_kernels: candidate kernels of the reference solutions, each timed beside the lab's
+// baseline in one process, the way the lab's Performance check times it (median of 21 runs after 3
+// warm-ups, L2 flushed before each run), in several rounds so that a drift between rounds shows.
+// Every candidate is validated first (bit-exact on integer data); if one is wrong, the benchmark
+// names it and times nothing.
+//
+//   bench_kernels [LAB...] [--rounds N] [--validate-only] [--with-known-wrong]
+//
+// --with-known-wrong adds a candidate that skips the last element, which the validation must
+// reject (ctest bench.kernels_rejects_a_wrong_candidate).
+// LAB: 03 (reduce_sum), 07 (maxpool2d_backward); default: all. On the sim backend only the
+// validation runs (times there measure the simulator): ctest bench.kernels.
+// Results: one row per candidate with its ratio to the baseline (median of the rounds' medians,
+// the lowest and highest round), also as CSV to $WB_BENCH_CSV when set. docs/perf/kernels.md.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pooling_batchnorm.h"
+#include "pooling_candidates.h"
+#include "reduction.h"
+#include "reduction_candidates.h"
+#include "wb/wb.h"
+
+namespace {
+
+struct Candidate {
+  std::string name;
+  std::function<cudaError_t()> run;
+  bool reduces = true;  // false: not a reduction (a ceiling); its result is not validated
+};
+
+struct Options {
+  std::vector<std::string> labs;
+  int rounds = 3;
+  bool validate_only = false;
+  bool with_known_wrong = false;
+};
+
+FILE* csv_file() {
+  static FILE* f = [] {
+    const char* path = std::getenv("WB_BENCH_CSV");
+    FILE* file = path != nullptr && *path != '\0' ? std::fopen(path, "w") : nullptr;
+    if (file != nullptr) std::fprintf(file, "lab,candidate,flush_l2,median_ms,gb_per_s,ratio,ratio_low,ratio_high\n");
+    return file;
+  }();
+  return f;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Integer data in [-2, 2]: every partial sum any order forms is an integer far below 2^24, so
+// every correct reduction gives the exact sum.
+std::vector<float> exact_data(int n, unsigned seed) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  unsigned x = seed * 2654435761u + 12345u;
+  for (float& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = static_cast<float>(static_cast<int>((x >> 16) % 5u) - 2);
+  }
+  return v;
+}
+
+// The reduce_sum candidates over d_in (n floats) into d_out.
+std::vector<Candidate> reduction_candidates(const float* d_in, int n, float* d_out, float* d_partials, int sms) {
+  using namespace candidates;
+  return {
+      {"reduce_sum (reference)", [=] { return reduce_sum(d_in, n, d_out); }},
+      {"version 5: 4 x SMs x 256", [=] { return reduce_sum_grid_stride(d_in, n, d_out, 4 * sms, 256); }},
+      {"cleared by cudaMemsetAsync", [=] { return reduce_memset_init(d_in, n, d_out); }},
+      {"2 blocks/SM x 1024", [=] { return reduce_grid(d_in, n, d_out, 2, 1024); }},
+      {"8 blocks/SM x 256", [=] { return reduce_grid(d_in, n, d_out, 8, 256); }},
+      {"1 float4 load/iteration", [=] { return reduce_one_load(d_in, n, d_out); }},
+      {"8 float4 loads/iteration", [=] { return reduce_eight_loads(d_in, n, d_out); }},
+      {"two passes, no atomics", [=] { return reduce_two_pass(d_in, n, d_out, d_partials); }},
+      {"read only (the ceiling)", [=] { return read_ceiling(d_in, n, d_out); }, false},
+  };
+}
+
+// Runs each candidate once on exact data of size n; "" when all are right, else what was wrong.
+std::string validate_reduction(int n, bool with_known_wrong) {
+  const std::vector<float> host = exact_data(n, 7u + static_cast<unsigned>(n));
+  long long exact = 0;
+  for (float f : host) exact += static_cast<long long>(f);
+  wb::DeviceBuffer<float> in{std::span<const float>(host)};
+  wb::DeviceBuffer<float> out(1);
+  wb::DeviceBuffer<float> partials(candidates::partial_floats());
+  int device = 0, sms = 1;
+  WB_CUDA_CHECK(cudaGetDevice(&device));
+  WB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  std::vector<Candidate> list = reduction_candidates(in.data(), n, out.data(), partials.data(), sms);
+  if (with_known_wrong) {
+    float* d_in = in.data();
+    float* d_out = out.data();
+    list.push_back({"known wrong: skips the last float", [=] { return reduce_sum(d_in, n > 0 ? n - 1 : 0, d_out); }});
+  }
+  std::string wrong;
+  for (const Candidate& c : list) {
+    if (!c.reduces) continue;
+    out.fill_bytes(0xFF);  // NaN: a candidate that writes nothing is wrong
+    const cudaError_t launched = c.run();
+    const cudaError_t synced = launched == cudaSuccess ? cudaDeviceSynchronize() : launched;
+    if (synced != cudaSuccess) {
+      (void)cudaGetLastError();
+      wrong += "  " + c.name + ", n = " + std::to_string(n) + ": " + cudaGetErrorName(synced) + "\n";
+      continue;
+    }
+    const float got = out.download()[0];
+    if (!(got == static_cast<float>(exact))) {
+      wrong += "  " + c.name + ", n = " + std::to_string(n) + ": " + std::to_string(got) + " instead of " +
+               std::to_string(exact) + "\n";
+    }
+  }
+  return wrong;
+}
+
+// Times every candidate of one set beside a device-to-device copy of @p copy_bytes (the lab's
+// baseline), with and without the L2 flush, in options.rounds rounds; one row per candidate.
+void time_set(const char* lab, const std::string& title, double bytes, std::size_t copy_bytes,
+              const std::vector<Candidate>& list, const Options& options, const char* needs) {
+  for (bool flush : {true, false}) {
+    const wb::TimingOptions timing{.warmup = 3, .repetitions = 21, .flush_l2 = flush};
+    std::vector<std::vector<double>> ratios(list.size()), ms(list.size());
+    std::vector<double> copy_gbs;
+    for (int round = 0; round < options.rounds; ++round) {
+      const wb::Bandwidth copy = wb::device_copy_bandwidth(copy_bytes, timing);  // this round's baseline
+      copy_gbs.push_back(copy.gb_per_s);
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const wb::Bandwidth b = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(list[i].run()); }, timing);
+        ratios[i].push_back(b.gb_per_s / copy.gb_per_s);
+        ms[i].push_back(b.timing.median_ms);
+      }
+    }
+    std::printf("\n# lab %s %s, %s; copy %.0f GB/s (median of %d rounds); %s\n", lab, title.c_str(),
+                flush ? "L2 flushed before each run (as the check)" : "L2 not flushed", median(copy_gbs),
+                options.rounds, needs);
+    std::printf("%-34s %10s %10s %8s %14s\n", "candidate", "time (ms)", "GB/s", "x copy", "rounds low-high");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const double r = median(ratios[i]), t = median(ms[i]);
+      const double lo = *std::min_element(ratios[i].begin(), ratios[i].end());
+      const double hi = *std::max_element(ratios[i].begin(), ratios[i].end());
+      const double gbs = bytes / (t * 1e6);
+      std::printf("%-34s %10.3f %10.1f %8.3f %7.3f-%.3f\n", list[i].name.c_str(), t, gbs, r, lo, hi);
+      if (FILE* f = csv_file()) {
+        std::fprintf(f, "%s,\"%s\",%d,%.4f,%.1f,%.4f,%.4f,%.4f\n", lab, list[i].name.c_str(), flush ? 1 : 0, t, gbs, r,
+                     lo, hi);
+      }
+    }
+  }
+}
+
+void time_reduction(const Options& options) {
+  constexpr int n = 1 << 26;  // the size of lab 03's Performance check
+  const std::vector<float> host = exact_data(n, 701);
+  wb::DeviceBuffer<float> in{std::span<const float>(host)};
+  wb::DeviceBuffer<float> out(1);
+  wb::DeviceBuffer<float> partials(candidates::partial_floats());
+  int device = 0, sms = 1;
+  WB_CUDA_CHECK(cudaGetDevice(&device));
+  WB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // The check: a reduction reads 4n bytes, against a copy of 4n bytes (which moves 8n).
+  time_set("03", "reduce_sum, n = 2^26 floats", 4.0 * n, 4 * static_cast<std::size_t>(n),
+           reduction_candidates(in.data(), n, out.data(), partials.data(), sms), options,
+           "the check needs 0.80 x copy with the flush (0.88 with the 10% margin)");
+}
+
+// ---- lab 07: maxpool2d_backward ---------------------------------------------------------------------
+
+PoolParams pool3x3s2(int N, int C, int H, int W, int pad) { return PoolParams{N, C, H, W, 3, 3, pad, pad, 2, 2}; }
+
+std::vector<Candidate> pool_candidates(const PoolParams& p, const float* dy, const int* argmax, float* dx) {
+  using candidates::maxpool_backward_blocks;
+  return {
+      {"maxpool2d_backward (reference)", [=] { return maxpool2d_backward(p, dy, argmax, dx); }},
+      {"2x2 dx block/thread, 1 plane", [=] { return maxpool_backward_blocks(p, dy, argmax, dx, 1); }},
+      {"2x2 dx block/thread, 2 planes", [=] { return maxpool_backward_blocks(p, dy, argmax, dx, 2); }},
+      {"2x2 dx block/thread, 4 planes", [=] { return maxpool_backward_blocks(p, dy, argmax, dx, 4); }},
+  };
+}
+
+// Every candidate against the host's dx for argmax from the reference forward on random x and
+// integer dy (every order of adding gives the same sum); "" when all are right.
+std::string validate_pool(const PoolParams& p, bool with_known_wrong) {
+  const int P = pool_out_h(p), Q = pool_out_w(p);
+  const std::size_t in = static_cast<std::size_t>(p.N) * p.C * p.H * p.W;
+  const std::size_t out = static_cast<std::size_t>(p.N) * p.C * P * Q;
+  const std::vector<float> x_host = wb::random_floats(in, 31 + in);
+  std::vector<float> dy_host = exact_data(static_cast<int>(out), 37u + static_cast<unsigned>(out));
+  wb::DeviceBuffer<float> x{std::span<const float>(x_host)}, y(out), dx(in, 64);
+  wb::DeviceBuffer<float> dy{std::span<const float>(dy_host)};
+  wb::DeviceBuffer<int> argmax(out);
+  WB_CUDA_CHECK(maxpool2d_forward(p, x.data(), y.data(), argmax.data()));
+  WB_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<int> chosen = argmax.download();
+  std::vector<float> want(in, 0.0f);
+  for (std::size_t plane = 0; plane < static_cast<std::size_t>(p.N) * p.C; ++plane) {
+    for (std::size_t o = 0; o < static_cast<std::size_t>(P) * Q; ++o) {
+      want[plane * p.H * p.W + chosen[plane * P * Q + o]] += dy_host[plane * P * Q + o];
+    }
+  }
+  std::vector<Candidate> list = pool_candidates(p, dy.data(), argmax.data(), dx.data());
+  if (with_known_wrong) {
+    const PoolParams q = p;
+    const float* d_dy = dy.data();
+    const int* d_arg = argmax.data();
+    float* d_dx = dx.data();
+    list.push_back({"known wrong: drops the last plane", [=] {
+                      PoolParams fewer = q;
+                      fewer.N = q.N * q.C - 1;
+                      fewer.C = 1;
+                      return maxpool2d_backward(fewer, d_dy, d_arg, d_dx);
+                    }});
+  }
+  const std::string shape = "N=" + std::to_string(p.N) + " C=" + std::to_string(p.C) + " " + std::to_string(p.H) +
+                            "x" + std::to_string(p.W) + " pad " + std::to_string(p.pad_h);
+  std::string wrong;
+  for (const Candidate& c : list) {
+    dx.fill_bytes(0xFF);  // NaN: a pixel nobody writes is wrong
+    const cudaError_t launched = c.run();
+    const cudaError_t synced = launched == cudaSuccess ? cudaDeviceSynchronize() : launched;
+    if (synced != cudaSuccess) {
+      (void)cudaGetLastError();
+      wrong += "  " + c.name + ", " + shape + ": " + cudaGetErrorName(synced) + "\n";
+      continue;
+    }
+    const std::vector<float> got = dx.download();
+    std::size_t bad = 0, first = 0;
+    for (std::size_t k = 0; k < in; ++k) {
+      if (!(got[k] == want[k]) && bad++ == 0) first = k;
+    }
+    if (bad != 0) {
+      wrong += "  " + c.name + ", " + shape + ": " + std::to_string(bad) + " dx values wrong, the first dx[" +
+               std::to_string(first) + "] = " + std::to_string(got[first]) + " instead of " + std::to_string(want[first]) +
+               "\n";
+    }
+    if (!dx.check_guards().intact()) wrong += "  " + c.name + ", " + shape + ": wrote outside dx\n";
+  }
+  return wrong;
+}
+
+void time_pool(const Options& options) {
+  const PoolParams p = pool3x3s2(32, 64, 112, 112, 1);  // lab 07's Performance.PoolBandwidth
+  const int P = pool_out_h(p), Q = pool_out_w(p);
+  const std::size_t in = static_cast<std::size_t>(p.N) * p.C * p.H * p.W;
+  const std::size_t out = static_cast<std::size_t>(p.N) * p.C * P * Q;
+  wb::DeviceBuffer<float> x{std::span<const float>(wb::random_floats(in, 2302))};
+  wb::DeviceBuffer<float> dy{std::span<const float>(wb::random_floats(out, 2303))};
+  wb::DeviceBuffer<float> y(out), dx(in);
+  wb::DeviceBuffer<int> argmax(out);
+  WB_CUDA_CHECK(maxpool2d_forward(p, x.data(), y.data(), argmax.data()));
+  WB_CUDA_CHECK(cudaDeviceSynchronize());
+  const double bytes = 8.0 * out + 4.0 * in;  // dy and argmax read, dx written (the check's count)
+  time_set("07", "maxpool2d_backward 3x3/2 pad 1, 32x64x112x112", bytes, static_cast<std::size_t>(bytes / 2),
+           pool_candidates(p, dy.data(), argmax.data(), dx.data()), options,
+           "the check needs 0.80 x copy (0.88 with the 10% margin)");
+}
+
+int usage(const char* why) {
+  std::fprintf(stderr, "bench_kernels: %s\nusage: bench_kernels [LAB...] [--rounds N] [--validate-only] "
+                       "[--with-known-wrong]\n"
+                       "LAB: 03, 07 (the labs with candidates; default: both)\n", why);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--validate-only") {
+      options.validate_only = true;
+    } else if (a == "--with-known-wrong") {
+      options.with_known_wrong = true;
+    } else if (a == "--rounds" && i + 1 < argc) {
+      options.rounds = std::atoi(argv[++i]);
+      if (options.rounds < 1 || options.rounds > 50) return usage("--rounds takes 1 to 50");
+    } else if (a == "03" || a == "3" || a == "07" || a == "7") {
+      options.labs.push_back(a.size() == 1 ? "0" + a : a);
+    } else {
+      return usage(("no candidates for '" + a + "'").c_str());
+    }
+  }
+  if (options.labs.empty()) options.labs = {"03", "07"};
+  auto wants = [&](const char* lab) {
+    return std::find(options.labs.begin(), options.labs.end(), lab) != options.labs.end();
+  };
+#if defined(CUSIM)
+  options.validate_only = true;  // times on sim measure the simulator
+#endif
+  try {
+    int status = 0;
+    if (wants("03")) {
+      std::string wrong;
+      for (int n : {0, 1, 5, 1000, 4099, 65536 + 7, (1 << 20) + 3}) wrong += validate_reduction(n, options.with_known_wrong);
+      if (!wrong.empty()) {
+        std::printf("lab 03 candidates that are wrong (nothing of lab 03 is timed):\n%s", wrong.c_str());
+        status = 1;
+      } else {
+        std::printf("lab 03: every candidate is correct (exact sums, n = 0 .. 2^20+3)\n");
+        if (!options.validate_only) time_reduction(options);
+      }
+    }
+    if (wants("07")) {
+      std::string wrong;
+      for (const PoolParams& p : {pool3x3s2(2, 3, 9, 9, 1), pool3x3s2(2, 3, 10, 11, 1), pool3x3s2(1, 3, 9, 10, 0),
+                                  pool3x3s2(1, 2, 8, 8, 0), pool3x3s2(1, 2, 112, 112, 1)}) {
+        wrong += validate_pool(p, options.with_known_wrong);
+      }
+      if (!wrong.empty()) {
+        std::printf("lab 07 candidates that are wrong (nothing of lab 07 is timed):\n%s", wrong.c_str());
+        status = 1;
+      } else {
+        std::printf("lab 07: every candidate is correct (maxpool2d_backward, 3x3 stride 2, pad 0 and 1, 8x8 .. "
+                    "112x112)\n");
+        if (!options.validate_only) time_pool(options);
+      }
+    }
+    return status;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_kernels: %s\n", e.what());
+    return 1;
+  }
+}
