@@ -14,6 +14,12 @@
 #include <string>
 #include <vector>
 
+#ifdef COMM_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+#include <sched.h>
+#include <sys/stat.h>
+
 #include "comm/error.h"
 #include "comm/mpi_communicator.h"
 #include "comm/nccl_communicator.h"
@@ -351,6 +357,95 @@ VsLibrary time_vs_library(const AllreduceFn& lab, const HarnessOptions& options,
 }
 
 void record(const std::string& key, const std::string& value) { ::testing::Test::RecordProperty(key, value); }
+
+namespace {
+
+// WB_FAKE_<name>=<integer>, or -1 when unset or not an integer.
+int fake(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return -1;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return *end == '\0' && n >= 0 && n < 1000000 ? static_cast<int>(n) : -1;
+}
+
+int visible_gpus() {
+#ifdef COMM_WITH_CUDA
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+#else
+  return 0;
+#endif
+}
+
+// The CUDA MPS control daemon listens on <pipe directory>/control (CUDA_MPS_PIPE_DIRECTORY,
+// default /tmp/nvidia-mps); a process that can reach it runs its contexts through MPS.
+bool mps_reachable() {
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string control = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp/nvidia-mps") + "/control";
+  struct stat st {};
+  return ::stat(control.c_str(), &st) == 0;
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return 1;
+}
+
+std::string plural(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+}  // namespace
+
+GpuSharing gpu_sharing(Communicator&) {
+  GpuSharing s;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &s.ranks_on_node);
+  MPI_Comm_free(&node);
+  const int fake_gpus = fake("WB_FAKE_GPUS"), fake_mps = fake("WB_FAKE_MPS");
+  s.gpus = fake_gpus >= 0 ? fake_gpus : visible_gpus();
+  s.mps = fake_mps >= 0 ? fake_mps != 0 : s.gpus > 0 && mps_reachable();
+  s.cores = usable_cores();
+  // Every rank decides alike: the most crowded node's facts.
+  int local[4] = {s.ranks_on_node, -s.gpus, s.mps ? 0 : 1, -s.cores}, worst[4];
+  MPI_Allreduce(local, worst, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return GpuSharing{worst[0], -worst[1], worst[2] == 0, -worst[3]};
+}
+
+std::string shared_gpu_reason(const GpuSharing& s, MemorySpace space) {
+  if (space != MemorySpace::device || s.mps || s.gpus <= 0 || s.ranks_on_node <= s.gpus) return "";
+  return plural(s.ranks_on_node, "rank", "ranks") + " would share " + plural(s.gpus, "GPU", "GPUs") +
+         " (device buffers, no CUDA MPS server): the GPU switches between the ranks' contexts, time-slicing "
+         "them, so the timing would measure that switching, not the collective. Run this check on a machine "
+         "with a GPU per rank, or start the MPS server first (nvidia-cuda-mps-control -d) so that the ranks "
+         "share the GPU side by side.";
+}
+
+std::string observed_slowness_cause(const GpuSharing& s, MemorySpace space) {
+  if (std::string gpu = shared_gpu_reason(s, space); !gpu.empty()) return "the cause: " + gpu;
+  int running = 0, total = 0;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    double a = 0, b = 0, c = 0;
+    if (std::fscanf(f, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) != 5) running = 0;
+    std::fclose(f);
+  }
+  if (running > s.cores) {
+    return "the cause: the CPU was oversubscribed (" + std::to_string(running) + " runnable threads on " +
+           plural(s.cores, "core", "cores") + " just after the timing, /proc/loadavg): each message waited for "
+           "the scheduler. Run this check again with nothing else busy on the machine.";
+  }
+  return "neither a shared GPU nor a busy CPU explains it (" + std::to_string(running) + " runnable threads on " +
+         plural(s.cores, "core", "cores") + " just after the timing, " +
+         (space == MemorySpace::device ? plural(s.gpus, "GPU", "GPUs") + " for " : std::string("host buffers, ")) +
+         plural(s.ranks_on_node, "rank", "ranks") + " on this node): MPI's own transport is slow here (TCP, or a "
+         "virtual machine's network). Run this check again, and compare with `./workbook bench collectives`.";
+}
 
 std::string sweep_allreduce(const std::function<AllreduceFn(std::size_t, DataType)>& make, DataType type, RedOp op,
                             std::size_t* cases, const std::string& name) {

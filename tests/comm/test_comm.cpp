@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "comm/check.h"
@@ -609,4 +611,53 @@ TEST(Harness, EveryCollectiveSweepsWithBusFactorsAndCountsWrongElements) {
       }
     }
   }
+}
+
+// ---- GPU sharing: when device-buffer timings mean something -----------------------------------------
+
+TEST(GpuSharing, DeviceTimingsNeedAGpuPerRankOrMps) {
+  using comm::MemorySpace;
+  using comm::check::GpuSharing;
+  using comm::check::shared_gpu_reason;
+  EXPECT_EQ(shared_gpu_reason(GpuSharing{4, 4, false, 16}, MemorySpace::device), "");
+  EXPECT_EQ(shared_gpu_reason(GpuSharing{2, 8, false, 16}, MemorySpace::device), "");
+  EXPECT_EQ(shared_gpu_reason(GpuSharing{4, 1, true, 16}, MemorySpace::device), "") << "MPS runs them side by side";
+  EXPECT_EQ(shared_gpu_reason(GpuSharing{4, 1, false, 16}, MemorySpace::host), "") << "host buffers";
+  EXPECT_EQ(shared_gpu_reason(GpuSharing{4, 0, false, 16}, MemorySpace::host), "") << "sim: no GPU";
+  const std::string one = shared_gpu_reason(GpuSharing{4, 1, false, 16}, MemorySpace::device);
+  EXPECT_NE(one.find("4 ranks would share 1 GPU"), std::string::npos) << one;
+  EXPECT_NE(one.find("nvidia-cuda-mps-control -d"), std::string::npos) << one;
+  const std::string two = shared_gpu_reason(GpuSharing{8, 2, false, 16}, MemorySpace::device);
+  EXPECT_NE(two.find("8 ranks would share 2 GPUs"), std::string::npos) << two;
+}
+
+TEST(GpuSharing, FactsCanBeFakedAndEveryRankHasTheSame) {
+  comm::Communicator& w = comm::check::world();
+  ::setenv("WB_FAKE_GPUS", "1", 1);
+  ::setenv("WB_FAKE_MPS", "0", 1);
+  const comm::check::GpuSharing s = comm::check::gpu_sharing(w);
+  ::setenv("WB_FAKE_MPS", "1", 1);
+  const bool mps = comm::check::gpu_sharing(w).mps;
+  ::unsetenv("WB_FAKE_GPUS");
+  ::unsetenv("WB_FAKE_MPS");
+  EXPECT_EQ(s.ranks_on_node, w.size()) << "every rank of this test runs on one node";
+  EXPECT_EQ(s.gpus, 1);
+  EXPECT_FALSE(s.mps);
+  EXPECT_TRUE(mps);
+  EXPECT_GE(s.cores, 1);
+  const std::string why = comm::check::shared_gpu_reason(s, comm::MemorySpace::device);
+  EXPECT_EQ(why.empty(), w.size() == 1) << why;
+}
+
+TEST(GpuSharing, SlownessNamesTheCauseItObserved) {
+  using comm::MemorySpace;
+  using comm::check::GpuSharing;
+  using comm::check::observed_slowness_cause;
+  const std::string gpu = observed_slowness_cause(GpuSharing{4, 1, false, 16}, MemorySpace::device);
+  EXPECT_NE(gpu.find("the cause: 4 ranks would share 1 GPU"), std::string::npos) << gpu;
+  // This thread is running while it reads /proc/loadavg: at least one runnable thread, more than 0 cores.
+  const std::string cpu = observed_slowness_cause(GpuSharing{2, 0, false, 0}, MemorySpace::host);
+  EXPECT_NE(cpu.find("the cause: the CPU was oversubscribed"), std::string::npos) << cpu;
+  const std::string neither = observed_slowness_cause(GpuSharing{2, 0, false, 1 << 20}, MemorySpace::host);
+  EXPECT_NE(neither.find("neither a shared GPU nor a busy CPU explains it"), std::string::npos) << neither;
 }

@@ -520,6 +520,11 @@ WB_CHECK(Performance, PipelinedRingBusbwVsMpiAllreduce, .weight = 2, .ranks = {2
   comm::Communicator& w = world();
   const int n = w.size();
   if (n != 2 && n != 4) GTEST_SKIP() << "measured with 2 and 4 ranks only (this run has " << n << ")";
+  // Ranks time-slicing one GPU would time the GPU's context switches, not the ring: not measured.
+  if (const std::string why = comm::check::shared_gpu_reason(comm::check::gpu_sharing(w), w.memory_space());
+      !why.empty()) {
+    GTEST_SKIP() << why;
+  }
   comm::HarnessOptions o;
   o.min_bytes = o.max_bytes = 16 << 20;
   o.iters = 10;

@@ -116,6 +116,30 @@ VsLibrary time_vs_library(const AllreduceFn& lab, const HarnessOptions& options,
 /// Records a property of the running check for the runner ("measured", "threshold", "hint").
 void record(const std::string& key, const std::string& value);
 
+/// How this run's ranks share the machine's GPUs: what decides whether timing collectives on
+/// device buffers measures the lab's algorithm or the GPU switching between processes.
+struct GpuSharing {
+  int ranks_on_node = 1;  ///< ranks of the communicator on this rank's node
+  int gpus = 0;           ///< GPUs visible to this process (0 on sim)
+  bool mps = false;       ///< the CUDA MPS control daemon is reachable: ranks on one GPU run side by side
+  int cores = 1;          ///< CPU cores this process may run on
+};
+
+/// The facts of this run, gathered on every rank (collective over @p comm). WB_FAKE_GPUS=<n> and
+/// WB_FAKE_MPS=0|1 replace the GPU count and the MPS answer (the tests of the decision below).
+GpuSharing gpu_sharing(Communicator& comm);
+
+/// "" when a Performance check may time collectives on @p space with @p sharing: host buffers, or
+/// device buffers where each rank on the node has a GPU of its own or MPS runs. Otherwise why the
+/// timing would be meaningless and what to do, for GTEST_SKIP (NOT MEASURED): "4 ranks would
+/// share 1 GPU: ...".
+std::string shared_gpu_reason(const GpuSharing& sharing, MemorySpace space);
+
+/// What the machine was doing while a small-message timing came out slow (microseconds expected,
+/// hundreds measured): the GPU shared by time-sliced ranks, more runnable threads than cores
+/// (/proc/loadavg, read now), or neither; one sentence for a NOT MEASURED message.
+std::string observed_slowness_cause(const GpuSharing& sharing, MemorySpace space);
+
 /// The size sweep (sweep_counts) of one type and operator, out of place and in place, with
 /// the all-reduce make(count, type) returns; stops at the first failing case. Returns ""
 /// or the failure report; *cases counts the cases that passed. `name` names the lab's
