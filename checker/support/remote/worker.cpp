@@ -65,13 +65,19 @@ int main(int argc, char** argv) {
   wb::crash_report::install();
   std::uint32_t tag = 0;
   Payload payload;
-  while (receive_message(fd, tag, payload)) {
-    const Op op = static_cast<Op>(tag);
-    if (op == Op::Shutdown) break;
-    Reader in(std::move(payload));
-    Writer out;
-    const std::uint32_t status = serve_reporting_exceptions([&] { serve_one(op, in, out); }, out);
-    send_message(fd, status, out);
+  try {
+    while (receive_message(fd, tag, payload)) {
+      const Op op = static_cast<Op>(tag);
+      if (op == Op::Shutdown) break;
+      Reader in(std::move(payload));
+      Writer out;
+      const std::uint32_t status = serve_reporting_exceptions([&] { serve_one(op, in, out); }, out);
+      send_message(fd, status, out);
+    }
+  } catch (const ChannelError&) {
+    // The judge has gone: it finished its check without reading the replies to the calls it
+    // posted last (judge_post), or it was stopped. Nothing is left to answer, and this is no crash
+    // of the lab's code (an uncaught exception here was reported as one, at channel.cpp).
   }
   return 0;
 }

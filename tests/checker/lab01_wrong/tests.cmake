@@ -72,7 +72,7 @@ wb_known_wrong_test(01-saxpy host_stack_staging IN_PROCESS
                 "crashed with SIGSEGV.*The lab's code crashed at [^ ]*host_stack_staging.cu:[0-9]+ in saxpy_host")
 wb_known_wrong_test(01-saxpy zero_size_launch
   --expect-fail Correctness.SaxpyZeroSize
-                "saxpy\\(n=0\\) returned cudaErrorInvalidValue .*a grid or block dimension was 0 \\(a grid of 0 blocks")
+                "saxpy\\(n=0\\) returned cudaErrorInvalidValue .*a grid or block dimension of 0 \\(a grid of 0 blocks")
 wb_known_wrong_test(01-saxpy grid_stride_one_pass
   --expect-fail Correctness.GridStrideSmallGrids
                 "saxpy_grid_stride\\(n=33, .*num_blocks=1, block_size=32\\).*were never written.*grid is too small for n")
