@@ -86,6 +86,22 @@ std::vector<Candidate> reduction_candidates(const float* d_in, int n, float* d_o
   };
 }
 
+int multiprocessors() {
+  int device = 0, sms = 1;
+  WB_CUDA_CHECK(cudaGetDevice(&device));
+  WB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+// Runs @p c once to completion: "" when it succeeded, else the error's name.
+std::string run_once(const Candidate& c) {
+  const cudaError_t launched = c.run();
+  const cudaError_t synced = launched == cudaSuccess ? cudaDeviceSynchronize() : launched;
+  if (synced == cudaSuccess) return "";
+  (void)cudaGetLastError();
+  return cudaGetErrorName(synced);
+}
+
 // Runs each candidate once on exact data of size n; "" when all are right, else what was wrong.
 std::string validate_reduction(int n, bool with_known_wrong) {
   const std::vector<float> host = exact_data(n, 7u + static_cast<unsigned>(n));
@@ -94,9 +110,7 @@ std::string validate_reduction(int n, bool with_known_wrong) {
   wb::DeviceBuffer<float> in{std::span<const float>(host)};
   wb::DeviceBuffer<float> out(1);
   wb::DeviceBuffer<float> partials(candidates::partial_floats());
-  int device = 0, sms = 1;
-  WB_CUDA_CHECK(cudaGetDevice(&device));
-  WB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = multiprocessors();
   std::vector<Candidate> list = reduction_candidates(in.data(), n, out.data(), partials.data(), sms);
   if (with_known_wrong) {
     float* d_in = in.data();
@@ -107,11 +121,8 @@ std::string validate_reduction(int n, bool with_known_wrong) {
   for (const Candidate& c : list) {
     if (!c.reduces) continue;
     out.fill_bytes(0xFF);  // NaN: a candidate that writes nothing is wrong
-    const cudaError_t launched = c.run();
-    const cudaError_t synced = launched == cudaSuccess ? cudaDeviceSynchronize() : launched;
-    if (synced != cudaSuccess) {
-      (void)cudaGetLastError();
-      wrong += "  " + c.name + ", n = " + std::to_string(n) + ": " + cudaGetErrorName(synced) + "\n";
+    if (const std::string error = run_once(c); !error.empty()) {
+      wrong += "  " + c.name + ", n = " + std::to_string(n) + ": " + error + "\n";
       continue;
     }
     const float got = out.download()[0];
@@ -164,9 +175,7 @@ void time_reduction(const Options& options) {
   wb::DeviceBuffer<float> in{std::span<const float>(host)};
   wb::DeviceBuffer<float> out(1);
   wb::DeviceBuffer<float> partials(candidates::partial_floats());
-  int device = 0, sms = 1;
-  WB_CUDA_CHECK(cudaGetDevice(&device));
-  WB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = multiprocessors();
   // The check: a reduction reads 4n bytes, against a copy of 4n bytes (which moves 8n).
   time_set("03", "reduce_sum, n = 2^26 floats", 4.0 * n, 4 * static_cast<std::size_t>(n),
            reduction_candidates(in.data(), n, out.data(), partials.data(), sms), options,
@@ -225,11 +234,8 @@ std::string validate_pool(const PoolParams& p, bool with_known_wrong) {
   std::string wrong;
   for (const Candidate& c : list) {
     dx.fill_bytes(0xFF);  // NaN: a pixel nobody writes is wrong
-    const cudaError_t launched = c.run();
-    const cudaError_t synced = launched == cudaSuccess ? cudaDeviceSynchronize() : launched;
-    if (synced != cudaSuccess) {
-      (void)cudaGetLastError();
-      wrong += "  " + c.name + ", " + shape + ": " + cudaGetErrorName(synced) + "\n";
+    if (const std::string error = run_once(c); !error.empty()) {
+      wrong += "  " + c.name + ", " + shape + ": " + error + "\n";
       continue;
     }
     const std::vector<float> got = dx.download();

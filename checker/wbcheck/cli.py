@@ -100,44 +100,53 @@ def cmd_check(args) -> int:
     # Without a lab named, a lab whose checks all reach only the skeleton ("not implemented
     # yet") gets one line; a lab the learner has started (or named) gets every row.
     overview = not args.labs
-    results: list[runner.CheckResult] = []
     per_lab: dict[str, list[runner.CheckResult]] = {}
     stopped: runner.Interrupted | None = None  # Ctrl-C or SIGTERM: report what finished, then stop
+    stopped_in = ""
     for lab in selected:
-        if stopped:
-            break
         rows = per_lab.setdefault(lab.id, [])
         view = _LabView(table, lab, full=not overview or args.verbose)
-        if lab.id in absent:
-            needs = (" It needs Open MPI (openmpi-bin libopenmpi-dev) and a build configured with "
-                     "WB_BUILD_COLLECTIVES=ON (the default)." if "mpi" in lab.requires else "")
-            rows += _build_failure_rows(
-                lab, backend, variant, f"the {backend} build defines no target {lab.target(args.solutions)}.{needs}",
-                view, first="{variant}/{lab} is not part of this build, so no check of this lab can run: ",
-                hint=f"Reconfigure after installing what the lab needs: rm -rf build/{backend}")
-        elif lab.id in broken:
-            rows += _build_failure_rows(lab, backend, variant, broken[lab.id], view)
-        else:
-            binary = bin_dir(backend) / lab.target(args.solutions)
-            label = f"{lab.number} {lab.name}"
-            try:
-                rows += runner.run_lab_checks(
-                    lab, binary, on_result=view.add,
-                    on_progress=lambda text, label=label: progress.STATUS.show(f"{label}: {text}", timed=True))
-            except runner.BinaryError as e:
-                row = runner.CheckResult(lab=lab.id, name="Build.CheckBinary", status=runner.FAILED,
-                                         weight=sum(c.weight for c in lab.checks_for(backend)) or 1.0,
-                                         message=f"the check binary could not run: {e}")
-                view.add(row)
-                rows.append(row)
-            except runner.Interrupted as e:
-                stopped = e
-                for row in e.rows:
-                    view.add(row)
-                rows += e.rows
+
+        def add(row, rows=rows, view=view):
+            view.add(row)
+            rows.append(row)
+
+        try:
+            if lab.id in absent:
+                needs = (" It needs Open MPI (openmpi-bin libopenmpi-dev) and a build configured with "
+                         "WB_BUILD_COLLECTIVES=ON (the default)." if "mpi" in lab.requires else "")
+                rows += _build_failure_rows(
+                    lab, backend, variant,
+                    f"the {backend} build defines no target {lab.target(args.solutions)}.{needs}",
+                    view, first="{variant}/{lab} is not part of this build, so no check of this lab can run: ",
+                    hint=f"Reconfigure after installing what the lab needs: rm -rf build/{backend}")
+            elif lab.id in broken:
+                rows += _build_failure_rows(lab, backend, variant, broken[lab.id], view)
+            else:
+                binary = bin_dir(backend) / lab.target(args.solutions)
+                label = f"{lab.number} {lab.name}"
+                try:
+                    # Rows are kept as each check ends (on_result), so that a stopped run keeps them.
+                    runner.run_lab_checks(
+                        lab, binary, on_result=add,
+                        on_progress=lambda text, label=label: progress.STATUS.show(f"{label}: {text}", timed=True))
+                except runner.BinaryError as e:
+                    add(runner.CheckResult(lab=lab.id, name="Build.CheckBinary", status=runner.FAILED,
+                                           weight=sum(c.weight for c in lab.checks_for(backend)) or 1.0,
+                                           message=f"the check binary could not run: {e}"))
+                except runner.Interrupted as e:
+                    for row in e.rows:
+                        add(row)
+                    stopped = e
+                progress.STATUS.clear()
+        except KeyboardInterrupt as e:  # between two checks (listing a binary's checks, starting a job)
             progress.STATUS.clear()
+            stopped = runner.Interrupted([], isinstance(e, runner.Terminated))
         view.done(rows)
-        results += rows
+        if stopped:
+            stopped_in = lab.id
+            break
+    results = [row for lab in selected for row in per_lab.get(lab.id, [])]
     elapsed = time.monotonic() - start
 
     gradescope = report.gradescope_results(results, backend, variant, elapsed)
@@ -158,14 +167,17 @@ def cmd_check(args) -> int:
     print(report.summary_line(results))
     if stopped:
         unreached = [lab.number for lab in selected if lab.id not in per_lab]
-        print(f"Stopped by {'SIGTERM' if stopped.terminated else 'Ctrl-C'} after {elapsed:.0f} s, in "
-              f"{', '.join(sorted({r.lab for r in stopped.rows})) or 'a lab'}: the checks it had finished are "
-              "above and in the report"
+        print(f"Stopped by {'SIGTERM' if stopped.terminated else 'Ctrl-C'} after {elapsed:.0f} s, in lab "
+              f"{stopped_in.split('-')[0]}: the checks that had finished are above and in the report"
               + (f"; not checked: lab(s) {', '.join(unreached)}" if unreached else "") + ".")
     if any(r.status == runner.NOT_MEASURED for r in results):
         print("NOT MEASURED checks count as not passed: their backend could not measure them.")
     print("Full report: " + ", ".join(written))
-    print(_next_step([lab for lab in selected if lab.id in per_lab], per_lab, args))
+    if stopped:
+        again = " ".join(lab.number for lab in selected if lab.id == stopped_in or lab.id not in per_lab)
+        print(f"Next: run ./workbook check {again}{' --solutions' if args.solutions else ''} again with time to finish.")
+    else:
+        print(_next_step(selected, per_lab, args))
     if stopped:
         return 143 if stopped.terminated else 130
     return EXIT_OK if results and all(r.passed for r in results) else EXIT_FAILED
@@ -392,7 +404,7 @@ def cmd_standalone(args) -> int:
     _prepare(args.command, "sim", args)
     try:
         return standalone.run(args.command, args.files_and_args, getattr(args, "tool", None), _jobs(args),
-                              args.verbose)
+                              args.verbose, include_dirs=args.include_dirs)
     except standalone.StandaloneError as e:
         print(f"workbook {args.command}: {e}", file=sys.stderr)
         return EXIT_ERROR
@@ -463,6 +475,8 @@ def parser() -> argparse.ArgumentParser:
             r.add_argument("--tool", default="memcheck",
                            choices=("memcheck", "racecheck", "initcheck", "synccheck", "all"),
                            help="which checker (default memcheck, as compute-sanitizer)")
+        r.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                       help="also search DIR for #include files, as nvcc -I (before the files)")
         r.add_argument("files_and_args", nargs=argparse.REMAINDER, metavar="FILE.cu [-- ARGS]",
                        help="the program's source files, then -- and its arguments")
         r.set_defaults(func=cmd_standalone)

@@ -187,7 +187,7 @@ def _interrupted(lab: Lab, names, plan, outcomes, left, seconds: float, terminat
         due = [c for c in left if check in plan[c]]
         done = list(outcomes[check])
         row = group_results(lab, check, outcomes[check]) if done or not due else None
-        if not due or (row.status == runner.FAILED and done):
+        if not due or (done and row.status == runner.FAILED):
             if due:
                 row.message += f"\n(not run with {_phrase(due)}: the run was stopped)"
             if on_result:
@@ -200,7 +200,7 @@ def _interrupted(lab: Lab, names, plan, outcomes, left, seconds: float, terminat
             parts.append("not run with " + _phrase([c for c in due if c != left[0]]))
         if done:
             parts.append("finished with " + _phrase(done))
-        unfinished.append(runner.interrupted_row(lab, check, seconds, terminated, " (" + "; ".join(parts) + ")"))
+        unfinished.append(runner.interrupted_row(lab, check, seconds, terminated, ": " + "; ".join(parts)))
     raise runner.Interrupted(unfinished, terminated)
 
 

@@ -59,8 +59,8 @@ def interrupted_row(lab: Lab, name: str, seconds: float, terminated: bool, detai
     how = "by SIGTERM (a time limit around the run, such as `timeout`)" if terminated else "by Ctrl-C"
     where = detail if detail is not None else f" after this check had run {seconds:.0f} s"
     return CheckResult(lab=lab.id, name=name, status=FAILED, weight=lab.spec(name).weight,
-                       message=f"not finished: the run was stopped {how}{where}, so its result is unknown. "
-                               f"Run the lab again with time to finish: ./workbook check {lab.number}",
+                       message=f"not finished: the run was stopped {how}{where}. Its result is unknown: run the "
+                               f"lab again with time to finish (./workbook check {lab.number})",
                        duration_s=seconds)
 
 

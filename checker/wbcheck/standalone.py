@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,11 +28,18 @@ def _config() -> dict:
     return json.loads(path.read_text())
 
 
-def compile_program(sources: list[Path], analysis: bool, verbose: bool = False) -> Path:
+def compile_program(sources: list[Path], analysis: bool, verbose: bool = False,
+                    include_dirs: list[Path] | None = None) -> Path:
     """Rewrites and compiles @p sources (.cu through cusim's rewriter, .cpp as they are) and links
-    them with cusim. Returns the executable. Compiler errors name the original .cu lines."""
+    them with cusim, with @p include_dirs searched as nvcc's -I. Returns the executable. Compiler
+    errors name the original .cu lines."""
     cfg = _config()
-    key = hashlib.sha1(("|".join(str(s) for s in sources) + str(analysis)).encode()).hexdigest()[:10]
+    includes = [str(Path(d).resolve()) for d in include_dirs or []]
+    # A program that includes <omp.h> is built with OpenMP, as its own build would (nvcc -Xcompiler
+    # -fopenmp): without it, it could not link.
+    openmp = ["-fopenmp"] if any(re.search(r"#\s*include\s*<omp\.h>", s.read_text(errors="replace"))
+                                 for s in sources if s.is_file()) else []
+    key = hashlib.sha1(("|".join(str(s) for s in sources) + str(analysis) + "|".join(includes)).encode()).hexdigest()[:10]
     out = build_dir("sim") / "standalone" / f"{sources[0].stem}-{key}"
     out.mkdir(parents=True, exist_ok=True)
     objects = []
@@ -48,7 +56,8 @@ def compile_program(sources: list[Path], analysis: bool, verbose: bool = False) 
         obj = out / (src.name + ".o")
         cmd = [cfg["cxx"], *cfg["compile_flags"], *(cfg["analysis_flags"] if analysis else []),
                "-I", cfg["include"], *(["-I", cfg["refused_include"]] if cfg.get("refused_include") else []),
-               "-I", str(src.parent), "-c", str(compiled), "-o", str(obj)]
+               "-I", str(src.parent), *[f for d in includes for f in ("-I", d)], *openmp, "-c", str(compiled),
+               "-o", str(obj)]
         if verbose:
             print("+ " + " ".join(cmd), flush=True)
         proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
@@ -58,7 +67,7 @@ def compile_program(sources: list[Path], analysis: bool, verbose: bool = False) 
     exe = out / sources[0].stem
     # cuBLAS on the CPU (cusim_cublas and OpenBLAS), linked only when the program calls it.
     cublas = ["-Wl,--as-needed", *cfg["cublas_libraries"], "-Wl,--no-as-needed"] if cfg.get("cublas_libraries") else []
-    cmd = [cfg["cxx"], *objects, *cublas, *cfg["libraries"], "-o", str(exe)]
+    cmd = [cfg["cxx"], *objects, *cublas, *cfg["libraries"], *openmp, "-o", str(exe)]
     if verbose:
         print("+ " + " ".join(cmd), flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
@@ -81,16 +90,22 @@ def _split(files_and_args: list[str]) -> tuple[list[Path], list[str]]:
     return [Path(f).resolve() for f in files], args
 
 
-def run(mode: str, files_and_args: list[str], tool: str | None, jobs: int | None, verbose: bool) -> int:
-    """mode: run (plain), sanitize (analysis tools, exit 1 on errors) or profile (metrics)."""
+def run(mode: str, files_and_args: list[str], tool: str | None, jobs: int | None, verbose: bool,
+        include_dirs: list[str] | None = None) -> int:
+    """mode: run (plain), sanitize (analysis tools, exit 1 on errors) or profile (metrics).
+    @p include_dirs: directories searched for #include, as nvcc's -I (a sample's Common/)."""
     sources, args = _split(files_and_args)
+    for d in include_dirs or []:
+        if not Path(d).is_dir():
+            raise StandaloneError(f"-I {d}: no such directory")
     build.configure("sim", verbose=verbose)
     result = build.build("sim", ["cusim", *(["cusim_cublas"] if _config().get("cublas_libraries") else [])],
                          jobs, verbose)
     if not result.ok:
         build.print_failure(result)
         return 2
-    exe = compile_program(sources, analysis=(mode != "run"), verbose=verbose)
+    exe = compile_program(sources, analysis=(mode != "run"), verbose=verbose,
+                          include_dirs=[Path(d) for d in include_dirs or []])
     env = dict(os.environ)
     if mode == "sanitize":
         env.update(CUSIM_SANITIZE="1", CUSIM_TOOL=tool or "memcheck", CUSIM_ERROR_EXITCODE="1")

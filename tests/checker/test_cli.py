@@ -421,6 +421,20 @@ class CollectiveRows(unittest.TestCase):
             self.assertIn("not run with 4, 5 and 8 ranks", r.message)
             self.assertIn("finished with 1 and 2 ranks", r.message)
 
+    def test_a_run_stopped_in_its_first_job_fails_every_check_as_not_finished(self):
+        def run_mpi_checks(binary, n, tests, **kwargs):
+            raise runner.Terminated()
+
+        delivered = []
+        with mock.patch.object(mpi_launch, "run_mpi_checks", run_mpi_checks):
+            with self.assertRaises(runner.Interrupted) as stop:
+                collectives.run_lab(self.lab, "check_10", checks=["Correctness.A", "Correctness.B"],
+                                    on_result=delivered.append)
+        self.assertEqual(delivered, [])
+        self.assertEqual([r.name for r in stop.exception.rows], ["Correctness.A", "Correctness.B"])
+        self.assertIn("the job with 1 rank had run", stop.exception.rows[0].message)
+        self.assertNotIn("finished with", stop.exception.rows[0].message)
+
     def test_measured_values_per_rank_count_for_performance(self):
         name = "Performance.PipelinedRingBusbwVsMpiAllreduce"
         outcomes = {(n, False): self.outcome(n, measured=f"0.{n}x") for n in (2, 4)}

@@ -38,6 +38,17 @@ class RunnerIsolation(unittest.TestCase):
         cls.results = {r.name: r for r in runner.run_lab_checks(fake_lab(), BINARY, timeout_s=3.0)}
         cls.elapsed = time.monotonic() - cls.start
 
+    def assert_ends(self, pid: int, what: str) -> None:
+        """The process @p pid (a check's grandchild) is gone within 5 s."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+        self.fail(f"grandchild {pid} of {what}")
+
     def test_all_checks_ran(self):
         self.assertEqual(len(self.results), 9, sorted(self.results))
 
@@ -79,16 +90,7 @@ class RunnerIsolation(unittest.TestCase):
         self.assertEqual(r.status, runner.FAILED)
         self.assertIn("time limit of 3 s exceeded", r.message)
         self.assertIn("hang or deadlock", r.message)
-        pid = int(self.pid_file.read_text())
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.1)
-        else:
-            self.fail(f"grandchild {pid} of the hung check survived the time-out")
+        self.assert_ends(int(self.pid_file.read_text()), "the hung check survived the time-out")
 
     def test_flood_is_bounded(self):
         r = self.results["Correctness.FloodsOutput"]
@@ -128,16 +130,7 @@ class RunnerIsolation(unittest.TestCase):
         self.assertEqual((row.name, row.status), ("Correctness.HangsWithChild", runner.FAILED))
         self.assertRegex(row.message, r"not finished: the run was stopped by SIGTERM .* after this check had "
                                       r"run [12] s")
-        pid = int(self.pid_file.read_text())
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.1)
-        else:
-            self.fail(f"grandchild {pid} of the interrupted check survived")
+        self.assert_ends(int(self.pid_file.read_text()), "the interrupted check survived")
 
     def test_time_is_bounded(self):
         # One 3 s time-out plus quick checks: well under the sum of generous limits.
