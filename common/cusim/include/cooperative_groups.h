@@ -57,25 +57,43 @@ inline thread_block this_thread_block() { return thread_block(); }
 /// The threads of a warp-level group (a tile or coalesced group) with its collectives. Ranks are
 /// the positions of the group's lanes in `mask`, lowest lane first.
 class warp_group_base : public thread_group {
+    // A group's shuffles move any trivially copyable type, as CUDA's cooperative groups do (the
+    // __shfl_*_sync intrinsics take at most 8 bytes): wider values go as 8-byte words, one
+    // shuffle each, every lane in the same order (shfl_scan's uint4 through tile.shfl_xor).
+    template <class T>
+    T shfl_lane(T var, int lane, const cusim::site& where) const {
+        if constexpr (sizeof(T) <= 8) {
+            return __shfl_sync(mask_, var, lane, 32, where);
+        } else {
+            static_assert(__is_trivially_copyable(T), "cooperative groups shuffle trivially copyable types");
+            constexpr unsigned long words = (sizeof(T) + 7) / 8;
+            unsigned long long w[words] = {};
+            __builtin_memcpy(w, &var, sizeof(T));
+            for (unsigned long i = 0; i < words; ++i) w[i] = __shfl_sync(mask_, w[i], lane, 32, where);
+            T out;
+            __builtin_memcpy(&out, w, sizeof(T));
+            return out;
+        }
+    }
+
 public:
     template <class T>
     T shfl(T var, unsigned src_rank, const cusim::site& where = cusim::site::current()) const {
-        return __shfl_sync(mask_, var, lane_of(static_cast<unsigned>(src_rank % size_)), 32, where);
+        return shfl_lane(var, lane_of(static_cast<unsigned>(src_rank % size_)), where);
     }
     template <class T>
     T shfl_down(T var, unsigned delta, const cusim::site& where = cusim::site::current()) const {
         const unsigned long long src = rank_ + delta;
-        return __shfl_sync(mask_, var, src < size_ ? lane_of(static_cast<unsigned>(src)) : my_lane(), 32, where);
+        return shfl_lane(var, src < size_ ? lane_of(static_cast<unsigned>(src)) : my_lane(), where);
     }
     template <class T>
     T shfl_up(T var, unsigned delta, const cusim::site& where = cusim::site::current()) const {
-        return __shfl_sync(mask_, var, rank_ >= delta ? lane_of(static_cast<unsigned>(rank_ - delta)) : my_lane(), 32,
-                           where);
+        return shfl_lane(var, rank_ >= delta ? lane_of(static_cast<unsigned>(rank_ - delta)) : my_lane(), where);
     }
     template <class T>
     T shfl_xor(T var, unsigned lane_mask, const cusim::site& where = cusim::site::current()) const {
         const unsigned long long src = rank_ ^ lane_mask;
-        return __shfl_sync(mask_, var, src < size_ ? lane_of(static_cast<unsigned>(src)) : my_lane(), 32, where);
+        return shfl_lane(var, src < size_ ? lane_of(static_cast<unsigned>(src)) : my_lane(), where);
     }
     /// Bits by rank in the group, as in CUDA.
     unsigned ballot(int predicate, const cusim::site& where = cusim::site::current()) const {

@@ -7,6 +7,11 @@
 // Work runs synchronously on the calling thread (cusim's streams are always complete), so a
 // result is in device memory when the call returns; the handle's stream is recorded only.
 #pragma once
+// The include guard's macro of CUDA's cublas_api.h, which code tests to know cuBLAS is declared
+// (helper_cuda.h's _cudaGetErrorEnum(cublasStatus_t) overload).
+#ifndef CUBLAS_API_H_
+#define CUBLAS_API_H_
+#endif
 
 #include <cstdint>
 

@@ -24,7 +24,7 @@ namespace {
 
 struct Allocation {
     size_t size;
-    bool device;  // false: pinned host memory (cudaMallocHost)
+    bool device;  // false: pinned host memory (cudaMallocHost, cudaHostAlloc, cudaHostRegister)
     std::string where;
     void* base;        // start of the mapping (device) or of the malloc block (host)
     size_t map_bytes;  // device: length of the mapping
@@ -67,6 +67,7 @@ struct State {
     std::string first_work_after_failure;
     size_t device_bytes = 0;
     size_t stack_limit = 1024;
+    unsigned device_flags = 0;  // cudaSetDeviceFlags
     size_t heap_limit = 8 << 20;
     size_t printf_limit = 1 << 20;
 };
@@ -367,6 +368,7 @@ const char* cudaGetErrorName(cudaError_t e) {
         N(cudaErrorNotYetImplemented) N(cudaErrorInsufficientDriver) N(cudaErrorInvalidDeviceFunction)
         N(cudaErrorNoDevice) N(cudaErrorInvalidDevice) N(cudaErrorInvalidResourceHandle) N(cudaErrorNotReady)
         N(cudaErrorIllegalAddress) N(cudaErrorLaunchOutOfResources) N(cudaErrorLaunchTimeout) N(cudaErrorAssert)
+        N(cudaErrorHostMemoryAlreadyRegistered) N(cudaErrorHostMemoryNotRegistered)
         N(cudaErrorHardwareStackError) N(cudaErrorIllegalInstruction) N(cudaErrorMisalignedAddress)
         N(cudaErrorLaunchFailure) N(cudaErrorCooperativeLaunchTooLarge) N(cudaErrorNotPermitted) N(cudaErrorNotSupported) N(cudaErrorUnknown)
 #undef N
@@ -397,6 +399,8 @@ const char* cudaGetErrorString(cudaError_t e) {
         case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
         case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
         case cudaErrorAssert: return "device-side assert triggered";
+        case cudaErrorHostMemoryAlreadyRegistered: return "part or all of the requested memory range is already mapped";
+        case cudaErrorHostMemoryNotRegistered: return "pointer does not correspond to a registered memory region";
         case cudaErrorHardwareStackError: return "hardware stack error";
         case cudaErrorIllegalInstruction: return "an illegal instruction was encountered";
         case cudaErrorMisalignedAddress: return "misaligned address";
@@ -476,6 +480,43 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
     p->cooperativeLaunch = 1;
     p->sharedMemPerBlockOptin = kDynamicSharedOptinLimit;
     p->reservedSharedMemPerBlock = 1024;
+    // Texture and surface limits of compute capability 9.0 (the CUDA C++ Programming Guide's table of
+    // technical specifications): reported, although cusim has no texture unit (textures are not
+    // supported, docs/cusim.md).
+    p->texturePitchAlignment = 32;
+    p->maxTexture1D = 131072;
+    p->maxTexture1DMipmap = 32768;
+    p->maxTexture2D[0] = 131072, p->maxTexture2D[1] = 65536;
+    p->maxTexture2DMipmap[0] = 32768, p->maxTexture2DMipmap[1] = 32768;
+    p->maxTexture2DLinear[0] = 131072, p->maxTexture2DLinear[1] = 65000, p->maxTexture2DLinear[2] = 2097120;
+    p->maxTexture2DGather[0] = 32768, p->maxTexture2DGather[1] = 32768;
+    p->maxTexture3D[0] = p->maxTexture3D[1] = p->maxTexture3D[2] = 16384;
+    p->maxTexture3DAlt[0] = 8192, p->maxTexture3DAlt[1] = 8192, p->maxTexture3DAlt[2] = 32768;
+    p->maxTextureCubemap = 32768;
+    p->maxTexture1DLayered[0] = 32768, p->maxTexture1DLayered[1] = 2048;
+    p->maxTexture2DLayered[0] = 32768, p->maxTexture2DLayered[1] = 32768, p->maxTexture2DLayered[2] = 2048;
+    p->maxTextureCubemapLayered[0] = 32768, p->maxTextureCubemapLayered[1] = 2046;
+    p->maxSurface1D = 32768;
+    p->maxSurface2D[0] = 131072, p->maxSurface2D[1] = 65536;
+    p->maxSurface3D[0] = p->maxSurface3D[1] = p->maxSurface3D[2] = 16384;
+    p->maxSurface1DLayered[0] = 32768, p->maxSurface1DLayered[1] = 2048;
+    p->maxSurface2DLayered[0] = 32768, p->maxSurface2DLayered[1] = 32768, p->maxSurface2DLayered[2] = 2048;
+    p->maxSurfaceCubemap = 32768;
+    p->maxSurfaceCubemapLayered[0] = 32768, p->maxSurfaceCubemapLayered[1] = 2046;
+    p->surfaceAlignment = 512;
+    p->ECCEnabled = 1;
+    p->streamPrioritiesSupported = 1;  // cudaStreamCreateWithPriority and cudaDeviceGetStreamPriorityRange
+    p->globalL1CacheSupported = 1;
+    p->localL1CacheSupported = 1;
+    p->concurrentManagedAccess = 1;  // managed memory is host memory: host and kernels may use it at once
+    p->computePreemptionSupported = 1;
+    p->directManagedMemAccessFromHost = 1;
+    p->canMapHostMemory = 1;
+    p->deviceNumaId = -1;
+    p->hostNumaId = -1;
+    // Everything else is 0: no integrated memory, no ECC error reporting beyond the flag, no
+    // persisting-L2 or access-policy window, no memory pools, no host registration, no clusters,
+    // no IPC, no NUMA or MPS (cusim models none of these).
     return ok();
 }
 
@@ -484,6 +525,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     if (device != 0) return api_error(cudaErrorInvalidDevice, "cudaDeviceGetAttribute", "no such device");
     cudaDeviceProp p;
     cudaGetDeviceProperties(&p, 0);
+    auto i32 = [](size_t v) { return v > 2147483647u ? 2147483647 : static_cast<int>(v); };
     switch (attr) {
         case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
         case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
@@ -492,18 +534,127 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
         case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
         case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
         case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
-        case cudaDevAttrMaxSharedMemoryPerBlock: *value = static_cast<int>(p.sharedMemPerBlock); break;
-        case cudaDevAttrWarpSize: *value = 32; break;
+        case cudaDevAttrMaxSharedMemoryPerBlock: *value = i32(p.sharedMemPerBlock); break;
+        case cudaDevAttrTotalConstantMemory: *value = i32(p.totalConstMem); break;
+        case cudaDevAttrWarpSize: *value = p.warpSize; break;
+        case cudaDevAttrMaxPitch: *value = i32(p.memPitch); break;
+        case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+        case cudaDevAttrClockRate: *value = 1980000; break;  // kHz: an H100 SXM's maximum SM clock
+        case cudaDevAttrTextureAlignment: *value = i32(p.textureAlignment); break;
+        case cudaDevAttrGpuOverlap: *value = p.asyncEngineCount > 0; break;
         case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+        case cudaDevAttrKernelExecTimeout: *value = 0; break;
+        case cudaDevAttrIntegrated: *value = p.integrated; break;
+        case cudaDevAttrCanMapHostMemory: *value = p.canMapHostMemory; break;
+        case cudaDevAttrComputeMode: *value = cudaComputeModeDefault; break;
+        case cudaDevAttrMaxTexture1DWidth: *value = p.maxTexture1D; break;
+        case cudaDevAttrMaxTexture2DWidth: *value = p.maxTexture2D[0]; break;
+        case cudaDevAttrMaxTexture2DHeight: *value = p.maxTexture2D[1]; break;
+        case cudaDevAttrMaxTexture3DWidth: *value = p.maxTexture3D[0]; break;
+        case cudaDevAttrMaxTexture3DHeight: *value = p.maxTexture3D[1]; break;
+        case cudaDevAttrMaxTexture3DDepth: *value = p.maxTexture3D[2]; break;
+        case cudaDevAttrMaxTexture2DLayeredWidth: *value = p.maxTexture2DLayered[0]; break;
+        case cudaDevAttrMaxTexture2DLayeredHeight: *value = p.maxTexture2DLayered[1]; break;
+        case cudaDevAttrMaxTexture2DLayeredLayers: *value = p.maxTexture2DLayered[2]; break;
+        case cudaDevAttrSurfaceAlignment: *value = i32(p.surfaceAlignment); break;
+        case cudaDevAttrConcurrentKernels: *value = p.concurrentKernels; break;
+        case cudaDevAttrEccEnabled: *value = p.ECCEnabled; break;
+        case cudaDevAttrPciBusId: *value = p.pciBusID; break;
+        case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
+        case cudaDevAttrTccDriver: *value = p.tccDriver; break;
+        case cudaDevAttrMemoryClockRate: *value = 2619000; break;  // kHz: an H100 SXM's HBM3
+        case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
         case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
         case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+        case cudaDevAttrAsyncEngineCount: *value = p.asyncEngineCount; break;
+        case cudaDevAttrUnifiedAddressing: *value = p.unifiedAddressing; break;
+        case cudaDevAttrMaxTexture1DLayeredWidth: *value = p.maxTexture1DLayered[0]; break;
+        case cudaDevAttrMaxTexture1DLayeredLayers: *value = p.maxTexture1DLayered[1]; break;
+        case cudaDevAttrMaxTexture2DGatherWidth: *value = p.maxTexture2DGather[0]; break;
+        case cudaDevAttrMaxTexture2DGatherHeight: *value = p.maxTexture2DGather[1]; break;
+        case cudaDevAttrMaxTexture3DWidthAlt: *value = p.maxTexture3DAlt[0]; break;
+        case cudaDevAttrMaxTexture3DHeightAlt: *value = p.maxTexture3DAlt[1]; break;
+        case cudaDevAttrMaxTexture3DDepthAlt: *value = p.maxTexture3DAlt[2]; break;
+        case cudaDevAttrPciDomainId: *value = p.pciDomainID; break;
+        case cudaDevAttrTexturePitchAlignment: *value = i32(p.texturePitchAlignment); break;
+        case cudaDevAttrMaxTextureCubemapWidth: *value = p.maxTextureCubemap; break;
+        case cudaDevAttrMaxTextureCubemapLayeredWidth: *value = p.maxTextureCubemapLayered[0]; break;
+        case cudaDevAttrMaxTextureCubemapLayeredLayers: *value = p.maxTextureCubemapLayered[1]; break;
+        case cudaDevAttrMaxSurface1DWidth: *value = p.maxSurface1D; break;
+        case cudaDevAttrMaxSurface2DWidth: *value = p.maxSurface2D[0]; break;
+        case cudaDevAttrMaxSurface2DHeight: *value = p.maxSurface2D[1]; break;
+        case cudaDevAttrMaxSurface3DWidth: *value = p.maxSurface3D[0]; break;
+        case cudaDevAttrMaxSurface3DHeight: *value = p.maxSurface3D[1]; break;
+        case cudaDevAttrMaxSurface3DDepth: *value = p.maxSurface3D[2]; break;
+        case cudaDevAttrMaxSurface1DLayeredWidth: *value = p.maxSurface1DLayered[0]; break;
+        case cudaDevAttrMaxSurface1DLayeredLayers: *value = p.maxSurface1DLayered[1]; break;
+        case cudaDevAttrMaxSurface2DLayeredWidth: *value = p.maxSurface2DLayered[0]; break;
+        case cudaDevAttrMaxSurface2DLayeredHeight: *value = p.maxSurface2DLayered[1]; break;
+        case cudaDevAttrMaxSurface2DLayeredLayers: *value = p.maxSurface2DLayered[2]; break;
+        case cudaDevAttrMaxSurfaceCubemapWidth: *value = p.maxSurfaceCubemap; break;
+        case cudaDevAttrMaxSurfaceCubemapLayeredWidth: *value = p.maxSurfaceCubemapLayered[0]; break;
+        case cudaDevAttrMaxSurfaceCubemapLayeredLayers: *value = p.maxSurfaceCubemapLayered[1]; break;
+        case cudaDevAttrMaxTexture1DLinearWidth: *value = 268435456; break;
+        case cudaDevAttrMaxTexture2DLinearWidth: *value = p.maxTexture2DLinear[0]; break;
+        case cudaDevAttrMaxTexture2DLinearHeight: *value = p.maxTexture2DLinear[1]; break;
+        case cudaDevAttrMaxTexture2DLinearPitch: *value = p.maxTexture2DLinear[2]; break;
+        case cudaDevAttrMaxTexture2DMipmappedWidth: *value = p.maxTexture2DMipmap[0]; break;
+        case cudaDevAttrMaxTexture2DMipmappedHeight: *value = p.maxTexture2DMipmap[1]; break;
         case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
         case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
-        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = static_cast<int>(p.sharedMemPerMultiprocessor); break;
-        case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(p.sharedMemPerBlockOptin); break;
-        case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
+        case cudaDevAttrMaxTexture1DMipmappedWidth: *value = p.maxTexture1DMipmap; break;
+        case cudaDevAttrStreamPrioritiesSupported: *value = p.streamPrioritiesSupported; break;
+        case cudaDevAttrGlobalL1CacheSupported: *value = p.globalL1CacheSupported; break;
+        case cudaDevAttrLocalL1CacheSupported: *value = p.localL1CacheSupported; break;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = i32(p.sharedMemPerMultiprocessor); break;
+        case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
         case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
-        default: return api_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute", "attribute not supported by cusim");
+        case cudaDevAttrIsMultiGpuBoard: *value = p.isMultiGpuBoard; break;
+        case cudaDevAttrMultiGpuBoardGroupID: *value = p.multiGpuBoardGroupID; break;
+        case cudaDevAttrHostNativeAtomicSupported: *value = p.hostNativeAtomicSupported; break;
+        case cudaDevAttrSingleToDoublePrecisionPerfRatio: *value = 2; break;  // sm_90: fp64 at half the fp32 rate
+        case cudaDevAttrPageableMemoryAccess: *value = p.pageableMemoryAccess; break;
+        case cudaDevAttrConcurrentManagedAccess: *value = p.concurrentManagedAccess; break;
+        case cudaDevAttrComputePreemptionSupported: *value = p.computePreemptionSupported; break;
+        case cudaDevAttrCanUseHostPointerForRegisteredMem: *value = p.canUseHostPointerForRegisteredMem; break;
+        case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
+        case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = i32(p.sharedMemPerBlockOptin); break;
+        case cudaDevAttrCanFlushRemoteWrites: *value = 0; break;
+        case cudaDevAttrHostRegisterSupported: *value = p.hostRegisterSupported; break;
+        case cudaDevAttrPageableMemoryAccessUsesHostPageTables: *value = p.pageableMemoryAccessUsesHostPageTables; break;
+        case cudaDevAttrDirectManagedMemAccessFromHost: *value = p.directManagedMemAccessFromHost; break;
+        case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
+        case cudaDevAttrMaxPersistingL2CacheSize: *value = p.persistingL2CacheMaxSize; break;
+        case cudaDevAttrMaxAccessPolicyWindowSize: *value = p.accessPolicyMaxWindowSize; break;
+        case cudaDevAttrReservedSharedMemoryPerBlock: *value = i32(p.reservedSharedMemPerBlock); break;
+        case cudaDevAttrSparseCudaArraySupported: *value = p.sparseCudaArraySupported; break;
+        case cudaDevAttrHostRegisterReadOnlySupported: *value = p.hostRegisterReadOnlySupported; break;
+        case cudaDevAttrTimelineSemaphoreInteropSupported: *value = p.timelineSemaphoreInteropSupported; break;
+        case cudaDevAttrMemoryPoolsSupported: *value = p.memoryPoolsSupported; break;
+        case cudaDevAttrGPUDirectRDMASupported: *value = p.gpuDirectRDMASupported; break;
+        case cudaDevAttrGPUDirectRDMAFlushWritesOptions: *value = static_cast<int>(p.gpuDirectRDMAFlushWritesOptions); break;
+        case cudaDevAttrGPUDirectRDMAWritesOrdering: *value = p.gpuDirectRDMAWritesOrdering; break;
+        case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = static_cast<int>(p.memoryPoolSupportedHandleTypes); break;
+        case cudaDevAttrClusterLaunch: *value = p.clusterLaunch; break;
+        case cudaDevAttrDeferredMappingCudaArraySupported: *value = p.deferredMappingCudaArraySupported; break;
+        case cudaDevAttrIpcEventSupport: *value = p.ipcEventSupported; break;
+        case cudaDevAttrMemSyncDomainCount: *value = 1; break;  // one domain: cusim has no memory sync domains
+        case cudaDevAttrNumaConfig: *value = p.deviceNumaConfig; break;
+        case cudaDevAttrNumaId: *value = p.deviceNumaId; break;
+        case cudaDevAttrMpsEnabled: *value = p.mpsEnabled; break;
+        case cudaDevAttrHostNumaId: *value = p.hostNumaId; break;
+        case cudaDevAttrD3D12CigSupported: *value = 0; break;
+        case cudaDevAttrVulkanCigSupported: *value = 0; break;
+        case cudaDevAttrGpuPciDeviceId: *value = static_cast<int>(p.gpuPciDeviceID); break;
+        case cudaDevAttrGpuPciSubsystemId: *value = static_cast<int>(p.gpuPciSubsystemID); break;
+        case cudaDevAttrHostNumaMemoryPoolsSupported: *value = 0; break;
+        case cudaDevAttrHostNumaMultinodeIpcSupported: *value = p.hostNumaMultinodeIpcSupported; break;
+        case cudaDevAttrHostMemoryPoolsSupported: *value = 0; break;
+        case cudaDevAttrOnlyPartialHostNativeAtomicSupported: *value = 0; break;
+        default:
+            return api_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute",
+                             "attribute " + std::to_string(static_cast<int>(attr)) + " is not a device attribute of CUDA 13 "
+                             "(a reserved or unknown value)");
     }
     return ok();
 }
@@ -733,7 +884,89 @@ cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) {
     CUSIM_ALLOCATION("cudaHostAlloc", ptr);
     return allocate(ptr, size, false, "cudaHostAlloc");
 }
-cudaError_t cudaFreeHost(void* ptr) { return release(ptr, false, "cudaFreeHost"); }
+cudaError_t cudaFreeHost(void* ptr) {
+    {
+        State& s = state();
+        std::lock_guard<std::mutex> lk(s.mu);
+        auto it = s.live.find(reinterpret_cast<uintptr_t>(ptr));
+        if (ptr && it != s.live.end() && !it->second.device && !it->second.base)
+            return api_error(cudaErrorInvalidValue, "cudaFreeHost",
+                             ptr_str(ptr) + " was registered with cudaHostRegister: release it with cudaHostUnregister");
+    }
+    return release(ptr, false, "cudaFreeHost");
+}
+
+cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+    CUSIM_API_PROLOGUE();
+    if (!ptr || size == 0 || (flags & ~0x0fu))
+        return api_error(cudaErrorInvalidValue, "cudaHostRegister", "ptr is NULL, size is 0 or the flags are unknown");
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    if (in_any_alloc(s, ptr) || in_any_alloc(s, static_cast<char*>(ptr) + size - 1))
+        return api_error(cudaErrorHostMemoryAlreadyRegistered, "cudaHostRegister",
+                         ptr_str(ptr) + " overlaps memory that is already pinned or is device memory");
+    // base nullptr: the memory is the caller's, never freed here (cudaHostUnregister forgets it).
+    s.live[reinterpret_cast<uintptr_t>(ptr)] = Allocation{size, false, api_site(), nullptr, 0};
+    return ok();
+}
+
+cudaError_t cudaHostUnregister(void* ptr) {
+    CUSIM_API_PROLOGUE();
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.live.find(reinterpret_cast<uintptr_t>(ptr));
+    if (!ptr || it == s.live.end() || it->second.device || it->second.base)
+        return api_error(cudaErrorHostMemoryNotRegistered, "cudaHostUnregister",
+                         ptr_str(ptr) + " is not the start of memory registered with cudaHostRegister");
+    s.live.erase(it);
+    return ok();
+}
+
+cudaError_t cudaHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags) {
+    CUSIM_API_PROLOGUE();
+    if (!pDevice || flags != 0)
+        return api_error(cudaErrorInvalidValue, "cudaHostGetDevicePointer", "pDevice is NULL or flags is not 0");
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    const Allocation* a = find_alloc(s, pHost, 1);
+    if (!a || a->device)
+        return api_error(cudaErrorInvalidValue, "cudaHostGetDevicePointer",
+                         ptr_str(pHost) + " is not pinned host memory (cudaHostAlloc, cudaMallocHost or "
+                                          "cudaHostRegister)");
+    *pDevice = pHost;  // one address space: the host address is the device address
+    return ok();
+}
+
+cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
+    CUSIM_API_PROLOGUE();
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    const Allocation* a = find_alloc(s, pHost, 1);
+    if (!pFlags || !a || a->device)
+        return api_error(cudaErrorInvalidValue, "cudaHostGetFlags", "pFlags is NULL or the memory is not pinned");
+    *pFlags = cudaHostAllocMapped;  // every pinned allocation is mapped (unified addressing)
+    return ok();
+}
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+    CUSIM_API_PROLOGUE();
+    if (flags & ~0xffu) return api_error(cudaErrorInvalidValue, "cudaSetDeviceFlags", "unknown flags");
+    state().device_flags = flags;
+    return ok();
+}
+
+cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+    if (!flags) return api_error(cudaErrorInvalidValue, "cudaGetDeviceFlags", "flags is NULL");
+    *flags = state().device_flags | cudaDeviceMapHost;  // as a GPU reports it with unified addressing
+    return ok();
+}
+
+cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t) {
+    CUSIM_ALLOCATION("cudaMallocAsync", ptr);
+    return allocate(ptr, size, true, "cudaMallocAsync");
+}
+
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) { return release(ptr, true, "cudaFreeAsync"); }
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
     CUSIM_API_PROLOGUE();
@@ -1101,6 +1334,26 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
 }
 
 cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return ok(); }
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const void* func, int blockSize,
+                                                                   size_t dynamicSMemSize, unsigned int flags) {
+    if (flags & ~1u)
+        return api_error(cudaErrorInvalidValue, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "unknown flags");
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, func, blockSize, dynamicSMemSize);
+}
+
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int flags) {
+    CUSIM_API_PROLOGUE();
+    if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost && flags != cudaMemAttachSingle)
+        return api_error(cudaErrorInvalidValue, "cudaStreamAttachMemAsync", "flags is not one cudaMemAttach value");
+    return ok();
+}
+
+namespace cusim::detail {
+cudaError_t occupancy_error(const char* what) {
+    return api_error(cudaErrorInvalidValue, "cudaOccupancyMaxPotentialBlockSize", what);
+}
+}  // namespace cusim::detail
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void*, int blockSize,
                                                           size_t dynamicSMemSize) {

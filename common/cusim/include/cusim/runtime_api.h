@@ -27,6 +27,8 @@ enum cudaError {
     cudaErrorLaunchOutOfResources = 701,
     cudaErrorLaunchTimeout = 702,
     cudaErrorAssert = 710,
+    cudaErrorHostMemoryAlreadyRegistered = 712,
+    cudaErrorHostMemoryNotRegistered = 713,
     cudaErrorHardwareStackError = 714,
     cudaErrorIllegalInstruction = 715,
     cudaErrorMisalignedAddress = 716,
@@ -64,6 +66,8 @@ enum cudaFuncCache {
     cudaFuncCachePreferEqual = 3
 };
 
+/// Every attribute of CUDA 13's cudaDeviceAttr, with CUDA's values; cudaDeviceGetAttribute answers
+/// each as the virtual device (docs/cusim.md, "Device attributes").
 enum cudaDeviceAttr {
     cudaDevAttrMaxThreadsPerBlock = 1,
     cudaDevAttrMaxBlockDimX = 2,
@@ -73,21 +77,156 @@ enum cudaDeviceAttr {
     cudaDevAttrMaxGridDimY = 6,
     cudaDevAttrMaxGridDimZ = 7,
     cudaDevAttrMaxSharedMemoryPerBlock = 8,
+    cudaDevAttrTotalConstantMemory = 9,
     cudaDevAttrWarpSize = 10,
+    cudaDevAttrMaxPitch = 11,
+    cudaDevAttrMaxRegistersPerBlock = 12,
+    cudaDevAttrClockRate = 13,
+    cudaDevAttrTextureAlignment = 14,
+    cudaDevAttrGpuOverlap = 15,
     cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrKernelExecTimeout = 17,
+    cudaDevAttrIntegrated = 18,
+    cudaDevAttrCanMapHostMemory = 19,
+    cudaDevAttrComputeMode = 20,
+    cudaDevAttrMaxTexture1DWidth = 21,
+    cudaDevAttrMaxTexture2DWidth = 22,
+    cudaDevAttrMaxTexture2DHeight = 23,
+    cudaDevAttrMaxTexture3DWidth = 24,
+    cudaDevAttrMaxTexture3DHeight = 25,
+    cudaDevAttrMaxTexture3DDepth = 26,
+    cudaDevAttrMaxTexture2DLayeredWidth = 27,
+    cudaDevAttrMaxTexture2DLayeredHeight = 28,
+    cudaDevAttrMaxTexture2DLayeredLayers = 29,
+    cudaDevAttrSurfaceAlignment = 30,
+    cudaDevAttrConcurrentKernels = 31,
+    cudaDevAttrEccEnabled = 32,
+    cudaDevAttrPciBusId = 33,
+    cudaDevAttrPciDeviceId = 34,
+    cudaDevAttrTccDriver = 35,
+    cudaDevAttrMemoryClockRate = 36,
+    cudaDevAttrGlobalMemoryBusWidth = 37,
     cudaDevAttrL2CacheSize = 38,
     cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+    cudaDevAttrAsyncEngineCount = 40,
+    cudaDevAttrUnifiedAddressing = 41,
+    cudaDevAttrMaxTexture1DLayeredWidth = 42,
+    cudaDevAttrMaxTexture1DLayeredLayers = 43,
+    cudaDevAttrMaxTexture2DGatherWidth = 45,
+    cudaDevAttrMaxTexture2DGatherHeight = 46,
+    cudaDevAttrMaxTexture3DWidthAlt = 47,
+    cudaDevAttrMaxTexture3DHeightAlt = 48,
+    cudaDevAttrMaxTexture3DDepthAlt = 49,
+    cudaDevAttrPciDomainId = 50,
+    cudaDevAttrTexturePitchAlignment = 51,
+    cudaDevAttrMaxTextureCubemapWidth = 52,
+    cudaDevAttrMaxTextureCubemapLayeredWidth = 53,
+    cudaDevAttrMaxTextureCubemapLayeredLayers = 54,
+    cudaDevAttrMaxSurface1DWidth = 55,
+    cudaDevAttrMaxSurface2DWidth = 56,
+    cudaDevAttrMaxSurface2DHeight = 57,
+    cudaDevAttrMaxSurface3DWidth = 58,
+    cudaDevAttrMaxSurface3DHeight = 59,
+    cudaDevAttrMaxSurface3DDepth = 60,
+    cudaDevAttrMaxSurface1DLayeredWidth = 61,
+    cudaDevAttrMaxSurface1DLayeredLayers = 62,
+    cudaDevAttrMaxSurface2DLayeredWidth = 63,
+    cudaDevAttrMaxSurface2DLayeredHeight = 64,
+    cudaDevAttrMaxSurface2DLayeredLayers = 65,
+    cudaDevAttrMaxSurfaceCubemapWidth = 66,
+    cudaDevAttrMaxSurfaceCubemapLayeredWidth = 67,
+    cudaDevAttrMaxSurfaceCubemapLayeredLayers = 68,
+    cudaDevAttrMaxTexture1DLinearWidth = 69,
+    cudaDevAttrMaxTexture2DLinearWidth = 70,
+    cudaDevAttrMaxTexture2DLinearHeight = 71,
+    cudaDevAttrMaxTexture2DLinearPitch = 72,
+    cudaDevAttrMaxTexture2DMipmappedWidth = 73,
+    cudaDevAttrMaxTexture2DMipmappedHeight = 74,
     cudaDevAttrComputeCapabilityMajor = 75,
     cudaDevAttrComputeCapabilityMinor = 76,
+    cudaDevAttrMaxTexture1DMipmappedWidth = 77,
+    cudaDevAttrStreamPrioritiesSupported = 78,
+    cudaDevAttrGlobalL1CacheSupported = 79,
+    cudaDevAttrLocalL1CacheSupported = 80,
     cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+    cudaDevAttrMaxRegistersPerMultiprocessor = 82,
     cudaDevAttrManagedMemory = 83,
+    cudaDevAttrIsMultiGpuBoard = 84,
+    cudaDevAttrMultiGpuBoardGroupID = 85,
+    cudaDevAttrHostNativeAtomicSupported = 86,
+    cudaDevAttrSingleToDoublePrecisionPerfRatio = 87,
+    cudaDevAttrPageableMemoryAccess = 88,
+    cudaDevAttrConcurrentManagedAccess = 89,
+    cudaDevAttrComputePreemptionSupported = 90,
+    cudaDevAttrCanUseHostPointerForRegisteredMem = 91,
+    cudaDevAttrReserved92 = 92,
+    cudaDevAttrReserved93 = 93,
+    cudaDevAttrReserved94 = 94,
     cudaDevAttrCooperativeLaunch = 95,
+    cudaDevAttrReserved96 = 96,
     cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+    cudaDevAttrCanFlushRemoteWrites = 98,
+    cudaDevAttrHostRegisterSupported = 99,
+    cudaDevAttrPageableMemoryAccessUsesHostPageTables = 100,
+    cudaDevAttrDirectManagedMemAccessFromHost = 101,
+    cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+    cudaDevAttrMaxPersistingL2CacheSize = 108,
+    cudaDevAttrMaxAccessPolicyWindowSize = 109,
+    cudaDevAttrReservedSharedMemoryPerBlock = 111,
+    cudaDevAttrSparseCudaArraySupported = 112,
+    cudaDevAttrHostRegisterReadOnlySupported = 113,
+    cudaDevAttrTimelineSemaphoreInteropSupported = 114,
+    cudaDevAttrMemoryPoolsSupported = 115,
+    cudaDevAttrGPUDirectRDMASupported = 116,
+    cudaDevAttrGPUDirectRDMAFlushWritesOptions = 117,
+    cudaDevAttrGPUDirectRDMAWritesOrdering = 118,
+    cudaDevAttrMemoryPoolSupportedHandleTypes = 119,
+    cudaDevAttrClusterLaunch = 120,
+    cudaDevAttrDeferredMappingCudaArraySupported = 121,
+    cudaDevAttrReserved122 = 122,
+    cudaDevAttrReserved123 = 123,
+    cudaDevAttrReserved124 = 124,
+    cudaDevAttrIpcEventSupport = 125,
+    cudaDevAttrMemSyncDomainCount = 126,
+    cudaDevAttrReserved127 = 127,
+    cudaDevAttrReserved128 = 128,
+    cudaDevAttrReserved129 = 129,
+    cudaDevAttrNumaConfig = 130,
+    cudaDevAttrNumaId = 131,
+    cudaDevAttrReserved132 = 132,
+    cudaDevAttrMpsEnabled = 133,
+    cudaDevAttrHostNumaId = 134,
+    cudaDevAttrD3D12CigSupported = 135,
+    cudaDevAttrVulkanCigSupported = 138,
+    cudaDevAttrGpuPciDeviceId = 139,
+    cudaDevAttrGpuPciSubsystemId = 140,
+    cudaDevAttrReserved141 = 141,
+    cudaDevAttrHostNumaMemoryPoolsSupported = 142,
+    cudaDevAttrHostNumaMultinodeIpcSupported = 143,
+    cudaDevAttrHostMemoryPoolsSupported = 144,
+    cudaDevAttrReserved145 = 145,
+    cudaDevAttrOnlyPartialHostNativeAtomicSupported = 147,
+    cudaDevAttrMax
 };
 
-/// The properties of cusim's virtual device: the limits of an sm_90 (H100-class) GPU.
+enum cudaComputeMode {
+    cudaComputeModeDefault = 0,
+    cudaComputeModeExclusive = 1,
+    cudaComputeModeProhibited = 2,
+    cudaComputeModeExclusiveProcess = 3
+};
+
+struct cudaUUID_t {
+    char bytes[16];
+};
+
+/// The properties of cusim's virtual device: the limits of an sm_90 (H100-class) GPU. Every field of
+/// CUDA 13's cudaDeviceProp, in its order (the values: cudaGetDeviceProperties, docs/cusim.md).
 struct cudaDeviceProp {
     char name[256];
+    cudaUUID_t uuid;
+    char luid[8];
+    unsigned int luidDeviceNodeMask;
     size_t totalGlobalMem;
     size_t sharedMemPerBlock;
     int regsPerBlock;
@@ -100,27 +239,83 @@ struct cudaDeviceProp {
     int major;
     int minor;
     size_t textureAlignment;
+    size_t texturePitchAlignment;
     int multiProcessorCount;
     int integrated;
     int canMapHostMemory;
+    int maxTexture1D;
+    int maxTexture1DMipmap;
+    int maxTexture2D[2];
+    int maxTexture2DMipmap[2];
+    int maxTexture2DLinear[3];
+    int maxTexture2DGather[2];
+    int maxTexture3D[3];
+    int maxTexture3DAlt[3];
+    int maxTextureCubemap;
+    int maxTexture1DLayered[2];
+    int maxTexture2DLayered[3];
+    int maxTextureCubemapLayered[2];
+    int maxSurface1D;
+    int maxSurface2D[2];
+    int maxSurface3D[3];
+    int maxSurface1DLayered[2];
+    int maxSurface2DLayered[3];
+    int maxSurfaceCubemap;
+    int maxSurfaceCubemapLayered[2];
+    size_t surfaceAlignment;
     int concurrentKernels;
     int ECCEnabled;
     int pciBusID;
     int pciDeviceID;
+    int pciDomainID;
+    int tccDriver;
     int asyncEngineCount;
     int unifiedAddressing;
     int memoryBusWidth;
     int l2CacheSize;
     int persistingL2CacheMaxSize;
     int maxThreadsPerMultiProcessor;
-    int maxBlocksPerMultiProcessor;
+    int streamPrioritiesSupported;
+    int globalL1CacheSupported;
+    int localL1CacheSupported;
     size_t sharedMemPerMultiprocessor;
     int regsPerMultiprocessor;
     int managedMemory;
     int isMultiGpuBoard;
+    int multiGpuBoardGroupID;
+    int hostNativeAtomicSupported;
+    int pageableMemoryAccess;
+    int concurrentManagedAccess;
+    int computePreemptionSupported;
+    int canUseHostPointerForRegisteredMem;
     int cooperativeLaunch;
     size_t sharedMemPerBlockOptin;
+    int pageableMemoryAccessUsesHostPageTables;
+    int directManagedMemAccessFromHost;
+    int maxBlocksPerMultiProcessor;
+    int accessPolicyMaxWindowSize;
     size_t reservedSharedMemPerBlock;
+    int hostRegisterSupported;
+    int sparseCudaArraySupported;
+    int hostRegisterReadOnlySupported;
+    int timelineSemaphoreInteropSupported;
+    int memoryPoolsSupported;
+    int gpuDirectRDMASupported;
+    unsigned int gpuDirectRDMAFlushWritesOptions;
+    int gpuDirectRDMAWritesOrdering;
+    unsigned int memoryPoolSupportedHandleTypes;
+    int deferredMappingCudaArraySupported;
+    int ipcEventSupported;
+    int clusterLaunch;
+    int unifiedFunctionPointers;
+    int deviceNumaConfig;
+    int deviceNumaId;
+    int mpsEnabled;
+    int hostNumaId;
+    unsigned int gpuPciDeviceID;
+    unsigned int gpuPciSubsystemID;
+    int hostNumaMultinodeIpcSupported;
+    int reserved[56];
 };
 
 struct cudaFuncAttributes {
@@ -155,6 +350,23 @@ typedef cusim::detail::Event* cudaEvent_t;
 #define cudaHostAllocPortable 0x01
 #define cudaHostAllocMapped 0x02
 #define cudaMemAttachGlobal 0x01
+#define cudaMemAttachHost 0x02
+#define cudaMemAttachSingle 0x04
+#define cudaHostAllocWriteCombined 0x04
+#define cudaHostRegisterDefault 0x00
+#define cudaHostRegisterPortable 0x01
+#define cudaHostRegisterMapped 0x02
+#define cudaHostRegisterIoMemory 0x04
+#define cudaHostRegisterReadOnly 0x08
+#define cudaDeviceScheduleAuto 0x00
+#define cudaDeviceScheduleSpin 0x01
+#define cudaDeviceScheduleYield 0x02
+#define cudaDeviceScheduleBlockingSync 0x04
+#define cudaDeviceBlockingSync 0x04
+#define cudaDeviceScheduleMask 0x07
+#define cudaDeviceMapHost 0x08
+#define cudaDeviceLmemResizeToMax 0x10
+#define cudaDeviceMask 0xff
 #define CUDART_VERSION 13000
 #define CUDART_CB  // calling convention of host callbacks (__stdcall on Windows, empty elsewhere)
 
@@ -182,6 +394,20 @@ cudaError_t cudaFree(void* ptr);
 cudaError_t cudaMallocHost(void** ptr, size_t size);
 cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int flags);
 cudaError_t cudaFreeHost(void* ptr);
+/// Page-locks [ptr, ptr + size) of ordinary host memory: afterwards it is pinned host memory (copies,
+/// kernels through cudaHostGetDevicePointer) until cudaHostUnregister.
+cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags);
+cudaError_t cudaHostUnregister(void* ptr);
+/// The device address of pinned host memory (cudaHostAlloc, cudaMallocHost, cudaHostRegister): the
+/// same address in cusim, where kernels run in the host's address space (unified addressing).
+cudaError_t cudaHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags);
+cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost);
+cudaError_t cudaSetDeviceFlags(unsigned int flags);
+cudaError_t cudaGetDeviceFlags(unsigned int* flags);
+/// Stream-ordered allocation: streams complete before each call returns in cusim, so these are
+/// cudaMalloc and cudaFree in stream order.
+cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream);
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream);
 cudaError_t cudaMemGetInfo(size_t* free, size_t* total);
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
@@ -224,6 +450,13 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func);
 cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache config);
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func, int blockSize,
                                                           size_t dynamicSMemSize);
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const void* func, int blockSize,
+                                                                   size_t dynamicSMemSize, unsigned int flags);
+#define cudaOccupancyDefault 0x00
+#define cudaOccupancyDisableCachingOverride 0x01
+/// Managed memory is host memory in cusim: attaching it to a stream changes nothing.
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void* devPtr, size_t length = 0,
+                                     unsigned int flags = cudaMemAttachSingle);
 
 template <class T>
 inline cudaError_t cudaFuncSetAttribute(T* func, cudaFuncAttribute attr, int value) {
@@ -258,6 +491,83 @@ inline cudaError_t cudaMallocHost(T** ptr, size_t size) {
 template <class T>
 inline cudaError_t cudaMallocManaged(T** ptr, size_t size, unsigned int flags = cudaMemAttachGlobal) {
     return cudaMallocManaged(reinterpret_cast<void**>(ptr), size, flags);
+}
+namespace cusim::detail {
+/// cudaErrorInvalidValue from an occupancy query, reported as the runtime reports its errors.
+cudaError_t occupancy_error(const char* what);
+}
+template <class T>
+inline cudaError_t cudaMallocHost(T** ptr, size_t size, unsigned int flags) {
+    return cudaHostAlloc(reinterpret_cast<void**>(ptr), size, flags);
+}
+template <class T>
+inline cudaError_t cudaHostAlloc(T** ptr, size_t size, unsigned int flags) {
+    return cudaHostAlloc(reinterpret_cast<void**>(ptr), size, flags);
+}
+template <class T>
+inline cudaError_t cudaHostGetDevicePointer(T** pDevice, void* pHost, unsigned int flags) {
+    return cudaHostGetDevicePointer(reinterpret_cast<void**>(pDevice), pHost, flags);
+}
+template <class T>
+inline cudaError_t cudaMallocAsync(T** ptr, size_t size, cudaStream_t stream) {
+    return cudaMallocAsync(reinterpret_cast<void**>(ptr), size, stream);
+}
+template <class T>
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, T* func, int blockSize,
+                                                                          size_t dynamicSMemSize, unsigned int flags) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, reinterpret_cast<const void*>(func),
+                                                                  blockSize, dynamicSMemSize, flags);
+}
+/// The block size with the most resident threads per multiprocessor (ties: the smaller block), as
+/// cuda_runtime.h's template computes it from the occupancy calculator: @p blockSizeToDynamicSMemSize
+/// gives the dynamic shared memory a block of that size needs; @p blockSizeLimit 0 means no limit.
+template <class UnaryFunction, class T>
+inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(int* minGridSize, int* blockSize, T func,
+                                                                          UnaryFunction blockSizeToDynamicSMemSize,
+                                                                          int blockSizeLimit = 0,
+                                                                          unsigned int flags = 0) {
+    if (!minGridSize || !blockSize || !func) return cusim::detail::occupancy_error("minGridSize, blockSize or func is NULL");
+    cudaFuncAttributes attr;
+    if (cudaError_t e = cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(func))) return e;
+    int sms = 0, perSm = 0, warp = 32;
+    if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0)) return e;
+    if (cudaError_t e = cudaDeviceGetAttribute(&perSm, cudaDevAttrMaxThreadsPerMultiProcessor, 0)) return e;
+    int limit = attr.maxThreadsPerBlock;
+    if (blockSizeLimit > 0 && blockSizeLimit < limit) limit = blockSizeLimit;
+    int best_threads = 0, best_block = 0, best_blocks = 0;
+    for (int size = (limit / warp) * warp; size > 0; size -= warp) {
+        int blocks = 0;
+        if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+                &blocks, reinterpret_cast<const void*>(func), size, blockSizeToDynamicSMemSize(size), flags))
+            return e;
+        if (blocks * size >= best_threads && blocks > 0) {
+            best_threads = blocks * size, best_block = size, best_blocks = blocks;
+        }
+        if (best_threads == perSm) break;  // no smaller block can do better than a full multiprocessor
+    }
+    *blockSize = best_block;
+    *minGridSize = best_blocks * sms;
+    return cudaSuccess;
+}
+template <class UnaryFunction, class T>
+inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMem(int* minGridSize, int* blockSize, T func,
+                                                                  UnaryFunction blockSizeToDynamicSMemSize,
+                                                                  int blockSizeLimit = 0) {
+    return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(minGridSize, blockSize, func,
+                                                                  blockSizeToDynamicSMemSize, blockSizeLimit, 0);
+}
+template <class T>
+inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, T func,
+                                                      size_t dynamicSMemSize = 0, int blockSizeLimit = 0) {
+    return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
+        minGridSize, blockSize, func, [dynamicSMemSize](int) { return dynamicSMemSize; }, blockSizeLimit, 0);
+}
+template <class T>
+inline cudaError_t cudaOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, T func,
+                                                               size_t dynamicSMemSize = 0, int blockSizeLimit = 0,
+                                                               unsigned int flags = 0) {
+    return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
+        minGridSize, blockSize, func, [dynamicSMemSize](int) { return dynamicSMemSize; }, blockSizeLimit, flags);
 }
 
 namespace cusim::detail {
