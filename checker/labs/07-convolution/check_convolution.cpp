@@ -558,11 +558,15 @@ WB_CHECK(Correctness, ConvIm2col, .weight = 2,
 
 WB_CHECK(Correctness, ConvImplicitGemm, .weight = 2,
          .hint = "Rows m = (n, p, q), columns k, reduction kk = (c, r, s): decompose kk while gathering "
-                 "the A tile, zeros for padding, kk >= C * R * S and m >= N * P * Q.") { WB_ASSERT(check_forward_all(kImplicit, true)); }
+                 "the A tile, zeros for padding, kk >= C * R * S and m >= N * P * Q.") {
+  WB_ASSERT(check_forward_all(kImplicit, true));
+}
 
 WB_CHECK(Correctness, ConvForward, .weight = 3,
          .hint = "NHWC: x[((n * H + h) * W + w) * C + c], w[((k * R + r) * S + s) * C + c], y[((n * P + "
-                 "p) * Q + q) * K + k]; kk = (r, s, c) with c fastest; float4 only when C % 4 == 0.") { WB_ASSERT(check_forward_all(kFinal, true)); }
+                 "p) * Q + q) * K + k]; kk = (r, s, c) with c fastest; float4 only when C % 4 == 0.") {
+  WB_ASSERT(check_forward_all(kFinal, true));
+}
 
 WB_CHECK(Correctness, ConvBackwardData, .weight = 3,
          .hint = "For input pixel h and tap r the output row is p = (h + pad_h - r * dilation_h) / "
@@ -705,11 +709,15 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 WB_CHECK(Analysis, ConvMemcheckClean, .weight = 2, .backends = "sim",
          .hint = "Test every gathered pixel against the image and every tile index against M, K and C * "
-                 "R * S; read only workspace slices this call wrote.") { expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck"); }
+                 "R * S; read only workspace slices this call wrote.") {
+  expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
+}
 
 WB_CHECK(Analysis, ConvRacecheckClean, .weight = 2, .backends = "sim",
          .hint = "__syncthreads() after storing a tile and before reading it, and again before the next "
-                 "step overwrites it (or double-buffer).") { expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck"); }
+                 "step overwrites it (or double-buffer).") {
+  expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
+}
 
 WB_CHECK(Analysis, WgradNoAtomics, .weight = 2, .backends = "sim",
          .hint = "Split the N * P * Q reduction into workspace slices summed in order by a second "

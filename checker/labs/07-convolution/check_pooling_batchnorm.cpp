@@ -954,8 +954,8 @@ WB_CHECK(Correctness, BatchNormTraining, .weight = 3,
          .hint = "Per channel over N * HW values: Welford/Chan (no E[x^2] - E[x]^2); normalize with the "
                  "biased variance m2 / M, update running_var with the unbiased m2 / (M - 1).") {
   wb::check::record_threshold("save_mean within T(M) mean|x|, save_rstd from var within 2 T(M) var + 2 d sqrt(var) + d^2 "
-                              "(d = T(M) mean|x|), "
-                              "running stats, y; T(M) = (16 + 4 sqrt(M)) u; 10 shapes (11 on a GPU), M = 2 .. 150001, C = 1 .. 300 (70000 on a GPU)");
+                              "(d = T(M) mean|x|), running stats, y; T(M) = (16 + 4 sqrt(M)) u; 10 shapes (11 on a "
+                              "GPU), M = 2 .. 150001, C = 1 .. 300 (70000 on a GPU)");
   WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
     return check_bn_training(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1400 + s));
   }));

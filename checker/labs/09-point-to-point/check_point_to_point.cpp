@@ -175,24 +175,19 @@ WB_CHECK(Correctness, FitAlphaBetaRejectsAnUndeterminedLine, .weight = 1,
   EXPECT_TRUE(outcome.empty()) << outcome;
 }
 
-WB_CHECK(Correctness, NaiveAllreduceFloatSum, .weight = 1,
-         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
-                 "every rank.") { sweep(DataType::f32, RedOp::sum); }
-WB_CHECK(Correctness, NaiveAllreduceFloatMax, .weight = 1,
-         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
-                 "every rank.") { sweep(DataType::f32, RedOp::max); }
-WB_CHECK(Correctness, NaiveAllreduceDoubleSum, .weight = 1,
-         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
-                 "every rank.") { sweep(DataType::f64, RedOp::sum); }
-WB_CHECK(Correctness, NaiveAllreduceDoubleMax, .weight = 1,
-         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
-                 "every rank.") { sweep(DataType::f64, RedOp::max); }
-WB_CHECK(Correctness, NaiveAllreduceInt32Sum, .weight = 1,
-         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
-                 "every rank.") { sweep(DataType::i32, RedOp::sum); }
-WB_CHECK(Correctness, NaiveAllreduceInt32Max, .weight = 1,
-         .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result to "
-                 "every rank.") { sweep(DataType::i32, RedOp::max); }
+// The six sweeps of naive_allreduce: one type and operator each, one hint for all.
+#define NAIVE_SWEEP(NAME, TYPE, OP)                                                                  \
+  WB_CHECK(Correctness, NAME, .weight = 1,                                                           \
+           .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result " \
+                   "to every rank.") {                                                               \
+    sweep(TYPE, OP);                                                                                 \
+  }
+NAIVE_SWEEP(NaiveAllreduceFloatSum, DataType::f32, RedOp::sum)
+NAIVE_SWEEP(NaiveAllreduceFloatMax, DataType::f32, RedOp::max)
+NAIVE_SWEEP(NaiveAllreduceDoubleSum, DataType::f64, RedOp::sum)
+NAIVE_SWEEP(NaiveAllreduceDoubleMax, DataType::f64, RedOp::max)
+NAIVE_SWEEP(NaiveAllreduceInt32Sum, DataType::i32, RedOp::sum)
+NAIVE_SWEEP(NaiveAllreduceInt32Max, DataType::i32, RedOp::max)
 
 WB_CHECK(Correctness, NaiveAllreduceGoesThroughTheRoot, .weight = 1,
          .hint = "Rank 0 receives n-1 whole buffers and sends n-1 whole buffers; the others send one and "

@@ -377,7 +377,9 @@ int ceil_log2(int n) {
 
 WB_CHECK(Correctness, AlltoallPairwise, .weight = 1,
          .hint = "At step s receive block (r-s) mod n from rank (r-s) mod n into that block, send block "
-                 "(r+s) mod n to rank (r+s) mod n; in place, send from a scratch copy of the buffer.") { sweep_alltoall(lab10::alltoall_pairwise, "alltoall_pairwise"); }
+                 "(r+s) mod n to rank (r+s) mod n; in place, send from a scratch copy of the buffer.") {
+  sweep_alltoall(lab10::alltoall_pairwise, "alltoall_pairwise");
+}
 
 WB_CHECK(Correctness, PairwiseExchangeOrder, .weight = 1,
          .hint = "One message of exactly one block per step, step s = 1..n-1 to rank (r+s) mod n, in "
@@ -421,7 +423,9 @@ WB_CHECK(Correctness, PairwiseExchangeOrder, .weight = 1,
 
 WB_CHECK(Correctness, AlltoallBruck, .weight = 1,
          .hint = "Rotate (working block i = send block (r+i) mod n), move the blocks with bit k set in "
-                 "round k, then recvbuf block j = working block (r-j) mod n.") { sweep_alltoall(lab10::alltoall_bruck, "alltoall_bruck"); }
+                 "round k, then recvbuf block j = working block (r-j) mod n.") {
+  sweep_alltoall(lab10::alltoall_bruck, "alltoall_bruck");
+}
 
 WB_CHECK(Correctness, BruckSendsLogNMessages, .weight = 1,
          .hint = "One message per round: pack every working block whose index has bit k set into "

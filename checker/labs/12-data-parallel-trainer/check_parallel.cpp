@@ -404,9 +404,13 @@ void pipeline_check(lab12::Schedule schedule) {
 WB_CHECK(Correctness, PipelineGPipeMatchesSingleProcess, .weight = 3,
          .hint = "Every forward (receive the input from rank - 1, mlp_forward, send relu(z_last) to rank "
                  "+ 1), then every backward (receive dL/d(output), through the ReLU, the layers' "
-                 "gradients added, dL/d(input) to rank - 1); scale 1/global.rows on the last stage.") { pipeline_check(lab12::Schedule::gpipe); }
+                 "gradients added, dL/d(input) to rank - 1); scale 1/global.rows on the last stage.") {
+  pipeline_check(lab12::Schedule::gpipe);
+}
 
 WB_CHECK(Correctness, Pipeline1F1BMatchesSingleProcess, .weight = 3,
          .hint = "n - s - 1 forwards, then one forward and one backward in turn, then the remaining "
                  "backwards; micro-batch j in slot j % slots.size(); send with isend so that a stage "
-                 "never blocks in a send while its neighbour sends to it.") { pipeline_check(lab12::Schedule::one_f_one_b); }
+                 "never blocks in a send while its neighbour sends to it.") {
+  pipeline_check(lab12::Schedule::one_f_one_b);
+}

@@ -125,7 +125,8 @@ struct GpuSharing {
   int cores = 1;          ///< CPU cores this process may run on
 };
 
-/// The facts of this run, gathered on every rank (collective over @p comm). WB_FAKE_GPUS=N and
+/// The facts of this run, gathered on every rank (collective over MPI_COMM_WORLD, the check
+/// binary's world; @p comm names it for the caller). WB_FAKE_GPUS=N and
 /// WB_FAKE_MPS=0|1 replace the GPU count and the MPS answer (the tests of the decision below).
 GpuSharing gpu_sharing(Communicator& comm);
 
