@@ -36,6 +36,9 @@ void record_measured(const std::string& value);
 void record_threshold(const std::string& value);
 /// Records a hint shown when the running check fails.
 void record_hint(const std::string& value);
+/// Records that the running check's failure has no hint: neither its WB_CHECK's nor lab.json's
+/// applies (an Analysis check stopped by a wrong result, which its own hint does not explain).
+void record_no_hint();
 
 /// The implementation this binary was built from, e.g. "labs/01-saxpy/saxpy.cu". Checks
 /// use this rather than the WB_LAB_SOURCES macro: a lab's check sources are compiled once
@@ -83,11 +86,21 @@ inline testing::AssertionResult run_cases(std::size_t count,
   return testing::AssertionSuccess();
 }
 
+/// An Analysis check whose run hit a wrong result: fails the running check on @p results alone,
+/// saying that @p what (its tools) has no verdict on wrong code and that the failing Correctness
+/// check is the one to fix, and records no hint (the check's hint is about the tools' findings).
+/// The caller returns right after this call.
+/// With @p tools_ran, the message adds that the tools found nothing.
+void fail_on_wrong_result(const char* what, const testing::AssertionResult& results, bool tools_ran = false);
+
 /// Analysis verdict of a check (sim backend): the cusim reports of @p tools collected since the
 /// last cusim::analysis::reset() fail the check, listing the first ones (a report usually explains
-/// a wrong result, so reports come before @p results' message); with none, the check stands or
-/// falls with @p results and records "0 reports". Without analysis instrumentation the check is
-/// NOT MEASURED after @p results is asserted. The caller returns right after this call.
+/// a wrong result, so reports come before @p results' message). With none, the check passes with
+/// "0 reports" when @p results holds; when it does not, the check fails on the wrong result alone:
+/// its message says that no tool reported anything and that the result was wrong (the Correctness
+/// checks name it too), and it shows no hint, since the check's hint is about the tools' reports.
+/// Without analysis instrumentation the check is NOT MEASURED (after the same failure on a wrong
+/// result). The caller returns right after this call.
 void expect_no_analysis_reports(const std::vector<std::string>& tools, const char* what,
                                 const testing::AssertionResult& results);
 
@@ -118,6 +131,16 @@ std::string significant(double v, int digits);
   do {                                                                      \
     if (::testing::AssertionResult wb_result_ = (expr); !wb_result_) {      \
       FAIL() << wb_result_.message();                                       \
+    }                                                                       \
+  } while (0)
+
+/// In an Analysis check: fails the check (and returns from it) when @p expr, the result of the
+/// run the check analyses, is a failure, with fail_on_wrong_result's message (@p what: what the
+/// check judges, "atomic operations").
+#define WB_ASSERT_ANALYSIS_RUN(expr, what)                                  \
+  do {                                                                      \
+    if (::testing::AssertionResult wb_result_ = (expr); !wb_result_) {      \
+      return ::wb::check::fail_on_wrong_result((what), wb_result_);         \
     }                                                                       \
   } while (0)
 

@@ -420,7 +420,7 @@ def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, ti
     if record:
         result.measured = str(record.get("measured", ""))
         result.threshold = str(record.get("threshold", ""))
-        result.hint = str(record.get("hint", "")) or result.hint
+        result.hint = "" if record.get("no_hint") else str(record.get("hint", "")) or result.hint
     crash_site, stderr_text, in_lab_code = _lab_crash(outcome.stderr, binary)
     stderr = tail_lines(stderr_text)
 

@@ -18,8 +18,10 @@
 /// multiples of the tile sizes or not, 1, tall and skinny (2^20 keeps a grid of 32-wide tiles
 /// within gridDim.y <= 65535). M == 0 or N == 0 does nothing; K == 0 gives
 /// C = beta * C. When beta == 0, C is output only: it must not be read (it may hold NaN, and
-/// 0 * NaN is NaN). A, B and C are distinct arrays; A and B are inputs only. Pointers from
-/// cudaMalloc are 16-byte aligned; a leading dimension need not be a multiple of 4. You
+/// 0 * NaN is NaN). A, B and C are distinct arrays; A and B are inputs only. A, B and C may
+/// start at any float, not only at a 16-byte boundary as cudaMalloc memory does (labs 07, 08 and
+/// 12 pass pointers into larger arrays), and a leading dimension need not be a multiple of 4: a
+/// float4 access is aligned only when both the address and the leading dimension allow it. You
 /// choose every launch configuration. Each function returns the first CUDA error it sees
 /// (cudaGetLastError() after a launch), else cudaSuccess.
 #pragma once

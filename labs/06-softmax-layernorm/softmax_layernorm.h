@@ -8,8 +8,9 @@
 /// Every matrix is row-major fp32 (bf16 in the last step) with @p rows rows of @p cols columns,
 /// stored without padding: element (r, c) is at index r * cols + c. rows >= 0 (0 means nothing
 /// to do) and 1 <= cols <= 65536. Every pointer is a device pointer whose first element is
-/// 16-byte aligned, as cudaMalloc memory is; a row starts 16-byte aligned only when cols is a
-/// multiple of 4 (of 8 for bf16). Each operation works on every row independently, except the
+/// 16-byte aligned, as cudaMalloc memory is (labs 08 and 12, which call softmax_forward(), keep
+/// this promise too); a row starts 16-byte aligned only when cols is a multiple of 4 (of 8 for
+/// bf16). Each operation works on every row independently, except the
 /// parameter gradients (dgamma, dbeta), which sum over the rows. Every function returns the
 /// first CUDA error it sees (cudaGetLastError() after a launch), else cudaSuccess.
 ///

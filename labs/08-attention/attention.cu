@@ -43,7 +43,8 @@ namespace {
 
 // TODO(1): for each bh < B * H in turn, with the head's Q (Tq x D), K, V (Tk x D) and O at offsets
 //   bh * Tq * D and bh * Tk * D, and the workspace split into scores (Tq x Tk), probs (Tq x Tk) and
-//   kt (D x Tk):
+//   kt (D x Tk) by unfused_workspace(workspace, shape) (attention.h: each array 16-byte aligned, as
+//   lab 06's functions are promised):
 //   a. a transpose kernel: kt[c][j] = K[j][c] (a 32 x 33 shared tile, as in lab 02);
 //   b. sgemm(Tq, Tk, D, 1 / sqrt(D), Q, D, kt, Tk, 0, scores, Tk);
 //   c. a kernel with one warp per row i: scores[i][j] = -INFINITY for j >= key_end(i + 1, ...); then

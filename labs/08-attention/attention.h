@@ -56,10 +56,33 @@ inline std::size_t attention_rows(const AttentionShape& s) {
   return static_cast<std::size_t>(s.batch) * s.heads * s.tq;
 }
 
+/// Floats of one Tq x Tk matrix of attention_unfused()'s workspace, rounded up to a multiple of 4 so
+/// that the array after it starts at a 16-byte boundary.
+inline std::size_t attention_unfused_scores_floats(const AttentionShape& s) {
+  return (static_cast<std::size_t>(s.tq) * s.tk + 3) / 4 * 4;
+}
+
 /// Floats of the workspace attention_unfused() receives: the scores and the probabilities of
-/// one head (Tq x Tk each) and K^T of one head (D x Tk). Heads are processed one after another.
+/// one head (Tq x Tk each) and K^T of one head (D x Tk), each starting at a 16-byte boundary
+/// (UnfusedWorkspace). Heads are processed one after another.
 inline std::size_t attention_unfused_workspace_floats(const AttentionShape& s) {
-  return 2 * static_cast<std::size_t>(s.tq) * s.tk + static_cast<std::size_t>(s.d) * s.tk;
+  return 2 * attention_unfused_scores_floats(s) + static_cast<std::size_t>(s.d) * s.tk;
+}
+
+/// attention_unfused()'s workspace split into its three arrays. Each starts 16-byte aligned, as
+/// lab 06 promises every pointer its functions receive: probs = scores + Tq * Tk would not be
+/// when Tq * Tk is not a multiple of 4, and a softmax_forward() that relies on the promise (16-byte
+/// loads from its first element) would fault there.
+struct UnfusedWorkspace {
+  float* scores;  ///< Tq x Tk
+  float* probs;   ///< Tq x Tk
+  float* kt;      ///< D x Tk
+};
+
+/// The arrays of attention_unfused()'s @p workspace for @p s.
+inline UnfusedWorkspace unfused_workspace(float* workspace, const AttentionShape& s) {
+  const std::size_t tt = attention_unfused_scores_floats(s);
+  return {workspace, workspace + tt, workspace + 2 * tt};
 }
 
 /// Floats of the workspace attention_backward() receives: one per query row (for

@@ -77,9 +77,7 @@ cudaError_t attention_unfused(const float* q, const float* k, const float* v, fl
                               AttentionShape s, float* workspace) {
   if (!valid(s)) return cudaErrorInvalidValue;
   const float scale = 1.0f / sqrtf(static_cast<float>(s.d));
-  float* scores = workspace;
-  float* probs = scores + static_cast<size_t>(s.tq) * s.tk;
-  float* kt = probs + static_cast<size_t>(s.tq) * s.tk;
+  const auto [scores, probs, kt] = unfused_workspace(workspace, s);
   for (int bh = 0; bh < s.batch * s.heads; ++bh) {
     const float* qh = q + static_cast<size_t>(bh) * s.tq * s.d;
     const float* kh = k + static_cast<size_t>(bh) * s.tk * s.d;

@@ -16,6 +16,10 @@ outcome. Used by ctest (tests/checker/CMakeLists.txt).
       With --source FILE, {{line:TEXT}} in a REGEX stands for the numbers of the lines of
       FILE that contain TEXT (a known-wrong version built from a delta: its reports name
       lines that move when the solution changes).
+      --expect-no-hint CHECK: that failing check shows no hint (one that would point at a
+      cause the failure does not have).
+  selftest.py --lab 01-saxpy --binary BIN --expect-pass-check CHECK [--expect-pass-check ...]
+      each named check passes (a known-right variant of the solution: the checks accept it).
 Exit status 0 when the expectation holds.
 """
 
@@ -81,6 +85,8 @@ def main() -> int:
     ap.add_argument("--allow-not-measured", action="store_true")
     ap.add_argument("--expect-all-fail", metavar="REGEX")
     ap.add_argument("--expect-fail", nargs=2, action="append", metavar=("CHECK", "REGEX"), default=[])
+    ap.add_argument("--expect-pass-check", action="append", metavar="CHECK", default=[])
+    ap.add_argument("--expect-no-hint", action="append", metavar="CHECK", default=[])
     ap.add_argument("--source", type=Path, help="the lab source the {{line:TEXT}} of a REGEX refer to")
     ap.add_argument("--checks", choices=("all", "performance", "untimed"), default="all")
     ap.add_argument("--results", type=Path)
@@ -88,7 +94,7 @@ def main() -> int:
     args = ap.parse_args()
 
     lab = labs.select_labs([args.lab])[0]
-    only = [c for c, _ in args.expect_fail] or None
+    only = [c for c, _ in args.expect_fail] + args.expect_pass_check or None
     if args.checks != "all":
         timed = args.checks == "performance"
         only = [c.name for c in lab.checks_for(args.backend) if c.name.startswith("Performance.") == timed]
@@ -132,6 +138,13 @@ def main() -> int:
             if not pattern.search(r.message):
                 fail(f"{r.name} failed, but its message does not match /{args.expect_all_fail}/:\n{r.message}")
 
+    for check in args.expect_pass_check:
+        r = by_name.get(check)
+        if r is None:
+            fail(f"check {check} did not run (present: {sorted(by_name)})")
+        if r.status != runner.PASSED:
+            fail(f"{check} should accept this variant but is {r.status}: {r.message}")
+
     for check, regex in args.expect_fail:
         regex = expand_lines(regex, args.source)
         r = by_name.get(check)
@@ -141,6 +154,12 @@ def main() -> int:
             fail(f"{check} should fail but is {r.status}")
         if not re.search(regex, r.message + "\n" + r.stderr_tail, re.S):
             fail(f"{check} failed, but its message does not match /{regex}/:\n{r.message}")
+    for check in args.expect_no_hint:
+        r = by_name.get(check)
+        if r is None:
+            fail(f"check {check} did not run (present: {sorted(by_name)})")
+        if r.hint:
+            fail(f"{check} shows a hint, and should not: {r.hint}")
     print("SELFTEST PASSED")
     return 0
 

@@ -5,7 +5,8 @@
 #   Sets <out_var> to the path of <name><ext of the solution> in the build tree: the solution
 #   with the delta applied (tests/known_wrong/apply_delta.py), regenerated whenever the
 #   solution or the delta changes. A delta that no longer applies stops the build with a
-#   message naming it. Also sets <out_var>_MISTAKE to the delta's one-line description.
+#   message naming it. Also sets <out_var>_MISTAKE to the delta's one-line description (its
+#   'Mistake:' line, or the 'Variant:' line of a known-right variant).
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 set(WB_APPLY_DELTA "${CMAKE_CURRENT_LIST_DIR}/apply_delta.py")
 
@@ -21,10 +22,10 @@ function(wb_known_wrong_source out_var)
   get_filename_component(dir "${delta}" DIRECTORY)
   get_filename_component(dir "${dir}" NAME)
   set(out "${CMAKE_CURRENT_BINARY_DIR}/${dir}/${name}${ext}")
-  file(STRINGS "${delta}" mistake REGEX "^Mistake:" LIMIT_COUNT 1)
-  string(REGEX REPLACE "^Mistake: *" "" mistake "${mistake}")
+  file(STRINGS "${delta}" mistake REGEX "^(Mistake|Variant):" LIMIT_COUNT 1)
+  string(REGEX REPLACE "^(Mistake|Variant): *" "" mistake "${mistake}")
   if(NOT mistake)
-    message(FATAL_ERROR "${delta}: the first line must say 'Mistake: <what is wrong>'")
+    message(FATAL_ERROR "${delta}: the first line must say 'Mistake: <what is wrong>' (or 'Variant: <what differs>')")
   endif()
   get_property(done DIRECTORY PROPERTY WB_KNOWN_WRONG_OUTPUTS)
   if(NOT out IN_LIST done)

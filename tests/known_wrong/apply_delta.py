@@ -3,7 +3,8 @@
 
 A known-wrong implementation is the reference solution with one mistake put in. It is kept
 as that mistake: a unified diff (the format of `diff -u` and `git diff`) against the
-solution, whose first line before the diff says what the mistake is:
+solution, whose first line before the diff says what the mistake is (a known-right
+variant, an implementation the checks must accept, says 'Variant:' instead):
 
     Mistake: the grid-stride reduction adds each block's sum without an atomic.
     --- solutions/03-reduction/reduction.cu
@@ -40,11 +41,13 @@ def parse(text: str, name: str):
     description = ""
     i = 0
     while i < len(lines) and not lines[i].startswith("--- "):
-        if lines[i].startswith("Mistake:") and not description:
-            description = lines[i][len("Mistake:"):].strip()
+        for tag in ("Mistake:", "Variant:"):
+            if lines[i].startswith(tag) and not description:
+                description = lines[i][len(tag):].strip()
         i += 1
     if not description:
-        raise DeltaError(f"{name}: the first lines must say 'Mistake: <what is wrong>' before the diff")
+        raise DeltaError(f"{name}: the first lines must say 'Mistake: <what is wrong>' (or, for a different "
+                         f"implementation the checks must accept, 'Variant: <what differs>') before the diff")
     if i + 1 >= len(lines) or not lines[i + 1].startswith("+++ "):
         raise DeltaError(f"{name}: no '--- solution' / '+++ mutant' header: not a unified diff")
     i += 2

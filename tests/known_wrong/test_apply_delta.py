@@ -75,5 +75,10 @@ expect(rc == 1 and "shorter than its header says" in err, "a hunk shorter than i
 p = subprocess.run([sys.executable, APPLY, "--describe", "/dev/stdin"], input=DELTA, capture_output=True, text=True)
 expect(p.stdout.strip() == "the loop stops one short.", "--describe prints the mistake", p.stdout + p.stderr)
 
+variant = DELTA.replace("Mistake: the loop stops one short.", "Variant: the loop counts down.")
+p = subprocess.run([sys.executable, APPLY, "--describe", "/dev/stdin"], input=variant, capture_output=True, text=True)
+expect(p.returncode == 0 and p.stdout.strip() == "the loop counts down.",
+       "a known-right variant's 'Variant:' line is its description", p.stdout + p.stderr)
+
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -98,6 +98,9 @@ struct Case {
   // A, B and C in allocations of exactly their size (no guard zones): cusim's memcheck then
   // reports a read past the end of a matrix even when the value read never reaches C.
   bool exact = false;
+  // A, B and C start this many floats past a 16-byte boundary (the interface allows any float
+  // address: labs 07, 08 and 12 pass pointers into larger arrays).
+  int shift_a = 0, shift_b = 0, shift_c = 0;
   int lda() const { return K + pad_a; }
   int ldb() const { return N + pad_b; }
   int ldc() const { return N + pad_c; }
@@ -111,7 +114,12 @@ std::string describe_call(const Version& v, const Case& c) {
       << ", beta=" << number(c.beta) << ", lda=" << c.lda() << ", ldb=" << c.ldb() << ", ldc=" << c.ldc() << ") ["
       << (c.random ? (c.nonnegative ? "random data in [0, 1)" : "random data in [-1, 1)") : "exact integer data")
       << ", seed " << c.seed
-      << (c.exact ? ", A, B and C allocated to their exact size" : "") << "]";
+      << (c.exact ? ", A, B and C allocated to their exact size" : "");
+  if (c.shift_a || c.shift_b || c.shift_c) {
+    out << ", A, B and C start " << 4 * c.shift_a << ", " << 4 * c.shift_b << " and " << 4 * c.shift_c
+        << " bytes past a 16-byte boundary";
+  }
+  out << "]";
   return out.str();
 }
 
@@ -228,7 +236,19 @@ testing::AssertionResult explain_launch_failure(const Case& c, testing::Assertio
     for (auto [name, ld] : {std::pair{"lda", c.lda()}, std::pair{"ldb", c.ldb()}, std::pair{"ldc", c.ldc()}}) {
       if (ld % 4 != 0) strides += std::string(strides.empty() ? "" : ", ") + name + " = " + std::to_string(ld);
     }
-    if (!strides.empty()) {
+    std::string starts;
+    for (auto [name, shift] : {std::pair{"A", c.shift_a}, std::pair{"B", c.shift_b}, std::pair{"C", c.shift_c}}) {
+      if (shift != 0) {
+        starts += std::string(starts.empty() ? "" : ", ") + name + " " + std::to_string(4 * shift) + " bytes past one";
+      }
+    }
+    if (!starts.empty()) {
+      failure << "\nA float4 access needs a 16-byte aligned address, and here the matrices themselves start off a "
+              << "16-byte boundary (" << starts << "): the interface allows a pointer to any float, and labs 07, 08 "
+              << "and 12 pass pointers into larger arrays. Take the float4 path only when the address is aligned as "
+              << "well as the leading dimension: reinterpret_cast<std::uintptr_t>(A) % 16 == 0 && lda % 4 == 0 (and "
+              << "likewise for B and C).";
+    } else if (!strides.empty()) {
       failure << "\nA float4 access needs a 16-byte aligned address, and row r of a matrix starts 4 * r * ld bytes "
               << "in: here " << strides << " (K = " << c.K << ", N = " << c.N
               << "), so rows after the first start off a 16-byte boundary. Take the float4 path only when the "
@@ -243,10 +263,12 @@ testing::AssertionResult explain_launch_failure(const Case& c, testing::Assertio
 testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d, const std::string& call,
                                   std::vector<float>& c_out) {
   try {
+    // The guard zones are whole 16-byte units; a shift of s floats more puts the matrix s floats past
+    // a 16-byte boundary (and the guard after it s floats longer).
     const std::size_t guard = c.exact ? 0 : kGuard;
-    wb::DeviceBuffer<float> A(std::span<const float>(d.A), guard);
-    wb::DeviceBuffer<float> B(std::span<const float>(d.B), guard);
-    wb::DeviceBuffer<float> C(std::span<const float>(d.C), guard);
+    wb::DeviceBuffer<float> A(std::span<const float>(d.A), guard + c.shift_a);
+    wb::DeviceBuffer<float> B(std::span<const float>(d.B), guard + c.shift_b);
+    wb::DeviceBuffer<float> C(std::span<const float>(d.C), guard + c.shift_c);
     if (guard > 0) {
       // The memory around A and B holds NaN, like their row padding: an element read from outside
       // a matrix and used turns the result into NaN (even when multiplied by a zero-padded 0).
@@ -436,6 +458,13 @@ std::vector<Case> correctness_cases(const Version& v) {
   // (beta = 1), then output only.
   cases.push_back({.M = 37, .N = 44, .K = 36, .alpha = 1.0f, .beta = 1.0f, .pad_a = 3, .pad_b = 1, .pad_c = 2, .seed = seed++});
   cases.push_back({.M = 37, .N = 44, .K = 36, .alpha = 1.0f, .beta = 0.0f, .pad_a = 1, .pad_b = 3, .pad_c = 3, .seed = seed++});
+  // Leading dimensions that are multiples of 4, but A, B and C start off a 16-byte boundary (as a
+  // head's matrices inside a larger array do): a float4 path chosen from lda, ldb and ldc alone
+  // loads and stores off 16-byte boundaries. C read (beta = 1), then output only.
+  cases.push_back({.M = 37, .N = 44, .K = 36, .alpha = 1.0f, .beta = 1.0f, .seed = seed++, .shift_a = 1, .shift_b = 2,
+                   .shift_c = 3});
+  cases.push_back({.M = 70, .N = 68, .K = 40, .alpha = 1.0f, .beta = 0.0f, .pad_a = 4, .seed = seed++, .shift_a = 3,
+                   .shift_b = 1, .shift_c = 2});
   // The largest M and N the interface allows, 2^20: a grid with blocks of fewer than 32 rows
   // (columns) of C along gridDim.y (16 x 16 threads, 32 x 8) needs more than 65535 blocks there.
   // On a GPU every version runs both shapes. On the sim backend, where one of them costs a few
@@ -457,8 +486,8 @@ std::vector<Case> correctness_cases(const Version& v) {
 const char* const kCorrectnessThreshold =
     "exact for 15 shapes (1 x 1 x 1 .. 259 x 133 x 17, tall, wide, K = 1000, K = 1, M or N = 0) and M or N = 2^20 "
     "(65536 blocks of 16 rows on gridDim.y; sim: versions 1 and 2), 6 alpha/beta cases (beta = 0 with NaN in C, K = 0, "
-    "alpha = 0), 4 padded leading dimensions (2 not multiples of 4 while K and N are); random data within "
-    "gamma(K+2) bound";
+    "alpha = 0), 4 padded leading dimensions (2 not multiples of 4 while K and N are), 2 with A, B and C off "
+    "16-byte boundaries; random data within gamma(K+2) bound";
 
 void check_version(const Version& v) {
   const std::vector<Case> cases = correctness_cases(v);

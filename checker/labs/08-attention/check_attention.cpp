@@ -509,11 +509,24 @@ testing::AssertionResult run_version(Version v, const Data& d, const std::string
   switch (v) {
     case Version::Unfused: {
       Output<float> ws(attention_unfused_workspace_floats(d.s), "workspace");
-      return run_fp32(
+      testing::AssertionResult r = run_fp32(
           [&](const float* q, const float* k, const float* vv, float* o, float* lse, AttentionShape s) {
             return attention_unfused(q, k, vv, o, lse, s, ws.dev.data());
           },
           "attention_unfused", d, call, out);
+      const std::string text = r ? std::string() : std::string(r.message());
+      if (text.find("cudaErrorMisalignedAddress") != std::string::npos || text.find("Misaligned") != std::string::npos) {
+        const long long tt = static_cast<long long>(d.s.tq) * d.s.tk;
+        r << "\nattention_unfused passes pointers into its workspace to lab 06's softmax_forward(), which is promised "
+             "16-byte-aligned pointers (softmax_layernorm.h) and may load 16 bytes from its first element.";
+        if (tt % 4 != 0) {
+          r << " Here Tq * Tk = " << tt << " is not a multiple of 4, so probs = scores + Tq * Tk starts off a 16-byte "
+               "boundary.";
+        }
+        r << " Take scores, probs and kt from unfused_workspace(workspace, shape) (attention.h): each starts 16-byte "
+             "aligned.";
+      }
+      return r;
     }
     case Version::Fused: return run_fp32(&attention_forward, "attention_forward", d, call, out);
     default: return run_16bit(d, call, out);

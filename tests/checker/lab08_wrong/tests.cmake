@@ -54,3 +54,9 @@ if(WB_BACKEND STREQUAL "sim")
   wb_known_wrong_test(08-attention backward_launch_unchecked
     --expect-fail Correctness.HostReturnsCudaErrors "attention_backward\\(B=1, H=2, Tq=33, Tk=47, D=64, causal=1\\) with its 2nd kernel launch failing with cudaErrorLaunchOutOfResources returned the error, but only after going on: the launch of backward_dq.*call cudaGetLastError\\(\\) right after each launch")
 endif()
+
+# Contracts between labs: the unfused version passes lab 06's softmax_forward() pointers that meet
+# lab 06's promise (16-byte aligned, unfused_workspace()), so a lab-06 softmax that relies on the
+# promise (tests/checker/lab06_right) works here too.
+wb_known_right_test(08-attention lab06_softmax_rows_aligned_by_index
+  DELTA lab06_right/softmax_rows_aligned_by_index.diff --expect-pass-check Correctness.Unfused)
