@@ -798,6 +798,39 @@ TEST_F(Analysis, RacecheckReportsPlainAccessRacingSharedAtomics) {
     cudaFree(out);
 }
 
+// A block reduction through per-warp partials, called twice, without the barrier at the start of
+// each call: the second call's lane 0 of a warp writes partial[warp] while other warps may still read
+// the first call's partial[]. Thread 0 read partial[0] last (in the first call) and now writes it,
+// which looks like an update of the word, but by another statement: the fix is that barrier.
+__device__ float block_sum_without_leading_barrier(float v) {
+    __shared__ float partial[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane == 0) partial[warp] = v;  // the write the next call races with
+    __syncthreads();
+    v = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : 0.0f;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__global__ void two_block_sums_without_leading_barrier(const float* in, float* out) {
+    const float a = block_sum_without_leading_barrier(in[threadIdx.x]);
+    const float b = block_sum_without_leading_barrier(a * in[threadIdx.x]);
+    if (threadIdx.x == 0) out[0] = b;
+}
+
+TEST_F(Analysis, RacecheckAdvisesABarrierWhenAReductionReusesItsPartials) {
+    Device d(256);
+    two_block_sums_without_leading_barrier<<<1, 256>>>(d.a, d.b);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto races = of_tool("racecheck");
+    ASSERT_FALSE(races.empty()) << "the second reduction's partial[warp] store races with the first one's reads";
+    for (const auto& r : races) {
+        EXPECT_EQ(r.message.find("Use an atomic"), std::string::npos) << r.message;
+        EXPECT_NE(r.message.find("__syncthreads()"), std::string::npos) << r.message;
+    }
+}
+
 // A histogram in shared memory with a plain increment: threads of the block update the same bins.
 __global__ void shared_plain_histogram(const unsigned* in, unsigned* out) {
     __shared__ unsigned bins[4];

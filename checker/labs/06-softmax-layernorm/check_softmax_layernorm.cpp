@@ -210,12 +210,15 @@ bool vectorized(const std::string& function) {
          function != "layernorm_two_pass";
 }
 
-std::string row_note(const Matrix& m, std::size_t index, const std::string& function) {
+// The row of element @p index, described; for a 16-byte-vectorized function on rows that are not all
+// 16-byte aligned, a note on the row's head and tail, unless @p alignment_note is false (the values
+// show another cause).
+std::string row_note(const Matrix& m, std::size_t index, const std::string& function, bool alignment_note = true) {
   const std::size_t r = index / static_cast<std::size_t>(m.cols);
   std::string note = std::string("Row ") + std::to_string(r) + " is " + describe(m.kinds[r]) + ".";
   const bool bf16 = function.ends_with("_bf16");
   const int per_16_bytes = bf16 ? 8 : 4;  // elements in 16 bytes
-  if (m.cols % per_16_bytes != 0 && vectorized(function)) {
+  if (alignment_note && m.cols % per_16_bytes != 0 && vectorized(function)) {
     note += " cols = " + std::to_string(m.cols) + " is not a multiple of " + std::to_string(per_16_bytes) +
             ": rows are not all 16-byte aligned. With 16-byte loads, load the elements before the row's first "
             "16-byte boundary and after its last full 16-byte chunk one by one (a " +
@@ -256,16 +259,54 @@ SoftmaxRef softmax_reference(const Matrix& m, double extra_rel = 0.0) {
   return ref;
 }
 
-std::string softmax_diagnosis(const Matrix& m, std::size_t index, float got, const std::string& function) {
+// When every element of row @p r of @p got is the expected one times the same factor, within
+// @p tolerance relative (the relative sizes right, the normalizer wrong), says so; else "".
+std::string row_factor_note(const Matrix& m, std::size_t r, const std::vector<float>& got, const Expected& e,
+                            double tolerance) {
+  std::vector<double> ratios;
+  double sum = 0.0;
+  for (int c = 0; c < m.cols; ++c) {
+    const std::size_t i = r * static_cast<std::size_t>(m.cols) + c;
+    if (!std::isfinite(got[i])) return "";
+    sum += got[i];
+    if (e.value[i] > 1e-6) ratios.push_back(got[i] / e.value[i]);
+  }
+  if (ratios.size() < 2) return "";
+  std::sort(ratios.begin(), ratios.end());
+  const double factor = ratios[ratios.size() / 2];
+  if (!(factor > 0.0) || std::fabs(factor - 1.0) < 4 * tolerance) return "";
+  for (double q : ratios) {
+    if (std::fabs(q - factor) > tolerance * factor) return "";
+  }
+  std::ostringstream text;
+  text << " Every y of row " << r << " is the expected value times " << wb::check::significant(factor, 4)
+       << " (the row sums to " << wb::check::significant(sum, 6)
+       << ", not 1): the exponentials are right relative to each other and the sum that divides them is not. "
+          "Divide by the sum of exp(x - m) over the whole row, every term taken with the same m; in a one-pass "
+          "(online) softmax, rescale the running sum by exp(m_old - m_new) whenever the maximum grows, and when "
+          "two partial sums with different maxima are combined.";
+  return text.str();
+}
+
+std::string softmax_diagnosis(const Matrix& m, std::size_t index, const std::vector<float>& all, const Expected& e,
+                              const std::string& function) {
   const std::size_t r = index / static_cast<std::size_t>(m.cols);
+  const float got = all[index];
+  const double tolerance = function.ends_with("_bf16") ? 1e-2 : 1e-3;  // bf16 rounds each y by up to 2^-9
+  if (std::string factor = row_factor_note(m, r, all, e, tolerance); !factor.empty()) {
+    return row_note(m, index, function, false) + factor;
+  }
   std::string text = row_note(m, index, function);
   if (m.kinds[r] == RowKind::Masked && std::isnan(got) && !never_written(got)) {
     text += " A fully masked row has maximum -inf and exp(-inf - (-inf)) = exp(NaN): when the row's maximum is "
             "-INFINITY, write zeros.";
   } else if ((std::isnan(got) || std::isinf(got)) && !never_written(got) &&
              (m.kinds[r] == RowKind::Offset || m.kinds[r] == RowKind::Spiky)) {
-    text += " exp() overflows float above 88.7: subtract the row's maximum before exp (max subtraction), so the "
-            "largest exponent is exp(0) = 1.";
+    text += " An exponential overflowed (expf above 88.7, exp2f above 128) on this row of large values. Its "
+            "argument must be x minus the row's maximum (max subtraction), at most 0, so that the largest term is 1: "
+            "expf(x - max), "
+            "or exp2f((x - max) * log2(e)) with the scaling applied to the difference (x * log2(e) - max subtracts "
+            "a maximum in other units and leaves an exponent near 0.44 x).";
   } else if (std::isnan(got) && !never_written(got)) {
     text += " NaN: the checker surrounds x with NaN, so elements outside the matrix (or outside the row) may have "
             "been read.";
@@ -286,8 +327,9 @@ testing::AssertionResult check_softmax(SoftmaxFn fn, const char* function, const
       return r;
     }
     const std::vector<float> got = y.dev.download();
-    return compare_matrix(call, "y", softmax_reference(m).y, got, m.cols,
-                          [&](std::size_t i) { return softmax_diagnosis(m, i, got[i], function); });
+    const SoftmaxRef ref = softmax_reference(m);
+    return compare_matrix(call, "y", ref.y, got, m.cols,
+                          [&](std::size_t i) { return softmax_diagnosis(m, i, got, ref.y, function); });
   } catch (const wb::CudaError& e) {
     return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
   }
@@ -762,8 +804,9 @@ testing::AssertionResult check_softmax_bf16(const Matrix& m32) {
       return r;
     }
     const std::vector<float> got = float_vector(y.dev.download());
-    return compare_matrix(call, "y", softmax_reference(m, kBf16Rounding).y, got, m.cols,
-                          [&](std::size_t i) { return softmax_diagnosis(m, i, got[i], "softmax_forward_bf16"); });
+    const SoftmaxRef ref = softmax_reference(m, kBf16Rounding);
+    return compare_matrix(call, "y", ref.y, got, m.cols,
+                          [&](std::size_t i) { return softmax_diagnosis(m, i, got, ref.y, "softmax_forward_bf16"); });
   } catch (const wb::CudaError& e) {
     return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
   }

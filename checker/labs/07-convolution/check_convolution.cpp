@@ -99,6 +99,7 @@ const std::vector<ConvParams> kShapes = {
     conv(2, 8, 9, 11, 6, 1, 1),                       // 1 x 1 filters
     conv(1, 5, 12, 10, 70, 3, 3, 2, 1, 2),            // dilation 2, K = 70 (beyond one 64-wide tile)
     {3, 4, 8, 9, 9, 3, 2, 2, 0, 3, 1, 1, 1},          // asymmetric padding and stride
+    {2, 3, 11, 10, 5, 3, 3, 1, 2, 1, 2, 2, 1},        // pad 1 x 2, stride 1 x 2, dilation 2 x 1: each h/w pair differs
     conv(1, 16, 6, 6, 4, 5, 5),                       // P = Q = 2
     conv(1, 7, 3, 4, 3, 5, 6, 1),                     // a filter as large as the padded image: P = Q = 1
     conv(1, 66, 5, 5, 65, 3, 3, 1),                   // C and K one or two past a multiple of 32
@@ -142,7 +143,31 @@ std::size_t y_size(const ConvParams& p) {
 
 // ---- host references, correct and with the known mistakes -------------------------------------------------
 
-enum class Mistake { kNone, kPaddingNotSubtracted, kStrideTwice, kFilterCK, kFlipped, kNoDilation };
+enum class Mistake {
+  kNone, kPaddingNotSubtracted, kStrideTwice, kFilterCK, kFlipped, kNoDilation,
+  // One axis's parameter used for both axes (a copy-pasted index expression): *_h for the width,
+  // or *_w for the height.
+  kPadHBoth, kPadWBoth, kStrideHBoth, kStrideWBoth, kDilationHBoth, kDilationWBoth
+};
+
+const std::vector<Mistake> kAxisMistakes = {Mistake::kPadHBoth,    Mistake::kPadWBoth,       Mistake::kStrideHBoth,
+                                            Mistake::kStrideWBoth, Mistake::kDilationHBoth, Mistake::kDilationWBoth};
+
+bool axis_mistake(Mistake m) { return std::find(kAxisMistakes.begin(), kAxisMistakes.end(), m) != kAxisMistakes.end(); }
+
+// The parameters as a kernel with axis mistake @p m uses them (p itself for any other mistake).
+ConvParams as_used(ConvParams p, Mistake m) {
+  switch (m) {
+    case Mistake::kPadHBoth: p.pad_w = p.pad_h; break;
+    case Mistake::kPadWBoth: p.pad_h = p.pad_w; break;
+    case Mistake::kStrideHBoth: p.stride_w = p.stride_h; break;
+    case Mistake::kStrideWBoth: p.stride_h = p.stride_w; break;
+    case Mistake::kDilationHBoth: p.dilation_w = p.dilation_h; break;
+    case Mistake::kDilationWBoth: p.dilation_h = p.dilation_w; break;
+    default: break;
+  }
+  return p;
+}
 
 const char* explain(Mistake m) {
   switch (m) {
@@ -164,6 +189,24 @@ const char* explain(Mistake m) {
     case Mistake::kNoDilation:
       return "the result equals a convolution that ignores the dilation: tap r reads row p * stride_h - pad_h + "
              "r * dilation_h.";
+    case Mistake::kPadHBoth:
+      return "the result equals a convolution that uses pad_h for the width axis too: column w = q * stride_w - "
+             "pad_w + s * dilation_w (each axis has its own padding, stride and dilation).";
+    case Mistake::kPadWBoth:
+      return "the result equals a convolution that uses pad_w for the height axis too: row h = p * stride_h - "
+             "pad_h + r * dilation_h (each axis has its own padding, stride and dilation).";
+    case Mistake::kStrideHBoth:
+      return "the result equals a convolution that uses stride_h for the width axis too: column w = q * stride_w "
+             "- pad_w + s * dilation_w (each axis has its own padding, stride and dilation).";
+    case Mistake::kStrideWBoth:
+      return "the result equals a convolution that uses stride_w for the height axis too: row h = p * stride_h - "
+             "pad_h + r * dilation_h (each axis has its own padding, stride and dilation).";
+    case Mistake::kDilationHBoth:
+      return "the result equals a convolution that uses dilation_h for the width axis too: column w = q * "
+             "stride_w - pad_w + s * dilation_w (each axis has its own padding, stride and dilation).";
+    case Mistake::kDilationWBoth:
+      return "the result equals a convolution that uses dilation_w for the height axis too: row h = p * stride_h "
+             "- pad_h + r * dilation_h (each axis has its own padding, stride and dilation).";
   }
   return "";
 }
@@ -174,7 +217,8 @@ struct Reference {
 };
 
 // Input row of output row pp and tap r under mistake m (and likewise for columns).
-int source_row(const ConvParams& p, int pp, int r, Mistake m) {
+int source_row(const ConvParams& actual, int pp, int r, Mistake m) {
+  const ConvParams p = as_used(actual, m);
   switch (m) {
     case Mistake::kPaddingNotSubtracted: return pp * p.stride_h + r * p.dilation_h;
     case Mistake::kStrideTwice: return pp * p.stride_h * p.stride_h - p.pad_h + r * p.dilation_h;
@@ -182,7 +226,8 @@ int source_row(const ConvParams& p, int pp, int r, Mistake m) {
     default: return pp * p.stride_h - p.pad_h + r * p.dilation_h;
   }
 }
-int source_col(const ConvParams& p, int q, int s, Mistake m) {
+int source_col(const ConvParams& actual, int q, int s, Mistake m) {
+  const ConvParams p = as_used(actual, m);
   switch (m) {
     case Mistake::kPaddingNotSubtracted: return q * p.stride_w + s * p.dilation_w;
     case Mistake::kStrideTwice: return q * p.stride_w * p.stride_w - p.pad_w + s * p.dilation_w;
@@ -254,7 +299,7 @@ Reference dgrad_reference(const ConvParams& p, const std::vector<float>& dy, con
                           Mistake m = Mistake::kNone) {
   constexpr Layout l = Layout::kNCHW;
   return sum_taps(
-      p, Mistake::kNone, x_size(p),
+      p, axis_mistake(m) ? m : Mistake::kNone, x_size(p),
       [&](int n, int, int, int, int c, int h, int ww, int, int) { return x_index(p, l, n, c, h, ww); },
       [&](int n, int k, int pp, int q, int c, int, int, int r, int s) {
         return static_cast<double>(dy[y_index(p, l, n, k, pp, q)]) * filter_at(p, l, w, k, c, r, s, m);
@@ -369,8 +414,10 @@ const Forward kIm2col{"conv2d_im2col", Layout::kNCHW, nullptr};
 const Forward kImplicit{"conv2d_implicit_gemm", Layout::kNCHW, &conv2d_implicit_gemm};
 const Forward kFinal{"conv2d_forward", Layout::kNHWC, &conv2d_forward};
 
-const std::vector<Mistake> kForwardMistakes = {Mistake::kPaddingNotSubtracted, Mistake::kStrideTwice,
-                                               Mistake::kFilterCK, Mistake::kFlipped, Mistake::kNoDilation};
+const std::vector<Mistake> kForwardMistakes = {
+    Mistake::kPaddingNotSubtracted, Mistake::kStrideTwice, Mistake::kFilterCK,    Mistake::kFlipped,
+    Mistake::kNoDilation,           Mistake::kPadHBoth,    Mistake::kPadWBoth,    Mistake::kStrideHBoth,
+    Mistake::kStrideWBoth,          Mistake::kDilationHBoth, Mistake::kDilationWBoth};
 
 testing::AssertionResult check_forward(const Forward& v, const ConvParams& p, Data d, std::uint64_t seed) {
   const std::string call = std::string(v.name) + "(" + describe(p) + ")" +
@@ -431,7 +478,9 @@ testing::AssertionResult check_dgrad(const ConvParams& p, Data d, std::uint64_t 
   const std::vector<float> got = dx.dev.download();
   return compare(call, "dx", dgrad_reference(p, dy.host, w.host), got, d,
                  namer4("dx", "n", "c", "h", "w", p.C, p.H, p.W), [&] {
-                   return name_mistake({Mistake::kFlipped, Mistake::kFilterCK}, got, d,
+                   std::vector<Mistake> candidates = {Mistake::kFlipped, Mistake::kFilterCK};
+                   candidates.insert(candidates.end(), kAxisMistakes.begin(), kAxisMistakes.end());
+                   return name_mistake(candidates, got, d,
                                        [&](Mistake m) { return dgrad_reference(p, dy.host, w.host, m); });
                  });
 }
@@ -468,8 +517,11 @@ testing::AssertionResult check_wgrad(const ConvParams& p, Data d, std::uint64_t 
   if (!run.ok) return run.ok;
   return compare(call, "dw", wgrad_reference(p, x.host, dy.host), run.dw, d,
                  namer4("dw", "k", "c", "r", "s", p.C, p.R, p.S), [&] {
-                   return name_mistake({Mistake::kPaddingNotSubtracted, Mistake::kStrideTwice, Mistake::kNoDilation},
-                                       run.dw, d, [&](Mistake m) { return wgrad_reference(p, x.host, dy.host, m); });
+                   std::vector<Mistake> candidates = {Mistake::kPaddingNotSubtracted, Mistake::kStrideTwice,
+                                                      Mistake::kNoDilation};
+                   candidates.insert(candidates.end(), kAxisMistakes.begin(), kAxisMistakes.end());
+                   return name_mistake(candidates, run.dw, d,
+                                       [&](Mistake m) { return wgrad_reference(p, x.host, dy.host, m); });
                  });
 }
 
@@ -497,35 +549,54 @@ testing::AssertionResult check_fused(const ConvParams& p, std::uint64_t seed) {
     return r;
   }
   const std::vector<float> got = y.dev.download();
+  // The fused result of the convolution @p conv: y, its allowance and the value before the ReLU.
+  struct Fused {
+    std::vector<double> y, allowed, pre;
+  };
+  auto fused = [&](const Reference& conv) {
+    Fused f{std::vector<double>(got.size()), std::vector<double>(got.size()), std::vector<double>(got.size())};
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const int k = static_cast<int>(i % p.K);
+      const double scale = gamma.host[k] / std::sqrt(static_cast<double>(var.host[k]) + kEps);
+      const double shift = beta.host[k] - mean.host[k] * scale;
+      f.pre[i] = conv.value[i] * scale + shift;
+      f.y[i] = std::max(0.0, f.pre[i]);
+      f.allowed[i] = std::fabs(scale) * gamma_n(conv.terms[i] + 1) * conv.magnitude[i] +
+                     8 * kU * (std::fabs(conv.value[i] * scale) + std::fabs(beta.host[k]) +
+                               std::fabs(mean.host[k] * scale));
+    }
+    return f;
+  };
+  auto wrong = [&](const Fused& f, std::size_t i) {
+    return !std::isfinite(got[i]) || std::fabs(got[i] - f.y[i]) > f.allowed[i];
+  };
   const Reference conv_ref = forward_reference(p, Layout::kNHWC, x.host, w.host);
-  Reference ref = conv_ref;
-  std::vector<double> allowed(got.size());
-  std::vector<double> pre(got.size());  // before the ReLU
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const int k = static_cast<int>(i % p.K);
-    const double scale = gamma.host[k] / std::sqrt(static_cast<double>(var.host[k]) + kEps);
-    const double shift = beta.host[k] - mean.host[k] * scale;
-    pre[i] = conv_ref.value[i] * scale + shift;
-    ref.value[i] = std::max(0.0, pre[i]);
-    allowed[i] = std::fabs(scale) * gamma_n(conv_ref.terms[i] + 1) * conv_ref.magnitude[i] +
-                 8 * kU * (std::fabs(conv_ref.value[i] * scale) + std::fabs(beta.host[k]) +
-                           std::fabs(mean.host[k] * scale));
-  }
+  const Fused ref = fused(conv_ref);
+  const std::vector<double>& allowed = ref.allowed;
+  const std::vector<double>& pre = ref.pre;
   std::size_t bad = 0, first = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
-    const bool ok = std::isfinite(got[i]) && std::fabs(got[i] - ref.value[i]) <= allowed[i];
-    if (!ok && bad++ == 0) first = i;
+    if (wrong(ref, i) && bad++ == 0) first = i;
   }
   if (bad == 0) return testing::AssertionSuccess();
   testing::AssertionResult failure = testing::AssertionFailure();
   failure << call << ": " << bad << " of " << got.size() << " elements of y are wrong; the first is "
           << y_namer(p, Layout::kNHWC)(first) << ": got "
           << (never_written(got[first]) ? std::string("nothing (never written)") : number(got[first]))
-          << ", expected " << number(ref.value[first]) << " (allowed difference " << number(allowed[first]) << ").";
+          << ", expected " << number(ref.y[first]) << " (allowed difference " << number(allowed[first]) << ").";
   if (pre[first] < 0 && got[first] < 0) failure << " The value before the ReLU is negative: max(0, v) makes it 0.";
+  for (Mistake m : kForwardMistakes) {
+    const Fused alt = fused(forward_reference(p, Layout::kNHWC, x.host, w.host, m));
+    bool all = true;
+    for (std::size_t i = 0; i < got.size() && all; ++i) all = !wrong(alt, i);
+    if (all) {
+      failure << " Likely mistake: " << explain(m);
+      break;
+    }
+  }
   const int k = static_cast<int>(first % p.K);
   const double biased = (conv_ref.value[first] - mean.host[k]) * gamma.host[k] / std::sqrt(var.host[k]) + beta.host[k];
-  if (std::fabs(got[first] - std::max(0.0, biased)) <= allowed[first] && std::fabs(biased - ref.value[first]) > allowed[first]) {
+  if (std::fabs(got[first] - std::max(0.0, biased)) <= allowed[first] && std::fabs(biased - ref.y[first]) > allowed[first]) {
     failure << " It equals the result without eps: normalize by sqrt(running_var + eps).";
   }
   return failure;
@@ -619,8 +690,12 @@ WB_CHECK(Correctness, ConvBnReluInference, .weight = 2,
          .hint = "Per filter k: scale = gamma / sqrt(running_var + eps), shift = beta - running_mean * "
                  "scale; y = max(0, acc * scale + shift), the ReLU last.") {
   std::uint64_t seed = 600;
+  // The last two separate every h/w pair of parameters (pad, stride, dilation): a fused kernel that
+  // uses pad_h for the width axis, or stride_w for the height, is wrong on them.
   for (const ConvParams& p : {conv(2, 8, 9, 11, 6, 1, 1), conv(1, 5, 12, 10, 70, 3, 3, 2, 1, 2),
-                              conv(2, 3, 17, 13, 5, 7, 7, 3, 2), conv(1, 64, 6, 6, 64, 3, 3, 1)}) {
+                              conv(2, 3, 17, 13, 5, 7, 7, 3, 2), conv(1, 64, 6, 6, 64, 3, 3, 1),
+                              ConvParams{3, 4, 8, 9, 9, 3, 2, 2, 0, 3, 1, 1, 1},
+                              ConvParams{2, 3, 11, 10, 5, 3, 3, 1, 2, 1, 2, 2, 1}}) {
     WB_ASSERT(check_fused(p, seed += 11));
   }
 }

@@ -682,6 +682,36 @@ testing::AssertionResult check_backward(const BackwardCase& b) {
               << (never_written((*g)[worst]) ? std::string("nothing (never written)") : number((*g)[worst]))
               << ", expected " << number((*e)[worst]) << " (allowed error " << number(a.allowed) << ": twice the "
               << number(a.ref_error) << " of a plain fp32 host computation, plus a floor).";
+      if (!is_q) {
+        // Key rows left exactly 0 that some query sees: the loop over queries missed them.
+        const AttentionShape& sh = b.d.s;
+        int zero_rows = 0, first_zero = -1;
+        for (std::size_t kr = 0; kr < g->size() / d; ++kr) {
+          bool got_zero = true, want_zero = true;
+          for (int c = 0; c < d; ++c) {
+            got_zero = got_zero && (*g)[kr * d + c] == 0.0f;
+            want_zero = want_zero && std::fabs((*e)[kr * d + c]) <= a.allowed;
+          }
+          if (got_zero && !want_zero && zero_rows++ == 0) first_zero = static_cast<int>(kr % sh.tk);
+        }
+        if (zero_rows > 0) {
+          failure << " " << zero_rows << " key rows of " << name << " are exactly 0 though queries see those keys (the "
+                  << "first: j=" << first_zero << ")";
+          if (sh.causal && sh.tq != sh.tk) {
+            const int first_query = std::max(0, first_zero - (sh.tk - sh.tq));
+            failure << ". The causal mask is aligned to the bottom right: query i sees key j when j <= i + (Tk - Tq), "
+                    << "so key j=" << first_zero << " is seen from query i=" << first_query << " on (Tq=" << sh.tq
+                    << ", Tk=" << sh.tk << "), not from i = j as when Tq == Tk. Start each key tile's loop over query "
+                    << "tiles at the tile of query max(0, j0 - (Tk - Tq)), j0 the tile's first key.";
+          } else {
+            failure << ": the loop over query tiles of a key tile must visit every query that sees one of its keys.";
+          }
+          wb::check::record_hint(
+              "Per key tile, visit every query tile that has a query seeing one of the tile's keys: with the causal "
+              "mask aligned to the bottom right, from query max(0, j0 - (Tk - Tq)) to Tq - 1.");
+          return failure;
+        }
+      }
       failure << " Recompute P = exp(S - L) from the saved logsumexp L (not a fresh softmax of the tile); Delta = "
                  "rowsum(dO * O); dS = P * (dP - Delta); dQ = scale dS K, dK = scale dS^T Q, dV = P^T dO"
               << (b.d.s.causal ? "; masked entries have P = 0 and dS = 0." : ".");

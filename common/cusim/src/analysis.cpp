@@ -485,6 +485,44 @@ void resolve_pc_marks(std::string& m) {
     }
 }
 
+// A race whose accesses look like a lost update (a thread's plain write to the word it read last,
+// against another thread's access by the same instructions) is written with
+// "@UPDATE<part>:<read pc>:<write pc>@" marks, <read pc>/<write pc> being that update's read and
+// write. It is a lost update when the two are one statement (h[i] += 1: one .cu line); when they are
+// not, the thread read the word for one purpose and writes it for another (a block reduction whose
+// next round writes partial[] while other warps still read the last round's), and the fix is a
+// barrier, not an atomic. Part 0 is the hazard's parenthesis, part 1 the hint.
+void resolve_update_marks(std::string& m) {
+    for (size_t p; (p = m.find("@UPDATE")) != std::string::npos;) {
+        const size_t e = m.find('@', p + 1);
+        if (e == std::string::npos || p + 9 > e) break;
+        const int part = m[p + 7] - '0';
+        const size_t colon = m.find(':', p + 9);
+        if (colon == std::string::npos || colon > e) break;
+        const uintptr_t read_pc = std::strtoull(m.substr(p + 9, colon - p - 9).c_str(), nullptr, 16);
+        const uintptr_t write_pc = std::strtoull(m.substr(colon + 1, e - colon - 1).c_str(), nullptr, 16);
+        symbolize({read_pc, write_pc});
+        const auto& r = G().symbolized[read_pc];
+        const auto& w = G().symbolized[write_pc];
+        const bool one_statement = !r.first.empty() && r == w;
+        std::string text;
+        if (part == 0) {
+            text = one_statement ? " hazard: two threads update the same word)" : " hazard: no __syncthreads between them)";
+        } else if (one_statement) {
+            text = "\n=========     Hint: two threads update this word with the same statement (such as h[i] += 1): "
+                   "each reads the old value and writes its own result, so updates are lost, and a barrier cannot "
+                   "help. Use an atomic (atomicAdd(&h[i], 1)), or give each thread its own word and combine them "
+                   "after __syncthreads().";
+        } else {
+            text = "\n=========     Hint: this thread read the word at " + site_str(read_pc) + " and writes it at " +
+                   site_str(write_pc) + ", another statement, while other threads may still be reading what the "
+                   "word held: put __syncthreads() before the write (for a reduction that reuses its shared array, "
+                   "at the start of each round, so that the previous round's readers are done).";
+        }
+        m.replace(p, e - p + 1, text);
+    }
+}
+
 // Fills file/line of new reports and prints them (host thread, after the launch).
 void finalize_reports() {
     Global& g = G();
@@ -510,6 +548,7 @@ void finalize_reports() {
         // "@SITE@" in a message stands for the access's own .cu location, "@PC:<hex>@" for another.
         std::string m = r.message;
         for (size_t p; (p = m.find("@SITE@")) != std::string::npos;) m.replace(p, 6, at);
+        resolve_update_marks(m);
         resolve_pc_marks(m);
         r.message = m;
         if (!quiet()) std::fprintf(stderr, "%s\n", m.c_str());
@@ -650,6 +689,7 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
         uintptr_t other_pc = 0;
         const char* other_kind = nullptr;
         bool lost_update = false;
+        uintptr_t update_read = 0, update_write = 0;  // the update's read and write (resolve_update_marks)
         if (w.w_epoch == epoch && !ordered(w.w_tid, w.w_wsync) && !(atomic && w.w_atomic)) {
             hazard = write ? "Write-after-write" : "Read-after-write";
             other_pc = w.w_pc;
@@ -657,11 +697,15 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
             // Another thread's update of this word, and this thread updates it too (a second
             // update, or the read of one by the same instruction).
             lost_update = w.w_update_pc != 0 && (write ? update_pc != 0 : pc == w.w_update_pc);
+            update_read = w.w_update_pc;
+            update_write = w.w_pc;
         } else if (write && w.r_epoch == epoch && !ordered(w.r_tid, w.r_wsync) && !(atomic && w.r_atomic)) {
             hazard = "Write-after-read";
             other_pc = w.r_pc;
             other_kind = "Read";
             lost_update = update_pc != 0 && w.r_pc == update_pc;  // the other read is that of an update
+            update_read = update_pc;
+            update_write = pc;
         }
         if (hazard) {
             OutsideKernel outside;
@@ -670,15 +714,12 @@ void racecheck(WorkerState& s, uintptr_t a, size_t size, bool write, uintptr_t p
                 "========= Error: Race reported between " + std::string(other_kind) + " access at @PC:" +
                 hexaddr(other_pc) + "@ and " + (write ? "Write" : "Read") + " access at @SITE@ in kernel '" +
                 kernel_name() + "' (" + hazard +
-                (lost_update ? " hazard: two threads update the same word)" : " hazard: no __syncthreads between them)") +
+                (lost_update ? "@UPDATE0:" + hexaddr(update_read) + ":" + hexaddr(update_write) + "@"
+                             : std::string(" hazard: no __syncthreads between them)")) +
                 "\n=========     " + who() + ", shared offset " + std::to_string(i << kShadowShift) +
-                (lost_update
-                     ? "\n=========     Hint: two threads update this word with the same statement (such as h[i] += 1): "
-                       "each reads the old value and writes its own result, so updates are lost, and a barrier "
-                       "cannot help. Use an atomic (atomicAdd(&h[i], 1)), or give each thread its own word and "
-                       "combine them after __syncthreads()."
-                     : "\n=========     Hint: put __syncthreads() between the write and the other threads' "
-                       "access (__syncwarp() if both threads are in one warp).");
+                (lost_update ? "@UPDATE1:" + hexaddr(update_read) + ":" + hexaddr(update_write) + "@"
+                             : std::string("\n=========     Hint: put __syncthreads() between the write and the other "
+                                           "threads' access (__syncwarp() if both threads are in one warp)."));
             add_report("racecheck", kind, pc, body,
                        "racecheck|" + std::to_string(other_pc) + "|" + std::to_string(pc) + "|" + hazard);
         }
