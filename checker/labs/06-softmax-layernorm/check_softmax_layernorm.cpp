@@ -734,13 +734,28 @@ testing::AssertionResult check_norm_backward(const NormBackwardCase& n) {
                 "kernel (or its template instance) for this cols.";
     }
     const NormGrads ref = norm_backward_reference(n);
-    auto column_note = [&](std::size_t) {
+    auto column_note = [&](const std::vector<float>& values, std::size_t i) {
+      if (never_written(values[i])) {
+        // 0xFFFFFFFF is a NaN, and a float sum that starts from it stays exactly that.
+        return std::string("Its bytes are all ones: either no kernel wrote it, or it is a sum that started from "
+                           "memory nobody set. Device memory from cudaMalloc, the workspace included, holds whatever "
+                           "was there before (here all-ones bytes, a NaN that every addition keeps): set each partial "
+                           "sum to 0, or store it rather than add into it, before accumulating.");
+      }
       return std::string("dgamma and dbeta sum over all ") + std::to_string(m.rows) +
              " rows: every row must contribute once (rows of several blocks, all partial sums added).";
     };
-    if (auto r = compare_matrix(call, "dgamma", ref.dgamma, got.dgamma, m.cols, column_note); !r) return r;
+    if (auto r = compare_matrix(call, "dgamma", ref.dgamma, got.dgamma, m.cols,
+                                [&](std::size_t i) { return column_note(got.dgamma, i); });
+        !r) {
+      return r;
+    }
     if (n.centered) {
-      if (auto r = compare_matrix(call, "dbeta", ref.dbeta, got.dbeta, m.cols, column_note); !r) return r;
+      if (auto r = compare_matrix(call, "dbeta", ref.dbeta, got.dbeta, m.cols,
+                                  [&](std::size_t i) { return column_note(got.dbeta, i); });
+          !r) {
+        return r;
+      }
     }
     return compare_matrix(call, "dx", ref.dx, got.dx, m.cols, [&](std::size_t i) { return row_note(m, i, "backward"); });
   } catch (const wb::CudaError& e) {
