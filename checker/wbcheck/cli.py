@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, deps, labs, progress, report, runner, sandbox
+from . import build, deps, labs, prerequisites, progress, report, runner, sandbox
 from .project import ROOT, bin_dir, build_dir, gpu_visible, relative, resolve_backend, state_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -125,6 +125,17 @@ def cmd_check(args) -> int:
             else:
                 binary = bin_dir(backend) / lab.target(args.solutions)
                 label = f"{lab.number} {lab.name}"
+                # Earlier labs' functions this lab calls that are still the skeleton's: said at
+                # once, and the failures they cause say so in their first line.
+                missing = prerequisites.unfinished(lab, variant)
+                if missing and view.started:
+                    for u in missing:
+                        print("note: " + u.line(lab.number))
+                if missing:
+                    def add(row, rows=rows, view=view, lab=lab, missing=missing):
+                        prerequisites.explain(lab, row, missing, variant)
+                        view.add(row)
+                        rows.append(row)
                 try:
                     # Rows are kept as each check ends (on_result), so that a stopped run keeps them.
                     runner.run_lab_checks(

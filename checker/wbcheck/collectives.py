@@ -80,7 +80,12 @@ def _clean(message: str) -> str:
 
 
 def group_results(lab: Lab, check: str, outcomes: dict) -> runner.CheckResult:
-    """One row for @p check from its per-configuration results {(ranks, tcp): mpi_launch.CheckResult}."""
+    """One row for @p check from its per-configuration results {(ranks, tcp): mpi_launch.CheckResult};
+    a failure that comes from an earlier lab's unfinished function says so first."""
+    return runner.name_earlier_lab(lab.id, _group_results(lab, check, outcomes))
+
+
+def _group_results(lab: Lab, check: str, outcomes: dict) -> runner.CheckResult:
     spec = lab.spec(check)
     configs = list(outcomes)
     row = runner.CheckResult(lab=lab.id, name=check, status=runner.PASSED, weight=spec.weight, hint=spec.hint,

@@ -402,9 +402,46 @@ def first_device_report(stderr: str) -> tuple[str, str] | None:
     return "\n".join(l.replace(symbolize.ROOT + os.sep, "") for l in lines), hint
 
 
+# "not implemented yet: sgemm in labs/05-gemm/gemm.cu" (a CUDA lab's skeleton returns
+# cudaErrorNotYetImplemented) or "labs/10-ring-allreduce/ring_allreduce.cpp:42: not implemented yet:
+# ring_allreduce" (a collective lab's skeleton throws comm::NotImplemented).
+_UNFINISHED = (re.compile(r"not implemented yet: (?P<fn>\w+)(?:\(\))? in \S*?(?P<path>labs/(?P<nn>\d\d)-[\w-]+/[\w.]+)"),
+               re.compile(r"\S*?(?P<path>labs/(?P<nn>\d\d)-[\w-]+/[\w.]+):\d+: not implemented yet: (?P<fn>\w+)"))
+
+
+def unfinished_earlier_lab(lab_id: str, message: str) -> tuple[str, str, str] | None:
+    """(lab number, function, file) when @p message says that a function of another lab than
+    @p lab_id is not implemented yet (a later lab calls an earlier lab's code); else None."""
+    for pattern in _UNFINISHED:
+        m = pattern.search(message or "")
+        if m and m.group("nn") != lab_id[:2]:
+            return m.group("nn"), m.group("fn"), m.group("path")
+    return None
+
+
+def name_earlier_lab(lab_id: str, result: CheckResult) -> CheckResult:
+    """A failure that comes from an earlier lab's unfinished function says so in its first line,
+    and its hint is to finish that lab (the check's own hint is about this lab's code)."""
+    if result.status != FAILED:
+        return result
+    found = unfinished_earlier_lab(lab_id, result.message)
+    if found:
+        nn, fn, path = found
+        result.message = (f"needs lab {nn} first: {fn}() in {path} is not implemented yet, and lab {lab_id[:2]} "
+                          f"calls it.\n{result.message}")
+        result.hint = (f"Finish lab {nn}'s {fn}() ({path}; ./workbook check {nn} checks it), then run this lab "
+                       "again.")
+    return result
+
+
 def interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, timeout_s: float,
               binary: Path | None = None) -> CheckResult:
     """Turns one check process (of @p binary) into a CheckResult."""
+    return name_earlier_lab(lab.id, _interpret(lab, check, outcome, json_path, timeout_s, binary))
+
+
+def _interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, timeout_s: float,
+               binary: Path | None = None) -> CheckResult:
     spec = lab.spec(check)
     result = CheckResult(lab=lab.id, name=check, status=FAILED, weight=spec.weight, hint=spec.hint,
                          duration_s=outcome.duration_s)

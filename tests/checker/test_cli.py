@@ -15,7 +15,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "checker"))
 
-from wbcheck import build, cli, collectives, deps, labs, progress, report, runner, sandbox  # noqa: E402
+from wbcheck import build, cli, collectives, deps, labs, prerequisites, progress, report, runner, sandbox  # noqa: E402
 
 import mpi_launch  # noqa: E402
 
@@ -483,6 +483,79 @@ class BenchPlot(unittest.TestCase):
         self.assertEqual(sorted(data), ["alltoall", "broadcast"])
         self.assertEqual(data["broadcast"][("binomial", 2)], [(1024, 0.2), (16384, 1.8)])
         self.assertEqual(data["alltoall"][("pairwise", 4)], [(4096, 0.4)])
+
+
+class EarlierLabs(unittest.TestCase):
+    """A lab that calls an earlier lab's unfinished function says which, at once and in the rows."""
+
+    lab = labs.select_labs(["08"])[0]
+
+    def tree(self, tmp, attention_written=True):
+        root = Path(tmp)
+        (root / "checker/labs/08-attention").mkdir(parents=True)
+        (root / "checker/labs/08-attention/CMakeLists.txt").write_text(
+            (ROOT / "checker/labs/08-attention/CMakeLists.txt").read_text())
+        for d in ("labs/05-gemm", "labs/06-softmax-layernorm", "labs/08-attention"):
+            (root / d).mkdir(parents=True)
+        (root / "labs/05-gemm/gemm.cu").write_text(
+            "cudaError_t sgemm_naive(int M) {\n  return launch(M);\n}\n\n"
+            "cudaError_t sgemm(int M, int N) {\n  (void)M; (void)N;\n  return cudaErrorNotYetImplemented;\n}\n")
+        (root / "labs/06-softmax-layernorm/softmax_layernorm.cu").write_text(
+            "cudaError_t softmax_forward(const float* x, float* y, int rows, int cols) {\n  return run(x, y);\n}\n")
+        body = ("  if (auto e = sgemm(1, 2); e) return e;\n  return softmax_forward(q, o, 1, 1);\n" if attention_written
+                else "  return cudaErrorNotYetImplemented;\n")
+        (root / "labs/08-attention/attention.cu").write_text(
+            "cudaError_t attention_unfused(const float* q, float* o) {\n" + body + "}\n")
+        return root
+
+    def row(self, message):
+        return runner.CheckResult(lab=self.lab.id, name="Correctness.Unfused", status=runner.FAILED, message=message,
+                                  hint="the check's own hint")
+
+    def test_uses_come_from_the_labs_cmake_file(self):
+        self.assertEqual(prerequisites.uses(self.lab), ["05-gemm/gemm.cu", "06-softmax-layernorm/softmax_layernorm.cu"])
+
+    def test_the_unfinished_functions_the_lab_calls_are_named(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            root = self.tree(tmp)
+            found = prerequisites.unfinished(self.lab, "labs", root)
+            self.assertEqual([(u.lab, u.function, u.path) for u in found], [("05", "sgemm", "labs/05-gemm/gemm.cu")])
+            self.assertIn("lab 08 calls lab 05's sgemm() (labs/05-gemm/gemm.cu), which is not implemented yet",
+                          found[0].line("08"))
+            # The real solutions are finished.
+            self.assertEqual(prerequisites.unfinished(self.lab, "solutions"), [])
+
+    def test_a_written_function_that_passed_the_error_on_is_not_called_unfinished(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            root = self.tree(tmp)
+            missing = prerequisites.unfinished(self.lab, "labs", root)
+            row = self.row("not implemented yet: attention_unfused in labs/08-attention/attention.cu (...)")
+            prerequisites.explain(self.lab, row, missing, "labs", root)
+            self.assertTrue(row.message.startswith("needs lab 05 first: attention_unfused() is written, but it calls "
+                                                   "lab 05's sgemm() (labs/05-gemm/gemm.cu)"), row.message)
+            self.assertIn("./workbook check 05", row.hint)
+            self.assertFalse(report.not_started(row), "an earlier lab's skeleton is not this lab's")
+
+    def test_the_labs_own_unfinished_function_keeps_its_message(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            root = self.tree(tmp, attention_written=False)
+            missing = prerequisites.unfinished(self.lab, "labs", root)
+            message = "not implemented yet: attention_unfused in labs/08-attention/attention.cu (...)"
+            row = self.row(message)
+            prerequisites.explain(self.lab, row, missing, "labs", root)
+            self.assertEqual((row.message, row.hint), (message, "the check's own hint"))
+
+    def test_a_message_naming_another_labs_file_says_so_first(self):
+        row = self.row("rank 0: labs/10-ring-allreduce/ring_allreduce.cpp:42: not implemented yet: ring_allreduce")
+        runner.name_earlier_lab("12-data-parallel-trainer", row)
+        self.assertTrue(row.message.startswith("needs lab 10 first: ring_allreduce() in "
+                                               "labs/10-ring-allreduce/ring_allreduce.cpp is not implemented yet"))
+        own = self.row("not implemented yet: sgemm in labs/05-gemm/gemm.cu")
+        runner.name_earlier_lab("05-gemm", own)
+        self.assertEqual(own.message, "not implemented yet: sgemm in labs/05-gemm/gemm.cu")
 
 
 if __name__ == "__main__":
