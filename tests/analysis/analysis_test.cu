@@ -860,6 +860,52 @@ TEST_F(Analysis, RacecheckAdvisesAnAtomicForUpdatesOfTheSameWord) {
     cudaFree(out);
 }
 
+// ---- racecheck: lost updates on global memory ----------------------------------------------------
+
+// Threads of several blocks add into the same four words with a plain read and write.
+__global__ void global_plain_scatter(const float* in, float* out) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i % 4] += in[i];  // not atomic: on a GPU two threads with the same i % 4 lose an update
+}
+
+// Each thread updates its own word; and one block's threads update word 0 in turn, a barrier
+// between any two of them.
+__global__ void global_updates_ordered(const float* in, float* out, float* acc) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] += in[i];
+    for (int t = 0; t < 4; ++t) {
+        if (blockIdx.x == 0 && threadIdx.x == t) acc[0] += in[t];
+        __syncthreads();
+    }
+}
+
+TEST_F(Analysis, RacecheckReportsLostUpdatesOnGlobalMemory) {
+    Device d(256);
+    global_plain_scatter<<<4, 64>>>(d.a, d.b);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // a race is a report, not a launch error
+    const auto races = of_tool("racecheck");
+    ASSERT_FALSE(races.empty()) << "threads adding into out[i % 4] without an atomic lose updates on a GPU";
+    for (const auto& r : races) {
+        EXPECT_EQ(r.kind, "Lost update on __global__ memory") << r.message;
+        EXPECT_NE(r.message.find("analysis_test.cu:"), std::string::npos) << r.message;
+        EXPECT_NE(r.message.find("Use an atomic (atomicAdd)"), std::string::npos) << r.message;
+    }
+}
+
+TEST_F(Analysis, RacecheckAcceptsGlobalUpdatesThatAreOwnedOrOrdered) {
+    Device d(256);
+    float* acc;
+    ASSERT_EQ(cudaMalloc(&acc, sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(acc, 0, sizeof(float)), cudaSuccess);
+    global_updates_ordered<<<4, 64>>>(d.a, d.b, acc);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    // A second launch updates the same words: the launch boundary orders them.
+    global_updates_ordered<<<4, 64>>>(d.a, d.b, acc);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(of_tool("racecheck").empty()) << all_reports();
+    cudaFree(acc);
+}
+
 // ---- racecheck: flag protocols between blocks -----------------------------------------------------
 // One block hands a value to another through global memory: the value, then a flag. Blocks take
 // tickets in the order they start, and only the ticket-1 block waits (for the ticket-0 block), so

@@ -735,15 +735,16 @@ testing::AssertionResult check_norm_backward(const NormBackwardCase& n) {
     }
     const NormGrads ref = norm_backward_reference(n);
     auto column_note = [&](const std::vector<float>& values, std::size_t i) {
+      std::string note = std::string("dgamma and dbeta sum over all ") + std::to_string(m.rows) +
+                         " rows: every row must contribute once (rows of several blocks, all partial sums added).";
       if (never_written(values[i])) {
         // 0xFFFFFFFF is a NaN, and a float sum that starts from it stays exactly that.
-        return std::string("Its bytes are all ones: either no kernel wrote it, or it is a sum that started from "
-                           "memory nobody set. Device memory from cudaMalloc, the workspace included, holds whatever "
-                           "was there before (here all-ones bytes, a NaN that every addition keeps): set each partial "
-                           "sum to 0, or store it rather than add into it, before accumulating.");
+        note += " Its bytes are all ones: either no kernel wrote it, or it is a sum that started from memory nobody "
+                "set. Device memory from cudaMalloc, the workspace included, holds whatever was there before (here "
+                "all-ones bytes, a NaN that every addition keeps): set each partial sum to 0, or store it rather "
+                "than add into it, before accumulating.";
       }
-      return std::string("dgamma and dbeta sum over all ") + std::to_string(m.rows) +
-             " rows: every row must contribute once (rows of several blocks, all partial sums added).";
+      return note;
     };
     if (auto r = compare_matrix(call, "dgamma", ref.dgamma, got.dgamma, m.cols,
                                 [&](std::size_t i) { return column_note(got.dgamma, i); });

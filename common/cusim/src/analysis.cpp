@@ -331,6 +331,12 @@ struct WorkerState {
     // racecheck, per thread of the block: its last __shared__ read (a write to that address is an
     // update, such as h[i] += 1).
     std::vector<std::pair<uintptr_t, uintptr_t>> last_shared_read;  // (address, pc)
+    // racecheck on global memory, per thread of the block: its last kGlobalReads __global__ reads
+    // (a ring; a plain write to one of those addresses is an update, such as dx[i] += g, whichever
+    // order the compiler put its loads in).
+    static constexpr unsigned kGlobalReads = 4;
+    std::vector<std::pair<uintptr_t, uintptr_t>> last_global_read;  // (address, pc), kGlobalReads per thread
+    std::vector<uint8_t> global_read_next;                           // per thread: the ring's next slot
     // racecheck's flag protocols, per thread of the block: its unfenced global stores (kUnfenced
     // slots, a ring) and how many it made since its last fence.
     std::vector<UnfencedStore> unfenced;
@@ -341,6 +347,8 @@ struct WorkerState {
 
 thread_local WorkerState* tls_ws = nullptr;
 std::atomic<uint64_t> g_block_serial{1};
+// Grows at every launch and grid.sync(): global updates of earlier generations are ordered.
+std::atomic<uint64_t> g_update_gen{1};
 
 WorkerState& ws() {
     if (!tls_ws) tls_ws = new WorkerState;  // one per worker thread, lives as long as the thread
@@ -886,6 +894,75 @@ void initcheck(const Alloc* al, uintptr_t a, size_t size, bool write, uintptr_t 
     }
 }
 
+// ---- racecheck on global memory: lost updates --------------------------------------------------------
+//
+// compute-sanitizer's racecheck looks at shared memory only; cusim sees every global access, and
+// names the global race that costs results silently: two threads of one launch that update the same
+// word with a plain read and write (dx[argmax] += dy without an atomic). On a GPU both read the old
+// value and one sum is lost; cusim runs threads one after another, so the result may even come out
+// right here. An update is a plain write to the address the thread read last. Two updates of a word
+// are ordered when a barrier of their block lies between them, or a launch or grid.sync(); any others
+// race. The last update of each word is kept in a fixed table (kUpdateSlots, a slot per address
+// hash, the newer entry replacing an older one): a race may go unseen when two addresses share a
+// slot, never reported where there is none.
+struct UpdateSlot {
+    uint64_t gen = 0;
+    uintptr_t addr = 0;
+    uint64_t block_serial = 0;
+    uint32_t tid = 0, barrier = 0;
+    uintptr_t read_pc = 0, write_pc = 0;
+    uint3 block{0, 0, 0}, thread{0, 0, 0};
+};
+constexpr size_t kUpdateSlots = size_t(1) << 18;
+constexpr size_t kUpdateLocks = 64;
+std::vector<UpdateSlot> g_update_slots;
+std::mutex g_update_locks[kUpdateLocks];
+std::once_flag g_update_once;
+
+void global_update(WorkerState& s, uintptr_t a, uintptr_t read_pc, uintptr_t write_pc) {
+    std::call_once(g_update_once, [] { g_update_slots.resize(kUpdateSlots); });
+    const ExecView& v = tls_view;
+    const uint64_t gen = g_update_gen.load(std::memory_order_relaxed);
+    const size_t i = ((a >> 2) * 0x9E3779B97F4A7C15ull >> 40) & (kUpdateSlots - 1);
+    UpdateSlot other;
+    bool race = false;
+    {
+        std::lock_guard<std::mutex> lk(g_update_locks[i % kUpdateLocks]);
+        UpdateSlot& e = g_update_slots[i];
+        if (e.gen == gen && e.addr == a && !(e.block_serial == s.block_serial && (e.tid == v.tid || e.barrier != s.barrier_count))) {
+            race = true;
+            other = e;
+        }
+        e.gen = gen;
+        e.addr = a;
+        e.block_serial = s.block_serial;
+        e.tid = v.tid;
+        e.barrier = s.barrier_count;
+        e.read_pc = read_pc;
+        e.write_pc = write_pc;
+        e.block = v.block;
+        e.thread = v.thread;
+    }
+    if (!race) return;
+    OutsideKernel outside;
+    auto coords = [](uint3 d) {
+        return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+    };
+    const std::string kind = "Lost update on __global__ memory";
+    const std::string body =
+        "========= Error: " + kind + ": two threads of kernel '" + kernel_name() +
+        "' read and write the same word with no atomic and nothing ordering them" +
+        "\n=========     this update: read at @PC:" + hexaddr(read_pc) + "@, written at @SITE@, " + who() +
+        "\n=========     the other: read at @PC:" + hexaddr(other.read_pc) + "@, written at @PC:" +
+        hexaddr(other.write_pc) + "@, by thread " + coords(other.thread) + " in block " + coords(other.block) +
+        "\n=========     Address " + hexaddr(a) +
+        "\n=========     Hint: on a GPU both threads read the old value and one sum is lost (here they ran one "
+        "after the other, so the result may still look right). Use an atomic (atomicAdd), or gather: let one "
+        "thread own each element and add up everything that belongs to it.";
+    add_report("racecheck", kind, write_pc, body,
+               "racecheck-global|" + std::to_string(other.write_pc) + "|" + std::to_string(write_pc));
+}
+
 // Checks and counts one access that on_access did not filter out; runs with tls_in_hook set.
 void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool atomic, bool natural,
                        bool vector = false, unsigned flags = 0) {
@@ -932,7 +1009,23 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
         if (al && !redzone && a + size <= al->end) {
             space = kGlobal;
             if (t & kInitcheck) initcheck(al, a, size, write && !atomic, pc);
-            if (t & kRacecheck) flag_protocol(s, a, size, write, pc, atomic, flags);
+            if (t & kRacecheck) {
+                flag_protocol(s, a, size, write, pc, atomic, flags);
+                if (tid < s.global_read_next.size() && !atomic) {
+                    auto* ring = &s.last_global_read[size_t(tid) * WorkerState::kGlobalReads];
+                    if (!write) {
+                        ring[s.global_read_next[tid]] = {a, pc};
+                        s.global_read_next[tid] = uint8_t((s.global_read_next[tid] + 1) % WorkerState::kGlobalReads);
+                    } else {
+                        for (unsigned k = 0; k < WorkerState::kGlobalReads; ++k) {
+                            if (ring[k].first != a) continue;
+                            global_update(s, a, ring[k].second, pc);
+                            ring[k] = {0, 0};
+                            break;
+                        }
+                    }
+                }
+            }
         } else if (al) {
             if (!(t & kMemcheck)) return;
             const std::string kind =
@@ -1205,6 +1298,7 @@ void launch_end(const KernelLaunch& L, cudaError_t fault, std::string& fault_rep
 
 void grid_sync_complete() {
     Global& g = G();
+    g_update_gen.fetch_add(1, std::memory_order_relaxed);  // updates before are ordered
     if (!g_published_count.load(std::memory_order_relaxed)) return;
     std::lock_guard<std::mutex> lk(g.published_mu);
     g.published.clear();
@@ -1228,6 +1322,8 @@ void block_begin() {
     ++s.flush_gen;
     if (s.shadow.size() != v.smem_capacity >> kShadowShift) s.shadow.assign(v.smem_capacity >> kShadowShift, ShadowWord{});
     s.last_shared_read.assign(s.nthreads, {0, 0});
+    s.last_global_read.assign(size_t(s.nthreads) * WorkerState::kGlobalReads, {0, 0});
+    s.global_read_next.assign(s.nthreads, 0);
     s.unfenced_count.assign(s.nthreads, 0);
     if (s.unfenced.size() < size_t(s.nthreads) * kUnfenced) s.unfenced.resize(size_t(s.nthreads) * kUnfenced);
     s.touched.clear();
