@@ -98,7 +98,8 @@ def explain(lab: Lab, row, missing: list[Unfinished], tree: str = "labs", root: 
         return
     own = "\n".join((root / tree / lab.id / s).read_text(errors="replace")
                     for s in lab.sources if (root / tree / lab.id / s).is_file())
-    if m.group("fn") in skeleton_functions(own) or not calls(own, m.group("fn")):
+    defined = {d.group("name") for d in _DEFINITION.finditer(own)}
+    if m.group("fn") in skeleton_functions(own) or m.group("fn") not in defined:
         return  # the lab's own function is unfinished, or not the lab's
     names = ", ".join(f"lab {u.lab}'s {u.function}() ({u.path})" for u in missing)
     row.message = (f"needs lab {missing[0].lab} first: {m.group('fn')}() is written, but it calls {names}, not "

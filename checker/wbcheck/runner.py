@@ -405,8 +405,10 @@ def first_device_report(stderr: str) -> tuple[str, str] | None:
 # "not implemented yet: sgemm in labs/05-gemm/gemm.cu" (a CUDA lab's skeleton returns
 # cudaErrorNotYetImplemented) or "labs/10-ring-allreduce/ring_allreduce.cpp:42: not implemented yet:
 # ring_allreduce" (a collective lab's skeleton throws comm::NotImplemented).
-_UNFINISHED = (re.compile(r"not implemented yet: (?P<fn>\w+)(?:\(\))? in \S*?(?P<path>labs/(?P<nn>\d\d)-[\w-]+/[\w.]+)"),
-               re.compile(r"\S*?(?P<path>labs/(?P<nn>\d\d)-[\w-]+/[\w.]+):\d+: not implemented yet: (?P<fn>\w+)"))
+_UNFINISHED = (re.compile(r"not implemented yet: (?P<fn>\w+)(?:\(\))? in \S*?(?P<path>(?:labs|solutions)/(?P<nn>\d\d)-[\w-]+/"
+                          r"[\w.]+)"),
+               re.compile(r"\S*?(?P<path>(?:labs|solutions)/(?P<nn>\d\d)-[\w-]+/[\w.]+):\d+: not implemented yet: "
+                          r"(?P<fn>\w+)"))
 
 
 def unfinished_earlier_lab(lab_id: str, message: str) -> tuple[str, str, str] | None:

@@ -538,6 +538,16 @@ class EarlierLabs(unittest.TestCase):
             self.assertIn("./workbook check 05", row.hint)
             self.assertFalse(report.not_started(row), "an earlier lab's skeleton is not this lab's")
 
+    def test_an_earlier_labs_function_named_in_the_message_is_not_taken_for_the_labs_own(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            root = self.tree(tmp)
+            missing = prerequisites.unfinished(self.lab, "labs", root)
+            message = "not implemented yet: sgemm in labs/08-attention/attention.cu (...)"  # called, not defined here
+            row = self.row(message)
+            prerequisites.explain(self.lab, row, missing, "labs", root)
+            self.assertEqual(row.message, message)
+
     def test_the_labs_own_unfinished_function_keeps_its_message(self):
         import tempfile
         with tempfile.TemporaryDirectory() as tmp:
@@ -553,6 +563,11 @@ class EarlierLabs(unittest.TestCase):
         runner.name_earlier_lab("12-data-parallel-trainer", row)
         self.assertTrue(row.message.startswith("needs lab 10 first: ring_allreduce() in "
                                                "labs/10-ring-allreduce/ring_allreduce.cpp is not implemented yet"))
+        solution = self.row("with 2 ranks: rank 0: solutions/10-ring-allreduce/ring_allreduce.cpp:73: not implemented "
+                            "yet: ring_allreduce")
+        runner.name_earlier_lab("12-data-parallel-trainer", solution)
+        self.assertTrue(solution.message.startswith("needs lab 10 first: ring_allreduce() in "
+                                                    "solutions/10-ring-allreduce/ring_allreduce.cpp"), solution.message)
         own = self.row("not implemented yet: sgemm in labs/05-gemm/gemm.cu")
         runner.name_earlier_lab("05-gemm", own)
         self.assertEqual(own.message, "not implemented yet: sgemm in labs/05-gemm/gemm.cu")
