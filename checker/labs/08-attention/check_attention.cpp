@@ -136,13 +136,16 @@ bool on_gpu() {
 #endif
 }
 
-enum class RowKind { Plain, Spiky, VeryNegative };
+enum class RowKind { Plain, Spiky, VeryNegative, Dominant };
 
 const char* describe(RowKind k) {
   switch (k) {
     case RowKind::Plain: return "plain (Q, K uniform in [-2, 2))";
     case RowKind::Spiky: return "spiky (the Q row multiplied by 8: one key dominates)";
     case RowKind::VeryNegative: return "very negative (every score near -300)";
+    case RowKind::Dominant:
+      return "dominant (one visible key, preferably in the last 16 of a 64-key tile, scores about 150 above every "
+             "other: exp of the scores minus a maximum that misses it overflows)";
   }
   return "";
 }
@@ -167,10 +170,30 @@ Data make_data(const AttentionShape& s, Precision p, std::uint64_t seed) {
   d.v = wb::random_floats(attention_kv_elements(s), seed * 31 + 3, -1.0f, 1.0f);
   for (std::size_t e = 0; e < d.k.size(); ++e) d.k[e] = 0.5f * d.k[e] + 2.0f;  // u = (1, ..., 1): k in [1, 3)
   for (std::size_t row = 0; row < attention_rows(s); ++row) {
-    const RowKind kind = row % 7 == 3 ? RowKind::Spiky : row % 7 == 5 ? RowKind::VeryNegative : RowKind::Plain;
+    RowKind kind = row % 7 == 3 ? RowKind::Spiky : row % 7 == 5 ? RowKind::VeryNegative : RowKind::Plain;
+    // The keys query i sees: [0, end) (the causal mask aligned to the bottom right).
+    const int i = static_cast<int>(row % s.tq);
+    const int end = s.causal ? std::clamp(i + (s.tk - s.tq) + 1, 0, s.tk) : s.tk;
+    if (row % 7 == 6 && end > 0) kind = RowKind::Dominant;
     d.kinds.push_back(kind);
     float* qr = d.q.data() + row * s.d;
-    if (kind == RowKind::Spiky) {
+    if (kind == RowKind::Dominant) {
+      // q = c (k_j - u) for one key j: score_j - score_l = c (|k_j - u|^2 - (k_j - u).(k_l - u)) / sqrt(D),
+      // about c sqrt(D) / 12 (the deviations are uniform in [-0.5, 0.5)): c = 1800 / sqrt(D) puts key j
+      // about 150 above the rest, past the 88.7 where exp overflows float. Key j is the last visible
+      // key in the last 16 of a 64-key tile where there is one (a kernel that takes a tile's maximum
+      // over fragments of 16 keys must not miss it), else the last visible key.
+      int j = end - 1;
+      for (int t = end - 1; t >= 0; --t) {
+        if (t % 64 >= 48) {
+          j = t;
+          break;
+        }
+      }
+      const float* kj = d.k.data() + (row / s.tq * s.tk + j) * s.d;
+      const float c = 1800.0f / std::sqrt(static_cast<float>(s.d));
+      for (int x = 0; x < s.d; ++x) qr[x] = c * (kj[x] - 2.0f);
+    } else if (kind == RowKind::Spiky) {
       for (int c = 0; c < s.d; ++c) qr[c] *= 8.0f;
     } else if (kind == RowKind::VeryNegative) {
       // score = q.k / sqrt(D) with q = -c (1 + noise) and k ~ 2: about -2 c sqrt(D) = -300, where
@@ -564,7 +587,7 @@ testing::AssertionResult check_version(Version v, const std::vector<AttentionSha
 
 const char* const kForwardThreshold =
     "max |error| <= 2 x that of a plain same-precision host computation + floor, for O and L; lengths 1 .. 1024 "
-    "(4096 on a GPU), D 32, 64, 128, causal and not, Tq != Tk, spiky and very negative rows";
+    "(4096 on a GPU), D 32, 64, 128, causal and not, Tq != Tk, spiky, very negative and dominant rows";
 
 // ---- backward ------------------------------------------------------------------------------------------------
 
