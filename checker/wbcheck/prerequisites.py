@@ -14,6 +14,7 @@ cudaErrorNotYetImplemented;` (CUDA labs) or `COMM_NOT_IMPLEMENTED(` (collective 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,11 +69,20 @@ def calls(text: str, function: str) -> bool:
     return re.search(rf"\b{re.escape(function)}\s*\(", text) is not None
 
 
+def own_sources(lab: Lab, tree: str = "labs", root: Path = ROOT) -> str:
+    """The text of @p lab's own sources in @p tree, read once per run (explain() asks per failed row)."""
+    return _read_sources(root / tree / lab.id, tuple(lab.sources))
+
+
+@functools.lru_cache(maxsize=None)
+def _read_sources(directory: Path, sources: tuple[str, ...]) -> str:
+    return "\n".join((directory / s).read_text(errors="replace") for s in sources if (directory / s).is_file())
+
+
 def unfinished(lab: Lab, tree: str = "labs", root: Path = ROOT) -> list[Unfinished]:
     """The skeleton functions of the earlier labs that @p lab's sources (in @p tree: "labs" for the
     learner's, "solutions") call."""
-    own = "\n".join((root / tree / lab.id / s).read_text(errors="replace")
-                    for s in lab.sources if (root / tree / lab.id / s).is_file())
+    own = own_sources(lab, tree, root)
     out: list[Unfinished] = []
     for use in uses(lab, root):
         path = root / tree / use
@@ -96,8 +106,7 @@ def explain(lab: Lab, row, missing: list[Unfinished], tree: str = "labs", root: 
     m = _OWN.search(row.message or "")
     if not m:
         return
-    own = "\n".join((root / tree / lab.id / s).read_text(errors="replace")
-                    for s in lab.sources if (root / tree / lab.id / s).is_file())
+    own = own_sources(lab, tree, root)
     defined = {d.group("name") for d in _DEFINITION.finditer(own)}
     if m.group("fn") in skeleton_functions(own) or m.group("fn") not in defined:
         return  # the lab's own function is unfinished, or not the lab's
