@@ -253,21 +253,40 @@ endfunction()
 # lab's own files and, for the learner's binary, the learner's earlier labs (USES, from labs/);
 # <shared_var>, for the solution's binary, the earlier labs' solutions, compiled once for it, its
 # mutants and its known-wrong versions (SHARED_SOURCES of wb_add_check_binary/comm_add_lab_binary).
+# PROVIDED <var>: for the learner's binary, the libraries of WB_PROVIDED_DIR that replace files of
+# USES (cmake/WbProvided.cmake; those files are then not in <sources_var>); NO_ANALYSIS: the
+# binary's CUDA code is not instrumented, nor are the provided libraries it links.
 function(wb_variant_sources root variant lab sources_var shared_var)
-  cmake_parse_arguments(PARSE_ARGV 5 A "" "" "SOURCES;USES")
+  cmake_parse_arguments(PARSE_ARGV 5 A "NO_ANALYSIS" "PROVIDED" "SOURCES;USES")
   set(sources "")
   foreach(file IN LISTS A_SOURCES)
     list(APPEND sources "${root}/${variant}/${lab}/${file}")
   endforeach()
-  wb_lab_uses("${root}" ${variant} dirs use_files ${A_USES})
   set(shared "")
-  if(variant STREQUAL "solutions")
-    set(shared ${use_files})
-  else()
-    list(APPEND sources ${use_files})
+  set(provided "")
+  set(no_analysis "")
+  if(A_NO_ANALYSIS)
+    set(no_analysis NO_ANALYSIS)
   endif()
+  foreach(use IN LISTS A_USES)
+    wb_provided_flavour(flavour "${use}" ${no_analysis})
+    wb_provide_target("${use}" ${flavour})
+    if(variant STREQUAL "solutions")
+      list(APPEND shared "${root}/solutions/${use}")
+      continue()
+    endif()
+    wb_provided_use(library ${lab} "${use}" ${flavour})
+    if(library)
+      list(APPEND provided ${library})
+    else()
+      list(APPEND sources "${root}/${variant}/${use}")
+    endif()
+  endforeach()
   set(${sources_var} "${sources}" PARENT_SCOPE)
   set(${shared_var} "${shared}" PARENT_SCOPE)
+  if(A_PROVIDED)
+    set(${A_PROVIDED} "${provided}" PARENT_SCOPE)
+  endif()
 endfunction()
 
 # wb_lab_uses(<root> <variant> <dirs_var> <files_var> <NN-name/file>...): for files of earlier
@@ -287,13 +306,16 @@ endfunction()
 
 # ---- lab check binaries ----------------------------------------------------------------
 # wb_add_check_binary(<target> LAB <NN-name> CHECKS <check.cpp>... LAB_SOURCES <src.cu>...
-#                     [SHARED_SOURCES <src.cu>...] [SOURCE_LABEL <text>] [INCLUDE_DIRS <dir>...]
+#                     [SHARED_SOURCES <src.cu>...] [PROVIDED <library>...] [SOURCE_LABEL <text>]
+#                     [INCLUDE_DIRS <dir>...]
 #                     [CUDA_BASELINES <src.cu>...] [CUDA_LIBS <lib>...] [CHECK_LIBS <lib>...]
 #                     [IN_PROCESS])
 # One GoogleTest executable: the lab's checks linked with one implementation of the lab.
 # SHARED_SOURCES are more of the implementation, files of solutions/ that several binaries of
 # the lab link unchanged (an earlier lab's solution, the files a known-wrong version leaves
 # alone): compiled once for all of them (wb_cuda_sources SHARED).
+# PROVIDED are libraries of earlier labs linked with the implementation (WB_PROVIDED_DIR,
+# cmake/WbProvided.cmake).
 # SOURCE_LABEL names the implementation in messages ("labs/01-saxpy/saxpy.cu").
 # CUDA_BASELINES and CUDA_LIBS are compiled and linked on the cuda backend only: the
 # vendor-library baselines of the performance checks (CUB, cuBLAS), which cusim does not
@@ -305,7 +327,7 @@ endfunction()
 # without a GPU (tests/checker, wb_known_wrong_test IN_PROCESS).
 function(wb_add_check_binary target)
   cmake_parse_arguments(PARSE_ARGV 1 A "IN_PROCESS" "LAB;SOURCE_LABEL"
-                        "CHECKS;LAB_SOURCES;SHARED_SOURCES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
+                        "CHECKS;LAB_SOURCES;SHARED_SOURCES;PROVIDED;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
   if(NOT A_LAB OR NOT A_CHECKS OR NOT A_LAB_SOURCES)
     message(FATAL_ERROR "wb_add_check_binary(${target}): LAB, CHECKS and LAB_SOURCES are required")
   endif()
@@ -315,6 +337,12 @@ function(wb_add_check_binary target)
       get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
       file(RELATIVE_PATH rel "${WB_ROOT}" "${abs}")
       list(APPEND labels "${rel}")
+    endforeach()
+    foreach(library IN LISTS A_PROVIDED)  # "lab 05's provided gemm.cu"
+      get_target_property(use ${library} WB_PROVIDED_USE)
+      string(SUBSTRING "${use}" 0 2 used_lab)
+      get_filename_component(name "${use}" NAME)
+      list(APPEND labels "lab ${used_lab}'s provided ${name}")
     endforeach()
     list(JOIN labels ", " A_SOURCE_LABEL)
   endif()
@@ -382,6 +410,7 @@ function(wb_add_check_binary target)
     if(shared_args)
       wb_cuda_sources(${target}_worker ${shared_args})
     endif()
+    target_link_libraries(${target}_worker PRIVATE ${A_PROVIDED})
 
     add_executable(${target} $<TARGET_OBJECTS:${objects}> $<TARGET_OBJECTS:wb_remote_${ident}_judge>)
     target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
@@ -408,6 +437,7 @@ function(wb_add_check_binary target)
   if(shared_args)
     wb_cuda_sources(${target} ${shared_args})
   endif()
+  target_link_libraries(${target} PRIVATE ${A_PROVIDED})
 endfunction()
 
 # wb_add_lab(<NN-name> CHECKS <check.cpp>... SOURCES <file.cu>... [USES <NN-name/file.cu>...]
@@ -419,6 +449,7 @@ endfunction()
 # solutions/<NN-name>, check_<NN>_<name>_solution (checks + solutions/<NN-name>/<files>).
 # These names are what `./workbook check` builds and runs.
 include("${CMAKE_CURRENT_LIST_DIR}/WbRequireInterface.cmake")  # wb_require_interface()
+include("${CMAKE_CURRENT_LIST_DIR}/WbProvided.cmake")          # WB_PROVIDED_DIR, wb_provided_use()
 
 function(wb_add_lab lab)
   cmake_parse_arguments(PARSE_ARGV 1 A "" "" "CHECKS;SOURCES;USES;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
@@ -441,9 +472,10 @@ function(wb_add_lab lab)
     if(variant STREQUAL "solutions")
       set(target check_${ident}_solution)
     endif()
-    wb_variant_sources("${WB_ROOT}" ${variant} ${lab} lab_sources shared_sources SOURCES ${A_SOURCES} USES ${A_USES})
+    wb_variant_sources("${WB_ROOT}" ${variant} ${lab} lab_sources shared_sources SOURCES ${A_SOURCES} USES ${A_USES}
+                       PROVIDED provided)
     wb_add_check_binary(${target} LAB ${lab} CHECKS ${A_CHECKS} LAB_SOURCES ${lab_sources}
-                        SHARED_SOURCES ${shared_sources} INCLUDE_DIRS ${include_dirs}
+                        SHARED_SOURCES ${shared_sources} PROVIDED ${provided} INCLUDE_DIRS ${include_dirs}
                         CUDA_BASELINES ${A_CUDA_BASELINES} CUDA_LIBS ${A_CUDA_LIBS} CHECK_LIBS ${A_CHECK_LIBS})
   endforeach()
   # check_<NN>_<name>_mutant: the checks with <build>/mutant/<NN-name>/<files>, which

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import progress
-from .project import ROOT, build_dir
+from .project import ROOT, build_dir, relative
 
 
 class BuildError(Exception):
@@ -47,15 +47,35 @@ def _run(cmd: list[str], verbose: bool, label: str | None = None) -> BuildResult
     return BuildResult(proc.returncode == 0, "".join(lines))
 
 
-def configure(backend: str, verbose: bool = False, extra: list[str] | None = None) -> None:
+def cached(backend: str, name: str) -> str | None:
+    """A variable of build/<backend>'s CMake cache, or None where it is not set."""
+    try:
+        text = (build_dir(backend) / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(rf"^{re.escape(name)}:[A-Z]+=(.*)$", text, re.M)
+    return m.group(1) if m else None
+
+
+def configure(backend: str, verbose: bool = False, extra: list[str] | None = None, provided: str = "",
+              force: bool = False) -> None:
     """Configures build/<backend> from the CMake preset unless it already is configured
-    (later CMakeLists changes re-run CMake from the build itself)."""
+    (later CMakeLists changes re-run CMake from the build itself). @p provided is the
+    WB_PROVIDED_DIR the build must have (cmake/WbProvided.cmake): "" links the learner's own
+    earlier labs, and a build left with another value is configured again. @p force configures
+    again even so (what CMake computed from the tree's files is then current)."""
     directory = build_dir(backend)
-    if (directory / "build.ninja").is_file() and (directory / "CMakeCache.txt").is_file() and not extra:
+    configured = (directory / "build.ninja").is_file() and (directory / "CMakeCache.txt").is_file()
+    if configured and not extra and not force and (cached(backend, "WB_PROVIDED_DIR") or "") == provided:
         return
-    if not verbose:
-        print(f"Configuring the {backend} backend in {directory.relative_to(ROOT)} ...", flush=True)
-    result = _run(["cmake", "--preset", backend, *(extra or [])], verbose)
+    if configured:  # the build's own directory, which need not be the preset's (WB_BUILD_DIR_<BACKEND>)
+        command = ["cmake", "-S", str(ROOT), "-B", str(directory)]
+    else:
+        command = ["cmake", "--preset", backend]
+        if not verbose:
+            print(f"Configuring the {backend} backend in {relative(directory)} ...", flush=True)
+    command += [*(extra or []), f"-DWB_PROVIDED_DIR={provided}"]
+    result = _run(command, verbose)
     if not result.ok:
         raise BuildError(f"CMake could not configure the {backend} backend:\n{result.output}".rstrip())
 

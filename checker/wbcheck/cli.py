@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, deps, labs, prerequisites, progress, report, runner, sandbox
+from . import build, deps, labs, prerequisites, progress, provided, report, runner, sandbox
 from .project import ROOT, bin_dir, build_dir, gpu_visible, relative, resolve_backend, state_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -26,9 +26,10 @@ def _jobs(args) -> int | None:
     return args.jobs if getattr(args, "jobs", None) else None
 
 
-def _prepare(command: str, backend: str, args, needs_mpi: bool = False, plot: bool = False) -> None:
+def _prepare(command: str, backend: str, args, needs_mpi: bool = False, plot: bool = False,
+             provided: str = "", force: bool = False) -> None:
     deps.ensure(deps.required(command, backend, needs_mpi, plot), allow_install=not args.no_install)
-    build.configure(backend, verbose=args.verbose)
+    build.configure(backend, verbose=args.verbose, provided=provided, force=force)
 
 
 # ---- mutate ----------------------------------------------------------------------------------
@@ -61,7 +62,18 @@ def cmd_check(args) -> int:
         raise UsageError("the cuda backend runs the checks on an NVIDIA GPU, and `nvidia-smi -L` lists none. "
                          "Use --backend sim (or auto), or only build: cmake --preset cuda && "
                          "cmake --build --preset cuda")
-    _prepare("check", backend, args, needs_mpi=any("mpi" in lab.requires for lab in selected))
+    provided_dir = None
+    if args.provided:
+        if args.solutions:
+            raise UsageError("--provided replaces earlier labs in the learner's binaries (labs/); the solutions' "
+                             "binaries always link the earlier labs' solutions. Leave out one of them.")
+        provided_dir = Path(args.provided).resolve()
+        try:
+            provided.read_manifest(provided_dir)
+        except provided.ProvidedError as e:
+            raise UsageError(str(e)) from None
+    _prepare("check", backend, args, needs_mpi=any("mpi" in lab.requires for lab in selected),
+             provided=str(provided_dir) if provided_dir else "")
 
     defined = set(build.targets_matching(backend, r"check_\w+"))
     absent = {lab.id for lab in selected if lab.target(args.solutions) not in defined}
@@ -125,9 +137,15 @@ def cmd_check(args) -> int:
             else:
                 binary = bin_dir(backend) / lab.target(args.solutions)
                 label = f"{lab.number} {lab.name}"
-                # Earlier labs' functions this lab calls that are still the skeleton's: said at
-                # once, and the failures they cause say so in their first line.
-                missing = prerequisites.unfinished(lab, variant)
+                # Earlier labs that come from a provided build (--provided), and earlier labs'
+                # functions this lab calls that are still the skeleton's: said at once, and the
+                # failures they cause say so in their first line.
+                skip: set[str] = set()
+                if provided_dir:
+                    skip = provided.provided_uses(lab, backend)
+                    for line in provided.lines(lab, backend, provided_dir):
+                        print("note: " + line, flush=True)
+                missing = prerequisites.unfinished(lab, variant, skip=skip)
                 if missing and view.started:
                     for u in missing:
                         print("note: " + u.line(lab.number))
@@ -254,6 +272,44 @@ def _build_failure_rows(lab, backend, variant, errors, table,
         table.add(row)
         rows.append(row)
     return rows
+
+
+# ---- provide ---------------------------------------------------------------------------------
+
+def cmd_provide(args) -> int:
+    backend = resolve_backend(args.backend)
+    selected = labs.select_labs(args.labs)
+    users = provided.users()
+    wanted = [lab for lab in selected if lab.number in users]
+    unused = [lab.number for lab in selected if lab.number not in users]
+    if unused:
+        callers = "; ".join(f"lab {n} by lab(s) {', '.join(u)}" for n, u in sorted(users.items()))
+        raise UsageError(f"no later lab calls lab {', '.join(unused)}, so there is nothing of it to provide. "
+                         f"Earlier labs that later labs call: {callers}.")
+    missing = [lab.id for lab in wanted if not lab.source_dir(True).is_dir()]
+    if missing:
+        raise UsageError(f"solutions/{missing[0]} is not in this tree: a provided build is made from the "
+                         "reference, on the instructor's copy of the workbook")
+    # Configured again so that the interfaces CMake records are those of the tree as it is now.
+    _prepare("check", backend, args, force=True)
+    offers = provided.offers(backend, [lab.number for lab in wanted])
+    if not offers:
+        raise UsageError(f"the {backend} build offers no library of lab(s) {', '.join(l.number for l in wanted)} "
+                         f"(build/{backend}/provided-status.json)")
+    print(f"Building the reference of lab(s) {', '.join(l.number for l in wanted)} as libraries ({backend}) ...",
+          flush=True)
+    result = build.build(backend, [o.target for o in offers], _jobs(args), args.verbose,
+                         label=f"Building ({backend})")
+    if not result.ok:
+        raise UsageError("the reference did not build:\n" + (build.compiler_errors(result.output) or result.output))
+    out = Path(args.out).resolve()
+    provided.write(out, offers)
+    for o in offers:
+        print(f"  {o.use} ({o.flavour}): {relative(out / (o.use + '.' + o.flavour + '.a'))}")
+    later = sorted({u for lab in wanted for u in users[lab.number]})
+    print(f"Wrote {relative(out)}/{provided.MANIFEST}. It holds no source; give the folder to learners or the "
+          f"grader, who check lab(s) {', '.join(later)} with: ./workbook check {later[0]} --provided {relative(out)}")
+    return EXIT_OK
 
 
 # ---- test ------------------------------------------------------------------------------------
@@ -446,7 +502,21 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--solutions", action="store_true", help="check solutions/ instead of labs/")
     c.add_argument("--results", metavar="FILE", help="also write Gradescope results.json to FILE")
     c.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
+    c.add_argument("--provided", metavar="DIR",
+                   help="link the earlier labs that a lab calls (lab 08: labs 05 and 06) from DIR, a provided "
+                        "build of their reference (./workbook provide), instead of your own labs/")
     c.set_defaults(func=cmd_check)
+
+    pr = sub.add_parser("provide", parents=[common, jobs, backend],
+                        help="build earlier labs' reference as libraries, for a later lab assigned on its own",
+                        description="Build the reference of earlier labs (solutions/) as static libraries, which "
+                                    "hold no source, into DIR with a manifest. Learners and graders then check a "
+                                    "later lab without the earlier ones: ./workbook check 08 --provided DIR.")
+    pr.add_argument("labs", nargs="+", metavar="LAB", help="an earlier lab that later labs call (05 for labs 07, "
+                                                           "08 and 12)")
+    pr.add_argument("--out", required=True, metavar="DIR", help="where to write the libraries and provided.json "
+                                                                 "(added to what DIR already has)")
+    pr.set_defaults(func=cmd_provide)
 
     t = sub.add_parser("test", parents=[common, jobs, backend],
                        help="the project's own tests (ctest; sim backend unless --backend)")

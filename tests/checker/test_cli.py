@@ -525,6 +525,8 @@ class EarlierLabs(unittest.TestCase):
                           found[0].line("08"))
             # The real solutions are finished.
             self.assertEqual(prerequisites.unfinished(self.lab, "solutions"), [])
+            # A file that comes from a provided build (./workbook check --provided) is not the learner's.
+            self.assertEqual(prerequisites.unfinished(self.lab, "labs", root, skip={"05-gemm/gemm.cu"}), [])
 
     def test_a_written_function_that_passed_the_error_on_is_not_called_unfinished(self):
         import tempfile

@@ -5,6 +5,8 @@ launcher     checker/mpi_launch.py fails a crashing or hanging rank's check with
              named, runs the remaining checks, and leaves no process behind.
 known_wrong  each known-wrong version of labs 09-12 is rejected with its specific message.
 skeleton     an untouched lab skeleton fails with "not implemented yet".
+earlier_lab_unfinished
+             lab 12's solution with lab 10's skeleton fails fast, naming lab 10's function.
 """
 
 import argparse
@@ -532,9 +534,32 @@ def test_skeleton(ml, binary):
     expect(not processes_of(binary), "no rank process is left behind")
 
 
+def test_earlier_lab_unfinished(ml, binary):
+    """Lab 12's solution linked with lab 10's skeleton: each check that runs the ring all-reduce
+    fails at once with lab 10's "not implemented yet" (no check waits for its time limit), and the
+    checks that do not run it pass."""
+    start = time.monotonic()
+    res = ml.run_mpi_checks(binary, 2, time_limit_s=60)
+    elapsed = time.monotonic() - start
+    expect(res and all(r.status in ("passed", "failed") for r in res), "no check hangs or crashes",
+           "\n".join(f"{r.name}: {r.status} {r.message}" for r in res if r.status not in ("passed", "failed")))
+    failed = [r for r in res if r.status == "failed"]
+    def lab10s(message):  # ".../labs/10-ring-allreduce/ring_allreduce.cpp:18: not implemented yet: chunk_of"
+        return "labs/10-ring-allreduce/ring_allreduce.cpp:" in message and "not implemented yet" in message
+    expect(len(failed) >= 5 and all(lab10s(r.message) for r in failed),
+           f"each failure ({len(failed)}) is lab 10's 'not implemented yet'",
+           "\n".join(f"{r.name}: {r.message[:300]}" for r in failed if not lab10s(r.message)))
+    expect(any(r.name == "Correctness.ForwardMatchesReference" and r.status == "passed" for r in res),
+           "a check that needs no all-reduce still passes")
+    slowest = max(res, key=lambda r: r.time_s)
+    expect(slowest.time_s < 30, f"every check ends well inside its time limit (slowest {slowest.name}: "
+                                f"{slowest.time_s:.1f} s; all {elapsed:.0f} s)")
+    expect(not processes_of(binary), "no rank process is left behind")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["launcher", "known_wrong", "skeleton"])
+    p.add_argument("what", choices=["launcher", "known_wrong", "skeleton", "earlier_lab_unfinished"])
     p.add_argument("--launcher", required=True)
     p.add_argument("--bin-dir")
     p.add_argument("--binary")
@@ -549,6 +574,8 @@ def main():
         test_launcher(ml, a.bin_dir)
     elif a.what == "known_wrong":
         test_known_wrong(ml, a.bin_dir, a.only.split(",") if a.only else None, a.timed)
+    elif a.what == "earlier_lab_unfinished":
+        test_earlier_lab_unfinished(ml, a.binary)
     else:
         test_skeleton(ml, a.binary)
     print(f"{len(failures)} failure(s)")
