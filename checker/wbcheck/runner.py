@@ -328,8 +328,11 @@ def clean_failure(text: str) -> str:
         lines = lines[1:]
     msg = "\n".join(lines).strip()
     exc = re.match(r'C\+\+ exception with description "(.*)" thrown in the test body\.?$', msg, re.S)
-    if exc and exc.group(1).startswith("the process running the lab's code"):
-        msg = exc.group(1)  # the judge lost its worker: the text says how (checker/support/remote)
+    if exc and (exc.group(1).startswith("the process running the lab's code")
+                or re.match(r"\w+\(\): returned while work it started was still running", exc.group(1))):
+        # The judge lost its worker, or the worker found work a call left running
+        # (checker/support/remote): the text says what happened.
+        msg = exc.group(1)
     elif exc:
         msg = f"the check stopped on an exception: {exc.group(1)}"
     return msg

@@ -214,6 +214,13 @@ inline std::string posted_failure(const char* what, std::uint32_t status, Reader
 /// (worker_cuda.cpp) and writes its reply.
 void serve_cuda(Op op, Reader& in, Writer& out);
 
+/// Worker side: what the worker itself found wrong with a call of the lab's code (work it left
+/// running when it returned), as opposed to an exception of that code: reported as it is.
+class Finding : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Worker side: runs @p serve, which writes a reply into @p out, and returns the reply's status:
 /// 0, or 1 with @p out replaced by what escaped it (the judge shows it as the request's error).
 template <class F>
@@ -221,6 +228,9 @@ std::uint32_t serve_reporting_exceptions(F&& serve, Writer& out) {
   try {
     serve();
     return 0;
+  } catch (const Finding& e) {
+    out = Writer();
+    out.put_string(e.what());
   } catch (const std::exception& e) {
     out = Writer();
     out.put_string(std::string("an exception escaped the lab's code: ") + e.what());

@@ -31,6 +31,11 @@ bool valid_stream(cudaStream_t stream);
 cudaError_t injected_launch_failure(const char* kernel, const char* file, int line);
 /// "file:line" of the runtime call being executed, or "" when unknown.
 std::string api_site();
+/// Notes an operation enqueued on @p stream: on a stream created with cudaStreamNonBlocking it
+/// is unsynchronized work (cusim::checker::unsynchronized_work) until something waits for it.
+void note_stream_work(cudaStream_t stream, const std::string& what, const std::string& site);
+/// Records the calling thread as one of cusim's own (cusim::checker::own_threads).
+void note_own_thread();
 bool quiet();
 
 constexpr size_t kStaticSharedLimit = 48 * 1024;

@@ -42,12 +42,22 @@ size_t page_size() {
     return p;
 }
 
+// A non-blocking stream's operations that nothing has waited for (cusim::checker::unsynchronized_work).
+struct PendingWork {
+    std::string what, site;
+    uint64_t first = 0;       // the stream's operation count at the first of them
+    uint64_t operations = 0;
+};
+
 struct State {
     std::mutex mu;
     std::map<uintptr_t, Allocation> live;  // by start address
     std::map<uintptr_t, std::pair<size_t, std::string>> freed;  // recently freed ranges, for messages
     std::set<Stream*> streams;
     std::set<Event*> events;
+    std::map<Stream*, PendingWork> pending;  // live non-blocking streams with work nothing waited for
+    std::vector<PendingWork> pending_destroyed;  // the same, of streams destroyed since
+    std::vector<long> own_threads;  // cusim's block-running threads (gettid)
     std::unordered_map<const void*, int> max_dyn_smem;
     std::unordered_map<const void*, int> launch_bounds;  // __launch_bounds__ (never reset: compiled in)
     std::unordered_map<const void*, std::string> kernel_names;  // kernels the rewriter saw defined
@@ -347,12 +357,16 @@ cudaError_t symbol_address(const void* symbol, size_t size) {
 struct Stream {
     unsigned flags;
     int priority = 0;
+    uint64_t operations = 0;  // enqueued so far (what an event recorded on it covers)
 };
 struct Event {
     unsigned flags;
     bool recorded = false;
     std::chrono::steady_clock::time_point when;
+    Stream* stream = nullptr;  // the user stream it was last recorded on, if any
+    uint64_t covers = 0;       // that stream's operations up to the record
 };
+
 
 }  // namespace cusim::detail
 
@@ -661,6 +675,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
 
 cudaError_t cudaDeviceSynchronize() {
     CUSIM_INJECTION_POINT("cudaDeviceSynchronize");
+    cusim::checker::clear_unsynchronized_work();  // every stream waited for
     return ok();  // launches and copies complete before they return
 }
 
@@ -679,6 +694,8 @@ cudaError_t cudaDeviceReset() {
         s.freed.clear();
         for (Stream* st : s.streams) delete st;
         s.streams.clear();
+        s.pending.clear();
+        s.pending_destroyed.clear();
         for (Event* ev : s.events) delete ev;
         s.events.clear();
         s.max_dyn_smem.clear();
@@ -991,6 +1008,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpyAsync", "the stream is not a valid stream handle");
     if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
+    note_stream_work(stream, "cudaMemcpyAsync", api_site());
     if (count) std::memmove(dst, src, count);
     if (count && analysis_hooks::instrumented) analysis_hooks::on_host_write(dst, count);
     tls_site_file = nullptr;
@@ -1025,6 +1043,7 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
     CUSIM_INJECTION_POINT("cudaMemcpy2DAsync");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpy2DAsync", "the stream is not a valid stream handle");
+    note_stream_work(stream, "cudaMemcpy2DAsync", api_site());
     return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2DAsync");
 }
 
@@ -1085,6 +1104,7 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t str
     CUSIM_INJECTION_POINT("cudaMemsetAsync");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemsetAsync", "the stream is not a valid stream handle");
+    note_stream_work(stream, "cudaMemsetAsync", api_site());
     return memset_impl(ptr, value, count, "cudaMemsetAsync");
 }
 
@@ -1125,6 +1145,14 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
         lk.unlock();
         return api_error(cudaErrorInvalidResourceHandle, "cudaStreamDestroy", "not a live stream");
     }
+    // A destroyed stream's work still runs to its end on a GPU, nothing waiting for it.
+    if (auto it = s.pending.find(stream); it != s.pending.end()) {
+        s.pending_destroyed.push_back(it->second);
+        s.pending.erase(it);
+    }
+    for (Event* e : s.events) {
+        if (e->stream == stream) e->stream = nullptr;
+    }
     delete stream;
     return cudaSuccess;
 }
@@ -1133,6 +1161,9 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
     CUSIM_API_PROLOGUE();
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaStreamSynchronize", "not a live stream");
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.pending.erase(stream);
     return cudaSuccess;
 }
 
@@ -1165,6 +1196,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userD
     if (!fn) return api_error(cudaErrorInvalidValue, "cudaLaunchHostFunc", "fn is NULL");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaLaunchHostFunc", "not a live stream");
+    note_stream_work(stream, "cudaLaunchHostFunc", api_site());
     fn(userData);
     return cudaSuccess;
 }
@@ -1176,6 +1208,7 @@ cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t call
     if (flags != 0) return api_error(cudaErrorInvalidValue, "cudaStreamAddCallback", "flags must be 0");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaStreamAddCallback", "not a live stream");
+    note_stream_work(stream, "cudaStreamAddCallback", api_site());
     callback(stream, cudaSuccess, userData);
     return cudaSuccess;
 }
@@ -1186,12 +1219,70 @@ bool valid_event(cudaEvent_t e) {
     std::lock_guard<std::mutex> lk(s.mu);
     return s.events.count(e) != 0;
 }
+
+// The work an event covers (its stream's operations up to its record) has been waited for.
+void waited_for(cudaEvent_t e) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    if (!e->stream) return;
+    auto it = s.pending.find(e->stream);
+    if (it != s.pending.end() && it->second.first <= e->covers) s.pending.erase(it);
+}
 }  // namespace
+
+namespace cusim::detail {
+void note_stream_work(cudaStream_t stream, const std::string& what, const std::string& site) {
+    if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return;
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    if (!s.streams.count(stream)) return;
+    ++stream->operations;
+    if (!(stream->flags & cudaStreamNonBlocking)) return;
+    auto [it, first] = s.pending.try_emplace(stream);
+    if (first) it->second = PendingWork{what, site, stream->operations, 0};
+    ++it->second.operations;
+}
+
+void note_own_thread() {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.own_threads.push_back(static_cast<long>(gettid()));
+}
+}  // namespace cusim::detail
+
+namespace cusim::checker {
+std::vector<UnsynchronizedWork> unsynchronized_work() {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    std::vector<UnsynchronizedWork> out;
+    for (const PendingWork& p : s.pending_destroyed) out.push_back({p.what, p.site, p.operations});
+    for (const auto& [stream, p] : s.pending) out.push_back({p.what, p.site, p.operations});
+    return out;
+}
+
+void clear_unsynchronized_work() {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.pending.clear();
+    s.pending_destroyed.clear();
+}
+
+std::vector<long> own_threads() {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    return s.own_threads;
+}
+}  // namespace cusim::checker
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
     CUSIM_API_PROLOGUE();
     if (!valid_stream(stream) || !valid_event(event))
         return api_error(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent", "invalid stream or event");
+    // A stream that is not non-blocking is ordered with the default stream: what it waits for is
+    // waited for by what follows on the default stream too.
+    const bool ordered = stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread ||
+                         !(stream->flags & cudaStreamNonBlocking);
+    if (ordered) waited_for(event);
     return cudaSuccess;
 }
 
@@ -1226,12 +1317,18 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
         return api_error(cudaErrorInvalidResourceHandle, "cudaEventRecord", "invalid event or stream");
     event->recorded = true;
     event->when = std::chrono::steady_clock::now();
+    const bool user_stream = stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread;
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    event->stream = user_stream ? stream : nullptr;
+    event->covers = user_stream ? stream->operations : 0;
     return cudaSuccess;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
     CUSIM_API_PROLOGUE();
     if (!valid_event(event)) return api_error(cudaErrorInvalidResourceHandle, "cudaEventSynchronize", "not a live event");
+    waited_for(event);
     return cudaSuccess;
 }
 

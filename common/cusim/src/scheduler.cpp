@@ -1055,8 +1055,18 @@ private:
             workers_.back().detach();
         }
         n_ = n;
+        // Every worker has recorded itself as cusim's own before the first launch returns
+        // (cusim::checker::own_threads: threads a program left running are the others).
+        std::unique_lock<std::mutex> lk(mu_);
+        done_cv_.wait(lk, [&] { return started_ == n; });
     }
     void loop() {
+        note_own_thread();
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            ++started_;
+            done_cv_.notify_all();
+        }
         Worker w;
         tls_worker = &w;
         w.altstack.resize(64 * 1024);
@@ -1088,6 +1098,7 @@ private:
     std::condition_variable cv_, done_cv_;
     std::vector<std::thread> workers_;
     LaunchState* current_ = nullptr;
+    unsigned started_ = 0;  // workers that have recorded themselves (note_own_thread)
     int remaining_ = 0;
     uint64_t generation_ = 0;
     unsigned n_ = 1;
@@ -1541,6 +1552,8 @@ void launch_kernel(const KernelLaunch& L) {
         }
     }
     record_launch(L, g, b, cfg.shmem);
+    note_stream_work(cfg.stream, std::string("the launch of ") + (L.kernel_name ? L.kernel_name : "a kernel"),
+                     L.file ? std::string(L.file) + ":" + std::to_string(L.line) : std::string());
     LaunchState ls;
     ls.cooperative = cfg.cooperative;
     ls.launch = &L;

@@ -92,4 +92,25 @@ struct InjectionOutcome {
 /// Ends fault injection: cancels the injections that have not fired and says what happened.
 InjectionOutcome end_injected_failures();
 
+/// Work enqueued on a stream created with cudaStreamNonBlocking that nothing has waited for
+/// since: no cudaStreamSynchronize or cudaStreamQuery of that stream, no cudaDeviceSynchronize, no
+/// event recorded after it and then synchronized, queried, or waited for by a stream that is not
+/// non-blocking. cusim runs all work at once; on a GPU such a stream runs on after the call that
+/// enqueued it has returned, unordered with the default stream: outside a timing recorded there,
+/// and ahead of nothing that reads its results. Counted: kernel launches, cudaMemcpyAsync,
+/// cudaMemcpy2DAsync, cudaMemsetAsync, cudaLaunchHostFunc and cudaStreamAddCallback.
+struct UnsynchronizedWork {
+    std::string what;  ///< the first such operation: "the launch of saxpy_kernel", "cudaMemcpyAsync"
+    std::string site;  ///< its file:line, "" when unknown
+    uint64_t operations = 0;  ///< operations enqueued on the stream since it was last waited for
+};
+/// One entry per stream (destroyed streams included) with work nothing has waited for.
+std::vector<UnsynchronizedWork> unsynchronized_work();
+/// Forgets what unsynchronized_work() reports (a new period of observation begins).
+void clear_unsynchronized_work();
+
+/// The Linux thread ids (gettid) of cusim's own threads, which run kernel blocks: a program's
+/// threads are the others.
+std::vector<long> own_threads();
+
 }  // namespace cusim::checker
