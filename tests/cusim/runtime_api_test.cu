@@ -416,6 +416,7 @@ TEST(RuntimeStreams, DestroyedStreamIsAnInvalidHandle) {
 #endif
 }
 
+
 // ---- events ---------------------------------------------------------------------------------
 
 TEST(RuntimeEvents, RecordSynchronizeElapsed) {
@@ -676,6 +677,52 @@ TEST(RuntimeErrors, ErrorNamesAndStringsAreCudas) {
 
 #ifdef CUSIM
 #include <cusim/checker.h>
+
+// Work on a non-blocking stream is unsynchronized until something waits for it (what a GPU would
+// still be running after the call that enqueued it): cusim::checker::unsynchronized_work().
+TEST(RuntimeStreams, UnsynchronizedWorkOnNonBlockingStreams) {
+    namespace ck = cusim::checker;
+    ck::clear_unsynchronized_work();
+    DeviceBuffer<int> d(64);
+    cudaStream_t side, ordered;
+    ASSERT_CUDA_OK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    ASSERT_CUDA_OK(cudaStreamCreate(&ordered));
+    iota<<<1, 64, 0, ordered>>>(d.get(), 64);  // a blocking stream: the default stream waits for it
+    EXPECT_TRUE(ck::unsynchronized_work().empty());
+    iota<<<1, 64, 0, side>>>(d.get(), 64);
+    ASSERT_CUDA_OK(cudaMemsetAsync(d.get(), 0, 4, side));
+    std::vector<ck::UnsynchronizedWork> w = ck::unsynchronized_work();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].what, "the launch of iota");
+    EXPECT_NE(w[0].site.find("runtime_api_test.cu:"), std::string::npos) << w[0].site;
+    EXPECT_EQ(w[0].operations, 2u);
+    ASSERT_CUDA_OK(cudaStreamSynchronize(side));
+    EXPECT_TRUE(ck::unsynchronized_work().empty());
+    // An event recorded after the work, synchronized: waited for. One recorded before: not.
+    cudaEvent_t before, after;
+    ASSERT_CUDA_OK(cudaEventCreate(&before));
+    ASSERT_CUDA_OK(cudaEventCreate(&after));
+    ASSERT_CUDA_OK(cudaEventRecord(before, side));
+    iota<<<1, 64, 0, side>>>(d.get(), 64);
+    ASSERT_CUDA_OK(cudaEventSynchronize(before));
+    EXPECT_EQ(ck::unsynchronized_work().size(), 1u);
+    ASSERT_CUDA_OK(cudaEventRecord(after, side));
+    ASSERT_CUDA_OK(cudaStreamWaitEvent(side, after, 0));  // a non-blocking stream waiting orders nothing
+    EXPECT_EQ(ck::unsynchronized_work().size(), 1u);
+    ASSERT_CUDA_OK(cudaStreamWaitEvent(nullptr, after, 0));  // the default stream waits for it
+    EXPECT_TRUE(ck::unsynchronized_work().empty());
+    // A destroyed stream's work still runs on a GPU: reported until the device is synchronized.
+    iota<<<1, 64, 0, side>>>(d.get(), 64);
+    ASSERT_CUDA_OK(cudaStreamDestroy(side));
+    EXPECT_EQ(ck::unsynchronized_work().size(), 1u);
+    ASSERT_CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_TRUE(ck::unsynchronized_work().empty());
+    EXPECT_CUDA_OK(cudaEventDestroy(before));
+    EXPECT_CUDA_OK(cudaEventDestroy(after));
+    EXPECT_CUDA_OK(cudaStreamDestroy(ordered));
+    // The threads that ran those blocks are cusim's own.
+    EXPECT_FALSE(ck::own_threads().empty());
+}
 
 namespace checker = cusim::checker;
 
