@@ -87,6 +87,19 @@ TEST(WbTimer, Median) {
   EXPECT_DOUBLE_EQ(wb::gb_per_s(2e9, 1000.0), 2.0);
 }
 
+// Work done on the timed stream leaves the device idle at the stop event: time_median reports the
+// time it found the device still busy after it (about one cudaDeviceSynchronize) and throws
+// nothing. (Work that escapes the events, TimingError, needs a GPU: cusim runs work at once.)
+TEST(WbTimer, WorkOnTheTimedStreamIsAllTimed) {
+  wb::DeviceBuffer<float> buffer(1 << 16);
+  const wb::Timing t = wb::time_median(
+      [&] { WB_CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0, buffer.size() * sizeof(float), 0)); },
+      {.warmup = 1, .repetitions = 9});
+  EXPECT_EQ(t.repetitions, 9);
+  EXPECT_GE(t.after_stop_ms, 0.0);
+  EXPECT_LE(t.after_stop_ms, 0.03 + 0.25 * t.median_ms);
+}
+
 TEST(WbDeviceBuffer, RoundTripAndGuards) {
   const std::vector<float> host = {1.0f, 2.0f, 3.0f, 4.0f};
   wb::DeviceBuffer<float> buffer(std::span<const float>(host), 16);

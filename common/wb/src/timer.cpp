@@ -1,8 +1,10 @@
 #include "wb/timer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "wb/error.h"
 
@@ -53,14 +55,20 @@ Timing time_median(const std::function<void()>& work, const TimingOptions& optio
   WB_CUDA_CHECK(cudaStreamSynchronize(options.stream));
 
   EventPair events;
-  std::vector<double> samples;
+  std::vector<double> samples, after_stop;
   samples.reserve(static_cast<std::size_t>(options.repetitions));
+  after_stop.reserve(static_cast<std::size_t>(options.repetitions));
+  using Clock = std::chrono::steady_clock;
   for (int i = 0; i < options.repetitions; ++i) {
     if (flusher) flusher->flush(options.stream);
     WB_CUDA_CHECK(cudaEventRecord(events.start, options.stream));
     work();
     WB_CUDA_CHECK(cudaEventRecord(events.stop, options.stream));
     WB_CUDA_CHECK(cudaEventSynchronize(events.stop));
+    // Whatever the device still runs now is work the two events did not time.
+    const Clock::time_point stopped = Clock::now();
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
+    after_stop.push_back(std::chrono::duration<double, std::milli>(Clock::now() - stopped).count());
     float ms = 0.0f;
     WB_CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
     samples.push_back(ms);
@@ -70,6 +78,14 @@ Timing time_median(const std::function<void()>& work, const TimingOptions& optio
   timing.min_ms = *std::min_element(samples.begin(), samples.end());
   timing.max_ms = *std::max_element(samples.begin(), samples.end());
   timing.median_ms = median(std::move(samples));
+  timing.after_stop_ms = median(std::move(after_stop));
+  if (timing.after_stop_ms > 0.03 + 0.25 * timing.median_ms) {
+    throw TimingError("the timed work kept the device busy for " + std::to_string(timing.after_stop_ms) +
+                      " ms (median) after its stop event, against " + std::to_string(timing.median_ms) +
+                      " ms between its events: work on a stream that does not wait for the timed stream "
+                      "(cudaStreamNonBlocking) or launched from another thread escaped the timing. Do all the "
+                      "work on the stream the function was given, and finish it before returning.");
+  }
   return timing;
 }
 

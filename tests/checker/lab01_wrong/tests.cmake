@@ -94,3 +94,10 @@ if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS)
     --expect-fail Correctness.SaxpySmallSizes
                   "saxpy\\(\\): returned while work it started was still running: a timer it armed \\(setitimer ITIMER_REAL\\)")
 endif()
+if(WB_BACKEND STREQUAL "cuda")
+  # On a GPU the non-blocking stream really runs on after saxpy() returns: y is read unfinished,
+  # or, if the kernel happened to finish first, wb::time_median finds the device busy after the
+  # stop event (TimingError). Not yet run on a GPU.
+  wb_known_wrong_test(01-saxpy side_stream_nonblocking
+    --expect-fail Performance.BandwidthVsDeviceCopy "escaped the timing|of y differ from the reference")
+endif()

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "wb/device_buffer.h"
@@ -38,6 +39,18 @@ struct Timing {
   double min_ms = 0.0;
   double max_ms = 0.0;
   int repetitions = 0;
+  /// Median time the device still had work after a repetition's stop event had completed: about
+  /// the cost of one cudaDeviceSynchronize when the work ran on options.stream (or streams it
+  /// waits for) only.
+  double after_stop_ms = 0.0;
+};
+
+/// Thrown by time_median() when the work kept the device busy after its stop event: work on a
+/// stream the timing does not wait for (created with cudaStreamNonBlocking) or launched from
+/// another thread, which the events did not time.
+class TimingError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 /// Evicts the L2 cache by writing a device buffer twice the L2 size.
@@ -54,7 +67,10 @@ class L2Flusher {
 
 /// Runs @p work options.warmup times, then options.repetitions times between two events,
 /// and returns the median. @p work must enqueue its GPU work on options.stream and throw
-/// on error (WB_CUDA_CHECK).
+/// on error (WB_CUDA_CHECK). After each repetition the whole device is synchronized: when the
+/// median time it was still busy after the stop event exceeds 0.03 ms + 0.25 x the median
+/// (work the events did not time: another stream that does not wait for options.stream's work,
+/// another thread), throws TimingError saying so.
 Timing time_median(const std::function<void()>& work, const TimingOptions& options = {});
 
 /// Median of @p values (the mean of the middle two for an even count); 0 for none.
