@@ -144,6 +144,48 @@ testing::AssertionResult check_grid_stride(int n, std::uint64_t seed, int num_bl
   });
 }
 
+// The same call twice on the same arrays updates y twice: y = a x + (a x + y0). A saxpy() that
+// skips a call whose arguments it has seen before (a result cached and replayed, which a timing
+// loop would then measure as free) updates it once.
+testing::AssertionResult check_saxpy_twice(int n, std::uint64_t seed) {
+  const Problem p = make_problem(n, seed);
+  const std::string call = describe_call("saxpy", p) + ", twice on the same arrays";
+  try {
+    wb::DeviceBuffer<float> x(std::span<const float>(p.x), kGuard);
+    wb::DeviceBuffer<float> y(std::span<const float>(p.y), kGuard);
+    for (int k = 0; k < 2; ++k) {
+      if (auto r = cuda_success(saxpy(p.n, p.a, x.data(), y.data()), call, "saxpy"); !r) return r;
+    }
+    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    const std::vector<float> got = y.download();
+    const std::vector<float> once = reference(p);
+    std::vector<float> twice(once.size());
+    for (std::size_t i = 0; i < twice.size(); ++i) twice[i] = std::fmaf(p.a, p.x[i], once[i]);
+    // Each call's own bound (2 eps of its terms), the first call's error carried into the second.
+    auto bound = [&](std::size_t i) {
+      const double ax = std::fabs(double(p.a) * p.x[i]);
+      return 2.0 * FLT_EPSILON * (2.0 * ax + std::fabs(double(p.y[i])) + std::fabs(double(once[i])));
+    };
+    const wb::Comparison cmp = wb::compare_within<float>(twice, got, bound, "|got - a x + (a x + y)| <= 2 eps per call");
+    if (cmp.ok()) return testing::AssertionSuccess();
+    bool updated_once = true;
+    for (std::size_t i = 0; i < got.size() && updated_once; ++i) {
+      updated_once = std::fabs(double(got[i]) - once[i]) <= bound(i) && std::fabs(double(got[i]) - twice[i]) > bound(i);
+    }
+    testing::AssertionResult failure = testing::AssertionFailure();
+    failure << call << ": ";
+    if (updated_once) {
+      failure << "y holds one update, not two: the second call did no work. Every call must compute; returning "
+                 "a result cached from an earlier call with the same arguments is not allowed (a timing loop, "
+                 "which calls the function again and again, would measure nothing).\n";
+    }
+    failure << cmp.describe("y");
+    return failure;
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
+  }
+}
+
 struct GridCase {
   int n;
   int num_blocks;
@@ -156,17 +198,21 @@ struct GridCase {
 
 WB_CHECK(Correctness, SaxpySmallSizes, .weight = 2,
          .hint = "Compute i = blockIdx.x * blockDim.x + threadIdx.x and update y[i] only when i < n.") {
-  wb::check::record_threshold("y = fmaf(a, x, y) within 2 eps, n = 1, 31, 32, 33, 3 seeds each");
+  wb::check::record_threshold("y = fmaf(a, x, y) within 2 eps, n = 1, 31, 32, 33, 3 seeds each, and a call repeated "
+                              "on the same arrays (two updates)");
   int passed = 0;
   for (int n : {1, 31, 32, 33}) {
     for (std::uint64_t seed : {1, 2, 3}) {
       auto result = check_saxpy(n, seed);
-      wb::check::record_cases(passed, 12);
+      wb::check::record_cases(passed, 13);
       WB_ASSERT(result);
       ++passed;
     }
   }
-  wb::check::record_cases(passed, 12);
+  auto result = check_saxpy_twice(33, 4);
+  wb::check::record_cases(passed, 13);
+  WB_ASSERT(result);
+  wb::check::record_cases(13, 13);
 }
 
 WB_CHECK(Correctness, SaxpyZeroSize, .weight = 1,
@@ -600,14 +646,36 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 4, .backends = "cuda", .t
   // Correct first, then fast: a wrong kernel's speed means nothing.
   WB_ASSERT(check_saxpy(kLarge, 70));
   try {
-    const std::vector<float> x_host = wb::random_floats(n, 71);
-    const std::vector<float> y_host = wb::random_floats(n, 72);
+    // Integer-valued data (x even, |y| small), so that every call's a x + y is exact in float: after
+    // the timed calls y must be y0 + calls * x / 2 exactly, whatever the rounding of the kernel. A
+    // call that skipped its work (a result cached from an earlier call with the same arguments and
+    // replayed) leaves y short of that.
+    std::vector<float> x_host(n), y_host(n);
+    {
+      const std::vector<float> rx = wb::random_floats(n, 71), ry = wb::random_floats(n, 72);
+      for (int i = 0; i < n; ++i) {
+        x_host[i] = 2.0f * std::round(8.0f * rx[i]);
+        y_host[i] = std::round(1000.0f * ry[i]);
+      }
+    }
     wb::DeviceBuffer<float> x{std::span<const float>(x_host)};
     wb::DeviceBuffer<float> y{std::span<const float>(y_host)};
     const double bytes = 12.0 * n;  // read x, read y, write y
+    int calls = 0;
     const wb::Bandwidth kernel = wb::measure_bandwidth(bytes, [&] {
+      ++calls;
       WB_CUDA_CHECK(saxpy(n, 0.5f, x.data(), y.data()));
     });
+    const std::vector<float> y_after = y.download();
+    for (int i = 0; i < n; ++i) {
+      const float expected = y_host[i] + static_cast<float>(calls) * 0.5f * x_host[i];
+      if (y_after[i] != expected) {
+        FAIL() << "after " << calls << " timed calls saxpy(n=" << n << ", a=0.5) on the same arrays, y[" << i
+               << "] is " << y_after[i] << " where " << calls << " updates of y = a x + y give " << expected
+               << " (exact: the data are small integers). Every call must do its work: a call that returns a "
+                  "result cached from an earlier one, or leaves the work unfinished, is timed for nothing.";
+      }
+    }
     // Baseline moving the same number of bytes: a copy reads and writes 6n bytes.
     const wb::Bandwidth copy = wb::device_copy_bandwidth(static_cast<std::size_t>(6.0 * n));
     const double ratio = kernel.gb_per_s / copy.gb_per_s;

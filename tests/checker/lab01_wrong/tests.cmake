@@ -90,6 +90,9 @@ if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS)
   wb_known_wrong_test(01-saxpy side_stream_nonblocking
     --expect-fail Correctness.SaxpySmallSizes
                   "saxpy\\(\\): returned while work it started was still running: work on a stream created with cudaStreamNonBlocking that nothing waited for: the launch of saxpy_kernel at [^ ]*side_stream_nonblocking.cu:{{line:saxpy_kernel<<<num_blocks, kBlockSize, 0, side>>>}}")
+  wb_known_wrong_test(01-saxpy cached_result_replay
+    --expect-fail Correctness.SaxpySmallSizes
+                  "saxpy\\(n=33, .*twice on the same arrays: y holds one update, not two: the second call did no work")
   wb_known_wrong_test(01-saxpy lazy_output_timer
     --expect-fail Correctness.SaxpySmallSizes
                   "saxpy\\(\\): returned while work it started was still running: a timer it armed \\(setitimer ITIMER_REAL\\)")
@@ -100,4 +103,8 @@ if(WB_BACKEND STREQUAL "cuda")
   # stop event (TimingError). Not yet run on a GPU.
   wb_known_wrong_test(01-saxpy side_stream_nonblocking
     --expect-fail Performance.BandwidthVsDeviceCopy "escaped the timing|of y differ from the reference")
+  # A result cached from the last call and replayed when the same arguments come back: the timed
+  # calls leave y one update short of one per call. Not yet run on a GPU.
+  wb_known_wrong_test(01-saxpy cached_result_replay
+    --expect-fail Performance.BandwidthVsDeviceCopy "after [0-9]+ timed calls saxpy.*Every call must do its work")
 endif()
