@@ -41,6 +41,12 @@ L2Flusher::L2Flusher() : scratch_(2 * l2_cache_bytes()) {}
 
 void L2Flusher::flush(cudaStream_t stream) {
   if (scratch_.empty()) return;
+#if !defined(CUSIM)
+  // Lines the timed code marked persisting (an access policy window) would survive the flush and
+  // keep its inputs in L2 across repetitions: make them normal first. A GPU without persisting L2
+  // lines refuses the call; that error must not stay as the runtime's last error.
+  if (cudaCtxResetPersistingL2Cache() != cudaSuccess) (void)cudaGetLastError();
+#endif
   WB_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0x5A, scratch_.size(), stream));
 }
 

@@ -53,7 +53,8 @@ class TimingError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Evicts the L2 cache by writing a device buffer twice the L2 size.
+/// Evicts the L2 cache by writing a device buffer twice the L2 size, after resetting lines marked
+/// persisting (cudaCtxResetPersistingL2Cache) so that none survives it (on a GPU).
 class L2Flusher {
  public:
   L2Flusher();
