@@ -27,6 +27,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import labs, prerequisites
 from .labs import Lab
 from .project import ROOT, build_dir, relative
 
@@ -141,7 +142,6 @@ def offers(backend: str, numbers: list[str]) -> list[Offer]:
 
 def users() -> dict[str, list[str]]:
     """Earlier lab number -> the later labs (numbers) that link its files (their USES)."""
-    from . import labs, prerequisites
     out: dict[str, list[str]] = {}
     for lab in labs.all_labs():
         for use in prerequisites.uses(lab):
