@@ -118,7 +118,10 @@ TEST_F(SyncFaults, ShuffleMaskWithoutTheCallingLane) {
 }
 
 // Lanes 0..15 synchronize on the full warp, lanes 16..31 on their own half: the masks overlap
-// but differ, so neither operation can complete.
+// but differ. The half-warp shuffle completes, and its lanes exit without ever reaching the
+// full-warp one that names them, which is reported (masks that overlap are no error by themselves:
+// lanes of a binary_partition() group shuffle among themselves while others wait for the warp,
+// conformance cg_partition).
 __global__ void mismatched_masks(int* out) {
     int v = static_cast<int>(threadIdx.x);
     if (threadIdx.x < 16)

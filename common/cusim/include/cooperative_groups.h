@@ -1,8 +1,10 @@
 // cusim's cooperative_groups.h: thread_group, thread_block, tiles of a warp (static
-// thread_block_tile<N> and dynamic tiled_partition), coalesced_threads(), and the grid group of a
-// cooperative launch, with the collectives CUDA gives them (sync, shfl*, ballot, any, all, ...).
+// thread_block_tile<N> and dynamic tiled_partition), coalesced_threads(), labeled_partition() and
+// binary_partition(), and the grid group of a cooperative launch, with the collectives CUDA gives
+// them (sync, shfl*, ballot, any, all, ...).
 // cg::reduce and the scans are in <cooperative_groups/reduce.h> and <cooperative_groups/scan.h>.
 #pragma once
+#include <type_traits>
 #include "cuda_runtime.h"
 
 namespace cooperative_groups {
@@ -189,6 +191,24 @@ public:
 
 inline coalesced_group coalesced_threads(const cusim::site& where = cusim::site::current()) {
     return coalesced_group(cusim::detail::coalesced_mask(where));
+}
+
+/// `labeled_partition(group, label)`: the threads of a warp-sized or smaller tile, or of a coalesced
+/// group, that pass the same label, as a coalesced_group; every thread of @p group calls it.
+/// `binary_partition(group, predicate)`: the same with two labels.
+template <class Group>
+coalesced_group labeled_partition(const Group& group, int label, const cusim::site& where = cusim::site::current()) {
+    static_assert(std::is_base_of_v<warp_group_base, Group>,
+                  "labeled_partition: a thread_block_tile of at most 32 threads or a coalesced_group");
+    return coalesced_group(__match_any_sync(group.get_mask(), label, where));
+}
+template <class Group>
+coalesced_group binary_partition(const Group& group, bool predicate, const cusim::site& where = cusim::site::current()) {
+    static_assert(std::is_base_of_v<warp_group_base, Group>,
+                  "binary_partition: a thread_block_tile of at most 32 threads or a coalesced_group");
+    const unsigned mask = group.get_mask();
+    const unsigned yes = __ballot_sync(mask, predicate, where);
+    return coalesced_group(predicate ? yes : mask & ~yes);
 }
 
 /// The grid of a launch. sync() is a grid-wide barrier; it needs cudaLaunchCooperativeKernel, which

@@ -92,6 +92,12 @@ struct WarpOp {
     unsigned mask;
     unsigned arrived;
     const site* where;
+    // Lanes it names that went to another warp operation while it was pending (the first such
+    // operation's kind, mask and site, for the report): each must still come here before it exits.
+    unsigned skipped;
+    WarpOpKind skipped_kind;
+    unsigned skipped_mask;
+    const site* skipped_where;
     uint64_t val[32];
     int8_t src[32];
 };
@@ -578,6 +584,17 @@ void complete_warp_op(Worker& w, Warp& wp, WarpOp& op, ThreadCtx* self) {
 // Lane `lane` exited: operations that named it no longer wait for it, and those whose other lanes
 // have all arrived complete now.
 [[gnu::noinline, gnu::cold]] void exit_with_pending_warp_ops(Worker& w, Warp& wp, unsigned lane) {
+    for (const WarpOp& op : wp.pending) {
+        if ((op.skipped >> lane) & 1u && !((op.arrived >> lane) & 1u)) {
+            fail_block(w, cudaErrorLaunchFailure,
+                       "Warp synchronization error in " + block_prefix(w) + ": lane " + std::to_string(lane) +
+                           " went to " + op_name(op.skipped_kind) + " with mask " + hex(op.skipped_mask) + " (" +
+                           where_str(op.skipped_where) + ") and exited, never reaching " + op_name(op.kind) +
+                           " with mask " + hex(op.mask) + " (" + where_str(op.where) + ") that lanes " +
+                           hex(op.arrived) + " wait at, so neither mask names the lanes that synchronize together" +
+                           "\n=========     Hint: lanes that synchronize together must use the same mask");
+        }
+    }
     for (size_t i = 0; i < wp.pending.size();) {
         WarpOp& op = wp.pending[i];
         if ((op.mask >> lane) & 1u && op.arrived == (op.mask & ~wp.exited)) {
@@ -1232,7 +1249,20 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
                 fail(std::string("lanes of the same mask wait at ") + op_name(p.kind) + " (" + where_str(p.where) + ")",
                      "every lane named in the mask must execute the same intrinsic");
             op = &p;
-        } else if (p.mask & mask) {
+        } else if ((p.mask & (1u << lane)) && !(p.arrived & (1u << lane)) && !(p.arrived & mask)) {
+            // This lane, which the pending operation names, goes to another one first: it must
+            // still come back to the pending one before it exits (checked at its exit).
+            if (!p.skipped) {
+                p.skipped_kind = kind;
+                p.skipped_mask = mask;
+                p.skipped_where = &where;
+            }
+            p.skipped |= 1u << lane;
+        } else if ((p.mask & (1u << lane)) && (p.arrived & mask)) {
+            // Each operation needs a lane that waits at the other: this lane, which the pending one
+            // names, and lanes of the pending one, which this one names. Masks that merely overlap
+            // are no deadlock: the lanes of a binary_partition() shuffle in their two groups while
+            // those done first wait at a full-warp operation for the others, as on a GPU.
             fail("lanes " + hex(p.mask & mask & p.arrived) + " that this mask names wait at " + op_name(p.kind) +
                      " with mask " + hex(p.mask) + " (" + where_str(p.where) + "), so neither can complete",
                  "lanes that synchronize together must use the same mask");
@@ -1245,6 +1275,7 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
         op->mask = mask;
         op->arrived = 0;
         op->where = &where;
+        op->skipped = 0;
     }
     op->val[lane] = value;
     const int base = static_cast<int>(lane) & ~(width - 1);
