@@ -53,6 +53,12 @@ endfunction()
 # and the compiler: the earlier lab's headers and, on sim, cusim's; for a collective lab's C++
 # file, common/comm's. Two builds with the same interface can link each other's libraries.
 function(wb_provided_interface out use flavour)
+  # Computed once per file and flavour (the provide target and every later lab that uses it ask).
+  get_property(known GLOBAL PROPERTY "WB_PROVIDED_INTERFACE_${use}_${flavour}")
+  if(known)
+    set(${out} ${known} PARENT_SCOPE)
+    return()
+  endif()
   get_filename_component(used_lab "${use}" DIRECTORY)
   file(GLOB headers LIST_DIRECTORIES false "${WB_ROOT}/labs/${used_lab}/*.h")
   if(WB_BACKEND STREQUAL "sim")
@@ -77,6 +83,7 @@ function(wb_provided_interface out use flavour)
     endif()
   endforeach()
   string(SHA256 hash "${text}")
+  set_property(GLOBAL PROPERTY "WB_PROVIDED_INTERFACE_${use}_${flavour}" ${hash})
   set(${out} ${hash} PARENT_SCOPE)
 endfunction()
 
@@ -96,8 +103,9 @@ function(wb_provide_target use flavour)
                         OUTPUT_NAME "${name}.${flavour}"
                         ARCHIVE_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/provide/${used_lab}")
   target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${used_lab}")
-  # Paths inside the library (debug information, cusim's source locations) are the tree's own
-  # (solutions/05-gemm/gemm.cu), not the instructor's machine's.
+  # Paths in the library's debug information and __FILE__ are the tree's own
+  # (solutions/05-gemm/gemm.cu), not the instructor's machine's. (cusim's launch records keep the
+  # absolute path its rewriter writes as a literal.)
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:-ffile-prefix-map=${CMAKE_BINARY_DIR}/=>"
                                              "$<$<COMPILE_LANGUAGE:CXX>:-ffile-prefix-map=${WB_ROOT}/=>")

@@ -142,8 +142,9 @@ def cmd_check(args) -> int:
                 # failures they cause say so in their first line.
                 skip: set[str] = set()
                 if provided_dir:
-                    skip = provided.provided_uses(lab, backend)
-                    for line in provided.lines(lab, backend, provided_dir):
+                    entries = provided.linked(lab, backend)
+                    skip = provided.provided_uses(entries)
+                    for line in provided.lines(lab, entries, backend, provided_dir):
                         print("note: " + line, flush=True)
                 missing = prerequisites.unfinished(lab, variant, skip=skip)
                 if missing and view.started:

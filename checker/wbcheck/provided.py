@@ -47,10 +47,6 @@ def _status(backend: str) -> dict:
         return {"offered": [], "used": [], "dir": ""}
 
 
-def _lab_of(use: str) -> str:
-    return use.split("/", 1)[0]
-
-
 def _says(use: str) -> str:
     """"lab 05's gemm.cu" for "05-gemm/gemm.cu"."""
     return f"lab {use[:2]}'s {use.split('/', 1)[1]}"
@@ -83,16 +79,15 @@ def linked(lab: Lab, backend: str) -> dict[str, dict]:
     return {e["use"]: e for e in _status(backend).get("used", []) if e.get("lab") == lab.id}
 
 
-def provided_uses(lab: Lab, backend: str) -> set[str]:
-    """The earlier-lab files ("05-gemm/gemm.cu") that @p lab's learner binary links from the
-    provided directory."""
-    return {use for use, e in linked(lab, backend).items() if e.get("linked")}
+def provided_uses(entries: dict[str, dict]) -> set[str]:
+    """Of linked()'s @p entries, the earlier-lab files ("05-gemm/gemm.cu") the learner's binary
+    links from the provided directory."""
+    return {use for use, e in entries.items() if e.get("linked")}
 
 
-def lines(lab: Lab, backend: str, directory: Path) -> list[str]:
-    """What a learner reads before @p lab's checks when a provided directory is in use: which
-    earlier labs come from it, and which do not and why."""
-    entries = linked(lab, backend)
+def lines(lab: Lab, entries: dict[str, dict], backend: str, directory: Path) -> list[str]:
+    """What a learner reads before @p lab's checks when a provided directory is in use (linked()'s
+    @p entries): which earlier labs come from it, and which do not and why."""
     if not entries:
         return []
     shown = relative(directory)

@@ -367,7 +367,6 @@ struct Event {
     uint64_t covers = 0;       // that stream's operations up to the record
 };
 
-
 }  // namespace cusim::detail
 
 using namespace cusim::detail;

@@ -1249,23 +1249,22 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
                 fail(std::string("lanes of the same mask wait at ") + op_name(p.kind) + " (" + where_str(p.where) + ")",
                      "every lane named in the mask must execute the same intrinsic");
             op = &p;
-        } else if ((p.mask & (1u << lane)) && !(p.arrived & (1u << lane)) && !(p.arrived & mask)) {
-            // This lane, which the pending operation names, goes to another one first: it must
-            // still come back to the pending one before it exits (checked at its exit).
+        } else if (p.mask & (1u << lane)) {
+            // The pending operation names this lane, which goes to another one first. If each needs a
+            // lane waiting at the other, neither can complete. Otherwise (masks that merely overlap:
+            // the lanes of a binary_partition() shuffle in their two groups while those done first
+            // wait at a full-warp operation, as on a GPU) this lane must still come back to the
+            // pending one before it exits (checked at its exit).
+            if (p.arrived & mask)
+                fail("lanes " + hex(p.mask & mask & p.arrived) + " that this mask names wait at " + op_name(p.kind) +
+                         " with mask " + hex(p.mask) + " (" + where_str(p.where) + "), so neither can complete",
+                     "lanes that synchronize together must use the same mask");
             if (!p.skipped) {
                 p.skipped_kind = kind;
                 p.skipped_mask = mask;
                 p.skipped_where = &where;
             }
             p.skipped |= 1u << lane;
-        } else if ((p.mask & (1u << lane)) && (p.arrived & mask)) {
-            // Each operation needs a lane that waits at the other: this lane, which the pending one
-            // names, and lanes of the pending one, which this one names. Masks that merely overlap
-            // are no deadlock: the lanes of a binary_partition() shuffle in their two groups while
-            // those done first wait at a full-warp operation for the others, as on a GPU.
-            fail("lanes " + hex(p.mask & mask & p.arrived) + " that this mask names wait at " + op_name(p.kind) +
-                     " with mask " + hex(p.mask) + " (" + where_str(p.where) + "), so neither can complete",
-                 "lanes that synchronize together must use the same mask");
         }
     }
     if (!op) {
