@@ -385,6 +385,29 @@ def cmd_docs(args) -> int:
     return EXIT_OK
 
 
+# ---- handouts --------------------------------------------------------------------------------
+
+def cmd_handouts(args) -> int:
+    from . import declarations, handouts
+    try:
+        diffs = handouts.sync(write=not args.check)
+    except (handouts.HandoutError, declarations.DeclarationError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.check:
+        for d in diffs:
+            print(d, end="" if d.endswith("\n") else "\n")
+        if diffs:
+            print(f"{len(diffs)} handout(s) disagree with their checks' WB_CHECK declarations (the diff above). The "
+                  "declarations are the checks: run ./workbook handouts to rewrite the tables from them.",
+                  file=sys.stderr)
+            return EXIT_FAILED
+        print(f"{len(handouts.handouts())} handouts' tables match their checks' declarations")
+        return EXIT_OK
+    print(f"{len(diffs)} handout(s) rewritten" if diffs else "every handout's table already matches its declarations")
+    return EXIT_OK
+
+
 # ---- bench -----------------------------------------------------------------------------------
 
 def cmd_bench(args) -> int:
@@ -529,6 +552,14 @@ def parser() -> argparse.ArgumentParser:
         .set_defaults(func=cmd_list)
     sub.add_parser("docs", parents=[common], help="Doxygen HTML into build/docs/html (fails on warnings)") \
         .set_defaults(func=cmd_docs)
+
+    h = sub.add_parser("handouts", parents=[common],
+                       help="rewrite the handouts' \"What the checker verifies\" tables from the WB_CHECK declarations",
+                       description="Rewrite each generated table of labs/NN-name/README.md from the WB_CHECK "
+                                   "declarations of the checks it lists (their .passes text, limits written in).")
+    h.add_argument("--check", action="store_true", help="write nothing; exit status 1 and the difference when a "
+                                                        "table disagrees with its declarations")
+    h.set_defaults(func=cmd_handouts)
 
     b = sub.add_parser("bench", parents=[common, jobs, backend], help="build and run benchmarks")
     b.add_argument("names", nargs="*", metavar="NAME", help="benchmark bench_NAME (lab numbers after it are its arguments: kernels 03); default: all")

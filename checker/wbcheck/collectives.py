@@ -104,8 +104,8 @@ def _group_results(lab: Lab, check: str, outcomes: dict) -> runner.CheckResult:
     # The measured value of each configuration that reported one; the threshold is the check's.
     measured = [(c, str(r.properties.get("measured", ""))) for c, r in outcomes.items()
                 if r.properties.get("measured")]
-    row.threshold = next((str(r.properties["threshold"]) for r in outcomes.values()
-                          if r.properties.get("threshold")), "")
+    row.threshold = spec.passes or next((str(r.properties["threshold"]) for r in outcomes.values()
+                                         if r.properties.get("threshold")), "")
     row.hint = next((str(r.properties["hint"]) for r in outcomes.values() if r.properties.get("hint")), row.hint)
     shown = failed or skipped or configs
     if measured and not (failed or skipped):

@@ -8,7 +8,8 @@ macro of checker/support/wb_check_spec.h:
 
 This module reads those declarations from the source text (the runner never asks a program that
 runs the lab's code what its checks are worth). Fields are literals: numbers, string literals
-(adjacent ones are joined, as C++ does), and braced lists of integers for `ranks`. A function-like
+(adjacent ones are joined, as C++ does), braced lists of integers for `ranks` and of
+{"name", number} pairs for `limits`. A function-like
 macro whose body holds a WB_CHECK declares a family of checks; each use of the macro in the same
 file is expanded here as the preprocessor would expand it (parameters replaced by the arguments;
 no # or ## in such a body). Standard library only.
@@ -20,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FIELDS = ("weight", "backends", "timeout_s", "ranks", "hint")  # the order of wb::check::Spec
+FIELDS = ("weight", "backends", "timeout_s", "ranks", "limits", "passes", "hint")  # the order of wb::check::Spec
 BACKENDS = ("sim", "cuda")
 
 
@@ -37,8 +38,23 @@ class Declaration:
     backends: tuple[str, ...] = ()
     timeout_s: float | None = None
     ranks: list[int] = field(default_factory=list)
+    limits: dict[str, float] = field(default_factory=dict)   # name -> value, in declaration order
+    passes: str = ""              # with {name} / {name:format} placeholders
     hint: str = ""
 
+    def passes_text(self) -> str:
+        """What passes, with each limit written in: "{max_loads}" as the source writes the number
+        ("9" for 9.0, "0.8" for 0.80), "{max_loads:.2f}" in that Python format ("9.00")."""
+        def one(m: re.Match) -> str:
+            value = self.limits[m.group(1)]
+            if m.group(2) is not None:
+                return format(value, m.group(2))
+            return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+        return PLACEHOLDER.sub(one, self.passes)
+
+
+# A limit's place in a `passes` text: {identifier} or {identifier:format}; other braces are text.
+PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)(?::([^{}]*))?\}")
 
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "0": "\0", "?": "?"}
 
@@ -215,6 +231,8 @@ def _parse(decl: str, path: Path, line: int) -> Declaration:
                 raise DeclarationError(f"{where}: {d.name}: .ranks = {value}: write a braced list of rank "
                                        f"counts such as {{2, 4}}")
             d.ranks = [int(r) for r in re.split(r"\s*,\s*", rm.group(1))]
+        elif key == "limits":
+            d.limits = _limits(value, f"{where}: {d.name}")
         else:
             s = _string_literal(value)
             if s is None:
@@ -226,11 +244,44 @@ def _parse(decl: str, path: Path, line: int) -> Declaration:
                                            f"names \"sim\" or \"cuda\"; leave the field out for both")
                 d.backends = (s,)
             else:
-                d.hint = s
+                setattr(d, key, s)
     if seen != sorted(seen, key=FIELDS.index) or len(set(seen)) != len(seen):
         raise DeclarationError(f"{where}: {d.name}: write each field once, in the order {', '.join(FIELDS)} "
                                f"(C++ designated initializers follow the declaration order)")
+    named = {m.group(1) for m in PLACEHOLDER.finditer(d.passes)}
+    unknown, unused = sorted(named - set(d.limits)), [n for n in d.limits if n not in named]
+    if unknown or unused:
+        raise DeclarationError(f"{where}: {d.name}: " + "; ".join(
+            ([f".passes names {', '.join('{' + n + '}' for n in unknown)}, not among its .limits"] if unknown else [])
+            + ([f"limit {', '.join(unused)} does not appear in .passes (write {{{unused[0]}}} where the text "
+                f"states it)"] if unused else [])))
+    try:
+        d.passes_text()
+    except ValueError as e:
+        raise DeclarationError(f"{where}: {d.name}: .passes: {e} (a format such as {{name:.2f}})") from None
     return d
+
+
+def _limits(value: str, where: str) -> dict[str, float]:
+    """{name: number} of a `.limits = {{"name", number}, ...}` value."""
+    inner = re.fullmatch(r"\{(.*)\}", value.strip(), re.S)
+    pairs = _split_args(inner.group(1)) if inner else None
+    out: dict[str, float] = {}
+    for pair in pairs or [None]:
+        pm = re.fullmatch(r'\{\s*"([A-Za-z_]\w*)"\s*,\s*([-+0-9.eE]+)\s*\}', pair or "")
+        if not pm:
+            raise DeclarationError(f"{where}: .limits = {value[:60]}: write {{{{\"name\", number}}, ...}} with "
+                                   f"identifier names and number literals")
+        try:
+            number = float(pm.group(2))
+        except ValueError:
+            raise DeclarationError(f"{where}: .limits: {pm.group(2)} is not a number literal") from None
+        if pm.group(1) in out:
+            raise DeclarationError(f"{where}: .limits names {pm.group(1)} twice")
+        out[pm.group(1)] = number
+    if len(out) > 6:
+        raise DeclarationError(f"{where}: .limits holds {len(out)} limits; wb::check::Spec has room for 6")
+    return out
 
 
 def read_declarations(directory: Path) -> list[Declaration]:

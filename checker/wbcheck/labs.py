@@ -11,7 +11,7 @@ lab.json fields (all optional except title and stage):
               fields from this object (kind "mpi": ranks, tcp, stall_s; see collectives.py)
   weights     default weight per group: {"Correctness": 1, "Analysis": 1, "Performance": 1}
 
-The checks themselves (name, weight, backends, time limit, rank counts, hint) are declared beside
+The checks themselves (name, weight, backends, time limit, rank counts, limits, what passes, hint) are declared beside
 their tests with WB_CHECK in checker/labs/NN-name/*.cpp (checker/support/wb_check_spec.h), and read
 from there (declarations.py); lab.json holds what belongs to the lab only.
 """
@@ -44,6 +44,7 @@ class CheckSpec:
     name: str
     weight: float = 1.0
     hint: str = ""
+    passes: str = ""             # what passes, limits written in (the THRESHOLD column)
     backends: tuple[str, ...] = ()
     timeout_s: float | None = None
     launch: dict = field(default_factory=dict)   # overrides of the lab's "launch" fields
@@ -124,6 +125,7 @@ def load_lab(directory: Path) -> Lab:
         name=d.name,
         weight=d.weight if d.weight is not None else float(weights.get(d.name.split(".")[0], 1.0)),
         hint=d.hint,
+        passes=d.passes_text(),
         backends=d.backends,
         timeout_s=d.timeout_s,
         launch={"ranks": list(d.ranks)} if d.ranks else {}) for d in declared]

@@ -46,6 +46,11 @@ class Table:
             out += cell.ljust(w) + " " if w else cell
         return out.rstrip()
 
+    def threshold_room(self) -> int:
+        """Characters of the THRESHOLD column: the rest of the line, at least 60 (a longer text is
+        cut there, and shown whole under a check that did not pass)."""
+        return max(60, self.width - sum(w + 1 for _, w in self.COLUMNS[:4]))
+
     def header(self) -> None:
         if not self.header_done:
             print(self._row([c for c, _ in self.COLUMNS]), file=self.stream)
@@ -60,8 +65,10 @@ class Table:
         name = r.name if len(r.name) <= 40 else r.name[:37] + "..."
         width = self.COLUMNS[2][1]
         painted = self._paint(label, r.status) + " " * max(0, width - len(label))
+        room = self.threshold_room()
+        threshold = r.threshold if len(r.threshold) <= room else r.threshold[:room - 3] + "..."
         cells = [number.ljust(self.COLUMNS[0][1]), name.ljust(self.COLUMNS[1][1]), painted,
-                 (measured or "-").ljust(self.COLUMNS[3][1]), r.threshold or "-"]
+                 (measured or "-").ljust(self.COLUMNS[3][1]), threshold or "-"]
         print(" ".join(cells).rstrip(), file=self.stream)
         if r.status != PASSED:
             self.details(r)
@@ -75,6 +82,8 @@ class Table:
             lines.extend(textwrap.wrap(para, wrap, subsequent_indent="  ") or [""])
         if len(r.measured) > self.COLUMNS[3][1]:
             lines.append(f"measured: {r.measured}")
+        if len(r.threshold) > self.threshold_room():
+            lines.extend(textwrap.wrap("passes when: " + r.threshold, wrap, subsequent_indent="  "))
         if r.stderr_tail and r.status == FAILED:
             lines.append("last lines of stderr:")
             lines.extend("  " + l for l in r.stderr_tail.splitlines())

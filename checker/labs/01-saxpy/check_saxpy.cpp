@@ -197,9 +197,9 @@ struct GridCase {
 // ---- Correctness ---------------------------------------------------------------------
 
 WB_CHECK(Correctness, SaxpySmallSizes, .weight = 2,
+         .passes = "n = 1, 31, 32, 33 (warp size ±1), 3 random seeds each, and one call made twice "
+                   "on the same arrays (y updated twice)",
          .hint = "Compute i = blockIdx.x * blockDim.x + threadIdx.x and update y[i] only when i < n.") {
-  wb::check::record_threshold("y = fmaf(a, x, y) within 2 eps, n = 1, 31, 32, 33, 3 seeds each, and a call repeated "
-                              "on the same arrays (two updates)");
   int passed = 0;
   for (int n : {1, 31, 32, 33}) {
     for (std::uint64_t seed : {1, 2, 3}) {
@@ -216,9 +216,9 @@ WB_CHECK(Correctness, SaxpySmallSizes, .weight = 2,
 }
 
 WB_CHECK(Correctness, SaxpyZeroSize, .weight = 1,
+         .passes = "n = 0 returns `cudaSuccess` and writes nothing",
          .hint = "A launch with 0 blocks is invalid (CUDA 13 returns cudaErrorInvalidValue): return "
                  "cudaSuccess before launching when n == 0.") {
-  wb::check::record_threshold("n = 0 returns cudaSuccess and writes nothing");
   const Problem p = make_problem(0, 1);
   WB_ASSERT(check_device_call(p, "saxpy(n=0)", "saxpy", kSaxpyCoverage,
                               [&](const float* x, float* y) { return saxpy(0, p.a, x, y); }));
@@ -226,8 +226,8 @@ WB_CHECK(Correctness, SaxpyZeroSize, .weight = 1,
 }
 
 WB_CHECK(Correctness, SaxpyLargeSizes, .weight = 2,
+         .passes = "n = 2^20 + 7 (two seeds) and 2^24",
          .hint = "Round the number of blocks up: (n + block_size - 1) / block_size.") {
-  wb::check::record_threshold("y = fmaf(a, x, y) within 2 eps, n = 2^20+7 (2 seeds) and 2^24");
   int passed = 0;
   const std::vector<std::pair<int, std::uint64_t>> cases = {{kLarge, 4}, {kLarge, 5}, {kHuge, 6}};
   for (auto [n, seed] : cases) {
@@ -240,8 +240,8 @@ WB_CHECK(Correctness, SaxpyLargeSizes, .weight = 2,
 }
 
 WB_CHECK(Correctness, GridStrideSmallGrids, .weight = 2,
+         .passes = "grids far smaller than n, down to 1 block of 32 threads",
          .hint = "Loop: for (i = global index; i < n; i += blockDim.x * gridDim.x).") {
-  wb::check::record_threshold("correct with grids much smaller than n (down to 1 block of 32 threads)");
   const std::vector<GridCase> cases = {
       {33, 1, 32}, {1000, 2, 64}, {kLarge, 1, 32}, {kLarge, 3, 96}, {kLarge, 13, 128}, {kLarge, 1, 1024}};
   int passed = 0;
@@ -256,8 +256,8 @@ WB_CHECK(Correctness, GridStrideSmallGrids, .weight = 2,
 }
 
 WB_CHECK(Correctness, GridStrideLargeGrids, .weight = 1,
+         .passes = "grids larger than n, and n = 0",
          .hint = "Threads whose start index is already >= n must do nothing.") {
-  wb::check::record_threshold("correct with grids larger than n, and n = 0");
   const std::vector<GridCase> cases = {{0, 4, 256}, {1, 8, 1024}, {33, 64, 256}, {1000, 4096, 32}, {kLarge, 8192, 256}};
   int passed = 0;
   std::uint64_t seed = 20;
@@ -271,9 +271,9 @@ WB_CHECK(Correctness, GridStrideLargeGrids, .weight = 1,
 }
 
 WB_CHECK(Correctness, GridStrideRejectsInvalidConfigurations, .weight = 2,
+         .passes = "block size 0, 1025, 2048 and 0 blocks return an error; y untouched",
          .hint = "A kernel launch itself returns nothing: call cudaGetLastError() right after it and return "
                  "that, so a failed launch reaches the caller.") {
-  wb::check::record_threshold("block_size 0, 1025, 2048 and num_blocks 0 return an error; y untouched");
   const std::vector<GridCase> cases = {{1000, 4, 0}, {1000, 4, 2048}, {1000, 4, 1025}, {1000, 0, 256}};
   int passed = 0;
   for (const GridCase& c : cases) {
@@ -310,9 +310,10 @@ WB_CHECK(Correctness, GridStrideRejectsInvalidConfigurations, .weight = 2,
 }
 
 WB_CHECK(Correctness, HostRoundTrip, .weight = 2,
+         .passes = "`saxpy_host` for n = 0, 1, 33, 2^20 + 7; x unchanged; nothing written past the "
+                   "host arrays",
          .hint = "cudaMalloc, cudaMemcpy (HostToDevice), saxpy(), cudaMemcpy (DeviceToHost), cudaFree; "
                  "check each call.") {
-  wb::check::record_threshold("saxpy_host correct for n = 0, 1, 33, 2^20+7; x unchanged; no host overrun");
   int passed = 0;
   std::uint64_t seed = 40;
   for (int n : {0, 1, 33, kLarge}) {
@@ -342,9 +343,10 @@ WB_CHECK(Correctness, HostRoundTrip, .weight = 2,
 }
 
 WB_CHECK(Correctness, HostNegativeSize, .weight = 1,
+         .passes = "`saxpy_host` with n = -1 and -1000 returns `cudaSuccess` and leaves both arrays "
+                   "unchanged",
          .hint = "Return cudaSuccess before allocating when n <= 0: for a negative n, n * sizeof(float) as "
                  "a size_t is an enormous number of bytes.") {
-  wb::check::record_threshold("n = -1 and -1000 return cudaSuccess; h_x and h_y untouched");
   int passed = 0;
   std::uint64_t seed = 44;
   for (int n : {-1, -1000}) {
@@ -384,10 +386,10 @@ using wb::check::host::ordinal;
 }  // namespace
 
 WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
+         .passes = "after `saxpy_host` (n = 1, 33, 1000) the device holds as many allocations and "
+                   "bytes as before",
          .hint = "cudaFree every array saxpy_host allocates before it returns, on the error paths too (an "
                  "RAII guard whose destructor calls cudaFree does both).") {
-  wb::check::record_threshold(
-      "saxpy_host (n = 1, 33, 1000) correct, and as much device memory allocated after it as before");
   int passed = 0;
   std::uint64_t seed = 47;
   for (int n : {1, 33, 1000}) {
@@ -422,12 +424,13 @@ WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
 // not the error of a later call that went on regardless), do no more work (no copy, allocation or
 // launch after the failure) and free what it had allocated.
 WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 2, .backends = "sim",
+         .passes = "each `cudaMalloc`, `cudaMemcpy` and kernel launch of `saxpy_host` is made to "
+                   "fail in turn (cusim's fault injection): `saxpy_host` returns that error at once "
+                   "(for the launch: what `saxpy()` returns, its `cudaGetLastError()`), with no copy "
+                   "or launch after it, and frees what it had allocated",
          .hint = "Test the cudaError_t of every cudaMalloc and cudaMemcpy, and of saxpy() (its "
                  "cudaGetLastError() after the launch), and return it at once when it is not cudaSuccess, "
                  "freeing what was already allocated.") {
-  wb::check::record_threshold(
-      "each cudaMalloc, cudaMemcpy and kernel launch in saxpy_host failed in turn: that error returned at once, no "
-      "device memory left");
   const Problem p = make_problem(33, 49);
   auto host_arrays = [&] {
     std::pair<std::vector<float>, std::vector<float>> xy{p.x, p.y};
@@ -513,9 +516,9 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 2, .backends = "sim",
 
 #if defined(CUSIM)
 WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .passes = "cusim memcheck reports no out-of-bounds or uninitialised access",
          .hint = "Every access must stay inside its array: check the bound before reading x[i] as well "
                  "as writing y[i].") {
-  wb::check::record_threshold("0 memcheck reports (out-of-bounds or uninitialised accesses)");
 #if WB_HAVE_CUSIM_ANALYSIS
   cusim::analysis::reset();
 #endif
@@ -549,11 +552,11 @@ WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
 // ---- Performance -----------------------------------------------------------------------
 
 #if defined(CUSIM)
-WB_CHECK(Performance, CoalescedAccess, .weight = 3, .backends = "sim",
+WB_CHECK(Performance, CoalescedAccess, .weight = 3, .backends = "sim", .limits = {{"max_sectors", 4}},
+         .passes = "at most {max_sectors} global-memory sectors per warp-level request (saxpy, saxpy_grid_stride)",
          .hint = "Consecutive threads of a warp should access consecutive elements: i = blockIdx.x * "
                  "blockDim.x + threadIdx.x, and a grid-stride step of blockDim.x * gridDim.x.") {
-  constexpr double kMaxSectorsPerRequest = 4.0;
-  wb::check::record_threshold("<= 4 global sectors per request (saxpy, saxpy_grid_stride)");
+  constexpr double kMaxSectorsPerRequest = WB_LIMIT("max_sectors");
 #if WB_HAVE_CUSIM_ANALYSIS
   struct Measured {
     const char* function;
@@ -589,8 +592,8 @@ WB_CHECK(Performance, CoalescedAccess, .weight = 3, .backends = "sim",
     if (m.sectors_per_request > kMaxSectorsPerRequest) {
       char value[32];
       std::snprintf(value, sizeof value, "%.2f", m.sectors_per_request);
-      ADD_FAILURE() << m.function << ": " << value
-                    << " global memory sectors per request (at most 4 allowed). A coalesced warp reads its 32 "
+      ADD_FAILURE() << m.function << ": " << value << " global memory sectors per request (at most "
+                    << wb::check::as_written(kMaxSectorsPerRequest) << " allowed). A coalesced warp reads its 32 "
                        "floats as 128 contiguous bytes, 4 sectors of 32 bytes; here the threads of a warp access "
                        "scattered addresses. Check how the index is computed from threadIdx.x and blockIdx.x.";
     }
@@ -604,9 +607,10 @@ WB_CHECK(Performance, CoalescedAccess, .weight = 3, .backends = "sim",
 
 // The launch configurations saxpy's kernels ran with, as cusim recorded them (cusim/checker.h).
 WB_CHECK(Performance, LaunchUsesWholeWarps, .weight = 1, .backends = "sim",
+         .passes = "`saxpy`'s blocks are a multiple of 32 threads (whole warps), as cusim recorded "
+                   "the launch",
          .hint = "A warp is 32 threads: pick a block size that is a multiple of 32 (256 is a good default) "
                  "and round the number of blocks up.") {
-  wb::check::record_threshold("saxpy's blocks are a multiple of 32 threads (whole warps), n = 2^20+7");
   cusim::checker::clear_launches();
   WB_ASSERT(check_saxpy(kLarge, 62));
   const std::vector<cusim::checker::LaunchRecord> launches = cusim::checker::launches();
@@ -634,14 +638,17 @@ WB_CHECK(Performance, LaunchUsesWholeWarps, .weight = 1, .backends = "sim",
 }
 #else
 WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 4, .backends = "cuda", .timeout_s = 120,
+         .limits = {{"min_ratio", 0.80}},
+         .passes = "SAXPY bandwidth at least {min_ratio:.0%} of a device-to-device `cudaMemcpy` timed in the "
+                   "same run (the solution reaches 90% on an H100; one element per thread cannot "
+                   "keep enough loads in flight for more)",
          .hint = "Check that accesses are coalesced (i = blockIdx.x * blockDim.x + threadIdx.x), that the "
                  "block size is a multiple of 32 (256 is a good default), and that nothing else runs on the "
                  "GPU.") {
   // One element per thread (the lab's contract) keeps at most 2048 x 8 bytes of loads in flight per
   // multiprocessor; on an H100 that design tops out near 0.91 x copy (block sizes, cache hints and a
-  // prefetch hint tried: docs/perf/gpu.md), so 0.80 leaves the reference (0.90) its 10%.
-  constexpr double kMinRatio = 0.80;
-  wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (same run)");
+  // prefetch hint tried: docs/perf/gpu.md), so min_ratio leaves the reference (0.90) its 10%.
+  constexpr double kMinRatio = WB_LIMIT("min_ratio");
   constexpr int n = 1 << 26;  // 256 MiB per array: far larger than any L2 cache
   // Correct first, then fast: a wrong kernel's speed means nothing.
   WB_ASSERT(check_saxpy(kLarge, 70));

@@ -211,6 +211,9 @@ const char* const kShapesThreshold =
 // ---- Correctness ---------------------------------------------------------------------
 
 WB_CHECK(Correctness, NaiveShapes, .weight = 2,
+         .passes = "the exact transpose for 20 shapes: 0 x 0, 0 x 7, 7 x 0, 1 x 1, 1 x 37, 37 x 1, "
+                   "31 x 33, 33 x 31, 32 x 32, 64 x 96, 96 x 64, 65 x 65, 100 x 37, 37 x 100, 257 x "
+                   "129, 129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517",
          .hint = "One thread per element: c = blockIdx.x * blockDim.x + threadIdx.x, r from the y "
                  "dimension; store out[c * rows + r] = in[r * cols + c] only when r < rows and c < cols.") {
   wb::check::record_threshold(kShapesThreshold);
@@ -218,6 +221,9 @@ WB_CHECK(Correctness, NaiveShapes, .weight = 2,
 }
 
 WB_CHECK(Correctness, TiledShapes, .weight = 2,
+         .passes = "the exact transpose for 20 shapes: 0 x 0, 0 x 7, 7 x 0, 1 x 1, 1 x 37, 37 x 1, "
+                   "31 x 33, 33 x 31, 32 x 32, 64 x 96, 96 x 64, 65 x 65, 100 x 37, 37 x 100, 257 x "
+                   "129, 129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517",
          .hint = "Load the tile with the input's bounds (r < rows, c < cols) and store it with the "
                  "output's (out row < cols, out column < rows); __syncthreads() in between.") {
   wb::check::record_threshold(kShapesThreshold);
@@ -225,14 +231,17 @@ WB_CHECK(Correctness, TiledShapes, .weight = 2,
 }
 
 WB_CHECK(Correctness, ConflictFreeShapes, .weight = 2,
+         .passes = "the exact transpose for 20 shapes: 0 x 0, 0 x 7, 7 x 0, 1 x 1, 1 x 37, 37 x 1, "
+                   "31 x 33, 33 x 31, 32 x 32, 64 x 96, 96 x 64, 65 x 65, 100 x 37, 37 x 100, 257 x "
+                   "129, 129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517",
          .hint = "The same tile code as transpose_tiled, with the tile declared float[32][33].") {
   wb::check::record_threshold(kShapesThreshold);
   check_shapes(kConflictFree, kShapes);
 }
 
 WB_CHECK(Correctness, LargeShapes, .weight = 1,
+         .passes = "every version on 1023 x 1025, 1 x 20011 and 20011 x 1",
          .hint = "Round the number of tiles up in both dimensions.") {
-  wb::check::record_threshold("exact for 1023 x 1025, 1 x 20011 and 20011 x 1, every version");
   const std::vector<Shape> shapes = {{1023, 1025}, {1, 20011}, {20011, 1}};
   int passed = 0;
   for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
@@ -251,10 +260,11 @@ WB_CHECK(Correctness, LargeShapes, .weight = 1,
 constexpr Shape kTallShape{(1 << 21) + 1, 1};  // 65537 tile rows of 32, 262145 rows of 8 threads
 
 WB_CHECK(Correctness, TallMatrix, .weight = 2,
+         .passes = "every version on (2^21 + 1) x 1: 65537 tile rows, more than gridDim.y can hold, "
+                   "so blocks loop",
          .hint = "gridDim.y and gridDim.z are at most 65535, and a matrix of 2^21 + 1 rows has 65537 tile "
                  "rows. Cap gridDim.y at 65535 and let each block loop over tile rows (tile_row += "
                  "gridDim.y * 32), or put the long dimension on gridDim.x.") {
-  wb::check::record_threshold("every version exact for (2^21 + 1) x 1 (65537 tile rows)");
   int passed = 0;
   for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
     auto result = check_version(*v, kTallShape);
@@ -273,6 +283,9 @@ WB_CHECK(Correctness, TallMatrix, .weight = 2,
 
 #if defined(CUSIM)
 WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .passes = "each version (70 x 100): its kernel launch is made to fail (cusim's fault "
+                   "injection, like a launch that asks for more resources than an SM has); the "
+                   "function must return that error (`return cudaGetLastError();` after the launch)",
          .hint = "Test cudaGetLastError() right after the launch and return its error: return "
                  "cudaGetLastError(); (or if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) "
                  "return e; before any later call).") {
@@ -315,20 +328,21 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what,
 }  // namespace
 
 WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .passes = "no memcheck/initcheck report for any version on 5 edge shapes",
          .hint = "Every load and store, global and shared, must be inside its array: test the row and "
                  "the column.") {
-  wb::check::record_threshold("0 memcheck/initcheck reports, every version, 5 edge shapes");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 // The tall matrix makes the first blocks loop to a second tile row, where a missing
 // __syncthreads() before the tile is overwritten races with the previous tile's reads.
 WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
+         .passes = "no racecheck/synccheck report for any version on 5 edge shapes, nor for versions "
+                   "2 and 3 on (2^21 + 1) x 1, where a block moves a second tile (the "
+                   "`__syncthreads()` before the tile is reused)",
          .hint = "Between the threads' stores into the shared tile and their reads of other threads' "
                  "elements there must be a __syncthreads(); and another one before the tile is overwritten "
                  "(next loop iteration).") {
-  wb::check::record_threshold("0 racecheck/synccheck reports, every version, 5 edge shapes; the tiled versions "
-                              "also on (2^21 + 1) x 1, where blocks loop over tile rows");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck", {kTallShape});
 }
 #endif
@@ -404,10 +418,10 @@ void expect_coalesced(const Version& v, const char* side, double aligned, double
 #endif
 
 WB_CHECK(Performance, NaiveReadsCoalesced, .weight = 1, .backends = "sim",
+         .passes = "version 1's *loads* <= 4.00 sectors/request on 200 x 328 and <= 5.00 on 333 x "
+                   "517; its strided stores (about 30) are expected",
          .hint = "Let threadIdx.x run along the columns of in: c = blockIdx.x * blockDim.x + threadIdx.x, "
                  "and use blocks 32 threads wide, so a warp reads 32 consecutive floats of one row.") {
-  wb::check::record_threshold("transpose_naive loads <= 4.00 sectors/request (200 x 328), <= 5.00 (333 x 517); "
-                              "strided stores accepted");
   WB_MEASURE_OR_SKIP(kNaive);
   wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
                              ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
@@ -418,11 +432,10 @@ WB_CHECK(Performance, NaiveReadsCoalesced, .weight = 1, .backends = "sim",
 }
 
 WB_CHECK(Performance, TiledCoalesced, .weight = 3, .backends = "sim",
+         .passes = "version 2's loads and stores each <= 4.00 / <= 5.00 sectors/request",
          .hint = "Read the tile along rows of in (threadIdx.x -> column) and write it along rows of out "
                  "(threadIdx.x -> column of out, i.e. row of in), exchanging the roles of the two indices "
                  "through shared memory.") {
-  wb::check::record_threshold("transpose_tiled loads and stores <= 4.00 sectors/request (200 x 328), <= 5.00 "
-                              "(333 x 517)");
   WB_MEASURE_OR_SKIP(kTiled);
   wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
                              ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
@@ -436,10 +449,9 @@ WB_CHECK(Performance, TiledCoalesced, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, ConflictFreeSharedMemory, .weight = 4, .backends = "sim",
+         .passes = "version 3: the same, and shared-memory loads and stores <= 1.00 wavefront/request",
          .hint = "Pad the tile: __shared__ float tile[32][33]. Element (i, j) then sits in bank (i + j) % "
                  "32, so a warp reading a column touches 32 different banks.") {
-  wb::check::record_threshold("transpose_conflict_free: loads and stores <= 4.00 / 5.00 sectors/request, shared "
-                              "memory <= 1.00 wavefront/request");
   WB_MEASURE_OR_SKIP(kConflictFree);
   const double shared_loads = std::max(m.aligned.shared_loads(), m.ragged.shared_loads());
   const double shared_stores = std::max(m.aligned.shared_stores(), m.ragged.shared_stores());
@@ -465,12 +477,13 @@ WB_CHECK(Performance, ConflictFreeSharedMemory, .weight = 4, .backends = "sim",
 // launch of more threads than that has blocks with no element to move, whatever the block
 // shape (32 x 8 threads moving a tile, one thread per element, or a 1-D row of threads).
 WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
+         .passes = "on 1000 x 1024 each version launches at most 1024 x 1024 threads, the matrix "
+                   "padded to whole 32 x 32 tiles: no block without elements to move (cusim's launch "
+                   "log)",
          .hint = "Size the grid from the matrix: round the number of tiles (or of blocks) up in each "
                  "dimension, (n + 31) / 32, and cap gridDim.y at 65535; no more.") {
   constexpr Shape s{1000, 1024};
   constexpr std::uint64_t kMaxThreads = 1024ull * 1024ull;
-  wb::check::record_threshold("each version launches at most 1024 x 1024 threads on 1000 x 1024 (the matrix padded "
-                              "to whole 32 x 32 tiles)");
   std::ostringstream text;
   std::vector<std::string> failures;
   for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
@@ -496,11 +509,13 @@ WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
 }
 #else
 WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .timeout_s = 180,
+         .passes = "version 3 on 8192 x 8192 reaches at least 80% of the bandwidth of a "
+                   "device-to-device `cudaMemcpy` of the same bytes timed in the same run (the "
+                   "solution aims at 90%); versions 1 and 2 are timed for the record",
          .hint = "Coalesced reads and writes through a padded shared tile; give each thread several "
                  "elements (blocks of 32 x 8 threads moving a 32 x 32 tile) so that more loads are in "
                  "flight; close other GPU programs.") {
   constexpr double kMinRatio = 0.80;
-  wb::check::record_threshold(">= 0.80 x device-to-device copy bandwidth (transpose_conflict_free, 8192 x 8192)");
   // Correct first, then fast: a wrong kernel's speed means nothing.
   WB_ASSERT(check_version(kConflictFree, {1000, 1500}));
   constexpr Shape s{8192, 8192};  // 256 MiB per matrix: far larger than any L2 cache

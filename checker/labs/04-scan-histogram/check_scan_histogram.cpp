@@ -612,18 +612,19 @@ std::vector<HistogramInput> histogram_inputs(const std::vector<std::size_t>& siz
 // ---- Correctness ---------------------------------------------------------------------
 
 WB_CHECK(Correctness, KoggeStoneBlock, .weight = 2,
+         .passes = "exact inclusive scans, n = 0 .. 1024 (around 32, 64, 256, 1024; every n % 4 "
+                   "after whole 16-byte loads)",
          .hint = "One block of n threads (rounded up to a multiple of 32); for d = 1, 2, 4, ...: read "
                  "values[t] and values[t - d] (if t >= d), __syncthreads(), write values[t], "
                  "__syncthreads().") {
-  wb::check::record_threshold("exact inclusive scans, n = 0 .. 1024 (around 32, 64, 256, 1024; every n % 4)");
   check_scan_sizes(kKoggeStone, {0, 1, 2, 31, 32, 33, 63, 64, 65, 66, 100, 255, 256, 257, 511, 1000, 1022, 1023, 1024},
                    10);
 }
 
 WB_CHECK(Correctness, BlellochBlock, .weight = 2,
+         .passes = "exact exclusive scans, n = 0 .. 2048 (the same, and around 2048)",
          .hint = "Pad to m = a power of two >= n with zeros, m / 2 threads; up-sweep, set the last "
                  "element to 0, down-sweep; out[0] must be 0 (exclusive).") {
-  wb::check::record_threshold("exact exclusive scans, n = 0 .. 2048 (around 32, 64, 256, 1024, 2048; every n % 4)");
   check_scan_sizes(kBlelloch,
                    {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 66, 255, 256, 257, 1000, 1022, 1023, 1024, 1025, 1500, 2046,
                     2047, 2048},
@@ -631,11 +632,13 @@ WB_CHECK(Correctness, BlellochBlock, .weight = 2,
 }
 
 WB_CHECK(Correctness, ReduceThenScan, .weight = 3,
+         .passes = "exact inclusive scans, 26 sizes from 0 to 2^20 + 7 around tiles of 32 to 4096 "
+                   "(partial tiles; more tiles than one block scans, for tiles of 512 and 1024); on "
+                   "a GPU also 2^26 (65536 tiles of 1024: a grid of one block per tile past 65535 "
+                   "blocks)",
          .hint = "Round the number of tiles up; scan the tile sums exclusively (recursively when there "
                  "are more tiles than one block scans); add tile b's offset to every element of tile b.") {
 #if defined(CUSIM)
-  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7 around tiles of 32 .. 4096 (partial tiles, "
-                              "two levels of tile sums)");
 #else
   wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7 around tiles of 32 .. 4096 (partial tiles, "
                               "two levels of tile sums), and 2^26 (65536 tiles of 1024)");
@@ -654,9 +657,10 @@ WB_CHECK(Correctness, ReduceThenScan, .weight = 3,
 }
 
 WB_CHECK(Correctness, InclusiveScan, .weight = 2,
+         .passes = "exact scans, about 30 sizes from 0 to 2^20 + 7, around 32, 256, 512, 1024, 2048, "
+                   "3840, 4096, 5376",
          .hint = "Start from scan_reduce_then_scan; every tile needs the sum of all elements before it, "
                  "and the last tile is usually partial.") {
-  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7 (around tiles of 32 .. 5376)");
   check_scan_sizes(kInclusive,
                    {0, 1, 2, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049, 3839,
                     3840, 3841, 4096, 4097, 5375, 5376, 5377, 5378, 65537, 100003, (1 << 20) + 7},
@@ -664,9 +668,10 @@ WB_CHECK(Correctness, InclusiveScan, .weight = 2,
 }
 
 WB_CHECK(Correctness, ExclusiveScan, .weight = 2,
+         .passes = "exact scans, about 30 sizes from 0 to 2^20 + 7, around 32, 256, 512, 1024, 2048, "
+                   "3840, 4096, 5376",
          .hint = "out[0] = 0 and out[i] = in[0] + ... + in[i-1]: write the running sum before adding the "
                  "element.") {
-  wb::check::record_threshold("exact exclusive scans (out[0] = 0), n = 0 .. 2^20+7 (around tiles of 32 .. 5376)");
   check_scan_sizes(kExclusive,
                    {0, 1, 2, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049, 3839,
                     3840, 3841, 4097, 5375, 5376, 5377, 5378, 65537, 100003, (1 << 20) + 7},
@@ -674,10 +679,10 @@ WB_CHECK(Correctness, ExclusiveScan, .weight = 2,
 }
 
 WB_CHECK(Correctness, FloatScan, .weight = 1,
+         .passes = "`inclusive_scan(float)` within `gamma(i) sum |x_j|` per element, the int scans' "
+                   "sizes from 0 to 2^20 + 7",
          .hint = "Template the scan on the element type; pad missing elements with 0.0f, and keep the "
                  "float bits intact when you store them in a status word (__float_as_uint).") {
-  wb::check::record_threshold("inclusive float scans within gamma(i) * sum|x_j| per element, n = 0 .. 2^20+7 "
-                              "(the int scans' sizes around tiles of 32 .. 5376)");
   const std::vector<std::size_t> sizes = {0,    1,    2,    31,   32,   33,   255,  256,   257,   511,         512,
                                           513,  1023, 1024, 1025, 1026, 2047, 2048, 2049,  3839,  3840,        3841,
                                           4096, 4097, 5375, 5376, 5377, 5378, 65537, 100003, (1 << 20) + 7};
@@ -694,11 +699,12 @@ WB_CHECK(Correctness, FloatScan, .weight = 1,
 
 // The largest sizes: 2^22 + 3 on the sim backend; 2^26 - 1 and 2^26 on a GPU.
 WB_CHECK(Correctness, ScanLarge, .weight = 1,
+         .passes = "`inclusive_scan` and `exclusive_scan` for n = 2^22 + 3 (sim); 2^26 - 1 and 2^26 "
+                   "(GPU)",
          .hint = "Use 64-bit or carefully bounded index arithmetic, and make sure the workspace (tile "
                  "sums or status words) is cleared or written before it is read in every call.") {
 #if defined(CUSIM)
   const std::vector<std::size_t> sizes = {(std::size_t(1) << 22) + 3};
-  wb::check::record_threshold("exact inclusive_scan and exclusive_scan, n = 2^22+3 (2^26-1 and 2^26 on a GPU)");
 #else
   const std::vector<std::size_t> sizes = {(std::size_t(1) << 26) - 1, std::size_t(1) << 26};
   wb::check::record_threshold("exact inclusive_scan and exclusive_scan, n = 2^26-1 and 2^26");
@@ -718,11 +724,13 @@ WB_CHECK(Correctness, ScanLarge, .weight = 1,
 }
 
 WB_CHECK(Correctness, HistogramGlobalAtomics, .weight = 2,
+         .passes = "exact counts: 1, 7, 256 and 4096 bins; uniform data with ~1% values out of range "
+                   "(up to 0xffffffff), all values in one bin (first, last, middle), only the edge "
+                   "bins, only the values num_bins - 1 and num_bins (the first value out of range); "
+                   "n = 0 .. 100003; on a GPU also 2^26 (65536 blocks of 1024 threads)",
          .hint = "Clear d_bins first (cudaMemsetAsync); one thread per value; if (v < num_bins) "
                  "atomicAdd(&d_bins[v], 1u).") {
 #if defined(CUSIM)
-  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins, num_bins-1 and "
-                              "num_bins; n = 0 .. 100003");
 #else
   wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins, num_bins-1 and "
                               "num_bins; n = 0 .. 100003, and 2^26 (65536 blocks of 1024 threads)");
@@ -744,13 +752,14 @@ WB_CHECK(Correctness, HistogramGlobalAtomics, .weight = 2,
 }
 
 WB_CHECK(Correctness, HistogramShared, .weight = 2,
+         .passes = "the same inputs (n up to 4097) on grids 1 x 32, 3 x 96, 16 x 256, 40 x 1024, n = "
+                   "2^18 + 7 on 1 x 32 and 16 x 256, and n = 2^21 + 6 on 65600 x 32 (gridDim.x goes "
+                   "past 65535); on sim the launch log shows exactly num_blocks blocks of block_size "
+                   "threads",
          .hint = "Clear the shared bins (all num_bins of them, in a loop over threadIdx.x), "
                  "__syncthreads(), count with shared atomicAdd in a grid-stride loop, __syncthreads(), "
                  "merge every shared bin into d_bins. Launch <<<num_blocks, block_size>>> as asked, also "
                  "past 65535 blocks (the limit of gridDim.y and z, not of x).") {
-  wb::check::record_threshold("exact counts for grids 1 x 32 .. 40 x 1024 and 65600 x 32 (past 65535 blocks); 1, 7, "
-                              "256, 4096 bins; uniform, one bin, edge bins, num_bins-1 and num_bins; n = 0 .. 2^21+6; "
-                              "sim: launched with exactly num_blocks x block_size threads");
   struct Case {
     HistogramInput input;
     int num_blocks, block_size;
@@ -779,10 +788,10 @@ WB_CHECK(Correctness, HistogramShared, .weight = 2,
 }
 
 WB_CHECK(Correctness, Histogram, .weight = 2,
+         .passes = "the same inputs, n = 0 .. 65539 (every n % 4 after a whole 16-byte load), and "
+                   "2^22 + 3 (uniform and one bin)",
          .hint = "Handle n == 0, the values after the last full 16-byte load, and values >= num_bins "
                  "(ignored).") {
-  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins, num_bins-1 and "
-                              "num_bins; n = 0 .. 2^22+3 (every n % 4 past one 16-byte load)");
   std::vector<HistogramInput> inputs = histogram_inputs({1, 2, 3, 5, 6, 33, 1000, 1026, 65539}, 900);
   inputs.push_back(uniform_values((1 << 22) + 3, 256, 950));
   inputs.push_back(one_bin_values((1 << 22) + 3, 256, 200));
@@ -800,10 +809,10 @@ WB_CHECK(Correctness, Histogram, .weight = 2,
 // thread past n that reads anyway (i != n, or no test at all) counts whatever lies there. On
 // the other inputs that memory is the buffer's guard zone, whose bytes are out of range.
 WB_CHECK(Correctness, HistogramIgnoresValuesPastN, .weight = 1,
+         .passes = "all three histograms with 1024 zeros in memory after `d_values[n-1]` (n = 1000, "
+                   "1024, 4097, 65539; 7 and 256 bins): they are not counted",
          .hint = "Only d_values[0..n) is the input: test every index against n (i < n), in every version "
                  "and in the tail after the last 16-byte load.") {
-  wb::check::record_threshold("exact counts when d_values[n..n+1024) hold zeros (bin 0): all three histograms, "
-                              "n = 1000, 1024, 4097, 65539; 7 and 256 bins");
   const std::vector<std::function<testing::AssertionResult(const HistogramInput&)>> functions = {
       check_histogram_global, [](const HistogramInput& h) { return check_histogram_shared(h, 3, 96); },
       check_histogram_final};
@@ -916,6 +925,9 @@ const char* const kHostFunctions =
 }  // namespace
 
 WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
+         .passes = "after every scan (the block scans at n = 1024 and 2048, the others at n = 5000) "
+                   "and the three histograms (n = 0 and 1000) the device holds as many allocations "
+                   "and bytes as before",
          .hint = "Use the buffers the caller passes in (d_workspace, d_bins); cudaFree everything you "
                  "cudaMalloc before returning, on the error paths too.") {
   wb::check::record_threshold(std::string(kHostFunctions) +
@@ -932,6 +944,13 @@ WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
 // cudaFuncSetAttribute and kernel launch of each call fails in turn; the call must return that error at once, with no work after it
 // and no leak.
 WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .passes = "each `cudaMalloc`, `cudaMemcpy(Async)`, `cudaMemset(Async)` and kernel launch "
+                   "that those calls make (the solution's: the `cudaMemsetAsync` that clears the "
+                   "workspace or `d_bins`, and every launch, the recursive scan of the tile sums' "
+                   "included) is made to fail in turn (cusim's fault injection): the function "
+                   "returns that error at once, with no launch or call after it (test "
+                   "`cudaGetLastError()` after each launch, and the status of the recursive call), "
+                   "and frees what it had allocated",
          .hint = "Test the cudaError_t of every cudaMemset(Async), cudaMemcpy and cudaMalloc and return "
                  "it at once when it is not cudaSuccess, before any launch.") {
   wb::check::record_threshold(std::string(kHostFunctions) +
@@ -989,19 +1008,20 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 }  // namespace
 
 WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .passes = "no memcheck/initcheck report, every function, small and partial-tile sizes",
          .hint = "Test every load against n (tiles and grids are usually partial) and clear every "
                  "workspace word you read.") {
-  wb::check::record_threshold("0 memcheck/initcheck reports, every function, small and partial-tile sizes");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
+         .passes = "no racecheck/synccheck report, same runs (racecheck includes status words "
+                   "published to other blocks without `__threadfence()` between value and flag)",
          .hint = "A scan step reads values that other threads overwrite in the same step: __syncthreads() "
                  "between the reads and the writes of every step, and after filling shared memory. "
                  "Shared-memory histogram bins are shared by the whole block: increment them with "
                  "atomicAdd. A tile's status word is read by other blocks: write flag and value with one "
                  "64-bit store (or the value, __threadfence(), then the flag).") {
-  wb::check::record_threshold("0 racecheck/synccheck reports, every function, small and partial-tile sizes");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 #endif
@@ -1018,12 +1038,12 @@ constexpr std::size_t kMetricScanSize = (1 << 18) + 3;
 }  // namespace
 
 WB_CHECK(Performance, ReduceThenScanTraffic, .weight = 3, .backends = "sim",
+         .passes = "`scan_reduce_then_scan` (n = 2^18 + 3): bytes read <= 2.1 x 4n, written <= 1.1 x "
+                   "4n; loads and stores <= 4.00 sectors/request",
          .hint = "Phase 1 reads the input once to reduce each tile; phase 3 reads it again and writes the "
                  "output once. Load and store with consecutive threads on consecutive elements (in[base + j "
                  "* blockDim.x + t]), staging the tile in shared memory when a thread scans several "
                  "consecutive elements.") {
-  wb::check::record_threshold("scan_reduce_then_scan: bytes read <= 2.1 x 4n, written <= 1.1 x 4n; loads and stores "
-                              "<= 4.00 sectors/request (n = 2^18+3)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic t;
@@ -1055,10 +1075,10 @@ WB_CHECK(Performance, ReduceThenScanTraffic, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, ScanTraffic, .weight = 2, .backends = "sim",
+         .passes = "`inclusive_scan` (n = 2^18 + 3): bytes read + written <= 3.1 x 4n",
          .hint = "Touch every element a bounded number of times: reduce-then-scan moves 3 x 4n bytes, a "
                  "single pass with decoupled look-back 2 x 4n; a scan with a pass over global memory per "
                  "step moves O(n log n).") {
-  wb::check::record_threshold("inclusive_scan: global bytes read + written <= 3.1 x 4n (n = 2^18+3)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic t;
@@ -1082,12 +1102,12 @@ WB_CHECK(Performance, ScanTraffic, .weight = 2, .backends = "sim",
 // reads per element grow with the number of tiles. The reference moves 2.02 x 4n bytes at both
 // sizes; that mistake 2.02 at 2^18+3 and 2.29 at 2^22+3 (1093 tiles of 3840, the reference's tile then). Limit: +0.05.
 WB_CHECK(Performance, ScanTrafficPerElement, .weight = 1, .backends = "sim",
+         .passes = "`inclusive_scan`: bytes moved per element at n = 2^22 + 3 at most 0.05 x 4 bytes "
+                   "more than at 2^18 + 3",
          .hint = "Traffic per element must not grow with n: in a single pass, each tile publishes its "
                  "inclusive prefix (flag INCLUSIVE) as soon as it knows it, so that a successor's look-back "
                  "stops there.") {
   constexpr std::size_t kLarge = (std::size_t(1) << 22) + 3;
-  wb::check::record_threshold("inclusive_scan: bytes read + written per element at n = 2^22+3 at most 0.05 x 4 bytes "
-                              "more than at n = 2^18+3");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic small, large;
@@ -1113,12 +1133,12 @@ WB_CHECK(Performance, ScanTrafficPerElement, .weight = 1, .backends = "sim",
 // warps leaves lanes of its last warp idle. n: multiples of common block and tile sizes,
 // where rounding up twice ((n + per_block) / per_block) adds a block.
 WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
+         .passes = "no launch of the scans, `histogram_global_atomics` or `histogram` has more "
+                   "threads than n rounded up to whole blocks, and every block is whole warps (a "
+                   "multiple of 32 threads) (n = 256, 1024, 3840, 5376, 65536; cusim's launch log)",
          .hint = "Round the number of blocks up exactly once: (n + per_block - 1) / per_block; (n + "
                  "per_block) / per_block adds an idle block whenever n is a multiple of per_block. Blocks "
                  "are a multiple of 32 threads.") {
-  wb::check::record_threshold("no launch of the scans, histogram_global_atomics or histogram has more threads than n "
-                              "rounded up to whole blocks of its size, and every block is whole warps (n = 256, 1024, "
-                              "3840, 5376, 65536)");
   std::vector<std::string> failures;
   std::uint64_t seed = 1700;
   std::vector<std::string> failed;  // one failure per function
@@ -1170,12 +1190,12 @@ WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
 }
 
 WB_CHECK(Performance, HistogramPrivatized, .weight = 3, .backends = "sim",
+         .passes = "`histogram_shared` on 16 x 256 threads, 256 bins, n = 2^18 + 5: global atomics "
+                   "<= 16 x the bins that received values (uniform: 4096; one bin: 16); loads <= "
+                   "4.00 sectors/request",
          .hint = "Count into a __shared__ histogram with shared-memory atomicAdd, then after a "
                  "__syncthreads() add each nonzero shared bin to d_bins with one global atomicAdd per bin "
                  "and block.") {
-  wb::check::record_threshold("histogram_shared: global atomics <= num_blocks x bins that received values (16 x 256 "
-                              "threads, 256 bins, n = 2^18+5, uniform: 4096, one bin: 16); loads <= 4.00 "
-                              "sectors/request");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   constexpr int kBlocks = 16, kBlockSize = 256, kBins = 256;
@@ -1215,11 +1235,11 @@ WB_CHECK(Performance, HistogramPrivatized, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, HistogramTraffic, .weight = 2, .backends = "sim",
+         .passes = "`histogram` (256 bins, n = 2^20 + 7): bytes read <= 1.01 x 4n, global atomics <= "
+                   "n / 16; all values in one of 4096 bins: at most one global atomic per block "
+                   "launched",
          .hint = "Read every value once, and count in shared memory (version 5) with a grid of a few blocks "
                  "per multiprocessor, so that each block merges its bins once for many values.") {
-  wb::check::record_threshold("histogram: global bytes read <= 1.01 x 4n, global atomics <= n / 16 (256 bins, "
-                              "n = 2^20+7, uniform); all values in one of 4096 bins: global atomics <= the blocks "
-                              "launched (one per block and bin that received values)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   constexpr std::size_t n = (1 << 20) + 7;
@@ -1278,12 +1298,13 @@ std::string validate(const std::function<cudaError_t()>& run, const std::functio
 }  // namespace
 
 WB_CHECK(Performance, ScanBandwidthVsDeviceCopy, .weight = 6, .backends = "cuda", .timeout_s = 240,
+         .passes = "`inclusive_scan` on 2^26 ints moves (read n + write n) at >= 0.60 x the "
+                   "bandwidth of a device-to-device copy timed in the same run; version 3 and CUB "
+                   "`DeviceScan::InclusiveSum` are timed beside it",
          .hint = "A single pass with decoupled look-back reads and writes every element once; load tiles "
                  "with coalesced (striped) loads, give every thread a dozen or more elements, and let the "
                  "look-back run in one warp.") {
   constexpr double kMinRatio = 0.60;
-  wb::check::record_threshold(">= 0.60 x device-to-device copy bandwidth (inclusive_scan, 2^26 ints, read n + "
-                              "write n)");
   constexpr int n = 1 << 26;
   WB_ASSERT(check_int_scan(kInclusive, n, 1400));
   try {
@@ -1345,11 +1366,12 @@ WB_CHECK(Performance, ScanBandwidthVsDeviceCopy, .weight = 6, .backends = "cuda"
 }
 
 WB_CHECK(Performance, ScanVsCub, .weight = 4, .backends = "cuda", .timeout_s = 240,
+         .passes = "`inclusive_scan` on 2^26 ints reaches >= 0.80 x CUB `DeviceScan::InclusiveSum`, "
+                   "timed in the same run",
          .hint = "CUB uses a single pass with decoupled look-back. Tune the tile (threads x items per "
                  "thread), keep the look-back in one warp reading 32 predecessors' status words at a time, "
                  "and back off with __nanosleep while predecessors are not ready.") {
   constexpr double kMinRatio = 0.80;
-  wb::check::record_threshold(">= 0.80 x CUB DeviceScan::InclusiveSum (2^26 ints, same run)");
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this build has no CUB baseline (cub_baselines.cu is compiled on the cuda backend only)");
 #else
@@ -1400,12 +1422,13 @@ WB_CHECK(Performance, ScanVsCub, .weight = 4, .backends = "cuda", .timeout_s = 2
 }
 
 WB_CHECK(Performance, HistogramBandwidthVsDeviceCopy, .weight = 6, .backends = "cuda", .timeout_s = 240,
+         .passes = "`histogram` on 2^26 values, 256 bins, reads at >= 0.50 x the copy bandwidth on "
+                   "uniform data and on all-in-one-bin data; CUB `DeviceHistogram::HistogramEven` is "
+                   "timed beside it",
          .hint = "Privatize in shared memory, size the grid to a few blocks per multiprocessor, load 16 "
                  "bytes per thread at a time, and count runs of equal values in registers so that one bin "
                  "does not serialize a warp's atomics.") {
   constexpr double kMinRatio = 0.50;
-  wb::check::record_threshold(">= 0.50 x device-to-device copy bandwidth (histogram, 2^26 values, 256 bins, uniform "
-                              "and all in one bin)");
   constexpr int n = 1 << 26;
   constexpr int kBins = 256;
   const std::vector<HistogramInput> inputs = {uniform_values(n, kBins, 1600), one_bin_values(n, kBins, 17)};

@@ -864,6 +864,9 @@ testing::AssertionResult check_layernorm_bf16(const Matrix& m32) {
 // ---- Correctness -------------------------------------------------------------------------------------------
 
 WB_CHECK(Correctness, SoftmaxNaive, .weight = 1,
+         .passes = "16 shapes (R = 0 to 300, C = 1, 7, 32, 33, 100, 768, 1024, 1025, 1600, 4096, "
+                   "8192, 8193, 32768) with rows of five kinds: uniform logits in [-8, 8), a few "
+                   "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
          .hint = "One thread per row r < rows: m = max of the row; if m == -INFINITY write zeros; s = "
                  "sum of expf(x - m); y = expf(x - m) / s.") {
   wb::check::record_threshold(kSoftmaxThreshold);
@@ -871,6 +874,9 @@ WB_CHECK(Correctness, SoftmaxNaive, .weight = 1,
 }
 
 WB_CHECK(Correctness, SoftmaxBlock, .weight = 2,
+         .passes = "16 shapes (R = 0 to 300, C = 1, 7, 32, 33, 100, 768, 1024, 1025, 1600, 4096, "
+                   "8192, 8193, 32768) with rows of five kinds: uniform logits in [-8, 8), a few "
+                   "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
          .hint = "A block per row (gridDim.x = rows); thread t takes columns t, t + blockDim.x, ...; "
                  "combine maxima, then sums, with block_reduce (warp shuffles, one value per warp in "
                  "shared memory).") {
@@ -879,6 +885,9 @@ WB_CHECK(Correctness, SoftmaxBlock, .weight = 2,
 }
 
 WB_CHECK(Correctness, SoftmaxOnline, .weight = 2,
+         .passes = "16 shapes (R = 0 to 300, C = 1, 7, 32, 33, 100, 768, 1024, 1025, 1600, 4096, "
+                   "8192, 8193, 32768) with rows of five kinds: uniform logits in [-8, 8), a few "
+                   "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
          .hint = "Running (m, s): for v > m, s = s * expf(m - v) + 1, m = v; else s += expf(v - m) (skip "
                  "v == -INFINITY). Combine two pairs with the larger m, rescaling both sums.") {
   wb::check::record_threshold(kSoftmaxThreshold);
@@ -886,6 +895,9 @@ WB_CHECK(Correctness, SoftmaxOnline, .weight = 2,
 }
 
 WB_CHECK(Correctness, SoftmaxForward, .weight = 2,
+         .passes = "16 shapes (R = 0 to 300, C = 1, 7, 32, 33, 100, 768, 1024, 1025, 1600, 4096, "
+                   "8192, 8193, 32768) with rows of five kinds: uniform logits in [-8, 8), a few "
+                   "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
          .hint = "A row is 16-byte aligned only when cols % 4 == 0: load the elements before the first "
                  "16-byte boundary and after the last full float4 one by one.") {
   wb::check::record_threshold(kSoftmaxThreshold);
@@ -893,6 +905,7 @@ WB_CHECK(Correctness, SoftmaxForward, .weight = 2,
 }
 
 WB_CHECK(Correctness, SoftmaxBackward, .weight = 2,
+         .passes = "14 shapes, R = 0 to 1000, C = 1 to 8193",
          .hint = "Per row: s = sum over the row of dy * y (block reduction), then dx = y * (dy - s).") {
   wb::check::record_threshold(kBackwardThreshold);
   WB_ASSERT(wb::check::run_cases(kBackwardShapes.size(), [](std::size_t s) {
@@ -918,6 +931,8 @@ void check_norm_backward_version(bool centered) {
 }  // namespace
 
 WB_CHECK(Correctness, LayerNormTwoPass, .weight = 2,
+         .passes = "the 16 shapes with rows uniform in [-8, 8), of mean 1e3 and standard deviation "
+                   "1, constant, and uniform in [-100, 100); mean and rstd (rrms) checked before y",
          .hint = "mean = sum(x) / cols; var = sum((x - mean)^2) / cols (biased); rstd = rsqrtf(var + "
                  "eps); y = (x - mean) * rstd * gamma + beta; thread 0 stores mean[r] and rstd[r].") {
   wb::check::record_threshold(kNormThreshold);
@@ -925,6 +940,8 @@ WB_CHECK(Correctness, LayerNormTwoPass, .weight = 2,
 }
 
 WB_CHECK(Correctness, LayerNormForward, .weight = 2,
+         .passes = "the 16 shapes with rows uniform in [-8, 8), of mean 1e3 and standard deviation "
+                   "1, constant, and uniform in [-100, 100); mean and rstd (rrms) checked before y",
          .hint = "Never E[x^2] - E[x]^2 in float: the mean first, then the mean of (x - mean)^2 over the "
                  "cached row, or Welford's algorithm.") {
   wb::check::record_threshold(kNormThreshold);
@@ -932,6 +949,9 @@ WB_CHECK(Correctness, LayerNormForward, .weight = 2,
 }
 
 WB_CHECK(Correctness, LayerNormBackward, .weight = 3,
+         .passes = "dx, dgamma (and dbeta) on 14 shapes, R up to 1000 (more rows than blocks, at "
+                   "1000 x 12 and at 1000 x 7, rows that are not whole float4s), C = 4 (a row of one "
+                   "float4) among them",
          .hint = "xhat = (x - mean) * rstd, g = dy * gamma; dx = rstd * (g - mean(g) - xhat * mean(g * "
                  "xhat)); dgamma and dbeta sum dy * xhat and dy over every row: per-block partial rows "
                  "in the workspace, summed by a second kernel.") {
@@ -940,12 +960,17 @@ WB_CHECK(Correctness, LayerNormBackward, .weight = 3,
 }
 
 WB_CHECK(Correctness, RMSNormForward, .weight = 2,
+         .passes = "the 16 shapes with rows uniform in [-8, 8), of mean 1e3 and standard deviation "
+                   "1, constant, and uniform in [-100, 100); mean and rstd (rrms) checked before y",
          .hint = "rrms = rsqrtf(sum(x^2) / cols + eps); y = x * rrms * gamma; store rrms[r].") {
   wb::check::record_threshold(kNormThreshold);
   check_norm_version(&check_rmsnorm);
 }
 
 WB_CHECK(Correctness, RMSNormBackward, .weight = 2,
+         .passes = "dx, dgamma (and dbeta) on 14 shapes, R up to 1000 (more rows than blocks, at "
+                   "1000 x 12 and at 1000 x 7, rows that are not whole float4s), C = 4 (a row of one "
+                   "float4) among them",
          .hint = "The layer-norm backward with mean = 0 and without the mean(g) term: dx = rrms * (g - "
                  "xhat * mean(g * xhat)), xhat = x * rrms.") {
   wb::check::record_threshold(kBackwardThreshold);
@@ -953,10 +978,9 @@ WB_CHECK(Correctness, RMSNormBackward, .weight = 2,
 }
 
 WB_CHECK(Correctness, Bf16Forward, .weight = 2,
+         .passes = "both bf16 functions on 7 shapes",
          .hint = "Convert with __bfloat162float on load and __float2bfloat16 on store; keep max, sums "
                  "and statistics in float. 16 bytes are 8 bf16: rows are aligned only when cols % 8 == 0.") {
-  wb::check::record_threshold("softmax_forward_bf16 and layernorm_forward_bf16: the fp32 rules plus 2^-8 |y| for "
-                              "the bf16 output; 7 shapes each, C = 1 .. 4096");
   // Case i: shape i / 2, softmax for even i and layer norm for odd i.
   WB_ASSERT(wb::check::run_cases(2 * kSmallShapes.size(), [](std::size_t i) {
     const std::size_t s = i / 2;
@@ -968,11 +992,11 @@ WB_CHECK(Correctness, Bf16Forward, .weight = 2,
 }
 
 WB_CHECK(Correctness, BackwardReproducible, .weight = 2,
+         .passes = "the three backward passes, three runs each on 1000 x 100 and 300 x 1000: bitwise "
+                   "equal",
          .hint = "Floating-point addition is not associative: with atomicAdd the order in which blocks add "
                  "their parts changes from run to run, and so does the rounding. Store each block's partial "
                  "sums in the workspace and add them in a second kernel in a fixed order.") {
-  wb::check::record_threshold("softmax_backward, layernorm_backward, rmsnorm_backward: three runs bitwise equal "
-                              "(1000 x 100 and 300 x 1000)");
   std::size_t passed = 0;
   const std::size_t total = 6;
   std::uint64_t seed = 500;
@@ -1097,6 +1121,10 @@ std::vector<wb::check::host::ErrorPathCase> host_cases(HostBuffers& b) {
 }  // namespace
 
 WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .passes = "every function at 33 x 1000 and 5 x 9001: each kernel launch it makes is made to "
+                   "fail in turn (cusim's fault injection); the function must return that error at "
+                   "once (`cudaGetLastError()` after each launch, before the next), with no launch "
+                   "after it",
          .hint = "Test cudaGetLastError() right after each launch and return its error before launching "
                  "the next kernel: if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;") {
   wb::check::record_threshold(std::string("every function at 33 x 1000 and 5 x 9001: ") +
@@ -1140,24 +1168,24 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 }  // namespace
 
 WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .passes = "no report, every function, C = 1, 33, 100, 1025, 8193",
          .hint = "Test every index against cols (the last vector of a row) and rows; float4 loads only "
                  "where the four elements lie in the row.") {
-  wb::check::record_threshold("0 memcheck/initcheck reports, every function, C = 1, 33, 100, 1025, 8193");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
+         .passes = "no report, every function, C = 1, 33, 100, 1025, 8193",
          .hint = "A block reduction writes one value per warp to shared memory and reads them back: "
                  "__syncthreads() between the write and the read, and another before the shared array is "
                  "written again (the next reduction).") {
-  wb::check::record_threshold("0 racecheck/synccheck reports, every function, C = 1, 33, 100, 1025, 8193");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 
 WB_CHECK(Analysis, BackwardNoAtomics, .weight = 2, .backends = "sim",
+         .passes = "layernorm_backward and rmsnorm_backward use no atomic operation",
          .hint = "Let each block store its partial dgamma (and dbeta) rows in the workspace, and a second "
                  "kernel add those rows in order: the same sums every run, with no atomics.") {
-  wb::check::record_threshold("layernorm_backward, rmsnorm_backward: 0 atomic operations (1000 x 100)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1196,9 +1224,9 @@ const std::vector<Shape> kMetricShapes = {{32, 2048}, {16, 1001}};
 }  // namespace
 
 WB_CHECK(Performance, BlockSoftmaxCoalesced, .weight = 2, .backends = "sim",
+         .passes = "version 2: loads and stores <= 4.00 sectors/request",
          .hint = "Let consecutive threads of a block take consecutive columns of the row (c = threadIdx.x; "
                  "c < cols; c += blockDim.x): a warp then reads 128 consecutive bytes, 4 sectors.") {
-  wb::check::record_threshold("softmax_block: global loads and stores <= 4.00 sectors/request (32 x 2048)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const Matrix m = make_matrix(32, 2048, {RowKind::Uniform}, 0, 800);
@@ -1221,10 +1249,10 @@ WB_CHECK(Performance, BlockSoftmaxCoalesced, .weight = 2, .backends = "sim",
 }
 
 WB_CHECK(Performance, OnlineSoftmaxReadsTwice, .weight = 2, .backends = "sim",
+         .passes = "version 3 reads at most 2.05 x the input's bytes",
          .hint = "Keep a running maximum m and a running sum s; for a new value v > m, s = s * exp(m - v) + "
                  "1 and m = v, else s += exp(v - m). Combine two (m, s) pairs the same way. Then one more "
                  "pass writes y.") {
-  wb::check::record_threshold("softmax_online: global bytes read <= 2.05 x 4RC (32 x 2048, 16 x 1001)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1304,10 +1332,11 @@ void expect_read_once(const char* function, int params,
 }  // namespace
 
 WB_CHECK(Performance, SoftmaxReadsOnce, .weight = 3, .backends = "sim",
+         .passes = "`softmax_forward` reads at most 1.05 x the input's bytes (32 x 2048 and 16 x "
+                   "1001), and at least 90% of the bytes of every 32-byte sector it touches are ones "
+                   "it asked for, on aligned rows (32 x 2048) and on rows that are not (16 x 1001)",
          .hint = "Load the row once, 16 bytes at a time, into shared memory (cols floats) while keeping an "
                  "online (max, sum); after the block's reduction, write y from shared memory.") {
-  wb::check::record_threshold("softmax_forward: bytes read <= 1.05 x 4RC (32 x 2048, 16 x 1001); >= 90% of every "
-                              "sector used, loads and stores (32 x 2048, 16 x 1001)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1318,10 +1347,10 @@ WB_CHECK(Performance, SoftmaxReadsOnce, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, LayerNormReadsOnce, .weight = 3, .backends = "sim",
+         .passes = "the same for `layernorm_forward` (x once, gamma and beta once per row: 3.05 x) "
+                   "and `rmsnorm_forward` (2.05 x)",
          .hint = "Load the row once into shared memory; compute the mean, then the variance of (x - mean), "
                  "from there (or use Welford's algorithm while loading); then write y.") {
-  wb::check::record_threshold("layernorm_forward: bytes read <= 3.05 x 4RC (x once, gamma and beta once per row); "
-                              "rmsnorm_forward <= 2.05 x 4RC (32 x 2048, 16 x 1001); >= 90% of every sector used (32 x 2048)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1341,10 +1370,11 @@ std::string shape_name(int rows, int cols) { return std::to_string(rows) + "x" +
 }  // namespace
 
 WB_CHECK(Performance, SoftmaxBandwidth, .weight = 6, .backends = "cuda", .timeout_s = 300,
+         .passes = "`softmax_forward` moves bytes (read + written) at >= 0.85 x the bandwidth of a "
+                   "device-to-device copy timed in the same run, at 4096 x 4096 and 32768 x 1024",
          .hint = "One block per row with 16-byte loads, the row cached on chip, enough blocks per "
                  "multiprocessor; close other GPU programs.") {
   constexpr double kMin = 0.85;
-  wb::check::record_threshold(">= 0.85 x device copy bandwidth: softmax_forward at 4096 x 4096 and 32768 x 1024");
   // Correct first: a wrong kernel's speed means nothing.
   WB_ASSERT(check_softmax(&softmax_forward, "softmax_forward", make_matrix(64, 4096, kSoftmaxKinds, 0, 900)));
   std::string text;
@@ -1365,9 +1395,9 @@ WB_CHECK(Performance, SoftmaxBandwidth, .weight = 6, .backends = "cuda", .timeou
 }
 
 WB_CHECK(Performance, LayerNormBandwidth, .weight = 6, .backends = "cuda", .timeout_s = 300,
+         .passes = "`layernorm_forward` >= 0.85 x copy at 32768 x 768 and 16384 x 4096",
          .hint = "As for softmax: read x once, 16 bytes at a time; gamma and beta as float4 too.") {
   constexpr double kMin = 0.85;
-  wb::check::record_threshold(">= 0.85 x device copy bandwidth: layernorm_forward at 32768 x 768 and 16384 x 4096");
   WB_ASSERT(check_layernorm(&layernorm_forward, "layernorm_forward", make_matrix(64, 4096, kNormKinds, 0, 910)));
   std::string text;
   try {
@@ -1392,11 +1422,11 @@ WB_CHECK(Performance, LayerNormBandwidth, .weight = 6, .backends = "cuda", .time
 }
 
 WB_CHECK(Performance, BackwardBandwidth, .weight = 4, .backends = "cuda", .timeout_s = 300,
+         .passes = "`softmax_backward` at 4096 x 4096 and `layernorm_backward` at 16384 x 4096 >= "
+                   "0.70 x copy",
          .hint = "Read each input row once (keep it in registers between the reduction and the dx pass); "
                  "accumulate dgamma/dbeta partials in registers over the rows of a block.") {
   constexpr double kMin = 0.70;
-  wb::check::record_threshold(">= 0.70 x device copy bandwidth: softmax_backward at 4096 x 4096, layernorm_backward "
-                              "at 16384 x 4096");
   WB_ASSERT(check_softmax_backward(softmax_backward_case(64, 4096, 0, 920)));
   WB_ASSERT(check_norm_backward(norm_backward_case(600, 4096, true, 0, 921)));
   std::string text;

@@ -618,28 +618,41 @@ double flops(const ConvParams& p) {
 // ---- Correctness --------------------------------------------------------------------------------------------
 
 WB_CHECK(Correctness, ConvDirect, .weight = 1,
+         .passes = "9 shapes (listed above) with integer-valued inputs (bit-exact) and uniform "
+                   "inputs; versions 2 to 4 also ResNet-50's five layer shapes at batch 1 and a "
+                   "reduced image",
          .hint = "A thread per output, q fastest: h = p * stride_h - pad_h + r * dilation_h, w = q * "
                  "stride_w - pad_w + s * dilation_w; skip taps with h or w outside the image; w is K x C "
                  "x R x S.") { WB_ASSERT(check_forward_all(kDirect, false)); }
 
 WB_CHECK(Correctness, ConvIm2col, .weight = 2,
+         .passes = "9 shapes (listed above) with integer-valued inputs (bit-exact) and uniform "
+                   "inputs; versions 2 to 4 also ResNet-50's five layer shapes at batch 1 and a "
+                   "reduced image",
          .hint = "col[((c * R + r) * S + s) * P * Q + p * Q + q] = x[n][c][h][w] or 0; then sgemm(K, P * "
                  "Q, C * R * S, 1, w, C * R * S, col, P * Q, 0, y + n * K * P * Q, P * Q) per image. "
                  "Your lab-05 sgemm must pass its checks first.") { WB_ASSERT(check_forward_all(kIm2col, true)); }
 
 WB_CHECK(Correctness, ConvImplicitGemm, .weight = 2,
+         .passes = "9 shapes (listed above) with integer-valued inputs (bit-exact) and uniform "
+                   "inputs; versions 2 to 4 also ResNet-50's five layer shapes at batch 1 and a "
+                   "reduced image",
          .hint = "Rows m = (n, p, q), columns k, reduction kk = (c, r, s): decompose kk while gathering "
                  "the A tile, zeros for padding, kk >= C * R * S and m >= N * P * Q.") {
   WB_ASSERT(check_forward_all(kImplicit, true));
 }
 
 WB_CHECK(Correctness, ConvForward, .weight = 3,
+         .passes = "9 shapes (listed above) with integer-valued inputs (bit-exact) and uniform "
+                   "inputs; versions 2 to 4 also ResNet-50's five layer shapes at batch 1 and a "
+                   "reduced image",
          .hint = "NHWC: x[((n * H + h) * W + w) * C + c], w[((k * R + r) * S + s) * C + c], y[((n * P + "
                  "p) * Q + q) * K + k]; kk = (r, s, c) with c fastest; float4 only when C % 4 == 0.") {
   WB_ASSERT(check_forward_all(kFinal, true));
 }
 
 WB_CHECK(Correctness, ConvBackwardData, .weight = 3,
+         .passes = "the same shapes; wgrad also a 4608-pixel reduction (split across blocks)",
          .hint = "For input pixel h and tap r the output row is p = (h + pad_h - r * dilation_h) / "
                  "stride_h, only when the numerator is >= 0 and divisible and p < P; multiply dy there "
                  "by w[k][c][r][s] (this tap's own weight).") {
@@ -651,6 +664,7 @@ WB_CHECK(Correctness, ConvBackwardData, .weight = 3,
 }
 
 WB_CHECK(Correctness, ConvBackwardFilter, .weight = 3,
+         .passes = "the same shapes; wgrad also a 4608-pixel reduction (split across blocks)",
          .hint = "dw[k][c][r][s] sums dy[n][k][p][q] * x[n][c][h][w] over every n, p, q: each split's "
                  "partial tile in its own workspace slice, every slice written, all of them summed.") {
   std::uint64_t seed = 400;
@@ -663,6 +677,7 @@ WB_CHECK(Correctness, ConvBackwardFilter, .weight = 3,
 }
 
 WB_CHECK(Correctness, ConvBackwardFilterReproducible, .weight = 2,
+         .passes = "three runs of wgrad on the same inputs: bitwise equal",
          .hint = "No atomicAdd: per-split partial sums in the workspace, added in a fixed order by a "
                  "second kernel.") {
   const ConvParams p = conv(8, 4, 24, 24, 8, 3, 3, 1);
@@ -687,6 +702,8 @@ WB_CHECK(Correctness, ConvBackwardFilterReproducible, .weight = 2,
 }
 
 WB_CHECK(Correctness, ConvBnReluInference, .weight = 2,
+         .passes = "6 shapes (two with different padding, stride and dilation per axis), random "
+                   "gamma, beta, running statistics",
          .hint = "Per filter k: scale = gamma / sqrt(running_var + eps), shift = beta - running_mean * "
                  "scale; y = max(0, acc * scale + shift), the ReLU last.") {
   std::uint64_t seed = 600;
@@ -747,6 +764,10 @@ void add_conv_host_cases(ConvHostBuffers* b, std::vector<wb::check::host::ErrorP
 }  // namespace
 
 WB_CHECK(Correctness, ConvHostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .passes = "every convolution (two shapes, stride 1 and 2): each kernel launch it makes is "
+                   "made to fail in turn (cusim's fault injection); the function must return that "
+                   "error at once (`cudaGetLastError()` after each launch, before the next), with no "
+                   "launch after it",
          .hint = "Test cudaGetLastError() right after each launch and return its error before launching "
                  "the next kernel: if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;") {
   ConvHostBuffers a(conv(2, 3, 9, 9, 4, 3, 3, 1), 980), b(conv(1, 8, 12, 12, 16, 3, 3, 1, 2), 990);
@@ -783,18 +804,21 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 }  // namespace
 
 WB_CHECK(Analysis, ConvMemcheckClean, .weight = 2, .backends = "sim",
+         .passes = "no report, every function, a ragged strided dilated shape and a 1 x 1 one",
          .hint = "Test every gathered pixel against the image and every tile index against M, K and C * "
                  "R * S; read only workspace slices this call wrote.") {
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 WB_CHECK(Analysis, ConvRacecheckClean, .weight = 2, .backends = "sim",
+         .passes = "no report, every function, a ragged strided dilated shape and a 1 x 1 one",
          .hint = "__syncthreads() after storing a tile and before reading it, and again before the next "
                  "step overwrites it (or double-buffer).") {
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 
 WB_CHECK(Analysis, WgradNoAtomics, .weight = 2, .backends = "sim",
+         .passes = "`conv2d_backward_filter` uses no atomic operation",
          .hint = "Split the N * P * Q reduction into workspace slices summed in order by a second "
                  "kernel, not atomicAdd into dw.") {
   WB_SIM_METRICS_BEGIN();
@@ -821,6 +845,7 @@ WB_CHECK(Analysis, WgradNoAtomics, .weight = 2, .backends = "sim",
 #if defined(CUSIM)
 
 WB_CHECK(Performance, ImplicitGemmNoWorkspace, .weight = 3, .backends = "sim",
+         .passes = "`conv2d_implicit_gemm` and `conv2d_forward` write exactly the bytes of y",
          .hint = "Gather the im2col tile into shared memory while loading it from x; write nothing but y.") {
   wb::check::record_threshold("conv2d_implicit_gemm and conv2d_forward: global bytes written = 4 N K P Q (y only) at " +
                               describe(kMetricShape));
@@ -846,6 +871,7 @@ WB_CHECK(Performance, ImplicitGemmNoWorkspace, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, ImplicitGemmReuse, .weight = 3, .backends = "sim",
+         .passes = "`conv2d_implicit_gemm` reads <= 0.15 bytes of global memory per flop",
          .hint = "Each block loads a tile of x and one of w into shared memory once per step of the "
                  "reduction and reuses each element for a whole row or column of its output tile.") {
   wb::check::record_threshold("conv2d_implicit_gemm: global bytes read per flop <= 0.15 at " + describe(kMetricShape));
@@ -871,6 +897,7 @@ WB_CHECK(Performance, ImplicitGemmReuse, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, ImplicitGemmCoalesced, .weight = 2, .backends = "sim",
+         .passes = "its global loads touch <= 8 sectors per request",
          .hint = "Let consecutive lanes gather consecutive output pixels (m) of the im2col tile: at stride "
                  "1 they read consecutive pixels of x.") {
   wb::check::record_threshold("conv2d_implicit_gemm: global loads <= 8 sectors/request at " + describe(kMetricShape));
@@ -892,6 +919,7 @@ WB_CHECK(Performance, ImplicitGemmCoalesced, .weight = 2, .backends = "sim",
 }
 
 WB_CHECK(Performance, ImplicitGemmSharedConflicts, .weight = 2, .backends = "sim",
+         .passes = "its shared loads and stores take <= 1.25 wavefronts per request",
          .hint = "A tile stored transposed (Bs[kk][k] from rows of w) conflicts in 32-bit banks when its "
                  "row length is a multiple of 32: pad each row by a few floats.") {
   wb::check::record_threshold("conv2d_implicit_gemm: shared-memory loads and stores <= 1.25 wavefronts/request at " +
@@ -918,6 +946,8 @@ WB_CHECK(Performance, ImplicitGemmSharedConflicts, .weight = 2, .backends = "sim
 }
 
 WB_CHECK(Performance, ForwardVectorized, .weight = 3, .backends = "sim",
+         .passes = "`conv2d_forward` loads >= 384 bytes per request (16-byte loads) and reads <= "
+                   "0.10 bytes per flop",
          .hint = "With C % 4 == 0, four consecutive taps along C R S are four adjacent channels of one "
                  "pixel: load them as one float4, from x and from w alike.") {
   wb::check::record_threshold("conv2d_forward (NHWC): >= 384 bytes per global load request and <= 0.10 bytes read "
@@ -969,11 +999,14 @@ std::string close_to(const std::vector<float>& got, const std::vector<float>& ex
 }  // namespace
 
 WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_s = 600,
+         .passes = "`conv2d_forward` >= 0.5 x cuDNN's fastest FP32 forward (NHWC, found by "
+                   "`cudnnFindConvolutionForwardAlgorithm`, FMA math: no TF32), timed in the same "
+                   "run, on each of ResNet-50's layers at N = 32: conv2_x 3 x 3 C64 56 x 56 K64, "
+                   "conv3_x C128 28 x 28, conv4_x C256 14 x 14, the 7 x 7 stride-2 stem on 224 x "
+                   "224, 1 x 1 C256 -> K64 at 56 x 56; validated against cuDNN's output first",
          .hint = "Lab 05's register blocking on the implicit GEMM: 8 x 8 results per thread from float4 "
                  "shared loads, float4 global loads along C, double-buffered tiles; close other GPU "
                  "programs.") {
-  wb::check::record_threshold("conv2d_forward >= 0.5 x cuDNN's fastest FP32 forward (NHWC) on each ResNet-50 layer "
-                              "at N=32");
   WB_ASSERT(check_forward(kFinal, kResNet[0].sim, Data::kInteger, 900));
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this check binary was built without cuDNN (libcudnn was not found)");
@@ -1021,10 +1054,10 @@ WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_
 }
 
 WB_CHECK(Performance, BackwardVsCudnn, .weight = 6, .backends = "cuda", .timeout_s = 600,
+         .passes = "dgrad and wgrad >= 0.5 x `cudnnConvolutionBackwardData` / `BackwardFilter` "
+                   "(NCHW) on the three 3 x 3 layers",
          .hint = "Register-block dgrad and wgrad as the forward; give wgrad enough splits of the N * P * "
                  "Q reduction to fill the GPU.") {
-  wb::check::record_threshold("conv2d_backward_data and conv2d_backward_filter >= 0.5 x cuDNN (NCHW) on the 3x3 "
-                              "ResNet-50 layers at N=32");
   WB_ASSERT(check_dgrad(kResNet[0].sim, Data::kInteger, 910));
   WB_ASSERT(check_wgrad(kResNet[0].sim, Data::kInteger, 911));
 #if !defined(WB_HAVE_CUDA_BASELINES)

@@ -907,30 +907,33 @@ testing::AssertionResult check_bn_backward(const BnBackwardCase& k) {
 // ---- Correctness -------------------------------------------------------------------------------------------
 
 WB_CHECK(Correctness, MaxPoolForward, .weight = 2,
+         .passes = "y and argmax bit-exact on 13 shapes: 3 x 3 stride 2 and stride 1 (overlapping), "
+                   "2 x 2 stride 2, stride 3 > window 2, a 4 x 4 window with padding 3 (a corner "
+                   "window of one pixel), H or W = 1, 1 x 1, asymmetric windows; planes of integers, "
+                   "all negative, ties only, floats",
          .hint = "Clip the window to the image (padding is never a candidate), start from -INFINITY, "
                  "scan rows then columns and replace only on v > best (the first maximum wins ties); "
                  "argmax = h * W + w within the plane.") {
-  wb::check::record_threshold("y and argmax bit-exact (the first maximum in row-major window order; padding never "
-                              "wins); 13 shapes");
   WB_ASSERT(wb::check::run_cases(kPoolShapes.size(), [](std::size_t s) {
     return check_maxpool_forward(make_pool_case(kPoolShapes[s], s, 1000 + s));
   }));
 }
 
 WB_CHECK(Correctness, MaxPoolBackward, .weight = 2,
+         .passes = "dx bit-exact (integer-valued dy: every order gives the exact sum), argmax from "
+                   "the reference",
          .hint = "A thread per input pixel: for the outputs p0..p1, q0..q1 whose windows contain it, add "
                  "dy[p][q] only where argmax[p][q] == h * W + w.") {
-  wb::check::record_threshold("dx bit-exact (integer-valued dy: exact sums); 13 shapes, overlapping windows");
   WB_ASSERT(wb::check::run_cases(kPoolShapes.size(), [](std::size_t s) {
     return check_maxpool_backward(make_pool_case(kPoolShapes[s], s, 1100 + s));
   }));
 }
 
 WB_CHECK(Correctness, AvgPoolForward, .weight = 2,
+         .passes = "both conventions, 13 shapes: `|y - ref| <= k u sum|x| / divisor + 3u |y|` (k "
+                   "pixels, u = 2^-24)",
          .hint = "Sum the window's pixels inside the image; divide by R * S when count_include_pad is "
                  "nonzero, else by the number of those pixels.") {
-  wb::check::record_threshold("|y - ref| <= k u sum|x| / divisor + 3 u |y| (k pixels); 13 shapes, count_include_pad "
-                              "0 and 1");
   // Case i: shape i / 2, count_include_pad i % 2.
   WB_ASSERT(wb::check::run_cases(2 * kPoolShapes.size(), [](std::size_t i) {
     const std::size_t s = i / 2;
@@ -939,10 +942,9 @@ WB_CHECK(Correctness, AvgPoolForward, .weight = 2,
 }
 
 WB_CHECK(Correctness, AvgPoolBackward, .weight = 2,
+         .passes = "both conventions: `|dx - ref| <= (k + 2) u sum|dy / divisor|` (k windows)",
          .hint = "dx[h][w] = sum over the windows containing (h, w) of dy[p][q] / divisor(p, q), with "
                  "the forward's divisor convention.") {
-  wb::check::record_threshold("|dx - ref| <= (k + 2) u sum|dy / divisor| (k windows); 13 shapes, count_include_pad "
-                              "0 and 1");
   // Case i: shape i / 2, count_include_pad i % 2.
   WB_ASSERT(wb::check::run_cases(2 * kPoolShapes.size(), [](std::size_t i) {
     const std::size_t s = i / 2;
@@ -951,30 +953,29 @@ WB_CHECK(Correctness, AvgPoolBackward, .weight = 2,
 }
 
 WB_CHECK(Correctness, BatchNormTraining, .weight = 3,
+         .passes = "save_mean, save_rstd, running_mean, running_var, then y, on 10 shapes (M = 2, C "
+                   "= 1, C = 300, HW odd and multiple of 4, M up to 150001 so that every split is "
+                   "used); channels uniform, of mean 1e3 and std 1, constant, wide",
          .hint = "Per channel over N * HW values: Welford/Chan (no E[x^2] - E[x]^2); normalize with the "
                  "biased variance m2 / M, update running_var with the unbiased m2 / (M - 1).") {
-  wb::check::record_threshold("save_mean within T(M) mean|x|, save_rstd from var within 2 T(M) var + 2 d sqrt(var) + d^2 "
-                              "(d = T(M) mean|x|), running stats, y; T(M) = (16 + 4 sqrt(M)) u; 10 shapes (11 on a "
-                              "GPU), M = 2 .. 150001, C = 1 .. 300 (70000 on a GPU)");
   WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
     return check_bn_training(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1400 + s));
   }));
 }
 
 WB_CHECK(Correctness, BatchNormInference, .weight = 1,
+         .passes = "y elementwise, the same shapes",
          .hint = "The channel of element i of an NCHW tensor is (i / HW) % C; y = (x - running_mean) / "
                  "sqrt(running_var + eps) * gamma + beta.") {
-  wb::check::record_threshold("|y - ref| <= 6 u (|gamma| rstd (|x| + |running_mean|) + |beta| + |y|); 10 shapes (11 on a GPU)");
   WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
     return check_bn_inference(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1500 + s));
   }));
 }
 
 WB_CHECK(Correctness, BatchNormBackward, .weight = 3,
+         .passes = "dbeta, dgamma, then dx, the same shapes",
          .hint = "dbeta = sum dy, dgamma = sum dy * xhat per channel; dx = gamma * rstd * (dy - dbeta / "
                  "M - xhat * dgamma / M).") {
-  wb::check::record_threshold("dbeta within T(M) sum|dy|, dgamma within (T(M) + 4u) sum|dy xhat|, dx within their "
-                              "errors / M + 8 u of its terms; 10 shapes (11 on a GPU)");
   WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
     return check_bn_backward(make_bn_backward_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1600 + s));
   }));
@@ -995,11 +996,11 @@ std::string first_difference(const std::vector<float>& first, const std::vector<
 }  // namespace
 
 WB_CHECK(Correctness, BatchNormReproducible, .weight = 2,
+         .passes = "training and backward three times, the workspace holding other bytes each time: "
+                   "bitwise equal",
          .hint = "No atomicAdd for the sums over a channel, and nothing read from the workspace that this "
                  "call did not write: per-block partials stored (not added) in the workspace, combined in a "
                  "fixed order by a second kernel.") {
-  wb::check::record_threshold("batchnorm_forward_training and batchnorm_backward: three runs bitwise equal, the "
-                              "workspace holding other bytes before each (8 x 2 x 1000, 4 x 3 x 16384)");
   const unsigned char fills[3] = {0x00, 0xFF, 0x3C};
   std::size_t passed = 0;
   const std::size_t total = 4;
@@ -1132,6 +1133,9 @@ void add_bn_host_cases(BnHostBuffers* b, std::vector<wb::check::host::ErrorPathC
 }  // namespace
 
 WB_CHECK(Correctness, PoolBnHostReturnsCudaErrors, .weight = 1, .backends = "sim",
+         .passes = "every pooling and batch-norm function, two shapes each: each kernel launch it "
+                   "makes is made to fail in turn; the function must return that error at once, with "
+                   "no launch after it",
          .hint = "Test cudaGetLastError() right after each launch (the batch-norm passes launch several "
                  "kernels) and return its error before launching the next.") {
   wb::check::record_threshold(
@@ -1182,18 +1186,18 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 }  // namespace
 
 WB_CHECK(Analysis, PoolBatchNormMemcheckClean, .weight = 2, .backends = "sim",
+         .passes = "no memcheck/initcheck and no racecheck/synccheck report over every function",
          .hint = "Clip every window to the image before reading (rows max(h0, 0) to min(h0 + R, H) - 1), "
                  "test every index against the tensor's size, and read only workspace entries this call "
                  "wrote.") {
-  wb::check::record_threshold("0 memcheck/initcheck reports, every function, 4 pooling and 4 batch-norm shapes");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 WB_CHECK(Analysis, PoolBatchNormRacecheckClean, .weight = 2, .backends = "sim",
+         .passes = "no memcheck/initcheck and no racecheck/synccheck report over every function",
          .hint = "A block reduction writes one value per warp to shared memory and reads them back: "
                  "__syncthreads() between the write and the read, and another before the shared array is "
                  "written again.") {
-  wb::check::record_threshold("0 racecheck/synccheck reports, every function, 4 pooling and 4 batch-norm shapes");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 
@@ -1212,10 +1216,10 @@ std::uint64_t atomics_of(const std::function<testing::AssertionResult()>& run, b
 }  // namespace
 
 WB_CHECK(Analysis, BatchNormNoAtomics, .weight = 2, .backends = "sim",
+         .passes = "0 atomic operations",
          .hint = "Let each block store its partial sums in its own slot of the workspace, and a second "
                  "kernel combine a channel's partials in split order: the same result every run, with no "
                  "atomics.") {
-  wb::check::record_threshold("batchnorm_forward_training, batchnorm_backward: 0 atomic operations (8 x 2 x 1000)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1242,9 +1246,9 @@ WB_CHECK(Analysis, BatchNormNoAtomics, .weight = 2, .backends = "sim",
 }
 
 WB_CHECK(Analysis, MaxPoolBackwardNoAtomics, .weight = 2, .backends = "sim",
+         .passes = "0 atomic operations",
          .hint = "Gather instead of scatter: a thread per input pixel visits the outputs whose windows "
                  "contain it and adds dy where their argmax is this pixel.") {
-  wb::check::record_threshold("maxpool2d_backward: 0 atomic operations (3 x 3 windows, stride 2, overlapping)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const PoolCase pc = make_pool_case(pool(2, 4, 33, 35, 3, 3, 1, 1, 2, 2), 0, 2002);
@@ -1313,11 +1317,11 @@ std::vector<PoolTraffic> measure_pooling(bool& ok, std::string& message, bool ga
 }  // namespace
 
 WB_CHECK(Performance, PoolCoalesced, .weight = 2, .backends = "sim",
+         .passes = "every pooling function: loads <= 9.00 sectors/request (4 stride_w + 1), stores "
+                   "<= 4.00; 2 x 16 x 32 x 64, 3 x 3, stride 2, pad 1",
          .hint = "Let consecutive threads take consecutive outputs of a row (the fastest index is q, then "
                  "p, then the plane) for the forward, consecutive pixels of a row for the backward.") {
   constexpr double kMaxLoads = 4.0 * 2 + 1, kMaxStores = 4.0;
-  wb::check::record_threshold("every pooling function: global loads <= 9.00 sectors/request (4 stride_w + 1), "
-                              "stores <= 4.00 (2 x 16 x 32 x 64, 3 x 3, stride 2, pad 1)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1345,11 +1349,11 @@ WB_CHECK(Performance, PoolCoalesced, .weight = 2, .backends = "sim",
 }
 
 WB_CHECK(Performance, PoolReadsOnce, .weight = 2, .backends = "sim",
+         .passes = "bytes read <= 1.05 x one read per (window, pixel) pair (+ dy once per output for "
+                   "max backward); the max backward also with 2 x 2 windows, stride 3, where a pixel "
+                   "between windows reads nothing",
          .hint = "Find the maximum and its position in one pass over the window (keep both as you go); in "
                  "the max-pooling backward, read dy[p][q] only for the windows whose argmax is this pixel.") {
-  wb::check::record_threshold("bytes read <= 1.05 x 4 x the (window, in-image pixel) pairs (+ 4 NCPQ for "
-                              "maxpool2d_backward: dy once per output); 2 x 16 x 32 x 64, 3 x 3, stride 2, pad 1, "
-                              "and maxpool2d_backward with 2 x 2 windows, stride 3 (pixels in no window)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1408,11 +1412,11 @@ std::vector<BnTraffic> measure_bn(bool& ok, std::string& message) {
 }  // namespace
 
 WB_CHECK(Performance, BatchNormReadsTwice, .weight = 3, .backends = "sim",
+         .passes = "bytes read / 4NCHW: training <= 2.05, inference <= 1.05, backward <= 4.10; 4 x 4 "
+                   "x 16384",
          .hint = "Compute mean and variance in one pass (Welford per thread, Chan's combination across "
                  "threads and blocks), then one pass writes y; the backward needs one pass for the two sums "
                  "and one for dx.") {
-  wb::check::record_threshold("bytes read / 4NCHW: training <= 2.05, inference <= 1.05, backward <= 4.10 (x and dy "
-                              "twice each); 4 x 4 x 16384");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1439,6 +1443,8 @@ WB_CHECK(Performance, BatchNormReadsTwice, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
+         .passes = ">= 90% of the bytes of every sector loaded or stored used, and >= 384 bytes per "
+                   "load and per store request (16-byte accesses: HW % 4 == 0)",
          .hint = "Consecutive threads on consecutive 16-byte chunks of a plane (the channel of element i is "
                  "(i / HW) % C, so a warp stays within one plane); with HW % 4 == 0 a plane starts 16-byte "
                  "aligned: load and store float4s.") {
@@ -1446,9 +1452,6 @@ WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
   // 32 lanes of 4-byte accesses carry 128 bytes a request, of 16-byte accesses 512 (the solution:
   // 482 to 512, loads and stores, every function).
   constexpr double kMinBytesPerRequest = 384;
-  wb::check::record_threshold(">= 90% of the bytes of every 32-byte sector loaded or stored are used, and >= 384 "
-                              "bytes per load and per store request (16-byte accesses), training, inference and "
-                              "backward (4 x 4 x 16384)");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1501,10 +1504,10 @@ wb::DeviceBuffer<T> device_vector(const std::vector<T>& v) {
 }  // namespace
 
 WB_CHECK(Performance, PoolBandwidth, .weight = 4, .backends = "cuda", .timeout_s = 300,
+         .passes = "max pooling 3 x 3 stride 2 pad 1 on 32 x 64 x 112 x 112, forward (x read, y and "
+                   "argmax written) and backward: >= 0.80 x a device copy timed in the same run",
          .hint = "A thread per output (per input pixel for the backward), consecutive threads on a row, "
                  "enough blocks; close other GPU programs.") {
-  wb::check::record_threshold(">= 0.80 x device copy bandwidth: maxpool2d_forward and maxpool2d_backward, 3 x 3, "
-                              "stride 2, pad 1 on 32 x 64 x 112 x 112");
   // Correct first: a wrong kernel's speed means nothing.
   WB_ASSERT(check_maxpool_forward(make_pool_case(pool(2, 8, 112, 112, 3, 3, 1, 1, 2, 2), 0, 2300)));
   WB_ASSERT(check_maxpool_backward(make_pool_case(pool(2, 8, 112, 112, 3, 3, 1, 1, 2, 2), 0, 2301)));
@@ -1535,12 +1538,12 @@ WB_CHECK(Performance, PoolBandwidth, .weight = 4, .backends = "cuda", .timeout_s
 }
 
 WB_CHECK(Performance, BatchNormBandwidth, .weight = 6, .backends = "cuda", .timeout_s = 300,
+         .passes = "32 x 256 x 56 x 56, counting the traffic each pass needs (training: x twice and "
+                   "y; inference: x and y; backward: x and dy twice, dx): >= 0.80 x copy",
          .hint = "float4 loads with several in flight per thread before any is used, a (split, channel) "
                  "grid of a few thousand values per block (the reference: about 8192, 4 float4 per "
                  "thread per round), per-channel parameters read once per block, and no extra pass over "
                  "x.") {
-  wb::check::record_threshold(">= 0.80 x device copy bandwidth on 32 x 256 x 56 x 56, counting the traffic each pass "
-                              "needs: training (x twice, y), inference (x, y), backward (x and dy twice, dx)");
   WB_ASSERT(check_bn_training(make_bn_case(8, 16, 3136, 0, 2400)));
   WB_ASSERT(check_bn_inference(make_bn_case(8, 16, 3136, 0, 2401)));
   WB_ASSERT(check_bn_backward(make_bn_backward_case(8, 16, 3136, 0, 2402)));

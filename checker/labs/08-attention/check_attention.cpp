@@ -805,20 +805,19 @@ WB_CHECK(Correctness, TensorCoreFp16, .weight = 2,
 }
 
 WB_CHECK(Correctness, Backward, .weight = 3,
+         .passes = "max |error| of dQ, dK, dV <= 2 x that of a plain fp32 host computation + floor; "
+                   "lengths 1 .. 203 (1024 on a GPU), D 32, 64, 128, causal and not, Tq != Tk",
          .hint = "Two kernels avoid atomics: one per key tile accumulates dK and dV over the query tiles, "
                  "one per query tile accumulates dQ over the key tiles; both recompute S and P = exp(S - L).") {
-  wb::check::record_threshold(
-      "max |error| of dQ, dK, dV <= 2 x that of a plain fp32 host computation + floor; lengths 1 .. 203 (1024 on a "
-      "GPU), D 32, 64, 128, causal and not, Tq != Tk");
   const std::vector<AttentionShape> shapes = backward_shapes();
   WB_ASSERT(wb::check::run_cases(shapes.size(), [&](std::size_t i) { return check_backward(backward_case(shapes[i], 600 + i)); }));
 }
 
 WB_CHECK(Correctness, Deterministic, .weight = 2,
+         .passes = "attention_forward, attention_forward_bf16, attention_backward: three runs "
+                   "bitwise equal (B=1, H=2, T=203)",
          .hint = "Give every output element one owner that sums in a fixed order: no atomicAdd of partial "
                  "results (the order blocks arrive in changes the rounding).") {
-  wb::check::record_threshold(
-      "attention_forward, attention_forward_bf16, attention_backward: three runs bitwise equal (B=1, H=2, T=203)");
   const AttentionShape s{1, 2, 203, 203, 64, 1};
   std::size_t passed = 0;
   for (Version v : {Version::Fused, Version::Bf16}) {
@@ -921,16 +920,16 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 }  // namespace
 
 WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
+         .passes = "0 memcheck/initcheck reports, every function, T = 17, 33, 70",
          .hint = "Guard every row index against Tq or Tk: the last tile of a length that is not a multiple "
                  "of the tile reads past the end unless its rows are zero-filled instead of loaded.") {
-  wb::check::record_threshold("0 memcheck/initcheck reports, every function, T = 17, 33, 70");
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
+         .passes = "0 racecheck/synccheck reports, every function, T = 17, 33, 70",
          .hint = "__syncthreads() after loading a K/V tile and before overwriting it with the next; "
                  "__syncwarp() between a warp's store_matrix_sync and its lanes reading the stored scores.") {
-  wb::check::record_threshold("0 racecheck/synccheck reports, every function, T = 17, 33, 70");
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");
 }
 #endif
@@ -959,13 +958,12 @@ double element_bytes(Version v) { return v == Version::Bf16 || v == Version::Fp1
 }  // namespace
 
 WB_CHECK(Performance, FusedTraffic, .weight = 3, .backends = "sim",
+         .passes = "attention_forward, _bf16, _fp16 (B=1, H=2, T=256, D=64): bytes written <= 1.10 x "
+                   "(O + L); bytes read <= 1.05 x (Q + (K + V) x ceil(Tq / 32)); >= 80% of each "
+                   "moved sector requested; shared loads <= 1.25 wavefronts per 128 bytes",
          .hint = "Keep the scores of a tile in registers or shared memory; never store them. Give each "
                  "block at least 32 query rows so that K and V are read at most Tq / 32 times, and load 16 "
                  "bytes per thread, consecutive threads on consecutive addresses.") {
-  wb::check::record_threshold(
-      "attention_forward, _bf16, _fp16 (B=1, H=2, T=256, D=64): bytes written <= 1.10 x (O + L); bytes read <= 1.05 "
-      "x (Q + (K + V) x ceil(Tq / 32)); >= 80% of each moved sector requested; shared loads <= 1.25 wavefronts per "
-      "128 bytes");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const AttentionShape s{1, 2, 256, 256, 64, 0};
@@ -1009,10 +1007,10 @@ WB_CHECK(Performance, FusedTraffic, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, CausalSkipsTiles, .weight = 2, .backends = "sim",
+         .passes = "attention_forward, _bf16 causal (B=1, H=1, T=1024, D=32): bytes read <= 0.65 x "
+                   "the non-causal call's",
          .hint = "A block of query rows [q0, q0 + Br) sees no key past q0 + Br - 1 + (Tk - Tq): end the key "
                  "loop there instead of masking whole tiles.") {
-  wb::check::record_threshold(
-      "attention_forward, _bf16 causal (B=1, H=1, T=1024, D=32): bytes read <= 0.65 x the non-causal call's");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -1046,14 +1044,13 @@ double attention_flops(const AttentionShape& s) {
 }  // namespace
 
 WB_CHECK(Performance, TensorCoreForward, .weight = 6, .backends = "cuda", .timeout_s = 600,
+         .passes = ">= 0.25 x a cuBLAS bf16 GEMM of 4096^3 (the tensor-core ceiling) for "
+                   "attention_forward_bf16, B=4, H=16, T=4096, D=128, not causal; median of 5 runs",
          .hint = "Tensor cores are fed from shared memory: keep Q and the O accumulators in fragments "
                  "across the key loop (rescale O element by element, not through shared memory), "
                  "double-buffer the K/V tiles, and avoid bank conflicts (pad rows by 8 halves). 8 warps x "
                  "16 rows, 64 keys per tile.") {
   constexpr double kMinRatio = 0.25;
-  wb::check::record_threshold(
-      ">= 0.25 x a cuBLAS bf16 GEMM of 4096^3 (the tensor-core ceiling) for attention_forward_bf16, B=4, H=16, "
-      "T=4096, D=128, not causal; median of 5 runs");
   WB_ASSERT(check_forward(Version::Bf16, make_data({1, 2, 1024, 1024, 128, 0}, Precision::Bf16, 1000)));
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this check binary was built without the cuBLAS baseline");
@@ -1086,12 +1083,12 @@ WB_CHECK(Performance, TensorCoreForward, .weight = 6, .backends = "cuda", .timeo
 }
 
 WB_CHECK(Performance, FusedVsUnfused, .weight = 4, .backends = "cuda", .timeout_s = 600,
+         .passes = "attention_forward >= 3 x attention_unfused in time (fp32, B=1, H=16, T=4096, "
+                   "D=64, causal); median of 3 runs",
          .hint = "The unfused version writes and reads the 4096 x 4096 scores several times per head; the "
                  "fused one must not lose that advantage to slow arithmetic: register-tile the score and "
                  "the P V products.") {
   constexpr double kMinSpeedup = 3.0;
-  wb::check::record_threshold(
-      "attention_forward >= 3 x attention_unfused in time (fp32, B=1, H=16, T=4096, D=64, causal); median of 3 runs");
   WB_ASSERT(check_forward(Version::Fused, make_data({1, 1, 1024, 1024, 64, 1}, Precision::Fp32, 1001)));
   try {
     const AttentionShape s{1, 16, 4096, 4096, 64, 1};
