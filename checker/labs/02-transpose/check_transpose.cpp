@@ -10,17 +10,18 @@
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing; racecheck
 // also on the tall matrix, where blocks of the tiled versions loop to a second tile.
 // Performance (sim): global sectors per warp-level request, and shared-memory wavefronts
-// per request, measured by cusim analysis on two shapes:
+// per request, measured by cusim analysis on two shapes, each with its own limit:
 //   - 200 x 328, whose rows start on 32-byte sector boundaries (both sides multiples of 8
 //     floats), with partial tiles at both edges: a warp's 32 consecutive floats are exactly
-//     4 sectors, a partial warp fewer, so a coalesced side averages <= 4.00;
+//     4 sectors, a partial warp fewer, so a coalesced side averages no more than a full
+//     warp's sectors (max_sectors_aligned);
 //   - 333 x 517, whose rows start anywhere inside a sector: 32 consecutive floats then
-//     straddle 5 sectors, so the exact bound for a coalesced side is 5.00.
+//     straddle 5 sectors, the exact bound for a coalesced side (max_sectors_ragged).
 //   A strided side touches one sector per lane: 32 per request.
 // Performance (sim): no version launches more threads than the matrix padded to whole tiles
-// has elements (cusim's launch log, cusim/checker.h).
+// has elements (max_threads; cusim's launch log, cusim/checker.h).
 // Performance (cuda): transpose_conflict_free's bandwidth (it reads and writes every
-// element once) >= 0.80 x a device-to-device cudaMemcpy of the same bytes in the same run.
+// element once) >= min_ratio x a device-to-device cudaMemcpy of the same bytes in the same run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -203,8 +204,6 @@ void check_shapes(const Version& v, const std::vector<Shape>& shapes) {
   wb::check::record_measured(std::to_string(passed) + "/" + total + " shapes correct");
 }
 
-const char* const kShapesThreshold =
-    "exact transpose for 20 shapes: empty, 1 x 1, 1 x 37, 37 x 1, 31 x 33 ... 333 x 517";
 
 }  // namespace
 
@@ -216,7 +215,6 @@ WB_CHECK(Correctness, NaiveShapes, .weight = 2,
                    "129, 129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517",
          .hint = "One thread per element: c = blockIdx.x * blockDim.x + threadIdx.x, r from the y "
                  "dimension; store out[c * rows + r] = in[r * cols + c] only when r < rows and c < cols.") {
-  wb::check::record_threshold(kShapesThreshold);
   check_shapes(kNaive, kShapes);
 }
 
@@ -226,7 +224,6 @@ WB_CHECK(Correctness, TiledShapes, .weight = 2,
                    "129, 129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517",
          .hint = "Load the tile with the input's bounds (r < rows, c < cols) and store it with the "
                  "output's (out row < cols, out column < rows); __syncthreads() in between.") {
-  wb::check::record_threshold(kShapesThreshold);
   check_shapes(kTiled, kShapes);
 }
 
@@ -235,7 +232,6 @@ WB_CHECK(Correctness, ConflictFreeShapes, .weight = 2,
                    "31 x 33, 33 x 31, 32 x 32, 64 x 96, 96 x 64, 65 x 65, 100 x 37, 37 x 100, 257 x "
                    "129, 129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517",
          .hint = "The same tile code as transpose_tiled, with the tile declared float[32][33].") {
-  wb::check::record_threshold(kShapesThreshold);
   check_shapes(kConflictFree, kShapes);
 }
 
@@ -290,9 +286,6 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
                  "cudaGetLastError(); (or if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) "
                  "return e; before any later call).") {
   constexpr int rows = 70, cols = 100;
-  wb::check::record_threshold("transpose_naive, transpose_tiled, transpose_conflict_free (70 x 100): " +
-                              std::string(wb::check::host::kFaultsText) +
-                              " they make failed in turn, that error returned at once, no device memory left");
   wb::DeviceBuffer<float> in{std::span<const float>(wb::random_floats(std::size_t(rows) * cols, 1200, -1.0f, 1.0f))};
   wb::DeviceBuffer<float> out{std::size_t(rows) * cols};
   const std::string shape = "(rows=70, cols=100)";
@@ -354,10 +347,15 @@ namespace {
 
 // Rows start on sector boundaries (multiples of 8 floats), with partial tiles at both edges.
 constexpr Shape kAlignedShape{200, 328};
-constexpr double kAlignedBound = 4.0;
 // Rows start anywhere inside a sector: 32 consecutive floats straddle 5 sectors.
 constexpr Shape kRaggedShape{333, 517};
-constexpr double kRaggedBound = 5.0;
+
+// A check's bounds on global sectors per request (its limits max_sectors_aligned and
+// max_sectors_ragged), one per shape.
+struct SectorBounds {
+  double aligned;  // on kAlignedShape
+  double ragged;   // on kRaggedShape
+};
 
 using wb::check::Traffic;
 
@@ -390,14 +388,15 @@ testing::AssertionResult measure_both(const Version& v, Measured& m) {
 #endif
 
 // Fails when one side's sectors per request exceed the bound of its shape.
-void expect_coalesced(const Version& v, const char* side, double aligned, double ragged, const char* fix) {
-  if (aligned > kAlignedBound || ragged > kRaggedBound) {
+void expect_coalesced(const Version& v, const char* side, double aligned, double ragged, SectorBounds bound,
+                      const char* fix) {
+  if (aligned > bound.aligned || ragged > bound.ragged) {
     ADD_FAILURE() << v.name << ": " << side << " touch " << fixed(aligned) << " global memory sectors per request on "
-                  << kAlignedShape.rows << " x " << kAlignedShape.cols << " (at most 4.00 allowed) and "
-                  << fixed(ragged) << " on " << kRaggedShape.rows << " x " << kRaggedShape.cols
-                  << " (at most 5.00 allowed). A warp's 32 consecutive floats are 128 contiguous bytes: 4 sectors, "
-                     "5 when the row does not start on a 32-byte boundary; 32 sectors means every lane touched "
-                     "its own sector. "
+                  << kAlignedShape.rows << " x " << kAlignedShape.cols << " (at most " << fixed(bound.aligned)
+                  << " allowed) and " << fixed(ragged) << " on " << kRaggedShape.rows << " x " << kRaggedShape.cols
+                  << " (at most " << fixed(bound.ragged)
+                  << " allowed). A warp's 32 consecutive floats are 128 contiguous bytes: 4 sectors, 5 when the "
+                     "row does not start on a 32-byte boundary; 32 sectors means every lane touched its own sector. "
                   << fix;
   }
 }
@@ -418,40 +417,50 @@ void expect_coalesced(const Version& v, const char* side, double aligned, double
 #endif
 
 WB_CHECK(Performance, NaiveReadsCoalesced, .weight = 1, .backends = "sim",
-         .passes = "version 1's *loads* <= 4.00 sectors/request on 200 x 328 and <= 5.00 on 333 x "
-                   "517; its strided stores (about 30) are expected",
+         .limits = {{"max_sectors_aligned", 4.0}, {"max_sectors_ragged", 5.0}},
+         .passes = "version 1's *loads* <= {max_sectors_aligned:.2f} sectors/request on 200 x 328 and "
+                   "<= {max_sectors_ragged:.2f} on 333 x 517; its strided stores (about 30) are expected",
          .hint = "Let threadIdx.x run along the columns of in: c = blockIdx.x * blockDim.x + threadIdx.x, "
                  "and use blocks 32 threads wide, so a warp reads 32 consecutive floats of one row.") {
+  constexpr SectorBounds kBound{WB_LIMIT("max_sectors_aligned"), WB_LIMIT("max_sectors_ragged")};
   WB_MEASURE_OR_SKIP(kNaive);
   wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
                              ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
                              " sectors/request");
-  expect_coalesced(kNaive, "its loads", m.aligned.loads(), m.ragged.loads(),
+  expect_coalesced(kNaive, "its loads", m.aligned.loads(), m.ragged.loads(), kBound,
                    "In version 1, consecutive threads (threadIdx.x) take consecutive columns c of one input "
                    "row: the reads are coalesced, the writes are strided (that is what versions 2 and 3 fix).");
 }
 
 WB_CHECK(Performance, TiledCoalesced, .weight = 3, .backends = "sim",
-         .passes = "version 2's loads and stores each <= 4.00 / <= 5.00 sectors/request",
+         .limits = {{"max_sectors_aligned", 4.0}, {"max_sectors_ragged", 5.0}},
+         .passes = "version 2's loads and stores each <= {max_sectors_aligned:.2f} / <= "
+                   "{max_sectors_ragged:.2f} sectors/request",
          .hint = "Read the tile along rows of in (threadIdx.x -> column) and write it along rows of out "
                  "(threadIdx.x -> column of out, i.e. row of in), exchanging the roles of the two indices "
                  "through shared memory.") {
+  constexpr SectorBounds kBound{WB_LIMIT("max_sectors_aligned"), WB_LIMIT("max_sectors_ragged")};
   WB_MEASURE_OR_SKIP(kTiled);
   wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
                              ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
                              " sectors/request; shared loads " + fixed(m.aligned.shared_loads()) + ", stores " +
                              fixed(m.aligned.shared_stores()) + " wavefronts/request");
-  expect_coalesced(kTiled, "its loads", m.aligned.loads(), m.ragged.loads(),
+  expect_coalesced(kTiled, "its loads", m.aligned.loads(), m.ragged.loads(), kBound,
                    "Read the tile with threadIdx.x running along a row of in.");
-  expect_coalesced(kTiled, "its stores", m.aligned.stores(), m.ragged.stores(),
+  expect_coalesced(kTiled, "its stores", m.aligned.stores(), m.ragged.stores(), kBound,
                    "Write the tile with threadIdx.x running along a row of out: out[(tile_col + j) * rows + "
                    "tile_row + threadIdx.x] = tile[threadIdx.x][j], so the transposition happens in shared memory.");
 }
 
 WB_CHECK(Performance, ConflictFreeSharedMemory, .weight = 4, .backends = "sim",
-         .passes = "version 3: the same, and shared-memory loads and stores <= 1.00 wavefront/request",
+         .limits = {{"max_sectors_aligned", 4.0}, {"max_sectors_ragged", 5.0}, {"max_wavefronts", 1.0}},
+         .passes = "version 3: the same (loads and stores each <= {max_sectors_aligned:.2f} / <= "
+                   "{max_sectors_ragged:.2f} sectors/request), and shared-memory loads and stores <= "
+                   "{max_wavefronts:.2f} wavefront/request",
          .hint = "Pad the tile: __shared__ float tile[32][33]. Element (i, j) then sits in bank (i + j) % "
                  "32, so a warp reading a column touches 32 different banks.") {
+  constexpr SectorBounds kBound{WB_LIMIT("max_sectors_aligned"), WB_LIMIT("max_sectors_ragged")};
+  constexpr double kMaxWavefronts = WB_LIMIT("max_wavefronts");
   WB_MEASURE_OR_SKIP(kConflictFree);
   const double shared_loads = std::max(m.aligned.shared_loads(), m.ragged.shared_loads());
   const double shared_stores = std::max(m.aligned.shared_stores(), m.ragged.shared_stores());
@@ -459,31 +468,34 @@ WB_CHECK(Performance, ConflictFreeSharedMemory, .weight = 4, .backends = "sim",
                              ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
                              " sectors/request; shared loads " + fixed(shared_loads) + ", stores " +
                              fixed(shared_stores) + " wavefronts/request");
-  expect_coalesced(kConflictFree, "its loads", m.aligned.loads(), m.ragged.loads(),
+  expect_coalesced(kConflictFree, "its loads", m.aligned.loads(), m.ragged.loads(), kBound,
                    "Read the tile with threadIdx.x running along a row of in.");
-  expect_coalesced(kConflictFree, "its stores", m.aligned.stores(), m.ragged.stores(),
+  expect_coalesced(kConflictFree, "its stores", m.aligned.stores(), m.ragged.stores(), kBound,
                    "Write the tile with threadIdx.x running along a row of out.");
-  if (shared_loads > 1.0 || shared_stores > 1.0) {
+  if (shared_loads > kMaxWavefronts || shared_stores > kMaxWavefronts) {
     ADD_FAILURE() << kConflictFree.name << ": shared-memory bank conflicts: loads from the tile take "
                   << fixed(shared_loads) << " wavefronts per request and stores into it " << fixed(shared_stores)
-                  << " (at most 1.00 allowed). Shared memory has 32 banks of 4 bytes; a warp reading a column of "
-                     "float tile[32][32] hits one bank 32 times (32 wavefronts). Pad the tile to float "
-                     "tile[32][33] (or swizzle the column index).";
+                  << " (at most " << fixed(kMaxWavefronts)
+                  << " allowed). Shared memory has 32 banks of 4 bytes; a warp reading a column of float "
+                     "tile[32][32] hits one bank 32 times (32 wavefronts). Pad the tile to float tile[32][33] (or "
+                     "swizzle the column index).";
   }
 }
 
 // The launch configurations each version ran with, as cusim recorded them (cusim/checker.h).
-// On 1000 x 1024 the matrix padded to whole 32 x 32 tiles has 1024 x 1024 elements: a
-// launch of more threads than that has blocks with no element to move, whatever the block
-// shape (32 x 8 threads moving a tile, one thread per element, or a 1-D row of threads).
-WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
-         .passes = "on 1000 x 1024 each version launches at most 1024 x 1024 threads, the matrix "
-                   "padded to whole 32 x 32 tiles: no block without elements to move (cusim's launch "
-                   "log)",
+// max_threads is the number of elements of the 1000 x 1024 matrix padded to whole 32 x 32
+// tiles: a launch of more threads than that has blocks with no element to move, whatever the
+// block shape (32 x 8 threads moving a tile, one thread per element, or a 1-D row of threads).
+WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim", .limits = {{"max_threads", 1048576}},
+         .passes = "on 1000 x 1024 each version launches at most {max_threads:,.0f} threads, one per element "
+                   "of the matrix padded to whole 32 x 32 tiles: no block without elements to move "
+                   "(cusim's launch log)",
          .hint = "Size the grid from the matrix: round the number of tiles (or of blocks) up in each "
                  "dimension, (n + 31) / 32, and cap gridDim.y at 65535; no more.") {
   constexpr Shape s{1000, 1024};
-  constexpr std::uint64_t kMaxThreads = 1024ull * 1024ull;
+  constexpr auto kMaxThreads = static_cast<std::uint64_t>(WB_LIMIT("max_threads"));
+  static_assert(kMaxThreads == std::uint64_t((s.rows + 31) / 32 * 32) * std::uint64_t((s.cols + 31) / 32 * 32),
+                "max_threads is the number of elements of s padded to whole 32 x 32 tiles");
   std::ostringstream text;
   std::vector<std::string> failures;
   for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
@@ -509,13 +521,14 @@ WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
 }
 #else
 WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .timeout_s = 180,
-         .passes = "version 3 on 8192 x 8192 reaches at least 80% of the bandwidth of a "
+         .limits = {{"min_ratio", 0.80}},
+         .passes = "version 3 on 8192 x 8192 reaches at least {min_ratio:.0%} of the bandwidth of a "
                    "device-to-device `cudaMemcpy` of the same bytes timed in the same run (the "
                    "solution aims at 90%); versions 1 and 2 are timed for the record",
          .hint = "Coalesced reads and writes through a padded shared tile; give each thread several "
                  "elements (blocks of 32 x 8 threads moving a 32 x 32 tile) so that more loads are in "
                  "flight; close other GPU programs.") {
-  constexpr double kMinRatio = 0.80;
+  constexpr double kMinRatio = WB_LIMIT("min_ratio");
   // Correct first, then fast: a wrong kernel's speed means nothing.
   WB_ASSERT(check_version(kConflictFree, {1000, 1500}));
   constexpr Shape s{8192, 8192};  // 256 MiB per matrix: far larger than any L2 cache

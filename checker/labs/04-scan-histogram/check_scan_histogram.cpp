@@ -34,22 +34,25 @@
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing. racecheck also
 //   sees a look-back's status published without __threadfence() between value and flag (a torn
 //   read on a GPU that a CPU never shows).
-// Performance (sim), with cusim analysis metrics:
-//   - scan_reduce_then_scan: global bytes read <= 2.1 x 4n and written <= 1.1 x 4n (the
-//     input read twice, the output written once); loads and stores <= 4 sectors/request;
-//   - inclusive_scan: global bytes read + written <= 3.1 x 4n, and per element no more than
-//     0.05 x 4 bytes larger at 2^22+3 than at 2^18+3 (a look-back that never stops early grows);
-//   - histogram_shared: global atomics <= num_blocks * bins that received values; loads <= 4
-//     sectors/request;
-//   - histogram: global bytes read <= 1.01 x 4n, global atomics <= n / 16, and with all values
-//     in one of 4096 bins at most one per block launched (empty bins are not merged);
+// Performance (sim), with cusim analysis metrics (each check's limits in its .limits):
+//   - scan_reduce_then_scan: global bytes read and written per 4n bytes at most max_read and
+//     max_written (the input read twice, the output written once); loads and stores at most
+//     max_sectors sectors/request;
+//   - inclusive_scan: global bytes read + written per 4n at most max_moved, and per element no
+//     more than max_growth x 4 bytes larger at 2^22+3 than at 2^18+3 (a look-back that never
+//     stops early grows);
+//   - histogram_shared: global atomics <= num_blocks * bins that received values; loads at most
+//     max_sectors sectors/request;
+//   - histogram: global bytes read per 4n at most max_read, global atomics <= n /
+//     values_per_atomic, and with all values in one of 4096 bins at most one per block launched
+//     (empty bins are not merged);
 //   - no launch has more threads than n rounded up to whole blocks (the launch log; n a
 //     multiple of common block and tile sizes).
 // Performance (cuda), timed in the same run (median of 21 runs, L2 flushed before each):
-//   - inclusive_scan on 2^26 ints: bandwidth (read n + write n) >= 0.60 x device-to-device
-//     copy; and >= 0.80 x CUB DeviceScan::InclusiveSum;
-//   - histogram on 2^26 values (256 bins, uniform and all in one bin): read bandwidth
-//     >= 0.50 x copy; CUB DeviceHistogram::HistogramEven is timed beside it for the record.
+//   - inclusive_scan on 2^26 ints: bandwidth (read n + write n) at least min_ratio x
+//     device-to-device copy; and at least ScanVsCub's min_ratio x CUB DeviceScan::InclusiveSum;
+//   - histogram on 2^26 values (256 bins, uniform and all in one bin): read bandwidth at least
+//     min_ratio x copy; CUB DeviceHistogram::HistogramEven is timed beside it for the record.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -640,8 +643,6 @@ WB_CHECK(Correctness, ReduceThenScan, .weight = 3,
                  "are more tiles than one block scans); add tile b's offset to every element of tile b.") {
 #if defined(CUSIM)
 #else
-  wb::check::record_threshold("exact inclusive scans, n = 0 .. 2^20+7 around tiles of 32 .. 4096 (partial tiles, "
-                              "two levels of tile sums), and 2^26 (65536 tiles of 1024)");
 #endif
   check_scan_sizes(kReduceThenScan,
                    {0, 1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049, 4095,
@@ -707,7 +708,6 @@ WB_CHECK(Correctness, ScanLarge, .weight = 1,
   const std::vector<std::size_t> sizes = {(std::size_t(1) << 22) + 3};
 #else
   const std::vector<std::size_t> sizes = {(std::size_t(1) << 26) - 1, std::size_t(1) << 26};
-  wb::check::record_threshold("exact inclusive_scan and exclusive_scan, n = 2^26-1 and 2^26");
 #endif
   std::size_t passed = 0;
   const std::size_t total = 2 * sizes.size();
@@ -732,8 +732,6 @@ WB_CHECK(Correctness, HistogramGlobalAtomics, .weight = 2,
                  "atomicAdd(&d_bins[v], 1u).") {
 #if defined(CUSIM)
 #else
-  wb::check::record_threshold("exact counts: 1, 7, 256, 4096 bins; uniform, one bin, edge bins, num_bins-1 and "
-                              "num_bins; n = 0 .. 100003, and 2^26 (65536 blocks of 1024 threads)");
 #endif
   std::vector<HistogramInput> inputs = histogram_inputs({1, 6, 33, 1000, 100003}, 700);
 #if !defined(CUSIM)
@@ -917,10 +915,6 @@ std::vector<HostCase> host_cases(std::vector<std::shared_ptr<void>>& keep) {
   return cases;
 }
 
-const char* const kHostFunctions =
-    "scan_block_kogge_stone (n = 1024), scan_block_blelloch (n = 2048), scan_reduce_then_scan, inclusive_scan (int, "
-    "float), exclusive_scan (n = 5000); histogram_global_atomics, histogram_shared (4 x 128), histogram (n = 0 and "
-    "1000, 256 bins)";
 
 }  // namespace
 
@@ -930,8 +924,6 @@ WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
                    "and bytes as before",
          .hint = "Use the buffers the caller passes in (d_workspace, d_bins); cudaFree everything you "
                  "cudaMalloc before returning, on the error paths too.") {
-  wb::check::record_threshold(std::string(kHostFunctions) +
-                              ": correct, and as much device memory allocated after each call as before");
   std::vector<std::shared_ptr<void>> keep;
   const std::vector<HostCase> cases = host_cases(keep);
   keep.clear();  // the buffers of the injected calls are not needed here: free them before measuring
@@ -953,9 +945,6 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
                    "and frees what it had allocated",
          .hint = "Test the cudaError_t of every cudaMemset(Async), cudaMemcpy and cudaMalloc and return "
                  "it at once when it is not cudaSuccess, before any launch.") {
-  wb::check::record_threshold(std::string(kHostFunctions) +
-                              ": " + wb::check::host::kFaultsText +
-                              " they make failed in turn, that error returned at once, no device memory left");
   std::vector<std::shared_ptr<void>> keep;
   const std::vector<HostCase> cases = host_cases(keep);
   wb::check::host::InjectionTally tally;
@@ -1038,12 +1027,15 @@ constexpr std::size_t kMetricScanSize = (1 << 18) + 3;
 }  // namespace
 
 WB_CHECK(Performance, ReduceThenScanTraffic, .weight = 3, .backends = "sim",
-         .passes = "`scan_reduce_then_scan` (n = 2^18 + 3): bytes read <= 2.1 x 4n, written <= 1.1 x "
-                   "4n; loads and stores <= 4.00 sectors/request",
+         .limits = {{"max_read", 2.1}, {"max_written", 1.1}, {"max_sectors", 4.0}},
+         .passes = "`scan_reduce_then_scan` (n = 2^18 + 3): bytes read <= {max_read} x 4n, written <= "
+                   "{max_written} x 4n; loads and stores <= {max_sectors:.2f} sectors/request",
          .hint = "Phase 1 reads the input once to reduce each tile; phase 3 reads it again and writes the "
                  "output once. Load and store with consecutive threads on consecutive elements (in[base + j "
                  "* blockDim.x + t]), staging the tile in shared memory when a thread scans several "
                  "consecutive elements.") {
+  constexpr double kMaxRead = WB_LIMIT("max_read"), kMaxWritten = WB_LIMIT("max_written");
+  constexpr double kMaxSectors = WB_LIMIT("max_sectors");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic t;
@@ -1054,19 +1046,20 @@ WB_CHECK(Performance, ReduceThenScanTraffic, .weight = 3, .backends = "sim",
   const double read = double(t.bytes_read) / bytes, written = double(t.bytes_written) / bytes;
   wb::check::record_measured(fixed(read) + " x 4n read, " + fixed(written) + " x 4n written; loads " +
                              fixed(t.loads()) + ", stores " + fixed(t.stores()) + " sectors/request");
-  if (read > 2.1 || written > 1.1) {
+  if (read > kMaxRead || written > kMaxWritten) {
     ADD_FAILURE() << "scan_reduce_then_scan(n=" << kMetricScanSize << ") read " << fixed(read) << " x 4n and wrote "
-                  << fixed(written) << " x 4n bytes (at most 2.1 and 1.1 allowed). Reduce-then-scan reads every "
+                  << fixed(written) << " x 4n bytes (at most " << wb::check::as_written(kMaxRead) << " and "
+                  << wb::check::as_written(kMaxWritten) << " allowed). Reduce-then-scan reads every "
                   << "element twice (once to reduce its tile, once to scan it) and writes it once; "
-                  << (read > 2.1 ? "reading more means passes over the whole array (a scan that adds element i - d "
-                                   "in global memory reads it log2(n) times)."
-                                 : "writing more means the output is written and then corrected (scan-then-add): "
-                                   "reduce the tiles first instead.");
+                  << (read > kMaxRead ? "reading more means passes over the whole array (a scan that adds element "
+                                        "i - d in global memory reads it log2(n) times)."
+                                      : "writing more means the output is written and then corrected "
+                                        "(scan-then-add): reduce the tiles first instead.");
   }
-  if (t.loads() > 4.0 || t.stores() > 4.0) {
+  if (t.loads() > kMaxSectors || t.stores() > kMaxSectors) {
     ADD_FAILURE() << "scan_reduce_then_scan(n=" << kMetricScanSize << "): loads touch " << fixed(t.loads())
-                  << " and stores " << fixed(t.stores())
-                  << " global memory sectors per request (at most 4.00 allowed). A warp reading 32 consecutive "
+                  << " and stores " << fixed(t.stores()) << " global memory sectors per request (at most "
+                  << fixed(kMaxSectors) << " allowed). A warp reading 32 consecutive "
                      "ints touches 4 sectors of 32 bytes; a thread reading in[t * items + j] makes a warp's lanes "
                      "items * 4 bytes apart. Load the tile with in[base + j * blockDim.x + t] into shared memory, "
                      "then let each thread scan its consecutive elements from there.";
@@ -1074,11 +1067,12 @@ WB_CHECK(Performance, ReduceThenScanTraffic, .weight = 3, .backends = "sim",
 #endif
 }
 
-WB_CHECK(Performance, ScanTraffic, .weight = 2, .backends = "sim",
-         .passes = "`inclusive_scan` (n = 2^18 + 3): bytes read + written <= 3.1 x 4n",
+WB_CHECK(Performance, ScanTraffic, .weight = 2, .backends = "sim", .limits = {{"max_moved", 3.1}},
+         .passes = "`inclusive_scan` (n = 2^18 + 3): bytes read + written <= {max_moved} x 4n",
          .hint = "Touch every element a bounded number of times: reduce-then-scan moves 3 x 4n bytes, a "
                  "single pass with decoupled look-back 2 x 4n; a scan with a pass over global memory per "
                  "step moves O(n log n).") {
+  constexpr double kMaxMoved = WB_LIMIT("max_moved");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic t;
@@ -1087,12 +1081,13 @@ WB_CHECK(Performance, ScanTraffic, .weight = 2, .backends = "sim",
   const double moved = double(t.bytes_read + t.bytes_written) / (4.0 * kMetricScanSize);
   wb::check::record_measured(fixed(moved) + " x 4n bytes moved (" + fixed(double(t.bytes_read) / (4.0 * kMetricScanSize)) +
                              " read, " + fixed(double(t.bytes_written) / (4.0 * kMetricScanSize)) + " written)");
-  if (moved > 3.1) {
+  if (moved > kMaxMoved) {
     ADD_FAILURE() << "inclusive_scan(n=" << kMetricScanSize << ") read and wrote " << fixed(moved)
-                  << " x 4n bytes of global memory (at most 3.1 allowed). A scan has to read n elements and write n; "
+                  << " x 4n bytes of global memory (at most " << wb::check::as_written(kMaxMoved)
+                  << " allowed). A scan has to read n elements and write n; "
                      "reduce-then-scan adds one more read (3 x 4n), a single pass with decoupled look-back none "
-                     "(2 x 4n). On a GPU the check asks for 0.60 x the copy bandwidth, which needs at most about 3 x "
-                     "4n bytes.";
+                     "(2 x 4n). On a GPU, Performance.ScanBandwidthVsDeviceCopy asks for a share of the copy "
+                     "bandwidth that needs at most about 3 x 4n bytes.";
   }
 #endif
 }
@@ -1100,13 +1095,15 @@ WB_CHECK(Performance, ScanTraffic, .weight = 2, .backends = "sim",
 // A single pass's look-back reads a window of status words per tile when every tile publishes
 // its inclusive prefix; a tile that never does sends each successor back to tile 0, so the
 // reads per element grow with the number of tiles. The reference moves 2.02 x 4n bytes at both
-// sizes; that mistake 2.02 at 2^18+3 and 2.29 at 2^22+3 (1093 tiles of 3840, the reference's tile then). Limit: +0.05.
-WB_CHECK(Performance, ScanTrafficPerElement, .weight = 1, .backends = "sim",
-         .passes = "`inclusive_scan`: bytes moved per element at n = 2^22 + 3 at most 0.05 x 4 bytes "
-                   "more than at 2^18 + 3",
+// sizes; that mistake 2.02 at 2^18+3 and 2.29 at 2^22+3 (1093 tiles of 3840, the reference's tile
+// then). max_growth lies between.
+WB_CHECK(Performance, ScanTrafficPerElement, .weight = 1, .backends = "sim", .limits = {{"max_growth", 0.05}},
+         .passes = "`inclusive_scan`: bytes moved per element at n = 2^22 + 3 at most {max_growth} x 4 "
+                   "bytes more than at 2^18 + 3",
          .hint = "Traffic per element must not grow with n: in a single pass, each tile publishes its "
                  "inclusive prefix (flag INCLUSIVE) as soon as it knows it, so that a successor's look-back "
                  "stops there.") {
+  constexpr double kMaxGrowth = WB_LIMIT("max_growth");
   constexpr std::size_t kLarge = (std::size_t(1) << 22) + 3;
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
@@ -1118,10 +1115,11 @@ WB_CHECK(Performance, ScanTrafficPerElement, .weight = 1, .backends = "sim",
   const double per_large = double(large.bytes_read + large.bytes_written) / (4.0 * kLarge);
   wb::check::record_measured(fixed(per_small) + " x 4n bytes at n = 2^18+3, " + fixed(per_large) +
                              " x 4n at n = 2^22+3");
-  if (per_large > per_small + 0.05) {
+  if (per_large > per_small + kMaxGrowth) {
     ADD_FAILURE() << "inclusive_scan moved " << fixed(per_small) << " x 4n bytes of global memory at n=" << kMetricScanSize
                   << " but " << fixed(per_large) << " x 4n at n=" << kLarge
-                  << " (at most 0.05 x 4n more allowed): the traffic per element grows with n. In a single pass "
+                  << " (at most " << wb::check::as_written(kMaxGrowth)
+                  << " x 4n more allowed): the traffic per element grows with n. In a single pass "
                      "with decoupled look-back, a tile that never publishes its inclusive prefix (flag INCLUSIVE, "
                      "its prefix + its own sum) sends every later tile's look-back back to tile 0: publish it as "
                      "soon as the tile knows its prefix.";
@@ -1189,13 +1187,14 @@ WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
   for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 
-WB_CHECK(Performance, HistogramPrivatized, .weight = 3, .backends = "sim",
+WB_CHECK(Performance, HistogramPrivatized, .weight = 3, .backends = "sim", .limits = {{"max_sectors", 4.0}},
          .passes = "`histogram_shared` on 16 x 256 threads, 256 bins, n = 2^18 + 5: global atomics "
                    "<= 16 x the bins that received values (uniform: 4096; one bin: 16); loads <= "
-                   "4.00 sectors/request",
+                   "{max_sectors:.2f} sectors/request",
          .hint = "Count into a __shared__ histogram with shared-memory atomicAdd, then after a "
                  "__syncthreads() add each nonzero shared bin to d_bins with one global atomicAdd per bin "
                  "and block.") {
+  constexpr double kMaxSectors = WB_LIMIT("max_sectors");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   constexpr int kBlocks = 16, kBlockSize = 256, kBins = 256;
@@ -1223,10 +1222,10 @@ WB_CHECK(Performance, HistogramPrivatized, .weight = 3, .backends = "sim",
                     << limit << "). Every element still goes to d_bins: count into a __shared__ histogram of the "
                     << "block first, then merge it with one global atomicAdd per bin.";
     }
-    if (t.loads() > 4.0) {
+    if (t.loads() > kMaxSectors) {
       ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": its loads touch "
-                    << fixed(t.loads())
-                    << " global memory sectors per request (at most 4.00 allowed). In a grid-stride loop, let "
+                    << fixed(t.loads()) << " global memory sectors per request (at most " << fixed(kMaxSectors)
+                    << " allowed). In a grid-stride loop, let "
                        "consecutive threads read consecutive values: i = blockIdx.x * blockDim.x + threadIdx.x, "
                        "i += blockDim.x * gridDim.x (a contiguous chunk per thread spreads a warp's loads).";
     }
@@ -1235,28 +1234,33 @@ WB_CHECK(Performance, HistogramPrivatized, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, HistogramTraffic, .weight = 2, .backends = "sim",
-         .passes = "`histogram` (256 bins, n = 2^20 + 7): bytes read <= 1.01 x 4n, global atomics <= "
-                   "n / 16; all values in one of 4096 bins: at most one global atomic per block "
-                   "launched",
+         .limits = {{"max_read", 1.01}, {"values_per_atomic", 16}},
+         .passes = "`histogram` (256 bins, n = 2^20 + 7): bytes read <= {max_read} x 4n, global atomics "
+                   "<= n / {values_per_atomic}; all values in one of 4096 bins: at most one global atomic "
+                   "per block launched",
          .hint = "Read every value once, and count in shared memory (version 5) with a grid of a few blocks "
                  "per multiprocessor, so that each block merges its bins once for many values.") {
+  constexpr double kMaxRead = WB_LIMIT("max_read"), kValuesPerAtomic = WB_LIMIT("values_per_atomic");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   constexpr std::size_t n = (1 << 20) + 7;
+  constexpr std::uint64_t kMaxAtomics = n / static_cast<std::size_t>(kValuesPerAtomic);
   const HistogramInput h = uniform_values(n, 256, 1300);
   Traffic t;
   WB_ASSERT(wb::check::measure([&] { return check_histogram_final(h); }, t, "histogram"));
   WB_REQUIRE_ANALYSIS();
   const double read = double(t.bytes_read) / (4.0 * n);
   wb::check::record_measured(fixed(read) + " x 4n read, " + std::to_string(t.global_atomics) +
-                             " global atomics (limit " + std::to_string(n / 16) + ")");
-  if (read > 1.01) {
+                             " global atomics (limit " + std::to_string(kMaxAtomics) + ")");
+  if (read > kMaxRead) {
     ADD_FAILURE() << histogram_call("histogram", h) << " read " << fixed(read)
-                  << " x 4n bytes of global memory (at most 1.01 allowed): some values were read more than once.";
+                  << " x 4n bytes of global memory (at most " << wb::check::as_written(kMaxRead)
+                  << " allowed): some values were read more than once.";
   }
-  if (t.global_atomics > n / 16) {
+  if (t.global_atomics > kMaxAtomics) {
     ADD_FAILURE() << histogram_call("histogram", h) << ": " << t.global_atomics
-                  << " atomic operations on global memory (at most n / 16 = " << n / 16
+                  << " atomic operations on global memory (at most n / " << wb::check::as_written(kValuesPerAtomic)
+                  << " = " << kMaxAtomics
                   << "). Count in shared memory first, and give each block many values (a grid of a few blocks per "
                      "multiprocessor and a grid-stride loop): each block merges num_bins counters once.";
   }
@@ -1269,7 +1273,7 @@ WB_CHECK(Performance, HistogramTraffic, .weight = 2, .backends = "sim",
   std::uint64_t blocks = 0;
   for (const auto& l : cusim::checker::launches()) blocks += l.blocks() * l.launches;
   wb::check::record_measured(fixed(read) + " x 4n read, " + std::to_string(t.global_atomics) +
-                             " global atomics (limit " + std::to_string(n / 16) + "); one of 4096 bins: " +
+                             " global atomics (limit " + std::to_string(kMaxAtomics) + "); one of 4096 bins: " +
                              std::to_string(t1.global_atomics) + " global atomics for " + std::to_string(blocks) +
                              " blocks");
   if (t1.global_atomics > blocks) {
@@ -1298,13 +1302,14 @@ std::string validate(const std::function<cudaError_t()>& run, const std::functio
 }  // namespace
 
 WB_CHECK(Performance, ScanBandwidthVsDeviceCopy, .weight = 6, .backends = "cuda", .timeout_s = 240,
-         .passes = "`inclusive_scan` on 2^26 ints moves (read n + write n) at >= 0.60 x the "
+         .limits = {{"min_ratio", 0.60}},
+         .passes = "`inclusive_scan` on 2^26 ints moves (read n + write n) at >= {min_ratio:.2f} x the "
                    "bandwidth of a device-to-device copy timed in the same run; version 3 and CUB "
                    "`DeviceScan::InclusiveSum` are timed beside it",
          .hint = "A single pass with decoupled look-back reads and writes every element once; load tiles "
                  "with coalesced (striped) loads, give every thread a dozen or more elements, and let the "
                  "look-back run in one warp.") {
-  constexpr double kMinRatio = 0.60;
+  constexpr double kMinRatio = WB_LIMIT("min_ratio");
   constexpr int n = 1 << 26;
   WB_ASSERT(check_int_scan(kInclusive, n, 1400));
   try {
@@ -1366,12 +1371,13 @@ WB_CHECK(Performance, ScanBandwidthVsDeviceCopy, .weight = 6, .backends = "cuda"
 }
 
 WB_CHECK(Performance, ScanVsCub, .weight = 4, .backends = "cuda", .timeout_s = 240,
-         .passes = "`inclusive_scan` on 2^26 ints reaches >= 0.80 x CUB `DeviceScan::InclusiveSum`, "
-                   "timed in the same run",
+         .limits = {{"min_ratio", 0.80}},
+         .passes = "`inclusive_scan` on 2^26 ints reaches >= {min_ratio:.2f} x CUB "
+                   "`DeviceScan::InclusiveSum`, timed in the same run",
          .hint = "CUB uses a single pass with decoupled look-back. Tune the tile (threads x items per "
                  "thread), keep the look-back in one warp reading 32 predecessors' status words at a time, "
                  "and back off with __nanosleep while predecessors are not ready.") {
-  constexpr double kMinRatio = 0.80;
+  constexpr double kMinRatio = WB_LIMIT("min_ratio");
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this build has no CUB baseline (cub_baselines.cu is compiled on the cuda backend only)");
 #else
@@ -1422,13 +1428,14 @@ WB_CHECK(Performance, ScanVsCub, .weight = 4, .backends = "cuda", .timeout_s = 2
 }
 
 WB_CHECK(Performance, HistogramBandwidthVsDeviceCopy, .weight = 6, .backends = "cuda", .timeout_s = 240,
-         .passes = "`histogram` on 2^26 values, 256 bins, reads at >= 0.50 x the copy bandwidth on "
+         .limits = {{"min_ratio", 0.50}},
+         .passes = "`histogram` on 2^26 values, 256 bins, reads at >= {min_ratio:.2f} x the copy bandwidth on "
                    "uniform data and on all-in-one-bin data; CUB `DeviceHistogram::HistogramEven` is "
                    "timed beside it",
          .hint = "Privatize in shared memory, size the grid to a few blocks per multiprocessor, load 16 "
                  "bytes per thread at a time, and count runs of equal values in registers so that one bin "
                  "does not serialize a warp's atomics.") {
-  constexpr double kMinRatio = 0.50;
+  constexpr double kMinRatio = WB_LIMIT("min_ratio");
   constexpr int n = 1 << 26;
   constexpr int kBins = 256;
   const std::vector<HistogramInput> inputs = {uniform_values(n, kBins, 1600), one_bin_values(n, kBins, 17)};

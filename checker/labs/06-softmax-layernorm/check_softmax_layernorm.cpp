@@ -25,18 +25,21 @@
 // Reproducibility: the backward passes run three times on the same inputs: bitwise equal results.
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing; the backward
 //   passes of layer norm and RMSNorm use no atomics (the result must not depend on block order).
-// Performance (sim), with cusim analysis metrics (traffic as requested by the kernels):
-//   - softmax_block: global loads and stores <= 4.00 sectors/request (softmax_naive's recorded);
-//   - softmax_online: global bytes read <= 2.05 x 4RC (the input twice at most);
+// Performance (sim), with cusim analysis metrics (traffic as requested by the kernels); each
+// check's limits are the .limits of its WB_CHECK:
+//   - softmax_block: global sectors per load and store request at most max_sectors (softmax_naive's
+//     recorded);
+//   - softmax_online: global bytes read at most max_reads x 4RC (the input twice at most);
 //   - softmax_forward, layernorm_forward, rmsnorm_forward: x read once for C <= 8192 (bytes read
-//     <= 1.05 x 4RC, plus 4RC for each of gamma and beta, which a row reads once), and, where rows
-//     are 16-byte aligned, every 32-byte sector fetched or written carries >= 90% requested bytes
-//     (for 4-byte accesses that is <= 4.4 sectors/request; 16-byte accesses take 16 sectors per
-//     request at 100%); softmax_forward on rows that are not 16-byte aligned (C = 1001) too, where
+//     at most max_x_reads x 4RC, plus 4RC for each of gamma and beta, which a row reads once), and,
+//     where rows are 16-byte aligned, every 32-byte sector fetched or written carries at least
+//     min_sector_use requested bytes (4-byte accesses take 4 sectors per request at 100%, 16-byte
+//     accesses 16); softmax_forward on rows that are not 16-byte aligned (C = 1001) too, where
 //     only a scalar head up to the row's first 16-byte boundary keeps its float4s whole.
 // Performance (cuda): bytes read and written per second as a ratio to a device-to-device copy timed
-//   in the same run: softmax_forward >= 0.85x at 4096 x 4096 and 32768 x 1024; layernorm_forward
-//   >= 0.85x at 32768 x 768 and 16384 x 4096; softmax_backward and layernorm_backward >= 0.70x.
+//   in the same run, at least each check's min_ratio: softmax_forward at 4096 x 4096 and
+//   32768 x 1024; layernorm_forward at 32768 x 768 and 16384 x 4096; softmax_backward and
+//   layernorm_backward.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -352,9 +355,6 @@ void check_softmax_version(SoftmaxFn fn, const char* function) {
   }));
 }
 
-const char* const kSoftmaxThreshold =
-    "|y - y_ref| <= (T(C) + 3|x - max| u) y_ref, T(C) = (16 + 4 sqrt(C)) u; 16 shapes, R = 0 .. 300, C = 1 .. "
-    "32768; uniform, spiky (x 20), offset 1e4, fully and causally masked rows";
 
 // ---- layer norm and RMSNorm -----------------------------------------------------------------------------------
 
@@ -541,10 +541,6 @@ testing::AssertionResult check_rmsnorm(const Matrix& m) {
   }
 }
 
-const char* const kNormThreshold =
-    "mean within d = T(C) mean|x|, T(C) = (16 + 4 sqrt(C)) u; rstd within (2 T(C) + e) rstd, e = (2 d sqrt(var) + "
-    "d^2) / 2(var + eps); |y - y_ref| <= |gamma| rstd (d + (T(C) + e) |x - mean|) + 2u|y|; 16 shapes, C = 1 .. "
-    "32768; rows of mean 1e3 and std 1, constant rows";
 
 // ---- backward passes ----------------------------------------------------------------------------------------
 
@@ -770,9 +766,6 @@ const std::vector<Shape> kBackwardShapes = {{0, 8},     {1, 1},   {9, 1},   {7, 
                                             {6, 33},    {3, 1025}, {3, 1600}, {2, 4096}, {2, 8193}, {1000, 12},
                                             {600, 36},  {20, 768}, {1000, 7}};
 
-const char* const kBackwardThreshold =
-    "dx within the rounding of its row sums (T(C) = (16 + 4 sqrt(C)) u), dgamma and dbeta within T(R) sum_r |term|; "
-    "14 shapes, R = 0 .. 1000, C = 1 .. 8193";
 
 // ---- bf16 ----------------------------------------------------------------------------------------------------
 
@@ -869,7 +862,6 @@ WB_CHECK(Correctness, SoftmaxNaive, .weight = 1,
                    "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
          .hint = "One thread per row r < rows: m = max of the row; if m == -INFINITY write zeros; s = "
                  "sum of expf(x - m); y = expf(x - m) / s.") {
-  wb::check::record_threshold(kSoftmaxThreshold);
   check_softmax_version(&softmax_naive, "softmax_naive");
 }
 
@@ -880,7 +872,6 @@ WB_CHECK(Correctness, SoftmaxBlock, .weight = 2,
          .hint = "A block per row (gridDim.x = rows); thread t takes columns t, t + blockDim.x, ...; "
                  "combine maxima, then sums, with block_reduce (warp shuffles, one value per warp in "
                  "shared memory).") {
-  wb::check::record_threshold(kSoftmaxThreshold);
   check_softmax_version(&softmax_block, "softmax_block");
 }
 
@@ -890,7 +881,6 @@ WB_CHECK(Correctness, SoftmaxOnline, .weight = 2,
                    "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
          .hint = "Running (m, s): for v > m, s = s * expf(m - v) + 1, m = v; else s += expf(v - m) (skip "
                  "v == -INFINITY). Combine two pairs with the larger m, rescaling both sums.") {
-  wb::check::record_threshold(kSoftmaxThreshold);
   check_softmax_version(&softmax_online, "softmax_online");
 }
 
@@ -900,14 +890,12 @@ WB_CHECK(Correctness, SoftmaxForward, .weight = 2,
                    "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
          .hint = "A row is 16-byte aligned only when cols % 4 == 0: load the elements before the first "
                  "16-byte boundary and after the last full float4 one by one.") {
-  wb::check::record_threshold(kSoftmaxThreshold);
   check_softmax_version(&softmax_forward, "softmax_forward");
 }
 
 WB_CHECK(Correctness, SoftmaxBackward, .weight = 2,
          .passes = "14 shapes, R = 0 to 1000, C = 1 to 8193",
          .hint = "Per row: s = sum over the row of dy * y (block reduction), then dx = y * (dy - s).") {
-  wb::check::record_threshold(kBackwardThreshold);
   WB_ASSERT(wb::check::run_cases(kBackwardShapes.size(), [](std::size_t s) {
     return check_softmax_backward(softmax_backward_case(kBackwardShapes[s].rows, kBackwardShapes[s].cols, s, 100 + s));
   }));
@@ -935,7 +923,6 @@ WB_CHECK(Correctness, LayerNormTwoPass, .weight = 2,
                    "1, constant, and uniform in [-100, 100); mean and rstd (rrms) checked before y",
          .hint = "mean = sum(x) / cols; var = sum((x - mean)^2) / cols (biased); rstd = rsqrtf(var + "
                  "eps); y = (x - mean) * rstd * gamma + beta; thread 0 stores mean[r] and rstd[r].") {
-  wb::check::record_threshold(kNormThreshold);
   check_norm_version([](const Matrix& m) { return check_layernorm(&layernorm_two_pass, "layernorm_two_pass", m); });
 }
 
@@ -944,7 +931,6 @@ WB_CHECK(Correctness, LayerNormForward, .weight = 2,
                    "1, constant, and uniform in [-100, 100); mean and rstd (rrms) checked before y",
          .hint = "Never E[x^2] - E[x]^2 in float: the mean first, then the mean of (x - mean)^2 over the "
                  "cached row, or Welford's algorithm.") {
-  wb::check::record_threshold(kNormThreshold);
   check_norm_version([](const Matrix& m) { return check_layernorm(&layernorm_forward, "layernorm_forward", m); });
 }
 
@@ -955,7 +941,6 @@ WB_CHECK(Correctness, LayerNormBackward, .weight = 3,
          .hint = "xhat = (x - mean) * rstd, g = dy * gamma; dx = rstd * (g - mean(g) - xhat * mean(g * "
                  "xhat)); dgamma and dbeta sum dy * xhat and dy over every row: per-block partial rows "
                  "in the workspace, summed by a second kernel.") {
-  wb::check::record_threshold(kBackwardThreshold);
   check_norm_backward_version(true);
 }
 
@@ -963,7 +948,6 @@ WB_CHECK(Correctness, RMSNormForward, .weight = 2,
          .passes = "the 16 shapes with rows uniform in [-8, 8), of mean 1e3 and standard deviation "
                    "1, constant, and uniform in [-100, 100); mean and rstd (rrms) checked before y",
          .hint = "rrms = rsqrtf(sum(x^2) / cols + eps); y = x * rrms * gamma; store rrms[r].") {
-  wb::check::record_threshold(kNormThreshold);
   check_norm_version(&check_rmsnorm);
 }
 
@@ -973,7 +957,6 @@ WB_CHECK(Correctness, RMSNormBackward, .weight = 2,
                    "float4) among them",
          .hint = "The layer-norm backward with mean = 0 and without the mean(g) term: dx = rrms * (g - "
                  "xhat * mean(g * xhat)), xhat = x * rrms.") {
-  wb::check::record_threshold(kBackwardThreshold);
   check_norm_backward_version(false);
 }
 
@@ -1127,9 +1110,6 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
                    "after it",
          .hint = "Test cudaGetLastError() right after each launch and return its error before launching "
                  "the next kernel: if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;") {
-  wb::check::record_threshold(std::string("every function at 33 x 1000 and 5 x 9001: ") +
-                              wb::check::host::kFaultsText +
-                              " they make failed in turn, that error returned at once, no device memory left");
   HostBuffers small(33, 1000, 960), wide(5, 9001, 970);
   std::vector<wb::check::host::ErrorPathCase> cases = host_cases(small);
   for (auto& c : host_cases(wide)) cases.push_back(std::move(c));
@@ -1216,19 +1196,18 @@ namespace {
 
 using wb::check::Traffic;
 
-constexpr double kMinSectorEfficiency = 0.90;
-
 // Metric shapes: rows of 2048 (aligned) and 1001 (not a multiple of 4: a head and a tail).
 const std::vector<Shape> kMetricShapes = {{32, 2048}, {16, 1001}};
 
 }  // namespace
 
-WB_CHECK(Performance, BlockSoftmaxCoalesced, .weight = 2, .backends = "sim",
-         .passes = "version 2: loads and stores <= 4.00 sectors/request",
+WB_CHECK(Performance, BlockSoftmaxCoalesced, .weight = 2, .backends = "sim", .limits = {{"max_sectors", 4.0}},
+         .passes = "version 2: loads and stores <= {max_sectors:.2f} sectors/request",
          .hint = "Let consecutive threads of a block take consecutive columns of the row (c = threadIdx.x; "
                  "c < cols; c += blockDim.x): a warp then reads 128 consecutive bytes, 4 sectors.") {
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
+  constexpr double kMaxSectors = WB_LIMIT("max_sectors");
   const Matrix m = make_matrix(32, 2048, {RowKind::Uniform}, 0, 800);
   Traffic naive, block;
   WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_naive, "softmax_naive", m); }, naive,
@@ -1239,22 +1218,24 @@ WB_CHECK(Performance, BlockSoftmaxCoalesced, .weight = 2, .backends = "sim",
   wb::check::record_measured("loads " + fixed(block.loads()) + ", stores " + fixed(block.stores()) +
                              " sectors/request (softmax_naive: " + fixed(naive.loads()) + ", " +
                              fixed(naive.stores()) + ")");
-  if (block.loads() > 4.0 || block.stores() > 4.0) {
+  if (block.loads() > kMaxSectors || block.stores() > kMaxSectors) {
     FAIL() << "softmax_block: " << fixed(block.loads()) << " sectors per load request and " << fixed(block.stores())
-           << " per store request (at most 4.00 allowed). A warp's 32 consecutive floats are 4 sectors of 32 bytes; "
+           << " per store request (at most " << fixed(kMaxSectors)
+           << " allowed). A warp's 32 consecutive floats are 4 sectors of 32 bytes; "
               "more means the lanes of a warp access elements far apart (one row per thread, or columns "
               "c = threadIdx.x * k + j). Stride the loop over the row by blockDim.x.";
   }
 #endif
 }
 
-WB_CHECK(Performance, OnlineSoftmaxReadsTwice, .weight = 2, .backends = "sim",
-         .passes = "version 3 reads at most 2.05 x the input's bytes",
+WB_CHECK(Performance, OnlineSoftmaxReadsTwice, .weight = 2, .backends = "sim", .limits = {{"max_reads", 2.05}},
+         .passes = "version 3 reads at most {max_reads} x the input's bytes",
          .hint = "Keep a running maximum m and a running sum s; for a new value v > m, s = s * exp(m - v) + "
                  "1 and m = v, else s += exp(v - m). Combine two (m, s) pairs the same way. Then one more "
                  "pass writes y.") {
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
+  constexpr double kMaxReads = WB_LIMIT("max_reads");
   std::string text;
   for (Shape s : kMetricShapes) {
     const Matrix m = make_matrix(s.rows, s.cols, kSoftmaxKinds, 0, 801);
@@ -1269,10 +1250,10 @@ WB_CHECK(Performance, OnlineSoftmaxReadsTwice, .weight = 2, .backends = "sim",
     text += (text.empty() ? "" : "; ") + std::to_string(s.rows) + " x " + std::to_string(s.cols) + ": " +
             fixed(reads) + " x 4RC (softmax_block " + fixed(block.bytes_read / bytes) + ")";
     wb::check::record_measured(text);
-    if (reads > 2.05) {
+    if (reads > kMaxReads) {
       FAIL() << "softmax_online(rows=" << s.rows << ", cols=" << s.cols << ") read " << fixed(reads)
-             << " x the input's bytes (at most 2.05): the maximum and the sum must come from one pass over x, then "
-                "one more pass writes y.";
+             << " x the input's bytes (at most " << wb::check::as_written(kMaxReads)
+             << "): the maximum and the sum must come from one pass over x, then one more pass writes y.";
     }
   }
 #endif
@@ -1281,11 +1262,12 @@ WB_CHECK(Performance, OnlineSoftmaxReadsTwice, .weight = 2, .backends = "sim",
 namespace {
 
 #if defined(WB_HAVE_CUSIM_ANALYSIS)
-// One final forward on the metric shapes: bytes read <= 1.05 x 4RC + params x 4RC; sector
-// efficiency of loads and stores >= 90% where cols % 4 == 0, and for softmax (no parameter
-// vectors: x and y share every row's alignment) on the rows that are not 16-byte aligned too,
-// where 16-byte accesses need a scalar head up to the row's first 16-byte boundary.
-void expect_read_once(const char* function, int params,
+// One final forward on the metric shapes: bytes read at most @p max_x_reads x 4RC + params x 4RC;
+// sector efficiency of loads and stores at least @p min_sector_use where cols % 4 == 0, and for
+// softmax (no parameter vectors: x and y share every row's alignment) on the rows that are not
+// 16-byte aligned too, where 16-byte accesses need a scalar head up to the row's first 16-byte
+// boundary.
+void expect_read_once(const char* function, int params, double max_x_reads, double min_sector_use,
                       const std::function<testing::AssertionResult(const Matrix&)>& run,
                       const std::vector<RowKind>& kinds, std::string& text) {
   for (Shape s : kMetricShapes) {
@@ -1295,7 +1277,7 @@ void expect_read_once(const char* function, int params,
     WB_REQUIRE_ANALYSIS();
     const double bytes = 4.0 * static_cast<double>(m.size());
     const double reads = t.bytes_read / bytes;
-    const double limit = 1.05 + params;
+    const double limit = max_x_reads + params;
     text += (text.empty() ? "" : "; ") + std::string(function) + " " + std::to_string(s.rows) + " x " +
             std::to_string(s.cols) + ": " + fixed(reads) + " x 4RC read, sectors " +
             fixed(100.0 * t.load_efficiency()) + "% / " + fixed(100.0 * t.store_efficiency()) + "% used";
@@ -1312,10 +1294,10 @@ void expect_read_once(const char* function, int params,
     const bool aligned_rows = s.cols % 4 == 0;
     if (!aligned_rows && params > 0) continue;
     for (auto [name, efficiency] : {std::pair{"loads", t.load_efficiency()}, std::pair{"stores", t.store_efficiency()}}) {
-      if (efficiency < kMinSectorEfficiency) {
+      if (efficiency < min_sector_use) {
         FAIL() << function << "(rows=" << s.rows << ", cols=" << s.cols << "): its " << name << " use only "
                << fixed(100.0 * efficiency) << "% of the bytes of the 32-byte sectors they touch (at least "
-               << fixed(100.0 * kMinSectorEfficiency) << "%). "
+               << fixed(100.0 * min_sector_use) << "%). "
                << (aligned_rows
                        ? "Consecutive threads must access consecutive 16-byte chunks (float4) or consecutive floats."
                        : "cols = " + std::to_string(s.cols) +
@@ -1332,32 +1314,40 @@ void expect_read_once(const char* function, int params,
 }  // namespace
 
 WB_CHECK(Performance, SoftmaxReadsOnce, .weight = 3, .backends = "sim",
-         .passes = "`softmax_forward` reads at most 1.05 x the input's bytes (32 x 2048 and 16 x "
-                   "1001), and at least 90% of the bytes of every 32-byte sector it touches are ones "
-                   "it asked for, on aligned rows (32 x 2048) and on rows that are not (16 x 1001)",
+         .limits = {{"max_x_reads", 1.05}, {"min_sector_use", 0.90}},
+         .passes = "`softmax_forward` reads at most {max_x_reads} x the input's bytes (32 x 2048 and 16 x "
+                   "1001), and at least {min_sector_use:.0%} of the bytes of every 32-byte sector it touches "
+                   "are ones it asked for, on aligned rows (32 x 2048) and on rows that are not (16 x 1001)",
          .hint = "Load the row once, 16 bytes at a time, into shared memory (cols floats) while keeping an "
                  "online (max, sum); after the block's reduction, write y from shared memory.") {
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
+  constexpr double kMaxXReads = WB_LIMIT("max_x_reads");
+  constexpr double kMinSectorUse = WB_LIMIT("min_sector_use");
   std::string text;
-  expect_read_once("softmax_forward", 0,
+  expect_read_once("softmax_forward", 0, kMaxXReads, kMinSectorUse,
                    [](const Matrix& m) { return check_softmax(&softmax_forward, "softmax_forward", m); }, kSoftmaxKinds,
                    text);
 #endif
 }
 
 WB_CHECK(Performance, LayerNormReadsOnce, .weight = 3, .backends = "sim",
-         .passes = "the same for `layernorm_forward` (x once, gamma and beta once per row: 3.05 x) "
-                   "and `rmsnorm_forward` (2.05 x)",
+         .limits = {{"max_x_reads", 1.05}, {"min_sector_use", 0.90}},
+         .passes = "`layernorm_forward` reads at most ({max_x_reads} + 2) x the input's bytes (x once, "
+                   "gamma and beta once per row) and `rmsnorm_forward` ({max_x_reads} + 1) x (x and "
+                   "gamma), at 32 x 2048 and 16 x 1001; at least {min_sector_use:.0%} of the bytes of every "
+                   "32-byte sector they touch are ones they asked for, on the aligned rows (32 x 2048)",
          .hint = "Load the row once into shared memory; compute the mean, then the variance of (x - mean), "
                  "from there (or use Welford's algorithm while loading); then write y.") {
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
+  constexpr double kMaxXReads = WB_LIMIT("max_x_reads");
+  constexpr double kMinSectorUse = WB_LIMIT("min_sector_use");
   std::string text;
-  expect_read_once("layernorm_forward", 2,
+  expect_read_once("layernorm_forward", 2, kMaxXReads, kMinSectorUse,
                    [](const Matrix& m) { return check_layernorm(&layernorm_forward, "layernorm_forward", m); },
                    kNormKinds, text);
-  expect_read_once("rmsnorm_forward", 1, &check_rmsnorm, kNormKinds, text);
+  expect_read_once("rmsnorm_forward", 1, kMaxXReads, kMinSectorUse, &check_rmsnorm, kNormKinds, text);
 #endif
 }
 #else
@@ -1370,11 +1360,12 @@ std::string shape_name(int rows, int cols) { return std::to_string(rows) + "x" +
 }  // namespace
 
 WB_CHECK(Performance, SoftmaxBandwidth, .weight = 6, .backends = "cuda", .timeout_s = 300,
-         .passes = "`softmax_forward` moves bytes (read + written) at >= 0.85 x the bandwidth of a "
+         .limits = {{"min_ratio", 0.85}},
+         .passes = "`softmax_forward` moves bytes (read + written) at >= {min_ratio} x the bandwidth of a "
                    "device-to-device copy timed in the same run, at 4096 x 4096 and 32768 x 1024",
          .hint = "One block per row with 16-byte loads, the row cached on chip, enough blocks per "
                  "multiprocessor; close other GPU programs.") {
-  constexpr double kMin = 0.85;
+  constexpr double kMin = WB_LIMIT("min_ratio");
   // Correct first: a wrong kernel's speed means nothing.
   WB_ASSERT(check_softmax(&softmax_forward, "softmax_forward", make_matrix(64, 4096, kSoftmaxKinds, 0, 900)));
   std::string text;
@@ -1395,9 +1386,10 @@ WB_CHECK(Performance, SoftmaxBandwidth, .weight = 6, .backends = "cuda", .timeou
 }
 
 WB_CHECK(Performance, LayerNormBandwidth, .weight = 6, .backends = "cuda", .timeout_s = 300,
-         .passes = "`layernorm_forward` >= 0.85 x copy at 32768 x 768 and 16384 x 4096",
+         .limits = {{"min_ratio", 0.85}},
+         .passes = "`layernorm_forward` >= {min_ratio} x copy at 32768 x 768 and 16384 x 4096",
          .hint = "As for softmax: read x once, 16 bytes at a time; gamma and beta as float4 too.") {
-  constexpr double kMin = 0.85;
+  constexpr double kMin = WB_LIMIT("min_ratio");
   WB_ASSERT(check_layernorm(&layernorm_forward, "layernorm_forward", make_matrix(64, 4096, kNormKinds, 0, 910)));
   std::string text;
   try {
@@ -1422,11 +1414,12 @@ WB_CHECK(Performance, LayerNormBandwidth, .weight = 6, .backends = "cuda", .time
 }
 
 WB_CHECK(Performance, BackwardBandwidth, .weight = 4, .backends = "cuda", .timeout_s = 300,
+         .limits = {{"min_ratio", 0.70}},
          .passes = "`softmax_backward` at 4096 x 4096 and `layernorm_backward` at 16384 x 4096 >= "
-                   "0.70 x copy",
+                   "{min_ratio:.2f} x copy",
          .hint = "Read each input row once (keep it in registers between the reduction and the dx pass); "
                  "accumulate dgamma/dbeta partials in registers over the rows of a block.") {
-  constexpr double kMin = 0.70;
+  constexpr double kMin = WB_LIMIT("min_ratio");
   WB_ASSERT(check_softmax_backward(softmax_backward_case(64, 4096, 0, 920)));
   WB_ASSERT(check_norm_backward(norm_backward_case(600, 4096, true, 0, 921)));
   std::string text;

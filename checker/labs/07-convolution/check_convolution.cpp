@@ -20,18 +20,21 @@
 // Reproducibility: wgrad runs three times on the same inputs: bitwise equal results.
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing for any version;
 //   wgrad uses no atomics.
-// Performance (sim), with cusim analysis metrics, at N=1 C=64 H=W=14 K=64 3 x 3 (a ResNet layer):
+// Performance (sim), with cusim analysis metrics, at N=1 C=64 H=W=14 K=64 3 x 3 (a ResNet layer);
+// each check's limits are the .limits of its WB_CHECK:
 //   - conv2d_implicit_gemm and conv2d_forward write y and nothing else (bytes written = 4 N K P Q:
 //     no im2col workspace);
-//   - conv2d_implicit_gemm: global bytes read per flop <= 0.15 (tiles reused from shared memory;
-//     the direct version reads about 4), global loads <= 8 sectors per request, shared-memory
-//     stores and loads <= 1.25 wavefronts per request (no bank conflicts on the tiles);
-//   - conv2d_forward (NHWC): global loads carry >= 384 bytes per request (16-byte loads; 4-byte
-//     loads carry at most 128) and bytes read per flop <= 0.10.
+//   - conv2d_implicit_gemm: global bytes read per flop at most max_bytes_per_flop (tiles reused
+//     from shared memory; the direct version reads about 4), global loads at most max_sectors
+//     sectors per request, shared-memory stores and loads at most max_wavefronts wavefronts per
+//     request (no bank conflicts on the tiles);
+//   - conv2d_forward (NHWC): global loads carry at least min_bytes_per_request bytes per request
+//     (16-byte loads; 4-byte loads carry at most 128) and bytes read per flop at most
+//     max_bytes_per_flop.
 // Performance (cuda): conv2d_forward against cuDNN's fastest forward algorithm
 //   (cudnnFindConvolutionForwardAlgorithm, NHWC, FP32 FMA math: no TF32) on ResNet-50's layers at
-//   N = 32, timed in the same run: >= 0.5 x each; dgrad and wgrad against
-//   cudnnConvolutionBackwardData/Filter (NCHW) on the 3 x 3 layers: >= 0.5 x each.
+//   N = 32, timed in the same run: at least min_ratio x each; dgrad and wgrad against
+//   cudnnConvolutionBackwardData/Filter (NCHW) on the 3 x 3 layers: at least min_ratio x each.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -771,9 +774,6 @@ WB_CHECK(Correctness, ConvHostReturnsCudaErrors, .weight = 1, .backends = "sim",
          .hint = "Test cudaGetLastError() right after each launch and return its error before launching "
                  "the next kernel: if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;") {
   ConvHostBuffers a(conv(2, 3, 9, 9, 4, 3, 3, 1), 980), b(conv(1, 8, 12, 12, 16, 3, 3, 1, 2), 990);
-  wb::check::record_threshold("every convolution at " + describe(a.p) + " and " + describe(b.p) + ": " +
-                              wb::check::host::kFaultsText +
-                              " they make failed in turn, that error returned at once, no device memory left");
   std::vector<wb::check::host::ErrorPathCase> cases;
   add_conv_host_cases(&a, cases);
   add_conv_host_cases(&b, cases);
@@ -847,8 +847,6 @@ WB_CHECK(Analysis, WgradNoAtomics, .weight = 2, .backends = "sim",
 WB_CHECK(Performance, ImplicitGemmNoWorkspace, .weight = 3, .backends = "sim",
          .passes = "`conv2d_implicit_gemm` and `conv2d_forward` write exactly the bytes of y",
          .hint = "Gather the im2col tile into shared memory while loading it from x; write nothing but y.") {
-  wb::check::record_threshold("conv2d_implicit_gemm and conv2d_forward: global bytes written = 4 N K P Q (y only) at " +
-                              describe(kMetricShape));
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
@@ -871,10 +869,11 @@ WB_CHECK(Performance, ImplicitGemmNoWorkspace, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, ImplicitGemmReuse, .weight = 3, .backends = "sim",
-         .passes = "`conv2d_implicit_gemm` reads <= 0.15 bytes of global memory per flop",
+         .limits = {{"max_bytes_per_flop", 0.15}},
+         .passes = "`conv2d_implicit_gemm` reads <= {max_bytes_per_flop} bytes of global memory per flop",
          .hint = "Each block loads a tile of x and one of w into shared memory once per step of the "
                  "reduction and reuses each element for a whole row or column of its output tile.") {
-  wb::check::record_threshold("conv2d_implicit_gemm: global bytes read per flop <= 0.15 at " + describe(kMetricShape));
+  constexpr double kMaxBytesPerFlop = WB_LIMIT("max_bytes_per_flop");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic direct, implicit;
@@ -887,20 +886,21 @@ WB_CHECK(Performance, ImplicitGemmReuse, .weight = 3, .backends = "sim",
   const double per_flop = implicit.bytes_read / f;
   wb::check::record_measured("conv2d_implicit_gemm " + fixed(per_flop, 3) + " bytes/flop (conv2d_direct " +
                              fixed(direct.bytes_read / f, 3) + ")");
-  if (per_flop > 0.15) {
+  if (per_flop > kMaxBytesPerFlop) {
     FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << ") read " << fixed(per_flop, 3)
-           << " bytes of global memory per flop (at most 0.15; conv2d_direct reads " << fixed(direct.bytes_read / f, 3)
+           << " bytes of global memory per flop (at most " << wb::check::as_written(kMaxBytesPerFlop)
+           << "; conv2d_direct reads " << fixed(direct.bytes_read / f, 3)
            << "). Load each tile of the virtual im2col matrix and of the filters into shared memory once per step "
               "along C R S, and compute a tile of outputs from it (a 64 x 64 tile reads about 0.06 bytes per flop).";
   }
 #endif
 }
 
-WB_CHECK(Performance, ImplicitGemmCoalesced, .weight = 2, .backends = "sim",
-         .passes = "its global loads touch <= 8 sectors per request",
+WB_CHECK(Performance, ImplicitGemmCoalesced, .weight = 2, .backends = "sim", .limits = {{"max_sectors", 8.0}},
+         .passes = "its global loads touch <= {max_sectors} sectors per request",
          .hint = "Let consecutive lanes gather consecutive output pixels (m) of the im2col tile: at stride "
                  "1 they read consecutive pixels of x.") {
-  wb::check::record_threshold("conv2d_implicit_gemm: global loads <= 8 sectors/request at " + describe(kMetricShape));
+  constexpr double kMaxSectors = WB_LIMIT("max_sectors");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
@@ -909,9 +909,10 @@ WB_CHECK(Performance, ImplicitGemmCoalesced, .weight = 2, .backends = "sim",
   WB_REQUIRE_ANALYSIS();
   wb::check::record_measured("conv2d_implicit_gemm loads " + fixed(t.loads()) + " sectors/request, stores " +
                              fixed(t.stores()));
-  if (t.loads() > 8.0) {
+  if (t.loads() > kMaxSectors) {
     FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << "): global loads touch " << fixed(t.loads())
-           << " 32-byte sectors per warp request (at most 8). In x (NCHW) the pixels of a row are consecutive: give "
+           << " 32-byte sectors per warp request (at most " << wb::check::as_written(kMaxSectors)
+           << "). In x (NCHW) the pixels of a row are consecutive: give "
               "consecutive lanes consecutive output pixels of the tile, and consecutive lanes of the filter load "
               "consecutive taps of one filter.";
   }
@@ -919,11 +920,11 @@ WB_CHECK(Performance, ImplicitGemmCoalesced, .weight = 2, .backends = "sim",
 }
 
 WB_CHECK(Performance, ImplicitGemmSharedConflicts, .weight = 2, .backends = "sim",
-         .passes = "its shared loads and stores take <= 1.25 wavefronts per request",
+         .limits = {{"max_wavefronts", 1.25}},
+         .passes = "its shared loads and stores take <= {max_wavefronts} wavefronts per request",
          .hint = "A tile stored transposed (Bs[kk][k] from rows of w) conflicts in 32-bit banks when its "
                  "row length is a multiple of 32: pad each row by a few floats.") {
-  wb::check::record_threshold("conv2d_implicit_gemm: shared-memory loads and stores <= 1.25 wavefronts/request at " +
-                              describe(kMetricShape));
+  constexpr double kMaxWavefronts = WB_LIMIT("max_wavefronts");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
@@ -936,22 +937,24 @@ WB_CHECK(Performance, ImplicitGemmSharedConflicts, .weight = 2, .backends = "sim
     FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape)
            << ") used no shared memory: version 3 gathers its tiles into shared memory.";
   }
-  if (t.shared_loads() > 1.25 || t.shared_stores() > 1.25) {
+  if (t.shared_loads() > kMaxWavefronts || t.shared_stores() > kMaxWavefronts) {
     FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << "): shared-memory loads take "
            << fixed(t.shared_loads()) << " and stores " << fixed(t.shared_stores())
-           << " wavefronts per request (at most 1.25: bank conflicts). Lanes that store one column of a transposed "
+           << " wavefronts per request (at most " << wb::check::as_written(kMaxWavefronts)
+           << ": bank conflicts). Lanes that store one column of a transposed "
               "tile hit the same bank when the row length is a multiple of 32 floats: pad the rows (e.g. [8][64 + 4]).";
   }
 #endif
 }
 
 WB_CHECK(Performance, ForwardVectorized, .weight = 3, .backends = "sim",
-         .passes = "`conv2d_forward` loads >= 384 bytes per request (16-byte loads) and reads <= "
-                   "0.10 bytes per flop",
+         .limits = {{"min_bytes_per_request", 384.0}, {"max_bytes_per_flop", 0.10}},
+         .passes = "`conv2d_forward` loads >= {min_bytes_per_request} bytes per request (16-byte loads) "
+                   "and reads <= {max_bytes_per_flop:.2f} bytes per flop",
          .hint = "With C % 4 == 0, four consecutive taps along C R S are four adjacent channels of one "
                  "pixel: load them as one float4, from x and from w alike.") {
-  wb::check::record_threshold("conv2d_forward (NHWC): >= 384 bytes per global load request and <= 0.10 bytes read "
-                              "per flop at " + describe(kMetricShape));
+  constexpr double kMinBytesPerRequest = WB_LIMIT("min_bytes_per_request");
+  constexpr double kMaxBytesPerFlop = WB_LIMIT("max_bytes_per_flop");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
@@ -962,15 +965,17 @@ WB_CHECK(Performance, ForwardVectorized, .weight = 3, .backends = "sim",
   const double per_flop = t.bytes_read / flops(kMetricShape);
   wb::check::record_measured("conv2d_forward " + fixed(per_request) + " bytes/load request, " + fixed(per_flop, 3) +
                              " bytes/flop");
-  if (per_request < 384) {
+  if (per_request < kMinBytesPerRequest) {
     FAIL() << "conv2d_forward(" << describe(kMetricShape) << "): global loads carry " << fixed(per_request)
-           << " bytes per warp request (at least 384; 32 lanes of 4-byte loads carry 128, of 16-byte loads 512). "
+           << " bytes per warp request (at least " << wb::check::as_written(kMinBytesPerRequest)
+           << "; 32 lanes of 4-byte loads carry 128, of 16-byte loads 512). "
               "In NHWC the channels of a pixel are contiguous, and so are those of a filter tap in KRSC: load four "
               "at a time as a float4 when C % 4 == 0.";
   }
-  if (per_flop > 0.10) {
+  if (per_flop > kMaxBytesPerFlop) {
     FAIL() << "conv2d_forward(" << describe(kMetricShape) << ") read " << fixed(per_flop, 3)
-           << " bytes per flop (at most 0.10): reuse each tile from shared memory across a block tile of outputs.";
+           << " bytes per flop (at most " << fixed(kMaxBytesPerFlop)
+           << "): reuse each tile from shared memory across a block tile of outputs.";
   }
 #endif
 }
@@ -980,8 +985,6 @@ WB_CHECK(Performance, ForwardVectorized, .weight = 3, .backends = "sim",
 namespace {
 
 #if defined(WB_HAVE_CUDA_BASELINES)
-constexpr double kMinRatio = 0.5;
-
 // Validates @p got (our output) against cuDNN's @p expected, within gamma(T) of the magnitudes
 // (uniform data in [-1, 1): sum |x w| <= T); "" when close, else why.
 std::string close_to(const std::vector<float>& got, const std::vector<float>& expected, std::size_t terms,
@@ -999,7 +1002,8 @@ std::string close_to(const std::vector<float>& got, const std::vector<float>& ex
 }  // namespace
 
 WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_s = 600,
-         .passes = "`conv2d_forward` >= 0.5 x cuDNN's fastest FP32 forward (NHWC, found by "
+         .limits = {{"min_ratio", 0.5}},
+         .passes = "`conv2d_forward` >= {min_ratio} x cuDNN's fastest FP32 forward (NHWC, found by "
                    "`cudnnFindConvolutionForwardAlgorithm`, FMA math: no TF32), timed in the same "
                    "run, on each of ResNet-50's layers at N = 32: conv2_x 3 x 3 C64 56 x 56 K64, "
                    "conv3_x C128 28 x 28, conv4_x C256 14 x 14, the 7 x 7 stride-2 stem on 224 x "
@@ -1011,6 +1015,7 @@ WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this check binary was built without cuDNN (libcudnn was not found)");
 #else
+  constexpr double kMinRatio = WB_LIMIT("min_ratio");
   try {
     std::string text;
     std::vector<std::string> slow;
@@ -1054,7 +1059,8 @@ WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_
 }
 
 WB_CHECK(Performance, BackwardVsCudnn, .weight = 6, .backends = "cuda", .timeout_s = 600,
-         .passes = "dgrad and wgrad >= 0.5 x `cudnnConvolutionBackwardData` / `BackwardFilter` "
+         .limits = {{"min_ratio", 0.5}},
+         .passes = "dgrad and wgrad >= {min_ratio} x `cudnnConvolutionBackwardData` / `BackwardFilter` "
                    "(NCHW) on the three 3 x 3 layers",
          .hint = "Register-block dgrad and wgrad as the forward; give wgrad enough splits of the N * P * "
                  "Q reduction to fill the GPU.") {
@@ -1063,6 +1069,7 @@ WB_CHECK(Performance, BackwardVsCudnn, .weight = 6, .backends = "cuda", .timeout
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this check binary was built without cuDNN (libcudnn was not found)");
 #else
+  constexpr double kMinRatio = WB_LIMIT("min_ratio");
   try {
     std::string text;
     std::vector<std::string> slow;

@@ -39,19 +39,24 @@
 //   workspace holding other bytes before each run: bitwise equal outputs.
 // Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing over every
 //   function; batch-norm training and backward, and max-pooling backward, use no atomics.
-// Performance (sim), cusim analysis metrics (traffic as the kernels request it):
-//   - pooling: global loads <= 4 stride_w + 1 = 9 sectors/request (a warp's 32 outputs of a row
-//     read 32 pixels stride_w apart) and stores <= 4 (32 consecutive floats), 2 x 16 x 32 x 64,
-//     3 x 3 windows, stride 2, padding 1;
-//   - pooling: bytes read <= 1.05 x 4 x the (window, in-image pixel) pairs, each window's pixels
-//     read once (plus 4 N C P Q for max backward: dy once per output, where the argmax matches);
-//   - batch norm: training reads x <= 2.05 times (statistics, then y), inference <= 1.05 times,
-//     backward reads x and dy <= 2.05 times each;
-//   - batch norm, HW % 4 == 0: >= 90% of the bytes of every 32-byte sector loaded or stored used.
+// Performance (sim), cusim analysis metrics (traffic as the kernels request it); each check's
+// limits are the .limits of its WB_CHECK:
+//   - pooling: global sectors per load request at most max_loads, 4 stride_w + 1 at the metric
+//     shape's stride 2 (a warp's 32 outputs of a row read 32 pixels stride_w apart), and per store
+//     request at most max_stores (32 consecutive floats: 4), 2 x 16 x 32 x 64, 3 x 3 windows,
+//     stride 2, padding 1;
+//   - pooling: bytes read at most max_read_ratio x 4 x the (window, in-image pixel) pairs, each
+//     window's pixels read once (plus 4 N C P Q for max backward: dy once per output, where the
+//     argmax matches);
+//   - batch norm: bytes read in units of 4 N C HW at most max_training_reads (x twice: statistics,
+//     then y), max_inference_reads (x once) and max_backward_reads (x and dy twice each);
+//   - batch norm, HW % 4 == 0: at least min_efficiency of the bytes of every 32-byte sector loaded
+//     or stored used, and at least min_bytes_per_request bytes per load and store request.
 // Performance (cuda): bytes moved per second as a ratio to a device-to-device copy timed in the
-//   same run, >= 0.80: maxpool2d_forward (3 x 3, stride 2, padding 1, 32 x 64 x 112 x 112; x read,
-//   y and argmax written) and maxpool2d_backward (dy, argmax read, dx written); batch norm on
-//   32 x 256 x 56 x 56: training (x twice, y once), inference (x, y), backward (x and dy twice, dx).
+//   same run, at least min_ratio: maxpool2d_forward (3 x 3, stride 2, padding 1, 32 x 64 x 112 x
+//   112; x read, y and argmax written) and maxpool2d_backward (dy, argmax read, dx written); batch
+//   norm on 32 x 256 x 56 x 56: training (x twice, y once), inference (x, y), backward (x and dy
+//   twice, dx).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1138,10 +1143,6 @@ WB_CHECK(Correctness, PoolBnHostReturnsCudaErrors, .weight = 1, .backends = "sim
                    "no launch after it",
          .hint = "Test cudaGetLastError() right after each launch (the batch-norm passes launch several "
                  "kernels) and return its error before launching the next.") {
-  wb::check::record_threshold(
-      "pooling (3x3 stride 2 pad 1 and 2x2 stride 2 windows) and batch norm (N=2, C=3, HW=81 and N=4, C=2, HW=4096), "
-      "every function: " + std::string(wb::check::host::kFaultsText) +
-      " they make failed in turn, that error returned at once, no device memory left");
   PoolHostBuffers p1(pool(2, 3, 9, 9, 3, 3, 1, 1, 2, 2), 1500), p2(pool(1, 4, 8, 8, 2, 2, 0, 0, 2, 2), 1510);
   BnHostBuffers b1(2, 3, 81, 1520), b2(4, 2, 4096, 1530);
   std::vector<wb::check::host::ErrorPathCase> cases;
@@ -1317,11 +1318,13 @@ std::vector<PoolTraffic> measure_pooling(bool& ok, std::string& message, bool ga
 }  // namespace
 
 WB_CHECK(Performance, PoolCoalesced, .weight = 2, .backends = "sim",
-         .passes = "every pooling function: loads <= 9.00 sectors/request (4 stride_w + 1), stores "
-                   "<= 4.00; 2 x 16 x 32 x 64, 3 x 3, stride 2, pad 1",
+         .limits = {{"max_loads", 9.0}, {"max_stores", 4.0}},
+         .passes = "every pooling function: loads <= {max_loads:.2f} sectors/request (4 stride_w + 1), "
+                   "stores <= {max_stores:.2f}; 2 x 16 x 32 x 64, 3 x 3, stride 2, pad 1",
          .hint = "Let consecutive threads take consecutive outputs of a row (the fastest index is q, then "
                  "p, then the plane) for the forward, consecutive pixels of a row for the backward.") {
-  constexpr double kMaxLoads = 4.0 * 2 + 1, kMaxStores = 4.0;
+  // max_loads is 4 stride_w + 1 at kMetricPool's stride_w = 2.
+  constexpr double kMaxLoads = WB_LIMIT("max_loads"), kMaxStores = WB_LIMIT("max_stores");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1348,12 +1351,13 @@ WB_CHECK(Performance, PoolCoalesced, .weight = 2, .backends = "sim",
 #endif
 }
 
-WB_CHECK(Performance, PoolReadsOnce, .weight = 2, .backends = "sim",
-         .passes = "bytes read <= 1.05 x one read per (window, pixel) pair (+ dy once per output for "
+WB_CHECK(Performance, PoolReadsOnce, .weight = 2, .backends = "sim", .limits = {{"max_read_ratio", 1.05}},
+         .passes = "bytes read <= {max_read_ratio} x one read per (window, pixel) pair (+ dy once per output for "
                    "max backward); the max backward also with 2 x 2 windows, stride 3, where a pixel "
                    "between windows reads nothing",
          .hint = "Find the maximum and its position in one pass over the window (keep both as you go); in "
                  "the max-pooling backward, read dy[p][q] only for the windows whose argmax is this pixel.") {
+  constexpr double kMaxReadRatio = WB_LIMIT("max_read_ratio");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1369,9 +1373,10 @@ WB_CHECK(Performance, PoolReadsOnce, .weight = 2, .backends = "sim",
   wb::check::record_measured(text + " the bytes of one read per (window, pixel) pair");
   for (const PoolTraffic& p : all) {
     const double ratio = p.t.bytes_read / p.bound_bytes;
-    if (ratio > 1.05) {
+    if (ratio > kMaxReadRatio) {
       FAIL() << p.function << "(" << p.shape << ") read " << fixed(ratio)
-             << " x the bytes of one read per (window, pixel) pair (at most 1.05). Each window's pixels need one "
+             << " x the bytes of one read per (window, pixel) pair (at most " << wb::check::as_written(kMaxReadRatio)
+             << "). Each window's pixels need one "
                 "read: keep the running maximum and its position together instead of a second pass to find the "
                 "argmax (and in the backward, read argmax only for the windows that contain the pixel, and dy only "
                 "where the argmax matches).";
@@ -1386,17 +1391,16 @@ namespace {
 struct BnTraffic {
   const char* function;
   wb::check::Traffic t;
-  double reads_allowed;  // in units of 4 N C HW bytes
-  const char* what;
+  const char* what;  // what it must read (BatchNormReadsTwice)
 };
 
 std::vector<BnTraffic> measure_bn(bool& ok, std::string& message) {
   const BnCase b = make_bn_case(kMetricBn.N, kMetricBn.C, kMetricBn.HW, 0, 2200);
   const BnBackwardCase k = make_bn_backward_case(kMetricBn.N, kMetricBn.C, kMetricBn.HW, 0, 2201);
   std::vector<BnTraffic> out = {
-      {"batchnorm_forward_training", {}, 2.05, "x at most twice: once for the statistics, once to write y"},
-      {"batchnorm_forward_inference", {}, 1.05, "x once"},
-      {"batchnorm_backward", {}, 4.10, "x and dy at most twice each: once for the sums, once to write dx"}};
+      {"batchnorm_forward_training", {}, "x at most twice: once for the statistics, once to write y"},
+      {"batchnorm_forward_inference", {}, "x once"},
+      {"batchnorm_backward", {}, "x and dy at most twice each: once for the sums, once to write dx"}};
   const std::vector<std::function<testing::AssertionResult()>> runs = {
       [&] { return check_bn_training(b); }, [&] { return check_bn_inference(b); }, [&] { return check_bn_backward(k); }};
   ok = true;
@@ -1412,11 +1416,15 @@ std::vector<BnTraffic> measure_bn(bool& ok, std::string& message) {
 }  // namespace
 
 WB_CHECK(Performance, BatchNormReadsTwice, .weight = 3, .backends = "sim",
-         .passes = "bytes read / 4NCHW: training <= 2.05, inference <= 1.05, backward <= 4.10; 4 x 4 "
-                   "x 16384",
+         .limits = {{"max_training_reads", 2.05}, {"max_inference_reads", 1.05}, {"max_backward_reads", 4.10}},
+         .passes = "bytes read / 4NCHW: training <= {max_training_reads:.2f}, inference <= "
+                   "{max_inference_reads:.2f}, backward <= {max_backward_reads:.2f}; 4 x 4 x 16384",
          .hint = "Compute mean and variance in one pass (Welford per thread, Chan's combination across "
                  "threads and blocks), then one pass writes y; the backward needs one pass for the two sums "
                  "and one for dx.") {
+  // The bytes each function of measure_bn may read, in its order, in units of 4 N C HW bytes.
+  constexpr double kReadsAllowed[] = {WB_LIMIT("max_training_reads"), WB_LIMIT("max_inference_reads"),
+                                      WB_LIMIT("max_backward_reads")};
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1430,11 +1438,13 @@ WB_CHECK(Performance, BatchNormReadsTwice, .weight = 3, .backends = "sim",
     text += (text.empty() ? "" : "; ") + std::string(b.function) + " " + fixed(b.t.bytes_read / bytes);
   }
   wb::check::record_measured(text + " x 4NCHW bytes read");
-  for (const BnTraffic& b : all) {
+  ASSERT_EQ(all.size(), std::size(kReadsAllowed));
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const BnTraffic& b = all[i];
     const double reads = b.t.bytes_read / bytes;
-    if (reads > b.reads_allowed) {
+    if (reads > kReadsAllowed[i]) {
       FAIL() << b.function << "(N=" << kMetricBn.N << ", C=" << kMetricBn.C << ", HW=" << kMetricBn.HW << ") read "
-             << fixed(reads) << " x 4NCHW bytes (at most " << fixed(b.reads_allowed) << ": " << b.what
+             << fixed(reads) << " x 4NCHW bytes (at most " << fixed(kReadsAllowed[i]) << ": " << b.what
              << "). A separate pass for the mean and another for the variance reads x once more: Welford's algorithm "
                 "gives both in one pass.";
     }
@@ -1443,15 +1453,17 @@ WB_CHECK(Performance, BatchNormReadsTwice, .weight = 3, .backends = "sim",
 }
 
 WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
-         .passes = ">= 90% of the bytes of every sector loaded or stored used, and >= 384 bytes per "
-                   "load and per store request (16-byte accesses: HW % 4 == 0)",
+         .limits = {{"min_efficiency", 0.90}, {"min_bytes_per_request", 384.0}},
+         .passes = ">= {min_efficiency:.0%} of the bytes of every sector loaded or stored used, and >= "
+                   "{min_bytes_per_request} bytes per load and per store request (16-byte accesses: HW % 4 "
+                   "== 0)",
          .hint = "Consecutive threads on consecutive 16-byte chunks of a plane (the channel of element i is "
                  "(i / HW) % C, so a warp stays within one plane); with HW % 4 == 0 a plane starts 16-byte "
                  "aligned: load and store float4s.") {
-  constexpr double kMinEfficiency = 0.90;
+  constexpr double kMinEfficiency = WB_LIMIT("min_efficiency");
   // 32 lanes of 4-byte accesses carry 128 bytes a request, of 16-byte accesses 512 (the solution:
   // 482 to 512, loads and stores, every function).
-  constexpr double kMinBytesPerRequest = 384;
+  constexpr double kMinBytesPerRequest = WB_LIMIT("min_bytes_per_request");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   bool ok = false;
@@ -1475,7 +1487,8 @@ WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
          {std::pair{"loads", b.t.load_efficiency()}, std::pair{"stores", b.t.store_efficiency()}}) {
       if (efficiency < kMinEfficiency) {
         FAIL() << b.function << shape << ": its " << name << " use only " << fixed(100.0 * efficiency)
-               << "% of the bytes of the 32-byte sectors they touch (at least 90%). Consecutive threads must access "
+               << "% of the bytes of the 32-byte sectors they touch (at least " << fixed(100.0 * kMinEfficiency, 0)
+               << "%). Consecutive threads must access "
                   "consecutive floats or 16-byte chunks of a plane, not elements of different channels or planes.";
       }
     }
@@ -1483,7 +1496,8 @@ WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
                                std::pair{"stores", per_request(b.t.bytes_written, b.t.store_requests)}}) {
       if (bytes < kMinBytesPerRequest) {
         FAIL() << b.function << shape << ": its " << name << " carry " << fixed(bytes, 0)
-               << " bytes per warp request (at least 384; 32 lanes of 4-byte accesses carry 128, of 16-byte ones "
+               << " bytes per warp request (at least " << wb::check::as_written(kMinBytesPerRequest)
+               << "; 32 lanes of 4-byte accesses carry 128, of 16-byte ones "
                   "512). HW % 4 == 0 here, so every plane starts 16-byte aligned: take the vectorized path, a float4 "
                   "chunk per thread, in every pass of the function.";
       }
@@ -1494,8 +1508,6 @@ WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
 #else
 namespace {
 
-constexpr double kMinBandwidth = 0.80;
-
 template <class T>
 wb::DeviceBuffer<T> device_vector(const std::vector<T>& v) {
   return wb::DeviceBuffer<T>(std::span<const T>(v));
@@ -1504,10 +1516,12 @@ wb::DeviceBuffer<T> device_vector(const std::vector<T>& v) {
 }  // namespace
 
 WB_CHECK(Performance, PoolBandwidth, .weight = 4, .backends = "cuda", .timeout_s = 300,
+         .limits = {{"min_ratio", 0.80}},
          .passes = "max pooling 3 x 3 stride 2 pad 1 on 32 x 64 x 112 x 112, forward (x read, y and "
-                   "argmax written) and backward: >= 0.80 x a device copy timed in the same run",
+                   "argmax written) and backward: >= {min_ratio:.2f} x a device copy timed in the same run",
          .hint = "A thread per output (per input pixel for the backward), consecutive threads on a row, "
                  "enough blocks; close other GPU programs.") {
+  constexpr double kMinBandwidth = WB_LIMIT("min_ratio");
   // Correct first: a wrong kernel's speed means nothing.
   WB_ASSERT(check_maxpool_forward(make_pool_case(pool(2, 8, 112, 112, 3, 3, 1, 1, 2, 2), 0, 2300)));
   WB_ASSERT(check_maxpool_backward(make_pool_case(pool(2, 8, 112, 112, 3, 3, 1, 1, 2, 2), 0, 2301)));
@@ -1538,12 +1552,14 @@ WB_CHECK(Performance, PoolBandwidth, .weight = 4, .backends = "cuda", .timeout_s
 }
 
 WB_CHECK(Performance, BatchNormBandwidth, .weight = 6, .backends = "cuda", .timeout_s = 300,
+         .limits = {{"min_ratio", 0.80}},
          .passes = "32 x 256 x 56 x 56, counting the traffic each pass needs (training: x twice and "
-                   "y; inference: x and y; backward: x and dy twice, dx): >= 0.80 x copy",
+                   "y; inference: x and y; backward: x and dy twice, dx): >= {min_ratio:.2f} x copy",
          .hint = "float4 loads with several in flight per thread before any is used, a (split, channel) "
                  "grid of a few thousand values per block (the reference: about 8192, 4 float4 per "
                  "thread per round), per-channel parameters read once per block, and no extra pass over "
                  "x.") {
+  constexpr double kMinBandwidth = WB_LIMIT("min_ratio");
   WB_ASSERT(check_bn_training(make_bn_case(8, 16, 3136, 0, 2400)));
   WB_ASSERT(check_bn_inference(make_bn_case(8, 16, 3136, 0, 2401)));
   WB_ASSERT(check_bn_backward(make_bn_backward_case(8, 16, 3136, 0, 2402)));

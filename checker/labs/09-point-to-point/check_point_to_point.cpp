@@ -32,7 +32,6 @@ void sweep(DataType type, RedOp op) {
   std::size_t cases = 0;
   std::string failure =
       comm::check::sweep_allreduce([](std::size_t, DataType) { return naive(); }, type, op, &cases, "naive_allreduce");
-  record("threshold", "bit-exact on every rank");
   if (!failure.empty()) {
     record("measured", std::to_string(cases) + " cases passed before the failing one");
     FAIL() << failure;
@@ -44,9 +43,9 @@ void sweep(DataType type, RedOp op) {
 // the i-th send to rank 1 to the completion of the i-th receive from it. A learner's one-way
 // time covers the same interval (plus two clock reads), halved: its ratio to this one is
 // 1.0-1.1 for a correct pingpong and 2 or more for a round trip (or a sum) returned as is.
-// Empty when the reported time agrees (within 0.6x..1.6x), else what is wrong.
+// Empty when that ratio lies within [min_ratio, max_ratio] (the check's limits), else what is wrong.
 std::string one_way_time_mismatch(const std::vector<comm::MessageTime>& times, double reported, std::size_t bytes,
-                                  int iters) {
+                                  int iters, double min_ratio, double max_ratio) {
   std::vector<double> sends, recvs_done;
   for (const comm::MessageTime& m : times) {
     if (m.peer != 1) continue;
@@ -60,12 +59,12 @@ std::string one_way_time_mismatch(const std::vector<comm::MessageTime>& times, d
   const double measured = halves[halves.size() / 2];
   if (!(measured > 0)) return "";
   const double ratio = reported / measured;
-  if (ratio >= 0.6 && ratio <= 1.6) return "";
+  if (ratio >= min_ratio && ratio <= max_ratio) return "";
   std::ostringstream s;
   s << "pingpong(" << bytes << " bytes, " << iters << " round trips) returned " << reported
     << " s on rank 0, but the communicator timed the same round trips at a median of " << 2 * measured
     << " s, so the one-way time is " << measured << " s (" << ratio << "x of it). ";
-  if (ratio > 1.6)
+  if (ratio > max_ratio)
     s << "Return half of a round trip (the median over round trips), not the whole round trip or a sum.";
   else
     s << "Time from before the send to after the receive that completes the round trip, and halve that.";
@@ -75,12 +74,17 @@ std::string one_way_time_mismatch(const std::vector<comm::MessageTime>& times, d
 }  // namespace
 
 WB_CHECK(Correctness, PingPongMovesTheBytesBackAndForth, .weight = 1,
+         .limits = {{"min_time_ratio", 0.6}, {"max_time_ratio", 1.6}},
+         .passes = "`pingpong` of 0 B, 8 B and 1 MiB, 5 round trips: message and byte counts on each rank, the "
+                   "data returned intact, a positive time on rank 0 only, within {min_time_ratio}x.."
+                   "{max_time_ratio}x of the median half round trip the communicator clocked",
          .hint = "Rank 0: send then recv; rank 1: recv then send, on the same buffer; ranks >= 2 and a "
                  "lone rank do nothing. Rank 0 returns the median of half a round trip (wtime before the "
                  "send to after the recv, divided by 2).") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   const int iters = 5;
+  constexpr double kMinTimeRatio = WB_LIMIT("min_time_ratio"), kMaxTimeRatio = WB_LIMIT("max_time_ratio");
   for (std::size_t bytes : {std::size_t(0), std::size_t(8), std::size_t(1) << 20}) {
     std::vector<unsigned char> pattern(bytes), host(bytes);
     for (std::size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<unsigned char>(i * 31 + 7);
@@ -111,7 +115,7 @@ WB_CHECK(Correctness, PingPongMovesTheBytesBackAndForth, .weight = 1,
     else if (r == 0 && n >= 2 && !(t > 0))
       local << "pingpong returned " << t << " s on rank 0; expected the (positive) one-way time";
     else if (r == 0 && n >= 2)
-      local << one_way_time_mismatch(w.message_times(), t, bytes, iters);
+      local << one_way_time_mismatch(w.message_times(), t, bytes, iters, kMinTimeRatio, kMaxTimeRatio);
     else if ((r != 0 || n == 1) && t != 0)
       local << "pingpong returned " << t << " on rank " << r << "; only rank 0 with a partner returns a time";
     if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
@@ -120,8 +124,15 @@ WB_CHECK(Correctness, PingPongMovesTheBytesBackAndForth, .weight = 1,
 }
 
 WB_CHECK(Correctness, FitAlphaBetaRecoversAKnownLine, .weight = 1,
+         .limits = {{"exact_alpha_tol", 1e-12}, {"exact_beta_tol", 1e-16}, {"noisy_beta_rel", 0.02},
+                    {"skewed_alpha_rel", 0.1}},
+         .passes = "exact samples of a known line give alpha within {exact_alpha_tol} s and beta within "
+                   "{exact_beta_tol} s/B; with +-1% noise, beta within {noisy_beta_rel:.0%}; with the largest "
+                   "sample 20% slow, alpha within {skewed_alpha_rel:.0%}",
          .hint = "Weighted least squares with weights 1/t^2: weighted means, then beta = Sxy/Sxx and "
                  "alpha = mean_t - beta mean_b.") {
+  constexpr double kExactAlphaTol = WB_LIMIT("exact_alpha_tol"), kExactBetaTol = WB_LIMIT("exact_beta_tol");
+  constexpr double kNoisyBetaRel = WB_LIMIT("noisy_beta_rel"), kSkewedAlphaRel = WB_LIMIT("skewed_alpha_rel");
   std::string failure;
   std::string ni = run_lab_code([&] {
     const double alpha = 1.5e-6, beta = 2.0e-10;
@@ -133,24 +144,25 @@ WB_CHECK(Correctness, FitAlphaBetaRecoversAKnownLine, .weight = 1,
     }
     lab09::AlphaBeta m = lab09::fit_alpha_beta(exact);
     std::ostringstream s;
-    if (std::fabs(m.alpha - alpha) > 1e-12 || std::fabs(m.beta - beta) > 1e-16) {
+    if (std::fabs(m.alpha - alpha) > kExactAlphaTol || std::fabs(m.beta - beta) > kExactBetaTol) {
       s << "fit_alpha_beta on exact samples of t = " << alpha << " + " << beta << " b returned alpha " << m.alpha
         << ", beta " << m.beta << ": least squares should recover the line exactly";
     } else {
       lab09::AlphaBeta q = lab09::fit_alpha_beta(noisy);
       // The largest message 20% slower than the line (a cache or page effect): a fit on
-      // relative residuals keeps alpha near the truth, a plain fit makes it negative.
+      // relative residuals keeps alpha within skewed_alpha_rel of the truth, a plain fit
+      // makes it negative.
       std::vector<lab09::Sample> skewed;
       for (double b = 8; b <= 2e7; b *= 8) skewed.push_back({b, 2e-6 + 1e-10 * b});
       skewed.back().seconds *= 1.2;
       lab09::AlphaBeta k = lab09::fit_alpha_beta(skewed);
-      if (std::fabs(q.beta - beta) > 0.02 * beta)
-        s << "fit_alpha_beta on samples with 1% noise returned beta " << q.beta << ", expected within 2% of "
-          << beta << ": is it a least-squares fit over all samples?";
-      else if (std::fabs(k.alpha - 2e-6) > 0.1 * 2e-6)
+      if (std::fabs(q.beta - beta) > kNoisyBetaRel * beta)
+        s << "fit_alpha_beta on samples with 1% noise returned beta " << q.beta << ", expected within "
+          << 100 * kNoisyBetaRel << "% of " << beta << ": is it a least-squares fit over all samples?";
+      else if (std::fabs(k.alpha - 2e-6) > kSkewedAlphaRel * 2e-6)
         s << "fit_alpha_beta returned alpha " << k.alpha << " s for samples of t = 2 us + 0.1 ns/B x b whose "
-          << "largest message is 20% slow; expected within 10% of 2 us. Weight the residuals by 1/t^2 so the "
-          << "largest messages do not decide alpha.";
+          << "largest message is 20% slow; expected within " << 100 * kSkewedAlphaRel << "% of 2 us. Weight "
+          << "the residuals by 1/t^2 so the largest messages do not decide alpha.";
     }
     failure = s.str();
   });
@@ -159,6 +171,7 @@ WB_CHECK(Correctness, FitAlphaBetaRecoversAKnownLine, .weight = 1,
 }
 
 WB_CHECK(Correctness, FitAlphaBetaRejectsAnUndeterminedLine, .weight = 1,
+         .passes = "two samples of the same size (an undetermined line) throw a `comm::Error` (COMM_THROW)",
          .hint = "When all sizes are equal, Sxx is 0: throw with COMM_THROW.") {
   std::string outcome;
   std::string ni = run_lab_code([&] {
@@ -178,6 +191,9 @@ WB_CHECK(Correctness, FitAlphaBetaRejectsAnUndeterminedLine, .weight = 1,
 // The six sweeps of naive_allreduce: one type and operator each, one hint for all.
 #define NAIVE_SWEEP(NAME, TYPE, OP)                                                                  \
   WB_CHECK(Correctness, NAME, .weight = 1,                                                           \
+           .passes = "`naive_allreduce` of the check's type and operator (float, double, "         \
+                     "int32 x sum, max): sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; in and "     \
+                     "out of place; bit-exact on every rank",                                      \
            .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result " \
                    "to every rank.") {                                                               \
     sweep(TYPE, OP);                                                                                 \
@@ -190,6 +206,8 @@ NAIVE_SWEEP(NaiveAllreduceInt32Sum, DataType::i32, RedOp::sum)
 NAIVE_SWEEP(NaiveAllreduceInt32Max, DataType::i32, RedOp::max)
 
 WB_CHECK(Correctness, NaiveAllreduceGoesThroughTheRoot, .weight = 1,
+         .passes = "`naive_allreduce` of 10007 floats: the root sends and receives `(n-1) x bytes`, every "
+                   "other rank one buffer each way; a lone rank sends nothing",
          .hint = "Rank 0 receives n-1 whole buffers and sends n-1 whole buffers; the others send one and "
                  "receive one.") {
   comm::Communicator& w = world();
@@ -216,8 +234,11 @@ WB_CHECK(Correctness, NaiveAllreduceGoesThroughTheRoot, .weight = 1,
   if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
 }
 
-WB_CHECK(Correctness, PredictedNaiveTimeFollowsTheModel, .weight = 1,
+WB_CHECK(Correctness, PredictedNaiveTimeFollowsTheModel, .weight = 1, .limits = {{"rel_tol", 1e-9}},
+         .passes = "`predicted_naive_allreduce_time` for n = 2, 3, 8 and 8 B, 1 MiB equals "
+                   "`2 (n-1) (alpha + bytes beta)` within a relative {rel_tol}",
          .hint = "2 (n-1) (alpha + bytes beta): the root's messages happen one after another.") {
+  constexpr double kRelTol = WB_LIMIT("rel_tol");
   std::string failure;
   std::string ni = run_lab_code([&] {
     const lab09::AlphaBeta m{3e-6, 5e-10};
@@ -225,7 +246,7 @@ WB_CHECK(Correctness, PredictedNaiveTimeFollowsTheModel, .weight = 1,
       for (std::size_t b : {std::size_t(8), std::size_t(1) << 20}) {
         const double want = 2.0 * (n - 1) * (m.alpha + b * m.beta);
         const double got = lab09::predicted_naive_allreduce_time(m, n, b);
-        if (std::fabs(got - want) > 1e-9 * want) {
+        if (std::fabs(got - want) > kRelTol * want) {
           failure = "predicted_naive_allreduce_time(n=" + std::to_string(n) + ", bytes=" + std::to_string(b) +
                     ") = " + std::to_string(got) + ", expected 2(n-1)(alpha + bytes beta) = " + std::to_string(want);
           return;
@@ -258,7 +279,6 @@ comm::check::CollectiveFn linear(Collective kind) {
 // bit for bit with the library's collective.
 void collective_sweep(Collective kind, std::vector<std::pair<DataType, RedOp>> cases_of) {
   std::size_t cases = 0;
-  record("threshold", std::string("bit-exact on every rank against the library's ") + comm::name_of(kind));
   for (auto [type, op] : cases_of) {
     std::size_t passed = 0;
     std::string failure = comm::check::sweep_collective(linear(kind), kind, type, op, &passed,
@@ -275,22 +295,38 @@ void collective_sweep(Collective kind, std::vector<std::pair<DataType, RedOp>> c
 }  // namespace
 
 WB_CHECK(Correctness, LinearBroadcast, .weight = 1,
+         .passes = "`linear_<collective>` against the library's collective, bit-exact on every rank: float "
+                   "and int32 (reduce: float sum, int32 max, double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 "
+                   "elements; roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; "
+                   "a non-root's reduce and gather `recvbuf` untouched",
          .hint = "The root copies sendbuf to recvbuf unless they are the same buffer, then sends recvbuf "
                  "to every rank but itself; every root 0..n-1 must work.") {
   collective_sweep(Collective::broadcast, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
 }
 WB_CHECK(Correctness, LinearReduce, .weight = 1,
+         .passes = "`linear_<collective>` against the library's collective, bit-exact on every rank: float "
+                   "and int32 (reduce: float sum, int32 max, double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 "
+                   "elements; roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; "
+                   "a non-root's reduce and gather `recvbuf` untouched",
          .hint = "Receive into comm.scratch(), not into recvbuf on a rank that is not the root; start "
                  "the root's recvbuf from its own sendbuf (unless in place).") {
   collective_sweep(Collective::reduce,
                    {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::max}, {DataType::f64, RedOp::sum}});
 }
 WB_CHECK(Correctness, LinearGather, .weight = 1,
+         .passes = "`linear_<collective>` against the library's collective, bit-exact on every rank: float "
+                   "and int32 (reduce: float sum, int32 max, double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 "
+                   "elements; roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; "
+                   "a non-root's reduce and gather `recvbuf` untouched",
          .hint = "Rank q's block starts at byte q * count * size_of(type) of the root's recvbuf, whoever "
                  "the root is; in place the root's block is already there.") {
   collective_sweep(Collective::gather, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
 }
 WB_CHECK(Correctness, LinearScatter, .weight = 1,
+         .passes = "`linear_<collective>` against the library's collective, bit-exact on every rank: float "
+                   "and int32 (reduce: float sum, int32 max, double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 "
+                   "elements; roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; "
+                   "a non-root's reduce and gather `recvbuf` untouched",
          .hint = "Block q of the root's sendbuf goes to rank q; the root keeps its own block (already in "
                  "place when recvbuf == sendbuf + root * block).") {
   collective_sweep(Collective::scatter, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
@@ -299,6 +335,8 @@ WB_CHECK(Correctness, LinearScatter, .weight = 1,
 // Linear means one step: the root exchanges one message with each other rank, the others one
 // message with the root. A relay (a chain or a tree) gives the same result and fails here.
 WB_CHECK(Correctness, LinearCollectivesTalkToTheRootOnly, .weight = 1,
+         .passes = "broadcast, reduce, gather and scatter of 1000 floats from root n-1: the root exchanges one "
+                   "message with each other rank, every other rank one with the root (no relays)",
          .hint = "One message between the root and each other rank; no rank passes data on for another.") {
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank(), root = n - 1;
