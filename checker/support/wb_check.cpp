@@ -16,7 +16,6 @@
 namespace wb::check {
 
 void record_measured(const std::string& value) { testing::Test::RecordProperty("measured", value); }
-void record_threshold(const std::string& value) { testing::Test::RecordProperty("threshold", value); }
 void record_hint(const std::string& value) { testing::Test::RecordProperty("hint", value); }
 void record_no_hint() { testing::Test::RecordProperty("no_hint", "1"); }
 

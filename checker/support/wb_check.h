@@ -1,17 +1,19 @@
 /// @file
-/// @brief Support for lab checks: recording measured value, threshold and hint for the
-/// runner, turning CUDA errors from student code into learner-readable failures, and
-/// explaining out-of-bounds writes and unwritten outputs.
+/// @brief Support for lab checks: recording measured value and hint for the runner, turning
+/// CUDA errors from student code into learner-readable failures, and explaining out-of-bounds
+/// writes and unwritten outputs.
 ///
 /// A check is a GoogleTest test in one of three suites, which are the check groups:
 /// `Correctness`, `Analysis` and `Performance`, declared with WB_CHECK (wb_check_spec.h). The runner (`./workbook check`) runs each
 /// test in its own process and reads the properties recorded here from GoogleTest's JSON
 /// output:
 /// - `measured`: what the check measured ("4.00 sectors/request", "12/12 cases"),
-/// - `threshold`: what it needed ("<= 4 sectors/request"),
 /// - `hint`: what to try when it fails (overrides the hint of the check's WB_CHECK),
 /// - `not_measured`: why a check could not measure on this backend (the check is then
 ///   skipped with WB_NOT_MEASURED and shown as NOT MEASURED, which never counts as passed).
+///
+/// What a check needs to pass (the THRESHOLD column) is not recorded: it is the `.passes` text of
+/// its WB_CHECK, which the runner reads from the source.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -32,8 +34,6 @@ namespace wb::check {
 
 /// Records the measured value of the running check (shown in the MEASURED column).
 void record_measured(const std::string& value);
-/// Records the threshold of the running check (shown in the THRESHOLD column).
-void record_threshold(const std::string& value);
 /// Records a hint shown when the running check fails.
 void record_hint(const std::string& value);
 /// Records that the running check's failure has no hint: neither its WB_CHECK's nor lab.json's

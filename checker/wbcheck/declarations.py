@@ -44,12 +44,14 @@ class Declaration:
 
     def passes_text(self) -> str:
         """What passes, with each limit written in: "{max_loads}" as the source writes the number
-        ("9" for 9.0, "0.8" for 0.80), "{max_loads:.2f}" in that Python format ("9.00")."""
+        ("9" for 9.0, "0.8" for 0.80, "1e-9"), "{max_loads:.2f}" in that Python format ("9.00")."""
         def one(m: re.Match) -> str:
             value = self.limits[m.group(1)]
             if m.group(2) is not None:
                 return format(value, m.group(2))
-            return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+            if value.is_integer() and abs(value) < 1e15:
+                return str(int(value))
+            return re.sub(r"e([+-])0*(\d)", lambda e: "e" + e.group(1).replace("+", "") + e.group(2), repr(value))
         return PLACEHOLDER.sub(one, self.passes)
 
 

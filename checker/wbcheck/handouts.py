@@ -9,7 +9,8 @@ A lab's handout (labs/NN-name/README.md) marks each generated table with two com
     <!-- end of generated table -->
 
 The first names the lab's check sources the table lists (one or more, comma-separated, in
-checker/labs/NN-name/). Between the two, one row per check in declaration order: its name, "(sim)"
+checker/labs/NN-name/). Between the two, one row per check, file by file in the order named and
+in declaration order within a file: its name, "(sim)"
 or "(GPU)" for a check of one backend, and its `.passes` text with the limits written in (the
 same text as the THRESHOLD column of `./workbook check`). Consecutive checks of one group and
 backend that pass on the same text share a row ("Analysis.A, .B (sim)").
@@ -79,7 +80,7 @@ def regenerate(readme: Path, checks_dir: Path) -> str:
         for f in files:
             if not (checks_dir / f).is_file():
                 raise HandoutError(f"{readme}: a generated table names {f}, which is not in {checks_dir}")
-        chosen = [d for d in decls if d.file.name in files]
+        chosen = [d for f in files for d in decls if d.file.name == f]  # in the marker's file order
         if not chosen:
             raise HandoutError(f"{readme}: {m.group(1)} declares no check")
         out.append(text[pos:m.end()])

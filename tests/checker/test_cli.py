@@ -176,14 +176,14 @@ SWEEP(DoubleSum, f64)
     def test_limits_are_written_into_what_passes(self):
         found = self.read('''
 WB_CHECK(Performance, Pool, .weight = 2, .backends = "sim", .limits = {{"max_loads", 9.0}, {"min_ratio", 0.80},
-                                                                      {"factor", 1.05}},
-         .passes = "loads <= {max_loads} ({max_loads:.2f}), >= {min_ratio:.0%} of copy, {factor} x; "
+                                                                      {"factor", 1.05}, {"tol", 1e-9}},
+         .passes = "loads <= {max_loads} ({max_loads:.2f}), >= {min_ratio:.0%} of copy, {factor} x, {tol}; "
                    "model {1, 4, 1}",
          .hint = "h") {}
 ''')
         d = found[0]
-        self.assertEqual(d.limits, {"max_loads": 9.0, "min_ratio": 0.8, "factor": 1.05})
-        self.assertEqual(d.passes_text(), "loads <= 9 (9.00), >= 80% of copy, 1.05 x; model {1, 4, 1}")
+        self.assertEqual(d.limits, {"max_loads": 9.0, "min_ratio": 0.8, "factor": 1.05, "tol": 1e-9})
+        self.assertEqual(d.passes_text(), "loads <= 9 (9.00), >= 80% of copy, 1.05 x, 1e-9; model {1, 4, 1}")
 
     def test_a_limit_and_its_text_must_agree(self):
         from wbcheck import declarations

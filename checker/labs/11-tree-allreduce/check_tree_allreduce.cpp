@@ -76,7 +76,6 @@ void sweep(comm::AllreduceFn (*make)(std::size_t), DataType type, RedOp op) {
   std::string failure = comm::check::sweep_allreduce(
       [make](std::size_t count, DataType t) { return make(count < 4096 ? 2 * comm::size_of(t) : 8192); }, type, op,
       &cases, make == single ? "tree_allreduce" : "double_tree_allreduce");
-  record("threshold", "bit-exact on every rank");
   if (!failure.empty()) {
     record("measured", std::to_string(cases) + " cases passed before the failing one");
     FAIL() << failure;
@@ -143,7 +142,6 @@ struct SweepCase {
 // with the library's collective; `name` names the lab's function.
 void collective_sweep(Collective kind, const std::string& name, const std::vector<SweepCase>& sweeps) {
   std::size_t cases = 0;
-  record("threshold", std::string("bit-exact on every rank against the library's ") + comm::name_of(kind));
   for (const SweepCase& c : sweeps) {
     std::size_t passed = 0;
     std::string failure = comm::check::sweep_collective(c.fn, kind, c.type, c.op, &passed, name);
@@ -171,6 +169,8 @@ std::vector<int> allgather_ints(int mine) {
 }  // namespace
 
 WB_CHECK(Correctness, BinaryTreeLayout, .weight = 1,
+         .passes = "`binary_tree(n, rank)` gives NCCL's layout (parent and children, as tree_allreduce.h "
+                   "spells it out) for every rank, n = 1..16",
          .hint = "Follow the layout in tree_allreduce.h literally: lowest set bit, parent, then children "
                  "with lowbit halving.") {
   std::string failure;
@@ -190,6 +190,8 @@ WB_CHECK(Correctness, BinaryTreeLayout, .weight = 1,
 }
 
 WB_CHECK(Correctness, SecondTreeLayout, .weight = 1,
+         .passes = "`second_tree(n, rank)` gives the first tree shifted by one rank (odd n) or mirrored (even n) "
+                   "for every rank, n = 1..16",
          .hint = "Odd n: evaluate binary_tree at (r-1+n)%n and map each neighbour q to (q+1)%n. Even n: "
                  "use n-1-r and map q to n-1-q.") {
   std::string failure;
@@ -211,6 +213,9 @@ WB_CHECK(Correctness, SecondTreeLayout, .weight = 1,
 
 #define TREE_SWEEP(NAME, TYPE, OP)                                                                    \
   WB_CHECK(Correctness, NAME, .weight = 1,                                                            \
+           .passes = "`tree_allreduce` of the check's type and operator (float, double, int32 x sum, "  \
+                     "max): sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; in and out of place; "        \
+                     "segments small enough that every size is pipelined; bit-exact on every rank",    \
            .hint = "Every segment must be reduced once at each level and broadcast back down from the " \
                    "root.") {                                                                         \
     sweep(single, TYPE, OP);                                                                          \
@@ -223,6 +228,9 @@ TREE_SWEEP(TreeInt32Sum, DataType::i32, RedOp::sum)
 TREE_SWEEP(TreeInt32Max, DataType::i32, RedOp::max)
 #define DOUBLE_TREE_SWEEP(NAME, TYPE, OP)                                                             \
   WB_CHECK(Correctness, NAME, .weight = 1,                                                            \
+           .passes = "`double_tree_allreduce` of the check's type and operator (float, double, int32 x "  \
+                     "sum, max): sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; in and out of place; "   \
+                     "segments small enough that every size is pipelined; bit-exact on every rank",    \
            .hint = "Both halves must be complete: the first over binary_tree, the second over "      \
                    "second_tree.") {                                                                  \
     sweep(dual, TYPE, OP);                                                                            \
@@ -235,6 +243,8 @@ DOUBLE_TREE_SWEEP(DoubleTreeInt32Sum, DataType::i32, RedOp::sum)
 DOUBLE_TREE_SWEEP(DoubleTreeInt32Max, DataType::i32, RedOp::max)
 
 WB_CHECK(Correctness, DoubleTree64MiB, .weight = 1, .timeout_s = 300,
+         .passes = "`double_tree_allreduce` of 64 MiB per rank (float sum, int32 max), default segments: "
+                   "bit-exact on every rank",
          .hint = "Segments and windows must cover the whole range of each tree, including a short last "
                  "segment.") {
   for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
@@ -246,9 +256,13 @@ WB_CHECK(Correctness, DoubleTree64MiB, .weight = 1, .timeout_s = 300,
   record("measured", "64 MiB bit-exact with " + std::to_string(world().size()) + " ranks");
 }
 
-WB_CHECK(Correctness, TreeIsPipelined, .weight = 1,
+WB_CHECK(Correctness, TreeIsPipelined, .weight = 1, .limits = {{"min_recvs_in_flight", 2.0}},
+         .passes = "`tree_allreduce` of 200003 floats with 16 KiB segments: every rank has >= "
+                   "{min_recvs_in_flight} receives in flight at once and receives at least one message per "
+                   "segment (the buffer is cut into segments); a lone rank sends nothing",
          .hint = "Keep two receives per child posted; send each reduced segment up with isend before "
                  "waiting for the next.") {
+  constexpr double kMinRecvsInFlight = WB_LIMIT("min_recvs_in_flight");
   comm::Communicator& w = world();
   const std::size_t count = 200003, seg = 16 * 1024;
   comm::Buffer send = w.allocate(count * 4), recv = w.allocate(count * 4);
@@ -263,35 +277,35 @@ WB_CHECK(Correctness, TreeIsPipelined, .weight = 1,
   std::ostringstream local;
   if (w.size() == 1) {
     if (st.sends) local << "with one rank nothing needs to be sent, but " << st.sends << " messages were sent";
-  } else if (st.max_pending_recvs < 2) {
-    local << "at most " << st.max_pending_recvs << " receive was posted at a time: keep two or more segment "
-          << "receives posted so that segments of different levels move at once";
+  } else if (st.max_pending_recvs < kMinRecvsInFlight) {
+    local << "at most " << st.max_pending_recvs << " receive was posted at a time: keep " << kMinRecvsInFlight
+          << " or more segment receives posted so that segments of different levels move at once";
   } else if (st.recvs < segments) {
     local << st.recvs << " messages received for " << count * 4 << " bytes with " << seg
           << "-byte segments (at least " << segments << " expected): is the buffer cut into segments?";
   }
   record("measured", "max " + std::to_string(st.max_pending_recvs) + " receives in flight");
-  record("threshold", ">= 2 receives in flight on every rank");
   if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
 }
 
-WB_CHECK(Correctness, DoubleTreeBalancesTheLoad, .weight = 1,
+WB_CHECK(Correctness, DoubleTreeBalancesTheLoad, .weight = 1, .limits = {{"max_sent_factor", 2.0}},
+         .passes = "`double_tree_allreduce` of 100000 floats and of 8192 (two 16 KiB segments: only a message "
+                   "that fits one segment may take a single tree): the busiest rank sends <= {max_sent_factor} "
+                   "x bytes (a single tree: 3 x bytes)",
          .hint = "The second half must run over second_tree, not binary_tree again; only a message that "
                  "fits one segment (count * size_of(type) <= segment_bytes, in bytes) may take a single "
                  "tree.") {
   // 100000 floats: many 16 KiB segments. 8192 floats: two segments, the smallest message that
   // must already go over both trees (only one that fits one segment may take a single tree).
+  constexpr double kMaxSentFactor = WB_LIMIT("max_sent_factor");
   for (const std::size_t count : {std::size_t(100000), std::size_t(8192)}) {  // even: two equal halves
     std::string ni;
     const std::uint64_t most = busiest_rank_bytes(dual(16 * 1024), "double_tree_allreduce", count, &ni);
     if (!ni.empty()) FAIL() << ni;
     // Each rank is interior (sends a half up and twice down: 3 halves) in at most one tree
-    // and a leaf (sends a half up) in the other: at most 2 x count elements.
-    const std::uint64_t bound = 2 * count * 4;
-    if (count == 100000) {
-      record("measured", std::to_string(most) + " bytes sent by the busiest rank");
-      record("threshold", "<= 2 x count x 4 = " + std::to_string(bound));
-    }
+    // and a leaf (sends a half up) in the other: at most max_sent_factor x count elements.
+    const auto bound = static_cast<std::uint64_t>(kMaxSentFactor * static_cast<double>(count * 4));
+    if (count == 100000) record("measured", std::to_string(most) + " bytes sent by the busiest rank");
     if (most <= bound) continue;
     FAIL() << "the busiest rank sent " << most << " bytes for an all-reduce of " << count * 4
            << " bytes (16 KiB segments); with the second tree shifted (odd n) or mirrored (even n) no rank is "
@@ -302,11 +316,16 @@ WB_CHECK(Correctness, DoubleTreeBalancesTheLoad, .weight = 1,
 }
 
 WB_CHECK(Correctness, AlgorithmSelectorFollowsTheModel, .weight = 1,
+         .limits = {{"abs_tol", 1e-12}, {"rel_tol", 1e-9}},
+         .passes = "`predicted_ring_time`, `predicted_tree_time` and `predicted_crossover_bytes` for n = 2, 3, "
+                   "4, 5, 8, 16 and 8 B to 64 MiB equal the formulas of tree_allreduce.h within {abs_tol} plus a "
+                   "relative {rel_tol}; `select_algorithm` picks the smaller prediction (the tree on ties)",
          .hint = "Implement the formulas of tree_allreduce.h; ceil(log2 n) is the tree depth.") {
+  constexpr double kAbsTol = WB_LIMIT("abs_tol"), kRelTol = WB_LIMIT("rel_tol");
   std::string failure;
   std::string ni = run_lab_code([&] {
     const lab11::AlphaBeta m{2e-6, 1e-9};
-    auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-12 + 1e-9 * std::fabs(b); };
+    auto close = [](double a, double b) { return std::fabs(a - b) <= kAbsTol + kRelTol * std::fabs(b); };
     for (int n : {2, 3, 4, 5, 8, 16}) {
       int d = 0;
       while ((1 << d) < n) ++d;
@@ -341,6 +360,11 @@ WB_CHECK(Correctness, AlgorithmSelectorFollowsTheModel, .weight = 1,
 }
 
 WB_CHECK(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce, .weight = 2, .ranks = {2, 4},
+         .limits = {{"max_ratio", 3.0}, {"busy_us", 500.0}},
+         .passes = "`double_tree_allreduce` of 8 bytes: time <= {max_ratio}x `MPI_Allreduce`'s (median of 300 "
+                   "interleaved runs); not measured when `MPI_Allreduce` itself takes over {busy_us} us a call in "
+                   "three measurements, or on a GPU where more ranks than GPUs would time-slice one GPU (no CUDA "
+                   "MPS server)",
          .hint = "When the buffer fits in one segment, skip the pipeline bookkeeping: blocking recv from "
                  "children, send up, recv down, send down.") {
   comm::Communicator& w = world();
@@ -362,8 +386,7 @@ WB_CHECK(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce, .weight = 2, 
   // times; if it stays that slow, report the check as not measured, never as passed, with the
   // cause observed (observed_slowness_cause). Every rank holds the same results, so every rank
   // takes the same branch.
-  constexpr double kBusyUs = 500;
-  record("threshold", "<= 3.00x MPI_Allreduce time for 8 bytes");
+  constexpr double kBusyUs = WB_LIMIT("busy_us"), kMaxRatio = WB_LIMIT("max_ratio");
   comm::check::VsLibrary res;
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::string ni = run_lab_code(
@@ -386,14 +409,19 @@ WB_CHECK(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce, .weight = 2, 
   m.precision(2);
   m << std::fixed << ratio << "x (" << res.lab.time_us << " vs " << res.library.time_us << " us)";
   record("measured", m.str());
-  EXPECT_LE(ratio, 3.0) << "double_tree_allreduce takes " << m.str() << " of MPI_Allreduce's time for 8 bytes with "
-                        << n << " ranks; the goal is 3x. Small messages pay per message: avoid allocations, "
-                        << "extra messages and copies when the whole buffer is one segment.";
+  EXPECT_LE(ratio, kMaxRatio) << "double_tree_allreduce takes " << m.str() << " of MPI_Allreduce's time for 8 "
+                              << "bytes with " << n << " ranks; the goal is " << kMaxRatio << "x. Small messages "
+                              << "pay per message: avoid allocations, extra messages and copies when the whole "
+                              << "buffer is one segment.";
 }
 
 // ---- rooted collectives (steps 5-7) ---------------------------------------------------------
 
 WB_CHECK(Correctness, BinomialBroadcast, .weight = 1,
+         .passes = "`binomial_<collective>` against the library's collective, bit-exact on every rank: float "
+                   "sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; "
+                   "roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; a non-root's "
+                   "reduce and gather `recvbuf` untouched",
          .hint = "Relative ranks v = (rank - root + n) % n: receive once from v - msb(v), then send to v "
                  "+ mask for every larger mask with v + mask < n; map peers back with (v + root) % n. "
                  "Out of place, the root also copies sendbuf into recvbuf.") {
@@ -402,6 +430,10 @@ WB_CHECK(Correctness, BinomialBroadcast, .weight = 1,
                     {DataType::i32, RedOp::max, binomial(Collective::broadcast)}});
 }
 WB_CHECK(Correctness, BinomialReduce, .weight = 1,
+         .passes = "`binomial_<collective>` against the library's collective, bit-exact on every rank: float "
+                   "sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; "
+                   "roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; a non-root's "
+                   "reduce and gather `recvbuf` untouched",
          .hint = "Accumulate in recvbuf on the root only; elsewhere in comm.scratch(bytes, slot) (a "
                  "non-root's recvbuf must stay untouched). Receive each child's partial result into a "
                  "second scratch slot and reduce it into the accumulator.") {
@@ -411,6 +443,10 @@ WB_CHECK(Correctness, BinomialReduce, .weight = 1,
                     {DataType::f64, RedOp::sum, binomial(Collective::reduce)}});
 }
 WB_CHECK(Correctness, BinomialGather, .weight = 1,
+         .passes = "`binomial_<collective>` against the library's collective, bit-exact on every rank: float "
+                   "sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; "
+                   "roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; a non-root's "
+                   "reduce and gather `recvbuf` untouched",
          .hint = "A subtree's blocks are contiguous in relative order; the root must rotate them into "
                  "rank order: relative block j belongs to rank (j + root) % n.") {
   collective_sweep(Collective::gather, "binomial_gather",
@@ -418,6 +454,10 @@ WB_CHECK(Correctness, BinomialGather, .weight = 1,
                     {DataType::i32, RedOp::max, binomial(Collective::gather)}});
 }
 WB_CHECK(Correctness, BinomialScatter, .weight = 1,
+         .passes = "`binomial_<collective>` against the library's collective, bit-exact on every rank: float "
+                   "sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; "
+                   "roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; a non-root's "
+                   "reduce and gather `recvbuf` untouched",
          .hint = "The root first rotates its blocks into relative order (block of rank (j + root) % n to "
                  "position j); each rank keeps block 0 of its range and sends child v + mask the "
                  "min(mask, size - mask) blocks starting at position mask.") {
@@ -428,6 +468,10 @@ WB_CHECK(Correctness, BinomialScatter, .weight = 1,
 // 4 KiB segments cut the 1 MiB case into 256 segments; 4098 bytes is not a whole number of
 // 4- or 8-byte elements (segments of 1024 or 512 elements).
 WB_CHECK(Correctness, ChainBroadcast, .weight = 1,
+         .passes = "`chain_<collective>` against the library's collective, bit-exact on every rank: float sum "
+                   "and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; roots "
+                   "0, n/2, n-1; in and out of place; segments of 4 KiB and of 4098 bytes (not a whole number of "
+                   "elements) for the 1 MiB case, of 3 elements and 1 byte for the small ones",
          .hint = "Segments hold segment_bytes / elem_size whole elements (at least one); the last "
                  "segment is shorter. Receive straight into place from the predecessor and forward from "
                  "there.") {
@@ -436,6 +480,10 @@ WB_CHECK(Correctness, ChainBroadcast, .weight = 1,
                     {DataType::i32, RedOp::max, chain(Collective::broadcast, 4098)}});
 }
 WB_CHECK(Correctness, ChainReduce, .weight = 1,
+         .passes = "`chain_<collective>` against the library's collective, bit-exact on every rank: float sum "
+                   "and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; roots "
+                   "0, n/2, n-1; in and out of place; segments of 4 KiB and of 4098 bytes (not a whole number of "
+                   "elements) for the 1 MiB case, of 3 elements and 1 byte for the small ones",
          .hint = "Segment k of your own input is at element k * seg, byte k * seg * elem_size; a scratch "
                  "slot may be reused only after the isend that read it has completed.") {
   collective_sweep(Collective::reduce, "chain_reduce",
@@ -450,6 +498,10 @@ WB_CHECK(Correctness, ChainReduce, .weight = 1,
 // root. A linear version (the root talks to all n-1 others) and a chain (the root talks to
 // one rank, the last rank is n-1 hops away) both fail here.
 WB_CHECK(Correctness, BinomialTreeShape, .weight = 1,
+         .passes = "binomial broadcast, reduce, gather and scatter of 1000 floats (per rank) from root n-1: the "
+                   "root exchanges `ceil(log2 n)` messages (and moves the whole buffer per child, or the n-1 other "
+                   "blocks once), every other rank exactly one message with its parent (a gather's is its whole "
+                   "subtree), no rank more than `ceil(log2 n)` hops from the root",
          .hint = "The root exchanges ceil(log2 n) messages, every other rank exactly one with its "
                  "parent: a gather sends its whole subtree's blocks in one message, a scatter receives "
                  "them in one.") {
@@ -521,7 +573,6 @@ WB_CHECK(Correctness, BinomialTreeShape, .weight = 1,
     if (!why.str().empty()) local << what << why.str() << ".\n";
   }
   record("measured", "messages per rank and tree depth for broadcast, reduce, gather and scatter");
-  record("threshold", "root: ceil(log2 n) messages; others: one with the parent; depth <= ceil(log2 n)");
   std::string text = local.str();
   if (!text.empty()) text.pop_back();  // the last newline: gather_text ends each rank's text
   if (!agree_all(text.empty()))
@@ -531,9 +582,14 @@ WB_CHECK(Correctness, BinomialTreeShape, .weight = 1,
 // The chain, from root n-1 (its successor is rank 0): each rank talks to its predecessor and
 // successor only, every message is one segment, and a receiving rank keeps a second receive
 // posted while it waits for a segment, for most segments.
-WB_CHECK(Correctness, ChainIsPipelined, .weight = 1,
+WB_CHECK(Correctness, ChainIsPipelined, .weight = 1, .limits = {{"min_overlapped_share", 0.5}},
+         .passes = "`chain_broadcast` and `chain_reduce` of 100003 floats from root n-1, 8 KiB segments: messages "
+                   "only between chain neighbours in the right direction, none larger than a segment, one per "
+                   "segment; a receiving rank has the next segment's receive posted while it waits for one, for at "
+                   "least {min_overlapped_share:.0%} of the segments",
          .hint = "One message per segment, only to your successor (broadcast) or predecessor (reduce); "
                  "irecv segment k+1 before you wait for segment k.") {
+  constexpr double kMinOverlappedShare = WB_LIMIT("min_overlapped_share");
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank(), root = n - 1;
   const std::size_t count = 100003, seg = 8192, bytes = count * 4;
@@ -581,10 +637,11 @@ WB_CHECK(Correctness, ChainIsPipelined, .weight = 1,
       for (std::size_t k = 0; k + 1 < in.size(); ++k) overlapped += in[k + 1]->posted < in[k]->completed;
       overlaps += (overlaps.empty() ? "" : ", ") + std::string(comm::name_of(kind)) + " " +
                   std::to_string(overlapped) + " of " + std::to_string(segments - 1);
-      if (2 * overlapped < segments - 1)
+      if (static_cast<double>(overlapped) < kMinOverlappedShare * static_cast<double>(segments - 1))
         why << "rank " << r << " had the receive of the next segment posted while it waited for a segment only "
-            << overlapped << " of " << segments - 1 << " times: keep two receives posted (irecv k+1 before you wait "
-            << "for k), so that a segment arrives while the previous one is forwarded";
+            << overlapped << " of " << segments - 1 << " times (at least " << 100 * kMinOverlappedShare
+            << "% needed): keep two receives posted (irecv k+1 before you wait for k), so that a segment "
+            << "arrives while the previous one is forwarded";
     }
     if (!why.str().empty())
       local << comm::name_of(kind) << " of " << bytes << " bytes from root " << root << ", " << seg
@@ -592,20 +649,24 @@ WB_CHECK(Correctness, ChainIsPipelined, .weight = 1,
   }
   record("measured", std::to_string(segments) + " segments; rank " + std::to_string(r) +
                          " waited with the next receive posted: " + (overlaps.empty() ? "no receives" : overlaps));
-  record("threshold", "one message per segment, to the neighbours only; the next receive posted for >= half of them");
   std::string text = local.str();
   if (!text.empty()) text.pop_back();  // the last newline: gather_text ends each rank's text
   if (!agree_all(text.empty())) FAIL() << gather_text(text);
 }
 
 WB_CHECK(Analysis, PredictedBroadcastTimesFollowTheModel, .weight = 1,
+         .limits = {{"abs_tol", 1e-15}, {"rel_tol", 1e-9}},
+         .passes = "`predicted_binomial_broadcast_time` and `predicted_chain_broadcast_time` (segments of 4 KiB, "
+                   "64 KiB and 4098 bytes) for n = 1, 2, 3, 4, 5, 8, 16 and sizes 0 to 64 MiB equal the two "
+                   "formulas of step 7 within {abs_tol} plus a relative {rel_tol}",
          .hint = "binomial: ceil(log2 n) (alpha + bytes beta); chain: (n - 2 + S)(alpha + s beta) with S "
                  "= ceil(bytes / segment_bytes) and s = min(bytes, segment_bytes); both 0 for n = 1, the "
                  "chain also for bytes = 0.") {
+  constexpr double kAbsTol = WB_LIMIT("abs_tol"), kRelTol = WB_LIMIT("rel_tol");
   std::string failure;
   std::string ni = run_lab_code([&] {
     const lab11::AlphaBeta m{2e-6, 1e-9};
-    auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-15 + 1e-9 * std::fabs(b); };
+    auto close = [](double a, double b) { return std::fabs(a - b) <= kAbsTol + kRelTol * std::fabs(b); };
     for (int n : {1, 2, 3, 4, 5, 8, 16}) {
       const int d = ceil_log2(n);
       for (std::size_t b : {std::size_t(0), std::size_t(8), std::size_t(4096), std::size_t(1) << 20,
@@ -635,7 +696,6 @@ WB_CHECK(Analysis, PredictedBroadcastTimesFollowTheModel, .weight = 1,
       }
     }
   });
-  record("threshold", "the formulas of tree_allreduce.h, relative error <= 1e-9");
   if (!ni.empty()) FAIL() << ni;
   EXPECT_TRUE(failure.empty()) << failure;
 }
