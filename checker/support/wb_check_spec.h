@@ -29,10 +29,16 @@
 /// - `hint`: what to try when the check fails (a check may record a more specific one with
 ///   wb::check::record_hint() where it knows the cause).
 ///
+/// Checks that pass on the same text (the versions of one function, a memcheck and a racecheck
+/// check) name one constant of their file instead of repeating it: `constexpr char
+/// kVersionPasses[] = "...";`, then `.passes = kVersionPasses` in each (the runner reads such a
+/// constant too; `hint` may do the same).
+///
 /// The runner (`./workbook check`) reads these declarations from the check's source
 /// (checker/wbcheck/declarations.py), never from a program that runs the lab's code, so student
 /// code cannot change a weight, a threshold's text or a hint on either backend. Write every field
-/// as a literal (a number, a string literal or adjacent ones, `{2, 4}`, `{{"name", 1.5}}`); the
+/// as a literal (a number, a string literal or adjacent ones or such a constant, `{2, 4}`,
+/// `{{"name", 1.5}}`); the
 /// compiler checks the field names, types and limit names, the runner reads the same text. A
 /// family of checks may be declared by a macro whose body holds the WB_CHECK (`#define
 /// RING_SWEEP(NAME, TYPE, OP) WB_CHECK(Correctness, NAME, ...) { ... }`): the runner expands such a

@@ -9,7 +9,8 @@ macro of checker/support/wb_check_spec.h:
 This module reads those declarations from the source text (the runner never asks a program that
 runs the lab's code what its checks are worth). Fields are literals: numbers, string literals
 (adjacent ones are joined, as C++ does), braced lists of integers for `ranks` and of
-{"name", number} pairs for `limits`. A function-like
+{"name", number} pairs for `limits`. A text several checks share (`passes`, `hint`) may be a
+constant of the same file, `constexpr char kName[] = "...";`, named in each declaration. A function-like
 macro whose body holds a WB_CHECK declares a family of checks; each use of the macro in the same
 file is expanded here as the preprocessor would expand it (parameters replaced by the arguments;
 no # or ## in such a body). Standard library only.
@@ -201,7 +202,18 @@ def _expand(text: str, macros: dict) -> list[tuple[str, int]]:
     return found
 
 
-def _parse(decl: str, path: Path, line: int) -> Declaration:
+def _string_constants(text: str) -> dict[str, str]:
+    """{name: value} of the `constexpr char kName[] = "..." "...";` constants in @p text."""
+    found = {}
+    for m in re.finditer(r'\bconstexpr\s+(?:const\s+)?char\s+(\w+)\s*\[\s*\]\s*=\s*((?:"(?:[^"\\\n]|\\.)*"\s*)+);',
+                         text):
+        value = _string_literal(m.group(2))
+        if value is not None:
+            found[m.group(1)] = value
+    return found
+
+
+def _parse(decl: str, path: Path, line: int, constants: dict[str, str] | None = None) -> Declaration:
     where = f"{path}:{line}"
     open_paren = decl.index("(")
     end = _balanced(decl, open_paren)
@@ -237,9 +249,13 @@ def _parse(decl: str, path: Path, line: int) -> Declaration:
             d.limits = _limits(value, f"{where}: {d.name}")
         else:
             s = _string_literal(value)
+            if s is None and key != "backends" and re.fullmatch(r"[A-Za-z_]\w*", value):
+                s = (constants or {}).get(value)
             if s is None:
                 raise DeclarationError(f"{where}: {d.name}: .{key} = {value[:60]}: write a string literal "
-                                       f"(adjacent literals are joined; the runner reads it from the source)")
+                                       f"(adjacent literals are joined; the runner reads it from the source), "
+                                       f"or name a constexpr char {value if value.isidentifier() else 'kName'}[] "
+                                       f"= \"...\"; of this file")
             if key == "backends":
                 if s not in BACKENDS:
                     raise DeclarationError(f"{where}: {d.name}: .backends = \"{s}\": a check of one backend "
@@ -297,8 +313,9 @@ def read_declarations(directory: Path) -> list[Declaration]:
             uses = _expand(text, _macros(text))
         except DeclarationError as e:
             raise DeclarationError(f"{path}: {e}") from None
+        constants = _string_constants(text)
         for decl, line in sorted(uses, key=lambda u: u[1]):
-            found.append(_parse(decl, path, line))
+            found.append(_parse(decl, path, line, constants))
     names = {}
     for d in found:
         if d.name in names:

@@ -462,9 +462,9 @@ def _interpret(lab: Lab, check: str, outcome: ProcessOutcome, json_path: Path, t
     if record:
         result.measured = str(record.get("measured", ""))
         result.threshold = str(record.get("threshold", ""))
+        result.hint = "" if record.get("no_hint") else str(record.get("hint", "")) or result.hint
     if spec.passes:
         result.threshold = spec.passes  # the declaration's, whatever the process recorded
-        result.hint = "" if record.get("no_hint") else str(record.get("hint", "")) or result.hint
     crash_site, stderr_text, in_lab_code = _lab_crash(outcome.stderr, binary)
     stderr = tail_lines(stderr_text)
 

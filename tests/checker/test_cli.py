@@ -185,6 +185,23 @@ WB_CHECK(Performance, Pool, .weight = 2, .backends = "sim", .limits = {{"max_loa
         self.assertEqual(d.limits, {"max_loads": 9.0, "min_ratio": 0.8, "factor": 1.05, "tol": 1e-9})
         self.assertEqual(d.passes_text(), "loads <= 9 (9.00), >= 80% of copy, 1.05 x, 1e-9; model {1, 4, 1}")
 
+    def test_checks_that_pass_on_one_text_name_one_constant(self):
+        found = self.read('''
+namespace {
+// shared
+constexpr char kVersionPasses[] = "26 cases, "  // a comment between literals
+                                  "exact";
+}  // namespace
+WB_CHECK(Correctness, Naive, .passes = kVersionPasses, .hint = "h1") {}
+WB_CHECK(Correctness, Tiled, .weight = 2, .passes = kVersionPasses) {}
+''')
+        self.assertEqual([(d.name, d.passes) for d in found],
+                         [("Correctness.Naive", "26 cases, exact"), ("Correctness.Tiled", "26 cases, exact")])
+        from wbcheck import declarations
+        with self.assertRaises(declarations.DeclarationError) as caught:
+            self.read("WB_CHECK(Correctness, A, .passes = kElsewhere) {}")
+        self.assertIn("or name a constexpr char kElsewhere[]", str(caught.exception))
+
     def test_a_limit_and_its_text_must_agree(self):
         from wbcheck import declarations
         cases = {

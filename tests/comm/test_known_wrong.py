@@ -290,7 +290,7 @@ KNOWN_WRONG = {
                                ["isend: tag 32768 outside 0..32767"], 30),
     "pipelined_one_receive_posted": (3, "Correctness.PipelinedKeepsTwoSegmentsInFlight", "failed",
                                      ["at most 1 receive was posted at a time",
-                                      "keep at least two segment receives posted (irecv)"], 30),
+                                      "keep at least 2 segment receives posted (irecv)"], 30),
     "ring_calls_mpi_allreduce": (2, "Correctness.RingAllreduceFloatSum", "failed",
                                  ["ranks 0, 1: all-reduce of 0 float with sum (out of place, 2 ranks): ring_allreduce "
                                   "called MPI_Allreduce (1 call); this lab asks for hand-written communication",
@@ -390,7 +390,9 @@ KNOWN_WRONG = {
                                       "expected {offset 0, rows 1}"]),
     "trainer_step_before_allreduce": (2, "Correctness.PerTensorDdpMatchesSingleProcess", "failed",
                                       ["rank 1 differs from rank 0", "every rank must hold the same sum"]),
-    "trainer_gradient_ascent": (1, "Correctness.TrainingReachesAccuracy", "failed", ["below 95%"]),
+    # Twenty epochs of training: seconds on an idle machine, more under a loaded build (the check's own
+    # limit is 240 s).
+    "trainer_gradient_ascent": (1, "Correctness.TrainingReachesAccuracy", "failed", ["below 95%"], 60),
     # The other ranks break their wait for rank 0 after 10 s: this one needs a longer limit.
     "trainer_bucket_waited_at_launch": (2, "Performance.BucketAllreduceRunsInBackground", "failed",
                                         ["had not returned after 10 s", "ready() waits for the all-reduce it starts"],
@@ -551,9 +553,12 @@ def test_earlier_lab_unfinished(ml, binary):
            "\n".join(f"{r.name}: {r.message[:300]}" for r in failed if not lab10s(r.message)))
     expect(any(r.name == "Correctness.ForwardMatchesReference" and r.status == "passed" for r in res),
            "a check that needs no all-reduce still passes")
-    slowest = max(res, key=lambda r: r.time_s)
-    expect(slowest.time_s < 30, f"every check ends well inside its time limit (slowest {slowest.name}: "
-                                f"{slowest.time_s:.1f} s; all {elapsed:.0f} s)")
+    # A failure that waited for its time limit would take the whole 60 s; a passing check takes the
+    # time its work takes (ForwardLargerThanOneGridPass: 12 s on an idle machine, 30 under a build).
+    slowest = max(failed, key=lambda r: r.time_s, default=None)
+    expect(slowest is not None and slowest.time_s < 30,
+           f"every failing check ends well inside its time limit (slowest {slowest.name if slowest else '-'}: "
+           f"{slowest.time_s if slowest else 0:.1f} s; all {elapsed:.0f} s)")
     expect(not processes_of(binary), "no rank process is left behind")
 
 

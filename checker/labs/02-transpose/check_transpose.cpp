@@ -209,28 +209,27 @@ void check_shapes(const Version& v, const std::vector<Shape>& shapes) {
 
 // ---- Correctness ---------------------------------------------------------------------
 
+// What passes, for NaiveShapes, TiledShapes, ConflictFreeShapes.
+constexpr char kShapesPasses[] = "the exact transpose for 20 shapes: 0 x 0, 0 x 7, 7 x 0, 1 x 1, 1 x 37, 37 x 1, 31 "
+                                 "x 33, 33 x 31, 32 x 32, 64 x 96, 96 x 64, 65 x 65, 100 x 37, 37 x 100, 257 x 129, "
+                                 "129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517";
+
 WB_CHECK(Correctness, NaiveShapes, .weight = 2,
-         .passes = "the exact transpose for 20 shapes: 0 x 0, 0 x 7, 7 x 0, 1 x 1, 1 x 37, 37 x 1, "
-                   "31 x 33, 33 x 31, 32 x 32, 64 x 96, 96 x 64, 65 x 65, 100 x 37, 37 x 100, 257 x "
-                   "129, 129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517",
+         .passes = kShapesPasses,
          .hint = "One thread per element: c = blockIdx.x * blockDim.x + threadIdx.x, r from the y "
                  "dimension; store out[c * rows + r] = in[r * cols + c] only when r < rows and c < cols.") {
   check_shapes(kNaive, kShapes);
 }
 
 WB_CHECK(Correctness, TiledShapes, .weight = 2,
-         .passes = "the exact transpose for 20 shapes: 0 x 0, 0 x 7, 7 x 0, 1 x 1, 1 x 37, 37 x 1, "
-                   "31 x 33, 33 x 31, 32 x 32, 64 x 96, 96 x 64, 65 x 65, 100 x 37, 37 x 100, 257 x "
-                   "129, 129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517",
+         .passes = kShapesPasses,
          .hint = "Load the tile with the input's bounds (r < rows, c < cols) and store it with the "
                  "output's (out row < cols, out column < rows); __syncthreads() in between.") {
   check_shapes(kTiled, kShapes);
 }
 
 WB_CHECK(Correctness, ConflictFreeShapes, .weight = 2,
-         .passes = "the exact transpose for 20 shapes: 0 x 0, 0 x 7, 7 x 0, 1 x 1, 1 x 37, 37 x 1, "
-                   "31 x 33, 33 x 31, 32 x 32, 64 x 96, 96 x 64, 65 x 65, 100 x 37, 37 x 100, 257 x "
-                   "129, 129 x 257, 1000 x 3, 3 x 1000, 200 x 328, 333 x 517",
+         .passes = kShapesPasses,
          .hint = "The same tile code as transpose_tiled, with the tile declared float[32][33].") {
   check_shapes(kConflictFree, kShapes);
 }

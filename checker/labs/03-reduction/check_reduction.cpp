@@ -442,11 +442,14 @@ void check_tree_version(const TreeVersion& v) {
 
 // ---- Correctness ---------------------------------------------------------------------
 
+// What passes, for InterleavedSum, SequentialSum, FirstAddSum, WarpShuffleSum.
+constexpr char kVersionSumPasses[] = "exact sums for 26 sizes from 0 to 100003 (0, 1, 2, 31-33, 63-65, 127-129, "
+                                     "255-257, 511-513, 1023-1025, 2047-2049, 4097, 100003) at block sizes 64, 128, "
+                                     "256, 512 and 1024, and for one block past 65535 blocks in the first pass "
+                                     "(block size 64); random data at n = 1000 and 100003 within gamma(n-1) sum|x|";
+
 WB_CHECK(Correctness, InterleavedSum, .weight = 2,
-         .passes = "exact sums for 26 sizes from 0 to 100003 (0, 1, 2, 31-33, 63-65, 127-129, 255-257, "
-                   "511-513, 1023-1025, 2047-2049, 4097, 100003) at block sizes 64, 128, 256, 512 and "
-                   "1024, and for one block past 65535 blocks in the first pass (block size 64); random "
-                   "data at n = 1000 and 100003 within gamma(n-1) sum|x|",
+         .passes = kVersionSumPasses,
          .hint = "Load one element per thread (0 past the end of the input), __syncthreads(), then for s "
                  "= 1, 2, 4, ...: index = 2 * s * threadIdx.x; if (index < blockDim.x) sdata[index] += "
                  "sdata[index + s]; __syncthreads().") {
@@ -454,30 +457,21 @@ WB_CHECK(Correctness, InterleavedSum, .weight = 2,
 }
 
 WB_CHECK(Correctness, SequentialSum, .weight = 2,
-         .passes = "exact sums for 26 sizes from 0 to 100003 (0, 1, 2, 31-33, 63-65, 127-129, 255-257, "
-                   "511-513, 1023-1025, 2047-2049, 4097, 100003) at block sizes 64, 128, 256, 512 and "
-                   "1024, and for one block past 65535 blocks in the first pass (block size 64); random "
-                   "data at n = 1000 and 100003 within gamma(n-1) sum|x|",
+         .passes = kVersionSumPasses,
          .hint = "for (s = blockDim.x / 2; s > 0; s >>= 1) { if (t < s) sdata[t] += sdata[t + s]; "
                  "__syncthreads(); }") {
   check_tree_version(kSequential);
 }
 
 WB_CHECK(Correctness, FirstAddSum, .weight = 2,
-         .passes = "exact sums for 26 sizes from 0 to 100003 (0, 1, 2, 31-33, 63-65, 127-129, 255-257, "
-                   "511-513, 1023-1025, 2047-2049, 4097, 100003) at block sizes 64, 128, 256, 512 and "
-                   "1024, and for one block past 65535 blocks in the first pass (block size 64); random "
-                   "data at n = 1000 and 100003 within gamma(n-1) sum|x|",
+         .passes = kVersionSumPasses,
          .hint = "Each block covers 2 * blockDim.x elements; test both loads against n, and pass 2 * "
                  "block_size as elements per block to reduce_in_passes.") {
   check_tree_version(kFirstAdd);
 }
 
 WB_CHECK(Correctness, WarpShuffleSum, .weight = 2,
-         .passes = "exact sums for 26 sizes from 0 to 100003 (0, 1, 2, 31-33, 63-65, 127-129, 255-257, "
-                   "511-513, 1023-1025, 2047-2049, 4097, 100003) at block sizes 64, 128, 256, 512 and "
-                   "1024, and for one block past 65535 blocks in the first pass (block size 64); random "
-                   "data at n = 1000 and 100003 within gamma(n-1) sum|x|",
+         .passes = kVersionSumPasses,
          .hint = "Stop the shared-memory tree at s > 32; then threads t < 32 add sdata[t] + sdata[t + "
                  "32] and shuffle down by 16, 8, 4, 2, 1.") {
   check_tree_version(kWarpShuffle);

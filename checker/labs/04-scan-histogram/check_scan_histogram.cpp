@@ -657,9 +657,12 @@ WB_CHECK(Correctness, ReduceThenScan, .weight = 3,
                    200);
 }
 
+// What passes, for InclusiveScan, ExclusiveScan.
+constexpr char kScanPasses[] = "exact scans, about 30 sizes from 0 to 2^20 + 7, around 32, 256, 512, 1024, 2048, "
+                               "3840, 4096, 5376";
+
 WB_CHECK(Correctness, InclusiveScan, .weight = 2,
-         .passes = "exact scans, about 30 sizes from 0 to 2^20 + 7, around 32, 256, 512, 1024, 2048, "
-                   "3840, 4096, 5376",
+         .passes = kScanPasses,
          .hint = "Start from scan_reduce_then_scan; every tile needs the sum of all elements before it, "
                  "and the last tile is usually partial.") {
   check_scan_sizes(kInclusive,
@@ -669,8 +672,7 @@ WB_CHECK(Correctness, InclusiveScan, .weight = 2,
 }
 
 WB_CHECK(Correctness, ExclusiveScan, .weight = 2,
-         .passes = "exact scans, about 30 sizes from 0 to 2^20 + 7, around 32, 256, 512, 1024, 2048, "
-                   "3840, 4096, 5376",
+         .passes = kScanPasses,
          .hint = "out[0] = 0 and out[i] = in[0] + ... + in[i-1]: write the running sum before adding the "
                  "element.") {
   check_scan_sizes(kExclusive,

@@ -508,20 +508,22 @@ void check_version(const Version& v) {
 
 // ---- Correctness ---------------------------------------------------------------------
 
+// What passes, for Naive, Coalesced, SmemTiled, Blocktile1D, Blocktile2D, Vectorized, Final.
+constexpr char kVersionPasses[] = "26 cases per version and the 2^20 shapes below, exact: 1 x 1 x 1, 1 x 1 x 7, 3 x "
+                                  "5 x 1, 17 x 33 x 65, 32^3, 64^3, 128^3, 129 x 127 x 131, 259 x 133 x 17, 1000 x 3 "
+                                  "x 7, 3 x 1000 x 7, 7 x 3 x 1000, 65 x 67 x 1, M = 0, N = 0; alpha/beta (2, -1), "
+                                  "(-1, 0.5), (0.5, 0) with NaN in C, (0, -1), K = 0 with beta 2 and 0; leading "
+                                  "dimensions padded by 3/5/1 and 4/4/8, and 37 x 44 x 36 with lda = 39, ldb = 45, "
+                                  "ldc = 46 (beta 1) and 37, 47, 47 (beta 0): K and N multiples of 4, the leading "
+                                  "dimensions not; random data 129 x 127 x 131 and 50 x 60 x 300 (alpha 1.5, beta "
+                                  "-0.75) within gamma(K + 2) times each element's scale; the largest M and N the "
+                                  "interface allows, 2^20 x 1 x 1 and 1 x 2^20 x 1 (blocks of 16 rows or columns on "
+                                  "gridDim.y would need 65536 of them; on sim only versions 1 (1 x 2^20) and 2 (2^20 "
+                                  "x 1) run them, one-thread-per-element versions whose block shape is yours, each "
+                                  "with its long dimension on gridDim.y; a GPU runs both on every version)";
+
 WB_CHECK(Correctness, Naive, .weight = 2,
-         .passes = "26 cases per version and the 2^20 shapes below, exact: 1 x 1 x 1, 1 x 1 x 7, 3 x "
-                   "5 x 1, 17 x 33 x 65, 32^3, 64^3, 128^3, 129 x 127 x 131, 259 x 133 x 17, 1000 x "
-                   "3 x 7, 3 x 1000 x 7, 7 x 3 x 1000, 65 x 67 x 1, M = 0, N = 0; alpha/beta (2, "
-                   "-1), (-1, 0.5), (0.5, 0) with NaN in C, (0, -1), K = 0 with beta 2 and 0; "
-                   "leading dimensions padded by 3/5/1 and 4/4/8, and 37 x 44 x 36 with lda = 39, "
-                   "ldb = 45, ldc = 46 (beta 1) and 37, 47, 47 (beta 0): K and N multiples of 4, the "
-                   "leading dimensions not; random data 129 x 127 x 131 and 50 x 60 x 300 (alpha "
-                   "1.5, beta -0.75) within gamma(K + 2) times each element's scale; the largest M "
-                   "and N the interface allows, 2^20 x 1 x 1 and 1 x 2^20 x 1 (blocks of 16 rows or "
-                   "columns on gridDim.y would need 65536 of them; on sim only versions 1 (1 x 2^20) "
-                   "and 2 (2^20 x 1) run them, one-thread-per-element versions whose block shape is "
-                   "yours, each with its long dimension on gridDim.y; a GPU runs both on every "
-                   "version)",
+         .passes = kVersionPasses,
          .hint = "One thread per element of C: r = blockIdx.x * blockDim.x + threadIdx.x, c from the y "
                  "dimension; if (r < M && c < N) sum A[r * lda + k] * B[k * ldb + c] over k, then C[r * "
                  "ldc + c] = alpha * sum (+ beta * C[r * ldc + c] only when beta != 0). Blocks of 32 x "
@@ -530,19 +532,7 @@ WB_CHECK(Correctness, Naive, .weight = 2,
 }
 
 WB_CHECK(Correctness, Coalesced, .weight = 1,
-         .passes = "26 cases per version and the 2^20 shapes below, exact: 1 x 1 x 1, 1 x 1 x 7, 3 x "
-                   "5 x 1, 17 x 33 x 65, 32^3, 64^3, 128^3, 129 x 127 x 131, 259 x 133 x 17, 1000 x "
-                   "3 x 7, 3 x 1000 x 7, 7 x 3 x 1000, 65 x 67 x 1, M = 0, N = 0; alpha/beta (2, "
-                   "-1), (-1, 0.5), (0.5, 0) with NaN in C, (0, -1), K = 0 with beta 2 and 0; "
-                   "leading dimensions padded by 3/5/1 and 4/4/8, and 37 x 44 x 36 with lda = 39, "
-                   "ldb = 45, ldc = 46 (beta 1) and 37, 47, 47 (beta 0): K and N multiples of 4, the "
-                   "leading dimensions not; random data 129 x 127 x 131 and 50 x 60 x 300 (alpha "
-                   "1.5, beta -0.75) within gamma(K + 2) times each element's scale; the largest M "
-                   "and N the interface allows, 2^20 x 1 x 1 and 1 x 2^20 x 1 (blocks of 16 rows or "
-                   "columns on gridDim.y would need 65536 of them; on sim only versions 1 (1 x 2^20) "
-                   "and 2 (2^20 x 1) run them, one-thread-per-element versions whose block shape is "
-                   "yours, each with its long dimension on gridDim.y; a GPU runs both on every "
-                   "version)",
+         .passes = kVersionPasses,
          .hint = "Version 1 with the roles of x and y exchanged: c = blockIdx.x * blockDim.x + "
                  "threadIdx.x, r from the y dimension. Blocks of 32 x 32 threads: M goes up to 2^20, and "
                  "gridDim.y holds at most 65535 blocks.") {
@@ -550,19 +540,7 @@ WB_CHECK(Correctness, Coalesced, .weight = 1,
 }
 
 WB_CHECK(Correctness, SmemTiled, .weight = 2,
-         .passes = "26 cases per version and the 2^20 shapes below, exact: 1 x 1 x 1, 1 x 1 x 7, 3 x "
-                   "5 x 1, 17 x 33 x 65, 32^3, 64^3, 128^3, 129 x 127 x 131, 259 x 133 x 17, 1000 x "
-                   "3 x 7, 3 x 1000 x 7, 7 x 3 x 1000, 65 x 67 x 1, M = 0, N = 0; alpha/beta (2, "
-                   "-1), (-1, 0.5), (0.5, 0) with NaN in C, (0, -1), K = 0 with beta 2 and 0; "
-                   "leading dimensions padded by 3/5/1 and 4/4/8, and 37 x 44 x 36 with lda = 39, "
-                   "ldb = 45, ldc = 46 (beta 1) and 37, 47, 47 (beta 0): K and N multiples of 4, the "
-                   "leading dimensions not; random data 129 x 127 x 131 and 50 x 60 x 300 (alpha "
-                   "1.5, beta -0.75) within gamma(K + 2) times each element's scale; the largest M "
-                   "and N the interface allows, 2^20 x 1 x 1 and 1 x 2^20 x 1 (blocks of 16 rows or "
-                   "columns on gridDim.y would need 65536 of them; on sim only versions 1 (1 x 2^20) "
-                   "and 2 (2^20 x 1) run them, one-thread-per-element versions whose block shape is "
-                   "yours, each with its long dimension on gridDim.y; a GPU runs both on every "
-                   "version)",
+         .passes = kVersionPasses,
          .hint = "Per K step, each thread loads one element of the A tile and one of the B tile, 0 when "
                  "outside the matrix (row >= M, column >= K for A; row >= K, column >= N for B); "
                  "__syncthreads(); 32 multiply-adds; __syncthreads().") {
@@ -570,19 +548,7 @@ WB_CHECK(Correctness, SmemTiled, .weight = 2,
 }
 
 WB_CHECK(Correctness, Blocktile1D, .weight = 2,
-         .passes = "26 cases per version and the 2^20 shapes below, exact: 1 x 1 x 1, 1 x 1 x 7, 3 x "
-                   "5 x 1, 17 x 33 x 65, 32^3, 64^3, 128^3, 129 x 127 x 131, 259 x 133 x 17, 1000 x "
-                   "3 x 7, 3 x 1000 x 7, 7 x 3 x 1000, 65 x 67 x 1, M = 0, N = 0; alpha/beta (2, "
-                   "-1), (-1, 0.5), (0.5, 0) with NaN in C, (0, -1), K = 0 with beta 2 and 0; "
-                   "leading dimensions padded by 3/5/1 and 4/4/8, and 37 x 44 x 36 with lda = 39, "
-                   "ldb = 45, ldc = 46 (beta 1) and 37, 47, 47 (beta 0): K and N multiples of 4, the "
-                   "leading dimensions not; random data 129 x 127 x 131 and 50 x 60 x 300 (alpha "
-                   "1.5, beta -0.75) within gamma(K + 2) times each element's scale; the largest M "
-                   "and N the interface allows, 2^20 x 1 x 1 and 1 x 2^20 x 1 (blocks of 16 rows or "
-                   "columns on gridDim.y would need 65536 of them; on sim only versions 1 (1 x 2^20) "
-                   "and 2 (2^20 x 1) run them, one-thread-per-element versions whose block shape is "
-                   "yours, each with its long dimension on gridDim.y; a GPU runs both on every "
-                   "version)",
+         .passes = kVersionPasses,
          .hint = "Each of the BM * BN / TM threads loads one element of each tile; thread t computes "
                  "rows (t / BN) * TM + i, column t % BN of the block tile; store only rows < M and "
                  "columns < N.") {
@@ -590,19 +556,7 @@ WB_CHECK(Correctness, Blocktile1D, .weight = 2,
 }
 
 WB_CHECK(Correctness, Blocktile2D, .weight = 2,
-         .passes = "26 cases per version and the 2^20 shapes below, exact: 1 x 1 x 1, 1 x 1 x 7, 3 x "
-                   "5 x 1, 17 x 33 x 65, 32^3, 64^3, 128^3, 129 x 127 x 131, 259 x 133 x 17, 1000 x "
-                   "3 x 7, 3 x 1000 x 7, 7 x 3 x 1000, 65 x 67 x 1, M = 0, N = 0; alpha/beta (2, "
-                   "-1), (-1, 0.5), (0.5, 0) with NaN in C, (0, -1), K = 0 with beta 2 and 0; "
-                   "leading dimensions padded by 3/5/1 and 4/4/8, and 37 x 44 x 36 with lda = 39, "
-                   "ldb = 45, ldc = 46 (beta 1) and 37, 47, 47 (beta 0): K and N multiples of 4, the "
-                   "leading dimensions not; random data 129 x 127 x 131 and 50 x 60 x 300 (alpha "
-                   "1.5, beta -0.75) within gamma(K + 2) times each element's scale; the largest M "
-                   "and N the interface allows, 2^20 x 1 x 1 and 1 x 2^20 x 1 (blocks of 16 rows or "
-                   "columns on gridDim.y would need 65536 of them; on sim only versions 1 (1 x 2^20) "
-                   "and 2 (2^20 x 1) run them, one-thread-per-element versions whose block shape is "
-                   "yours, each with its long dimension on gridDim.y; a GPU runs both on every "
-                   "version)",
+         .passes = kVersionPasses,
          .hint = "With BM * BN / (TM * TN) threads, each loads several tile elements in a loop (stride = "
                  "number of threads); zero-pad outside the matrices; test every store of the TM x TN "
                  "results against M and N.") {
@@ -610,19 +564,7 @@ WB_CHECK(Correctness, Blocktile2D, .weight = 2,
 }
 
 WB_CHECK(Correctness, Vectorized, .weight = 2,
-         .passes = "26 cases per version and the 2^20 shapes below, exact: 1 x 1 x 1, 1 x 1 x 7, 3 x "
-                   "5 x 1, 17 x 33 x 65, 32^3, 64^3, 128^3, 129 x 127 x 131, 259 x 133 x 17, 1000 x "
-                   "3 x 7, 3 x 1000 x 7, 7 x 3 x 1000, 65 x 67 x 1, M = 0, N = 0; alpha/beta (2, "
-                   "-1), (-1, 0.5), (0.5, 0) with NaN in C, (0, -1), K = 0 with beta 2 and 0; "
-                   "leading dimensions padded by 3/5/1 and 4/4/8, and 37 x 44 x 36 with lda = 39, "
-                   "ldb = 45, ldc = 46 (beta 1) and 37, 47, 47 (beta 0): K and N multiples of 4, the "
-                   "leading dimensions not; random data 129 x 127 x 131 and 50 x 60 x 300 (alpha "
-                   "1.5, beta -0.75) within gamma(K + 2) times each element's scale; the largest M "
-                   "and N the interface allows, 2^20 x 1 x 1 and 1 x 2^20 x 1 (blocks of 16 rows or "
-                   "columns on gridDim.y would need 65536 of them; on sim only versions 1 (1 x 2^20) "
-                   "and 2 (2^20 x 1) run them, one-thread-per-element versions whose block shape is "
-                   "yours, each with its long dimension on gridDim.y; a GPU runs both on every "
-                   "version)",
+         .passes = kVersionPasses,
          .hint = "A float4 load needs a 16-byte aligned address: only when the leading dimension (lda, "
                  "ldb, ldc, not K or N) is a multiple of 4 and all four elements are inside the matrix; "
                  "otherwise load the elements one by one (0 outside).") {
@@ -630,19 +572,7 @@ WB_CHECK(Correctness, Vectorized, .weight = 2,
 }
 
 WB_CHECK(Correctness, Final, .weight = 2,
-         .passes = "26 cases per version and the 2^20 shapes below, exact: 1 x 1 x 1, 1 x 1 x 7, 3 x "
-                   "5 x 1, 17 x 33 x 65, 32^3, 64^3, 128^3, 129 x 127 x 131, 259 x 133 x 17, 1000 x "
-                   "3 x 7, 3 x 1000 x 7, 7 x 3 x 1000, 65 x 67 x 1, M = 0, N = 0; alpha/beta (2, "
-                   "-1), (-1, 0.5), (0.5, 0) with NaN in C, (0, -1), K = 0 with beta 2 and 0; "
-                   "leading dimensions padded by 3/5/1 and 4/4/8, and 37 x 44 x 36 with lda = 39, "
-                   "ldb = 45, ldc = 46 (beta 1) and 37, 47, 47 (beta 0): K and N multiples of 4, the "
-                   "leading dimensions not; random data 129 x 127 x 131 and 50 x 60 x 300 (alpha "
-                   "1.5, beta -0.75) within gamma(K + 2) times each element's scale; the largest M "
-                   "and N the interface allows, 2^20 x 1 x 1 and 1 x 2^20 x 1 (blocks of 16 rows or "
-                   "columns on gridDim.y would need 65536 of them; on sim only versions 1 (1 x 2^20) "
-                   "and 2 (2^20 x 1) run them, one-thread-per-element versions whose block shape is "
-                   "yours, each with its long dimension on gridDim.y; a GPU runs both on every "
-                   "version)",
+         .passes = kVersionPasses,
          .hint = "Start from your version 6; every edge case of the earlier versions applies.") {
   check_version(kFinal);
 }

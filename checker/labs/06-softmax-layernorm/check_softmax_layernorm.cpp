@@ -856,19 +856,20 @@ testing::AssertionResult check_layernorm_bf16(const Matrix& m32) {
 
 // ---- Correctness -------------------------------------------------------------------------------------------
 
+// What passes, for SoftmaxNaive, SoftmaxBlock, SoftmaxOnline, SoftmaxForward.
+constexpr char kSoftmaxPasses[] = "16 shapes (R = 0 to 300, C = 1, 7, 32, 33, 100, 768, 1024, 1025, 1600, 4096, "
+                                  "8192, 8193, 32768) with rows of five kinds: uniform logits in [-8, 8), a few "
+                                  "logits x 20 among small ones, offset by 1e4, fully masked, causally masked";
+
 WB_CHECK(Correctness, SoftmaxNaive, .weight = 1,
-         .passes = "16 shapes (R = 0 to 300, C = 1, 7, 32, 33, 100, 768, 1024, 1025, 1600, 4096, "
-                   "8192, 8193, 32768) with rows of five kinds: uniform logits in [-8, 8), a few "
-                   "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
+         .passes = kSoftmaxPasses,
          .hint = "One thread per row r < rows: m = max of the row; if m == -INFINITY write zeros; s = "
                  "sum of expf(x - m); y = expf(x - m) / s.") {
   check_softmax_version(&softmax_naive, "softmax_naive");
 }
 
 WB_CHECK(Correctness, SoftmaxBlock, .weight = 2,
-         .passes = "16 shapes (R = 0 to 300, C = 1, 7, 32, 33, 100, 768, 1024, 1025, 1600, 4096, "
-                   "8192, 8193, 32768) with rows of five kinds: uniform logits in [-8, 8), a few "
-                   "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
+         .passes = kSoftmaxPasses,
          .hint = "A block per row (gridDim.x = rows); thread t takes columns t, t + blockDim.x, ...; "
                  "combine maxima, then sums, with block_reduce (warp shuffles, one value per warp in "
                  "shared memory).") {
@@ -876,18 +877,14 @@ WB_CHECK(Correctness, SoftmaxBlock, .weight = 2,
 }
 
 WB_CHECK(Correctness, SoftmaxOnline, .weight = 2,
-         .passes = "16 shapes (R = 0 to 300, C = 1, 7, 32, 33, 100, 768, 1024, 1025, 1600, 4096, "
-                   "8192, 8193, 32768) with rows of five kinds: uniform logits in [-8, 8), a few "
-                   "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
+         .passes = kSoftmaxPasses,
          .hint = "Running (m, s): for v > m, s = s * expf(m - v) + 1, m = v; else s += expf(v - m) (skip "
                  "v == -INFINITY). Combine two pairs with the larger m, rescaling both sums.") {
   check_softmax_version(&softmax_online, "softmax_online");
 }
 
 WB_CHECK(Correctness, SoftmaxForward, .weight = 2,
-         .passes = "16 shapes (R = 0 to 300, C = 1, 7, 32, 33, 100, 768, 1024, 1025, 1600, 4096, "
-                   "8192, 8193, 32768) with rows of five kinds: uniform logits in [-8, 8), a few "
-                   "logits x 20 among small ones, offset by 1e4, fully masked, causally masked",
+         .passes = kSoftmaxPasses,
          .hint = "A row is 16-byte aligned only when cols % 4 == 0: load the elements before the first "
                  "16-byte boundary and after the last full float4 one by one.") {
   check_softmax_version(&softmax_forward, "softmax_forward");
@@ -918,26 +915,32 @@ void check_norm_backward_version(bool centered) {
 
 }  // namespace
 
+// What passes, for LayerNormTwoPass, LayerNormForward, RMSNormForward.
+constexpr char kNormForwardPasses[] = "the 16 shapes with rows uniform in [-8, 8), of mean 1e3 and standard "
+                                      "deviation 1, constant, and uniform in [-100, 100); mean and rstd (rrms) "
+                                      "checked before y";
+
 WB_CHECK(Correctness, LayerNormTwoPass, .weight = 2,
-         .passes = "the 16 shapes with rows uniform in [-8, 8), of mean 1e3 and standard deviation "
-                   "1, constant, and uniform in [-100, 100); mean and rstd (rrms) checked before y",
+         .passes = kNormForwardPasses,
          .hint = "mean = sum(x) / cols; var = sum((x - mean)^2) / cols (biased); rstd = rsqrtf(var + "
                  "eps); y = (x - mean) * rstd * gamma + beta; thread 0 stores mean[r] and rstd[r].") {
   check_norm_version([](const Matrix& m) { return check_layernorm(&layernorm_two_pass, "layernorm_two_pass", m); });
 }
 
 WB_CHECK(Correctness, LayerNormForward, .weight = 2,
-         .passes = "the 16 shapes with rows uniform in [-8, 8), of mean 1e3 and standard deviation "
-                   "1, constant, and uniform in [-100, 100); mean and rstd (rrms) checked before y",
+         .passes = kNormForwardPasses,
          .hint = "Never E[x^2] - E[x]^2 in float: the mean first, then the mean of (x - mean)^2 over the "
                  "cached row, or Welford's algorithm.") {
   check_norm_version([](const Matrix& m) { return check_layernorm(&layernorm_forward, "layernorm_forward", m); });
 }
 
+// What passes, for LayerNormBackward, RMSNormBackward.
+constexpr char kNormBackwardPasses[] = "dx, dgamma (and dbeta) on 14 shapes, R up to 1000 (more rows than blocks, at "
+                                       "1000 x 12 and at 1000 x 7, rows that are not whole float4s), C = 4 (a row of "
+                                       "one float4) among them";
+
 WB_CHECK(Correctness, LayerNormBackward, .weight = 3,
-         .passes = "dx, dgamma (and dbeta) on 14 shapes, R up to 1000 (more rows than blocks, at "
-                   "1000 x 12 and at 1000 x 7, rows that are not whole float4s), C = 4 (a row of one "
-                   "float4) among them",
+         .passes = kNormBackwardPasses,
          .hint = "xhat = (x - mean) * rstd, g = dy * gamma; dx = rstd * (g - mean(g) - xhat * mean(g * "
                  "xhat)); dgamma and dbeta sum dy * xhat and dy over every row: per-block partial rows "
                  "in the workspace, summed by a second kernel.") {
@@ -945,16 +948,13 @@ WB_CHECK(Correctness, LayerNormBackward, .weight = 3,
 }
 
 WB_CHECK(Correctness, RMSNormForward, .weight = 2,
-         .passes = "the 16 shapes with rows uniform in [-8, 8), of mean 1e3 and standard deviation "
-                   "1, constant, and uniform in [-100, 100); mean and rstd (rrms) checked before y",
+         .passes = kNormForwardPasses,
          .hint = "rrms = rsqrtf(sum(x^2) / cols + eps); y = x * rrms * gamma; store rrms[r].") {
   check_norm_version(&check_rmsnorm);
 }
 
 WB_CHECK(Correctness, RMSNormBackward, .weight = 2,
-         .passes = "dx, dgamma (and dbeta) on 14 shapes, R up to 1000 (more rows than blocks, at "
-                   "1000 x 12 and at 1000 x 7, rows that are not whole float4s), C = 4 (a row of one "
-                   "float4) among them",
+         .passes = kNormBackwardPasses,
          .hint = "The layer-norm backward with mean = 0 and without the mean(g) term: dx = rrms * (g - "
                  "xhat * mean(g * xhat)), xhat = x * rrms.") {
   check_norm_backward_version(false);
@@ -1147,15 +1147,18 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 }  // namespace
 
+// What passes, for MemcheckClean, RacecheckClean.
+constexpr char kAnalysisPasses[] = "no report, every function, C = 1, 33, 100, 1025, 8193";
+
 WB_CHECK(Analysis, MemcheckClean, .weight = 2, .backends = "sim",
-         .passes = "no report, every function, C = 1, 33, 100, 1025, 8193",
+         .passes = kAnalysisPasses,
          .hint = "Test every index against cols (the last vector of a row) and rows; float4 loads only "
                  "where the four elements lie in the row.") {
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
-         .passes = "no report, every function, C = 1, 33, 100, 1025, 8193",
+         .passes = kAnalysisPasses,
          .hint = "A block reduction writes one value per warp to shared memory and reads them back: "
                  "__syncthreads() between the write and the read, and another before the shared array is "
                  "written again (the next reduction).") {

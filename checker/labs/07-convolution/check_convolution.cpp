@@ -620,42 +620,42 @@ double flops(const ConvParams& p) {
 
 // ---- Correctness --------------------------------------------------------------------------------------------
 
+// What passes, for ConvDirect, ConvIm2col, ConvImplicitGemm, ConvForward.
+constexpr char kConvForwardPasses[] = "9 shapes (listed above) with integer-valued inputs (bit-exact) and uniform "
+                                      "inputs; versions 2 to 4 also ResNet-50's five layer shapes at batch 1 and a "
+                                      "reduced image";
+
 WB_CHECK(Correctness, ConvDirect, .weight = 1,
-         .passes = "9 shapes (listed above) with integer-valued inputs (bit-exact) and uniform "
-                   "inputs; versions 2 to 4 also ResNet-50's five layer shapes at batch 1 and a "
-                   "reduced image",
+         .passes = kConvForwardPasses,
          .hint = "A thread per output, q fastest: h = p * stride_h - pad_h + r * dilation_h, w = q * "
                  "stride_w - pad_w + s * dilation_w; skip taps with h or w outside the image; w is K x C "
                  "x R x S.") { WB_ASSERT(check_forward_all(kDirect, false)); }
 
 WB_CHECK(Correctness, ConvIm2col, .weight = 2,
-         .passes = "9 shapes (listed above) with integer-valued inputs (bit-exact) and uniform "
-                   "inputs; versions 2 to 4 also ResNet-50's five layer shapes at batch 1 and a "
-                   "reduced image",
+         .passes = kConvForwardPasses,
          .hint = "col[((c * R + r) * S + s) * P * Q + p * Q + q] = x[n][c][h][w] or 0; then sgemm(K, P * "
                  "Q, C * R * S, 1, w, C * R * S, col, P * Q, 0, y + n * K * P * Q, P * Q) per image. "
                  "Your lab-05 sgemm must pass its checks first.") { WB_ASSERT(check_forward_all(kIm2col, true)); }
 
 WB_CHECK(Correctness, ConvImplicitGemm, .weight = 2,
-         .passes = "9 shapes (listed above) with integer-valued inputs (bit-exact) and uniform "
-                   "inputs; versions 2 to 4 also ResNet-50's five layer shapes at batch 1 and a "
-                   "reduced image",
+         .passes = kConvForwardPasses,
          .hint = "Rows m = (n, p, q), columns k, reduction kk = (c, r, s): decompose kk while gathering "
                  "the A tile, zeros for padding, kk >= C * R * S and m >= N * P * Q.") {
   WB_ASSERT(check_forward_all(kImplicit, true));
 }
 
 WB_CHECK(Correctness, ConvForward, .weight = 3,
-         .passes = "9 shapes (listed above) with integer-valued inputs (bit-exact) and uniform "
-                   "inputs; versions 2 to 4 also ResNet-50's five layer shapes at batch 1 and a "
-                   "reduced image",
+         .passes = kConvForwardPasses,
          .hint = "NHWC: x[((n * H + h) * W + w) * C + c], w[((k * R + r) * S + s) * C + c], y[((n * P + "
                  "p) * Q + q) * K + k]; kk = (r, s, c) with c fastest; float4 only when C % 4 == 0.") {
   WB_ASSERT(check_forward_all(kFinal, true));
 }
 
+// What passes, for ConvBackwardData, ConvBackwardFilter.
+constexpr char kConvBackwardPasses[] = "the same shapes; wgrad also a 4608-pixel reduction (split across blocks)";
+
 WB_CHECK(Correctness, ConvBackwardData, .weight = 3,
-         .passes = "the same shapes; wgrad also a 4608-pixel reduction (split across blocks)",
+         .passes = kConvBackwardPasses,
          .hint = "For input pixel h and tap r the output row is p = (h + pad_h - r * dilation_h) / "
                  "stride_h, only when the numerator is >= 0 and divisible and p < P; multiply dy there "
                  "by w[k][c][r][s] (this tap's own weight).") {
@@ -667,7 +667,7 @@ WB_CHECK(Correctness, ConvBackwardData, .weight = 3,
 }
 
 WB_CHECK(Correctness, ConvBackwardFilter, .weight = 3,
-         .passes = "the same shapes; wgrad also a 4608-pixel reduction (split across blocks)",
+         .passes = kConvBackwardPasses,
          .hint = "dw[k][c][r][s] sums dy[n][k][p][q] * x[n][c][h][w] over every n, p, q: each split's "
                  "partial tile in its own workspace slice, every slice written, all of them summed.") {
   std::uint64_t seed = 400;
@@ -803,15 +803,18 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 }  // namespace
 
+// What passes, for ConvMemcheckClean, ConvRacecheckClean.
+constexpr char kConvAnalysisPasses[] = "no report, every function, a ragged strided dilated shape and a 1 x 1 one";
+
 WB_CHECK(Analysis, ConvMemcheckClean, .weight = 2, .backends = "sim",
-         .passes = "no report, every function, a ragged strided dilated shape and a 1 x 1 one",
+         .passes = kConvAnalysisPasses,
          .hint = "Test every gathered pixel against the image and every tile index against M, K and C * "
                  "R * S; read only workspace slices this call wrote.") {
   expect_no_reports({"memcheck", "initcheck"}, "memcheck/initcheck");
 }
 
 WB_CHECK(Analysis, ConvRacecheckClean, .weight = 2, .backends = "sim",
-         .passes = "no report, every function, a ragged strided dilated shape and a 1 x 1 one",
+         .passes = kConvAnalysisPasses,
          .hint = "__syncthreads() after storing a tile and before reading it, and again before the next "
                  "step overwrites it (or double-buffer).") {
   expect_no_reports({"racecheck", "synccheck"}, "racecheck/synccheck");

@@ -1186,8 +1186,11 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
 
 }  // namespace
 
+// What passes, for PoolBatchNormMemcheckClean, PoolBatchNormRacecheckClean.
+constexpr char kPoolBnAnalysisPasses[] = "no memcheck/initcheck and no racecheck/synccheck report over every function";
+
 WB_CHECK(Analysis, PoolBatchNormMemcheckClean, .weight = 2, .backends = "sim",
-         .passes = "no memcheck/initcheck and no racecheck/synccheck report over every function",
+         .passes = kPoolBnAnalysisPasses,
          .hint = "Clip every window to the image before reading (rows max(h0, 0) to min(h0 + R, H) - 1), "
                  "test every index against the tensor's size, and read only workspace entries this call "
                  "wrote.") {
@@ -1195,7 +1198,7 @@ WB_CHECK(Analysis, PoolBatchNormMemcheckClean, .weight = 2, .backends = "sim",
 }
 
 WB_CHECK(Analysis, PoolBatchNormRacecheckClean, .weight = 2, .backends = "sim",
-         .passes = "no memcheck/initcheck and no racecheck/synccheck report over every function",
+         .passes = kPoolBnAnalysisPasses,
          .hint = "A block reduction writes one value per warp to shared memory and reads them back: "
                  "__syncthreads() between the write and the read, and another before the shared array is "
                  "written again.") {
@@ -1216,8 +1219,11 @@ std::uint64_t atomics_of(const std::function<testing::AssertionResult()>& run, b
 
 }  // namespace
 
+// What passes, for BatchNormNoAtomics, MaxPoolBackwardNoAtomics.
+constexpr char kNoAtomicsPasses[] = "0 atomic operations";
+
 WB_CHECK(Analysis, BatchNormNoAtomics, .weight = 2, .backends = "sim",
-         .passes = "0 atomic operations",
+         .passes = kNoAtomicsPasses,
          .hint = "Let each block store its partial sums in its own slot of the workspace, and a second "
                  "kernel combine a channel's partials in split order: the same result every run, with no "
                  "atomics.") {
@@ -1247,7 +1253,7 @@ WB_CHECK(Analysis, BatchNormNoAtomics, .weight = 2, .backends = "sim",
 }
 
 WB_CHECK(Analysis, MaxPoolBackwardNoAtomics, .weight = 2, .backends = "sim",
-         .passes = "0 atomic operations",
+         .passes = kNoAtomicsPasses,
          .hint = "Gather instead of scatter: a thread per input pixel visits the outputs whose windows "
                  "contain it and adds dy where their argmax is this pixel.") {
   WB_SIM_METRICS_BEGIN();

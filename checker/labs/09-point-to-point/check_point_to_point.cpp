@@ -294,39 +294,33 @@ void collective_sweep(Collective kind, std::vector<std::pair<DataType, RedOp>> c
 
 }  // namespace
 
+// What passes, for LinearBroadcast, LinearReduce, LinearGather, LinearScatter.
+constexpr char kLinearPasses[] = "`linear_<collective>` against the library's collective, bit-exact on every rank: "
+                                 "float and int32 (reduce: float sum, int32 max, double sum); sizes 0, 1, 7, n-1, "
+                                 "n+1, 1 MiB + 3 elements; roots 0, n/2, n-1; in and out of place; an out-of-place "
+                                 "send buffer unchanged; a non-root's reduce and gather `recvbuf` untouched";
+
 WB_CHECK(Correctness, LinearBroadcast, .weight = 1,
-         .passes = "`linear_<collective>` against the library's collective, bit-exact on every rank: float "
-                   "and int32 (reduce: float sum, int32 max, double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 "
-                   "elements; roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; "
-                   "a non-root's reduce and gather `recvbuf` untouched",
+         .passes = kLinearPasses,
          .hint = "The root copies sendbuf to recvbuf unless they are the same buffer, then sends recvbuf "
                  "to every rank but itself; every root 0..n-1 must work.") {
   collective_sweep(Collective::broadcast, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
 }
 WB_CHECK(Correctness, LinearReduce, .weight = 1,
-         .passes = "`linear_<collective>` against the library's collective, bit-exact on every rank: float "
-                   "and int32 (reduce: float sum, int32 max, double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 "
-                   "elements; roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; "
-                   "a non-root's reduce and gather `recvbuf` untouched",
+         .passes = kLinearPasses,
          .hint = "Receive into comm.scratch(), not into recvbuf on a rank that is not the root; start "
                  "the root's recvbuf from its own sendbuf (unless in place).") {
   collective_sweep(Collective::reduce,
                    {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::max}, {DataType::f64, RedOp::sum}});
 }
 WB_CHECK(Correctness, LinearGather, .weight = 1,
-         .passes = "`linear_<collective>` against the library's collective, bit-exact on every rank: float "
-                   "and int32 (reduce: float sum, int32 max, double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 "
-                   "elements; roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; "
-                   "a non-root's reduce and gather `recvbuf` untouched",
+         .passes = kLinearPasses,
          .hint = "Rank q's block starts at byte q * count * size_of(type) of the root's recvbuf, whoever "
                  "the root is; in place the root's block is already there.") {
   collective_sweep(Collective::gather, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
 }
 WB_CHECK(Correctness, LinearScatter, .weight = 1,
-         .passes = "`linear_<collective>` against the library's collective, bit-exact on every rank: float "
-                   "and int32 (reduce: float sum, int32 max, double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 "
-                   "elements; roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; "
-                   "a non-root's reduce and gather `recvbuf` untouched",
+         .passes = kLinearPasses,
          .hint = "Block q of the root's sendbuf goes to rank q; the root keeps its own block (already in "
                  "place when recvbuf == sendbuf + root * block).") {
   collective_sweep(Collective::scatter, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});

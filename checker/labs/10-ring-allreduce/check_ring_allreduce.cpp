@@ -318,7 +318,8 @@ WB_CHECK(Correctness, PipelinedKeepsTwoSegmentsInFlight, .weight = 1,
   if (n == 1) {
     if (st.sends != 0) local << "with one rank nothing needs to be sent, but " << st.sends << " messages were sent";
   } else if (st.max_pending_recvs < kMinRecvsInFlight) {
-    local << "at most " << st.max_pending_recvs << " receive(s) posted at a time; keep at least " << kMinRecvsInFlight
+    local << "at most " << st.max_pending_recvs << (st.max_pending_recvs == 1 ? " receive was" : " receives were")
+          << " posted at a time; keep at least " << kMinRecvsInFlight
           << " segment receives posted (irecv) while reducing the previous segment";
   } else if (st.reductions == 0 || static_cast<double>(st.reductions_overlapped) <
                                        kMinOverlappedShare * static_cast<double>(st.reductions)) {

@@ -417,11 +417,14 @@ WB_CHECK(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce, .weight = 2, 
 
 // ---- rooted collectives (steps 5-7) ---------------------------------------------------------
 
+// What passes, for BinomialBroadcast, BinomialReduce, BinomialGather, BinomialScatter.
+constexpr char kBinomialPasses[] = "`binomial_<collective>` against the library's collective, bit-exact on every "
+                                   "rank: float sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, "
+                                   "n+1, 1 MiB + 3 elements; roots 0, n/2, n-1; in and out of place; an out-of-place "
+                                   "send buffer unchanged; a non-root's reduce and gather `recvbuf` untouched";
+
 WB_CHECK(Correctness, BinomialBroadcast, .weight = 1,
-         .passes = "`binomial_<collective>` against the library's collective, bit-exact on every rank: float "
-                   "sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; "
-                   "roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; a non-root's "
-                   "reduce and gather `recvbuf` untouched",
+         .passes = kBinomialPasses,
          .hint = "Relative ranks v = (rank - root + n) % n: receive once from v - msb(v), then send to v "
                  "+ mask for every larger mask with v + mask < n; map peers back with (v + root) % n. "
                  "Out of place, the root also copies sendbuf into recvbuf.") {
@@ -430,10 +433,7 @@ WB_CHECK(Correctness, BinomialBroadcast, .weight = 1,
                     {DataType::i32, RedOp::max, binomial(Collective::broadcast)}});
 }
 WB_CHECK(Correctness, BinomialReduce, .weight = 1,
-         .passes = "`binomial_<collective>` against the library's collective, bit-exact on every rank: float "
-                   "sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; "
-                   "roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; a non-root's "
-                   "reduce and gather `recvbuf` untouched",
+         .passes = kBinomialPasses,
          .hint = "Accumulate in recvbuf on the root only; elsewhere in comm.scratch(bytes, slot) (a "
                  "non-root's recvbuf must stay untouched). Receive each child's partial result into a "
                  "second scratch slot and reduce it into the accumulator.") {
@@ -443,10 +443,7 @@ WB_CHECK(Correctness, BinomialReduce, .weight = 1,
                     {DataType::f64, RedOp::sum, binomial(Collective::reduce)}});
 }
 WB_CHECK(Correctness, BinomialGather, .weight = 1,
-         .passes = "`binomial_<collective>` against the library's collective, bit-exact on every rank: float "
-                   "sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; "
-                   "roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; a non-root's "
-                   "reduce and gather `recvbuf` untouched",
+         .passes = kBinomialPasses,
          .hint = "A subtree's blocks are contiguous in relative order; the root must rotate them into "
                  "rank order: relative block j belongs to rank (j + root) % n.") {
   collective_sweep(Collective::gather, "binomial_gather",
@@ -454,10 +451,7 @@ WB_CHECK(Correctness, BinomialGather, .weight = 1,
                     {DataType::i32, RedOp::max, binomial(Collective::gather)}});
 }
 WB_CHECK(Correctness, BinomialScatter, .weight = 1,
-         .passes = "`binomial_<collective>` against the library's collective, bit-exact on every rank: float "
-                   "sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; "
-                   "roots 0, n/2, n-1; in and out of place; an out-of-place send buffer unchanged; a non-root's "
-                   "reduce and gather `recvbuf` untouched",
+         .passes = kBinomialPasses,
          .hint = "The root first rotates its blocks into relative order (block of rank (j + root) % n to "
                  "position j); each rank keeps block 0 of its range and sends child v + mask the "
                  "min(mask, size - mask) blocks starting at position mask.") {
@@ -465,13 +459,17 @@ WB_CHECK(Correctness, BinomialScatter, .weight = 1,
                    {{DataType::f32, RedOp::sum, binomial(Collective::scatter)},
                     {DataType::i32, RedOp::max, binomial(Collective::scatter)}});
 }
+// What passes, for ChainBroadcast, ChainReduce.
+constexpr char kChainPasses[] = "`chain_<collective>` against the library's collective, bit-exact on every rank: "
+                                "float sum and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + "
+                                "3 elements; roots 0, n/2, n-1; in and out of place; segments of 4 KiB and of 4098 "
+                                "bytes (not a whole number of elements) for the 1 MiB case, of 3 elements and 1 byte "
+                                "for the small ones";
+
 // 4 KiB segments cut the 1 MiB case into 256 segments; 4098 bytes is not a whole number of
 // 4- or 8-byte elements (segments of 1024 or 512 elements).
 WB_CHECK(Correctness, ChainBroadcast, .weight = 1,
-         .passes = "`chain_<collective>` against the library's collective, bit-exact on every rank: float sum "
-                   "and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; roots "
-                   "0, n/2, n-1; in and out of place; segments of 4 KiB and of 4098 bytes (not a whole number of "
-                   "elements) for the 1 MiB case, of 3 elements and 1 byte for the small ones",
+         .passes = kChainPasses,
          .hint = "Segments hold segment_bytes / elem_size whole elements (at least one); the last "
                  "segment is shorter. Receive straight into place from the predecessor and forward from "
                  "there.") {
@@ -480,10 +478,7 @@ WB_CHECK(Correctness, ChainBroadcast, .weight = 1,
                     {DataType::i32, RedOp::max, chain(Collective::broadcast, 4098)}});
 }
 WB_CHECK(Correctness, ChainReduce, .weight = 1,
-         .passes = "`chain_<collective>` against the library's collective, bit-exact on every rank: float sum "
-                   "and int32 max (reduce: also double sum); sizes 0, 1, 7, n-1, n+1, 1 MiB + 3 elements; roots "
-                   "0, n/2, n-1; in and out of place; segments of 4 KiB and of 4098 bytes (not a whole number of "
-                   "elements) for the 1 MiB case, of 3 elements and 1 byte for the small ones",
+         .passes = kChainPasses,
          .hint = "Segment k of your own input is at element k * seg, byte k * seg * elem_size; a scratch "
                  "slot may be reused only after the isend that read it has completed.") {
   collective_sweep(Collective::reduce, "chain_reduce",

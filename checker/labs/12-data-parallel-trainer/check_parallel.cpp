@@ -400,12 +400,16 @@ void pipeline_check(lab12::Schedule schedule) {
 
 }  // namespace
 
+// What passes, for PipelineGPipeMatchesSingleProcess, Pipeline1F1BMatchesSingleProcess.
+constexpr char kPipelinePasses[] = "4-layer models over 1 to 4 stages, 2 steps each: 37 rows in 4, 1 and 8 "
+                                   "micro-batches, a boundary 1100 floats wide (too large to buffer: blocking sends "
+                                   "deadlock), 3 rows in 4 micro-batches (one empty): each stage's gradients those "
+                                   "of the mean loss over the whole global batch (fp32 bound), its parameters one "
+                                   "optimizer step on, nothing outside its layers written; 1F1B: at most `n - s` "
+                                   "micro-batches in flight on stage s, from the order of its messages";
+
 WB_CHECK(Correctness, PipelineGPipeMatchesSingleProcess, .weight = 3,
-         .passes = "4-layer models over 1 to 4 stages, 2 steps each: 37 rows in 4, 1 and 8 micro-batches, a "
-                   "boundary 1100 floats wide (too large to buffer: blocking sends deadlock), 3 rows in 4 "
-                   "micro-batches (one empty): each stage's gradients those of the mean loss over the whole global "
-                   "batch (fp32 bound), its parameters one optimizer step on, nothing outside its layers written; "
-                   "1F1B: at most `n - s` micro-batches in flight on stage s, from the order of its messages",
+         .passes = kPipelinePasses,
          .hint = "Every forward (receive the input from rank - 1, mlp_forward, send relu(z_last) to rank "
                  "+ 1), then every backward (receive dL/d(output), through the ReLU, the layers' "
                  "gradients added, dL/d(input) to rank - 1); scale 1/global.rows on the last stage.") {
@@ -413,11 +417,7 @@ WB_CHECK(Correctness, PipelineGPipeMatchesSingleProcess, .weight = 3,
 }
 
 WB_CHECK(Correctness, Pipeline1F1BMatchesSingleProcess, .weight = 3,
-         .passes = "4-layer models over 1 to 4 stages, 2 steps each: 37 rows in 4, 1 and 8 micro-batches, a "
-                   "boundary 1100 floats wide (too large to buffer: blocking sends deadlock), 3 rows in 4 "
-                   "micro-batches (one empty): each stage's gradients those of the mean loss over the whole global "
-                   "batch (fp32 bound), its parameters one optimizer step on, nothing outside its layers written; "
-                   "1F1B: at most `n - s` micro-batches in flight on stage s, from the order of its messages",
+         .passes = kPipelinePasses,
          .hint = "n - s - 1 forwards, then one forward and one backward in turn, then the remaining "
                  "backwards; micro-batch j in slot j % slots.size(); send with isend so that a stage "
                  "never blocks in a send while its neighbour sends to it.") {

@@ -399,9 +399,13 @@ void optimizer_check(const lab12::Optimizer& opt, std::uint64_t seed) {
 
 }  // namespace
 
+// What passes, for SgdStep, AdamWStep.
+constexpr char kOptimizerPasses[] = "n = 1, 1000, 4099, 4 steps: velocity / m, v and the parameters within a few u "
+                                    "(the fp32 rounding of the update's terms) of the double update from your own "
+                                    "state before the step";
+
 WB_CHECK(Correctness, SgdStep, .weight = 1, .ranks = {1},
-         .passes = "n = 1, 1000, 4099, 4 steps: velocity / m, v and the parameters within a few u (the fp32 "
-                   "rounding of the update's terms) of the double update from your own state before the step",
+         .passes = kOptimizerPasses,
          .hint = "g = grad + weight_decay p; v = momentum v + g; p -= lr v.") {
   lab12::Optimizer opt;
   opt.kind = lab12::Optimizer::Kind::sgd;
@@ -410,8 +414,7 @@ WB_CHECK(Correctness, SgdStep, .weight = 1, .ranks = {1},
 }
 
 WB_CHECK(Correctness, AdamWStep, .weight = 1, .ranks = {1},
-         .passes = "n = 1, 1000, 4099, 4 steps: velocity / m, v and the parameters within a few u (the fp32 "
-                   "rounding of the update's terms) of the double update from your own state before the step",
+         .passes = kOptimizerPasses,
          .hint = "Decay p by (1 - lr wd) first; m and v as Adam; divide by the bias corrections 1 - "
                  "beta^t with t starting at 1.") {
   lab12::Optimizer opt;
@@ -927,14 +930,18 @@ std::string check_ddp_variants(lab12::Reduction reduction, const lab12::Optimize
 
 }  // namespace
 
+// What passes, for PerTensorDdpMatchesSingleProcess, FlatDdpMatchesSingleProcess.
+constexpr char kDdpPasses[] = "10 AdamW steps on 37 rows (uneven), 3 SGD steps on 64 rows, 3 rows over up to 4 ranks "
+                              "(empty shards); 10 steps on exact data (SGD with momentum and weight decay per "
+                              "tensor, AdamW flat; 32 rows): after each step, every rank holds rank 0's gradients "
+                              "and parameters bitwise; the gradients equal the global batch's mean-loss gradient at "
+                              "the parameters before the step (fp32 bound); the parameters equal one optimizer step "
+                              "from them; on exact data the gradients equal the exact gradient and the parameters "
+                              "and optimizer state what your `sgd_step` / `adamw_step` make of it in one process, "
+                              "bitwise";
+
 WB_CHECK(Correctness, PerTensorDdpMatchesSingleProcess, .weight = 3,
-         .passes = "10 AdamW steps on 37 rows (uneven), 3 SGD steps on 64 rows, 3 rows over up to 4 ranks (empty "
-                   "shards); 10 steps on exact data (SGD with momentum and weight decay per tensor, AdamW flat; 32 "
-                   "rows): after each step, every rank holds rank 0's gradients and parameters bitwise; the "
-                   "gradients equal the global batch's mean-loss gradient at the parameters before the step (fp32 "
-                   "bound); the parameters equal one optimizer step from them; on exact data the gradients equal "
-                   "the exact gradient and the parameters and optimizer state what your `sgd_step` / `adamw_step` "
-                   "make of it in one process, bitwise",
+         .passes = kDdpPasses,
          .hint = "Forward and backward on this rank's shard with scale 1/(global batch); one "
                  "ring_allreduce (sum) per tensor; then the optimizer step on every rank.") {
   int done = 0;
@@ -946,13 +953,7 @@ WB_CHECK(Correctness, PerTensorDdpMatchesSingleProcess, .weight = 3,
 }
 
 WB_CHECK(Correctness, FlatDdpMatchesSingleProcess, .weight = 3,
-         .passes = "10 AdamW steps on 37 rows (uneven), 3 SGD steps on 64 rows, 3 rows over up to 4 ranks (empty "
-                   "shards); 10 steps on exact data (SGD with momentum and weight decay per tensor, AdamW flat; 32 "
-                   "rows): after each step, every rank holds rank 0's gradients and parameters bitwise; the "
-                   "gradients equal the global batch's mean-loss gradient at the parameters before the step (fp32 "
-                   "bound); the parameters equal one optimizer step from them; on exact data the gradients equal "
-                   "the exact gradient and the parameters and optimizer state what your `sgd_step` / `adamw_step` "
-                   "make of it in one process, bitwise",
+         .passes = kDdpPasses,
          .hint = "The per-tensor step with one ring_allreduce over all parameter_count() gradients.") {
   int done = 0;
   const std::string f =
