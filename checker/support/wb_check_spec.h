@@ -38,11 +38,10 @@
 /// (checker/wbcheck/declarations.py), never from a program that runs the lab's code, so student
 /// code cannot change a weight, a threshold's text or a hint on either backend. Write every field
 /// as a literal (a number, a string literal or adjacent ones or such a constant, `{2, 4}`,
-/// `{{"name", 1.5}}`); the
-/// compiler checks the field names, types and limit names, the runner reads the same text. A
-/// family of checks may be declared by a macro whose body holds the WB_CHECK (`#define
-/// RING_SWEEP(NAME, TYPE, OP) WB_CHECK(Correctness, NAME, ...) { ... }`): the runner expands such a
-/// macro where it is used.
+/// `{{"name", 1.5}}`); the compiler checks the field names, types and limit names, the runner
+/// reads the same text. A family of checks may be declared by a macro whose body holds the
+/// WB_CHECK (`#define RING_SWEEP(NAME, TYPE, OP) WB_CHECK(Correctness, NAME, ...) { ... }`): the
+/// runner expands such a macro where it is used.
 #pragma once
 
 #include <gtest/gtest.h>

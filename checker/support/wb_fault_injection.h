@@ -75,9 +75,6 @@ inline constexpr Fault kFaults[] = {{"cudaMalloc", cudaErrorMemoryAllocation},
                                     {"cudaMemsetAsync", cudaErrorLaunchFailure},
                                     {"cudaFuncSetAttribute", cudaErrorInvalidValue},
                                     {cusim::checker::kKernelLaunch, cudaErrorLaunchOutOfResources}};
-/// What the checks' thresholds name: every function of kFaults.
-inline constexpr const char* kFaultsText =
-    "each cudaMalloc, cudaMemcpy(Async), cudaMemset(Async), cudaFuncSetAttribute and kernel launch";
 
 /// How code sees that a call of @p api failed.
 inline std::string how_to_test(const char* api) {

@@ -10,8 +10,8 @@ This module reads those declarations from the source text (the runner never asks
 runs the lab's code what its checks are worth). Fields are literals: numbers, string literals
 (adjacent ones are joined, as C++ does), braced lists of integers for `ranks` and of
 {"name", number} pairs for `limits`. A text several checks share (`passes`, `hint`) may be a
-constant of the same file, `constexpr char kName[] = "...";`, named in each declaration. A function-like
-macro whose body holds a WB_CHECK declares a family of checks; each use of the macro in the same
+constant of the same file, `constexpr char kName[] = "...";`, named in each declaration. A
+function-like macro whose body holds a WB_CHECK declares a family of checks; each use of the macro in the same
 file is expanded here as the preprocessor would expand it (parameters replaced by the arguments;
 no # or ## in such a body). Standard library only.
 """

@@ -10,9 +10,9 @@ A lab's handout (labs/NN-name/README.md) marks each generated table with two com
 
 The first names the lab's check sources the table lists (one or more, comma-separated, in
 checker/labs/NN-name/). Between the two, one row per check, file by file in the order named and
-in declaration order within a file: its name, "(sim)"
-or "(GPU)" for a check of one backend, and its `.passes` text with the limits written in (the
-same text as the THRESHOLD column of `./workbook check`). Consecutive checks of one group and
+in declaration order within a file: its name, "(sim)" or "(GPU)" for a check of one backend,
+and its `.passes` text with the limits written in (the same text as the THRESHOLD column of
+`./workbook check`). Consecutive checks of one group and
 backend that pass on the same text share a row ("Analysis.A, .B (sim)").
 
 `./workbook handouts` rewrites the tables; `./workbook handouts --check` (a project test) fails

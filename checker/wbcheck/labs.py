@@ -11,9 +11,10 @@ lab.json fields (all optional except title and stage):
               fields from this object (kind "mpi": ranks, tcp, stall_s; see collectives.py)
   weights     default weight per group: {"Correctness": 1, "Analysis": 1, "Performance": 1}
 
-The checks themselves (name, weight, backends, time limit, rank counts, limits, what passes, hint) are declared beside
-their tests with WB_CHECK in checker/labs/NN-name/*.cpp (checker/support/wb_check_spec.h), and read
-from there (declarations.py); lab.json holds what belongs to the lab only.
+The checks themselves (name, weight, backends, time limit, rank counts, limits, what passes,
+hint) are declared beside their tests with WB_CHECK in checker/labs/NN-name/*.cpp
+(checker/support/wb_check_spec.h), and read from there (declarations.py); lab.json holds what
+belongs to the lab only.
 """
 
 from __future__ import annotations
