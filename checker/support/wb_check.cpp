@@ -183,6 +183,13 @@ std::string fixed(double v, int digits) {
   return buffer;
 }
 
+std::string versus(double rate, double baseline_rate, std::string_view baseline, std::string_view unit) {
+  std::string text = fixed(rate / baseline_rate) + " x ";
+  text.append(baseline).append(" (").append(fixed(rate)).append(" ");
+  text.append(unit).append(" vs ").append(fixed(baseline_rate)).append(" ").append(unit).append(")");
+  return text;
+}
+
 std::string significant(double v, int digits) {
   char buffer[48];
   std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);

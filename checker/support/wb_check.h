@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <iterator>
 #include <span>
 #include <string>
 #include <vector>
@@ -72,6 +73,38 @@ inline void record_cases(std::size_t passed, std::size_t total) {
   record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
 }
 
+/// Counts a check's cases as they pass, recording "k/total cases correct" (the MEASURED column)
+/// after each: a failing case leaves the count of those before it. Use as
+///     wb::check::Cases cases(13);
+///     for (int n : {1, 31, 32, 33}) for (std::uint64_t seed : {1, 2, 3}) WB_ASSERT(cases(check(n, seed)));
+///     WB_ASSERT(cases(check_twice(33, 4)));
+/// for cases that are not the elements of one range (for_each_case() takes those).
+class Cases {
+ public:
+  explicit Cases(std::size_t total) : total_(total) { record_cases(0, total_); }
+  /// @p result, the verdict on the next case, after counting it as passed when it holds.
+  testing::AssertionResult operator()(testing::AssertionResult result) {
+    if (result) record_cases(++passed_, total_);
+    return result;
+  }
+  std::size_t passed() const { return passed_; }
+
+ private:
+  std::size_t total_, passed_ = 0;
+};
+
+/// Checks every element of @p cases in order with @p check (a function of one case returning a
+/// testing::AssertionResult), recording "k/n cases correct" as they pass; the first failure, else
+/// success. Use as WB_ASSERT(for_each_case(shapes, [&](const Shape& s) { return check_shape(s); })).
+template <class Range, class Check>
+testing::AssertionResult for_each_case(const Range& cases, Check&& check) {
+  Cases counted(std::size(cases));
+  for (const auto& c : cases) {
+    if (testing::AssertionResult r = counted(check(c)); !r) return r;
+  }
+  return testing::AssertionSuccess();
+}
+
 /// Runs @p count cases in order, @p one(i) checking case i, and records "k/count cases correct"
 /// (the MEASURED column) as they pass; returns the first failure, else success. Use as
 /// WB_ASSERT(run_cases(n, [&](std::size_t i) { return check_case(cases[i]); })).
@@ -119,6 +152,10 @@ std::string as_written(double v);
 
 /// @p v with @p digits digits after the point ("%.*f"): measured ratios and metrics in messages.
 std::string fixed(double v, int digits = 2);
+
+/// A rate measured against its baseline of the same run, as the MEASURED column shows it:
+/// versus(2870.1, 3376.5, "copy") is "0.85 x copy (2870.10 GB/s vs 3376.50 GB/s)".
+std::string versus(double rate, double baseline_rate, std::string_view baseline, std::string_view unit = "GB/s");
 
 /// @p v with @p digits significant digits ("%.*g"): values in mismatch messages.
 std::string significant(double v, int digits);

@@ -8,6 +8,7 @@
 
 #include "wb/wb.h"
 #include "wb_check.h"
+#include "wb_compare_elements.h"
 
 namespace {
 
@@ -168,6 +169,52 @@ TEST(CheckSupport, UnwrittenSuffixIsAGridTooSmall) {
 TEST(CheckSupport, NotImplementedNamesFunctionAndFile) {
   const std::string text = wb::check::cuda_success(cudaErrorNotYetImplemented, "f(1)", "f").message();
   EXPECT_NE(text.find("not implemented yet: f in tests/checker"), std::string::npos) << text;
+}
+
+TEST(CheckSupport, CasesCountUpToTheFirstFailure) {
+  wb::check::Cases cases(3);
+  EXPECT_TRUE(cases(testing::AssertionSuccess()));
+  EXPECT_FALSE(cases(testing::AssertionFailure() << "case 2"));
+  EXPECT_EQ(cases.passed(), 1u);
+  int checked = 0;
+  const std::vector<int> values = {1, 2, 3, 4};
+  const testing::AssertionResult r = wb::check::for_each_case(values, [&](int v) {
+    ++checked;
+    return v == 3 ? testing::AssertionFailure() << "v = " << v : testing::AssertionSuccess();
+  });
+  EXPECT_FALSE(r);
+  EXPECT_STREQ(r.message(), "v = 3");
+  EXPECT_EQ(checked, 3) << "for_each_case stops at the first failing case";
+  EXPECT_TRUE(wb::check::for_each_case(std::vector<int>{}, [](int) { return testing::AssertionFailure(); }));
+}
+
+TEST(CheckSupport, CompareElementsNamesTheFirstWrongElement) {
+  const auto where = [](std::size_t i) { return "y[" + std::to_string(i) + "]"; };
+  const std::vector<double> expected = {1.0, 2.5, 3.0, INFINITY};
+  const std::vector<double> allowed = {0.0, 0.1, 0.1, 0.1};
+  EXPECT_TRUE(wb::check::compare_elements("f()", "y", std::vector<float>{1, 2.55f, 3, INFINITY}, expected, allowed,
+                                          where));
+  const testing::AssertionResult r = wb::check::compare_elements(
+      "f()", "y", std::vector<float>{1, 2, 3.5f, 1e30f}, expected, allowed, where,
+      [](std::size_t i) { return "(element " + std::to_string(i) + ")"; });
+  EXPECT_STREQ(r.message(),
+               "f(): 3 of 4 elements of y are wrong; the first is y[1]: got 2, expected 2.5 (allowed difference "
+               "0.1). (element 1)");
+  float unwritten;
+  std::memset(&unwritten, 0xFF, sizeof unwritten);
+  const std::string exact =
+      wb::check::compare_elements("f()", "y", std::vector<float>{unwritten, 2.5f, 3, INFINITY}, expected, allowed, where)
+          .message();
+  EXPECT_EQ(exact,
+            "f(): 1 of 4 elements of y are wrong; the first is y[0]: got nothing (never written: still the 0xFF "
+            "bytes the checker put there), expected 1 exactly.");
+  EXPECT_FALSE(wb::check::within(NAN, 1.0, 0.5));
+  EXPECT_FALSE(wb::check::within(1e30f, INFINITY, 0.5));
+}
+
+TEST(CheckSupport, VersusNamesTheRatioAndBothRates) {
+  EXPECT_EQ(wb::check::versus(2870.1, 3376.5, "copy"), "0.85 x copy (2870.10 GB/s vs 3376.50 GB/s)");
+  EXPECT_EQ(wb::check::versus(50, 40, "cuBLAS", "TFLOP/s"), "1.25 x cuBLAS (50.00 TFLOP/s vs 40.00 TFLOP/s)");
 }
 
 }  // namespace
