@@ -183,6 +183,20 @@ std::string fixed(double v, int digits) {
   return buffer;
 }
 
+testing::AssertionResult guarded(std::string_view call, const std::function<testing::AssertionResult()>& check) {
+  try {
+    return check();
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
+  }
+}
+
+void append_measured(std::string& text, std::string_view part) {
+  if (!text.empty()) text += "; ";
+  text += part;
+  record_measured(text);
+}
+
 std::string versus(double rate, double baseline_rate, std::string_view baseline, std::string_view unit) {
   std::string text = fixed(rate / baseline_rate) + " x ";
   text.append(baseline).append(" (").append(fixed(rate)).append(" ");

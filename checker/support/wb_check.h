@@ -73,6 +73,15 @@ inline void record_cases(std::size_t passed, std::size_t total) {
   record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
 }
 
+/// @p check(), a verdict on @p call into the lab's code made on buffers of the checker; when a CUDA
+/// call of the checker's own (an allocation, a copy) throws wb::CudaError meanwhile, a failure that
+/// says so: "a CUDA call of the checker failed around <call>: <error>".
+testing::AssertionResult guarded(std::string_view call, const std::function<testing::AssertionResult()>& check);
+
+/// Appends @p part to @p text ("; " between parts) and records the whole as the MEASURED column:
+/// a check that measures several functions shows each as it is measured.
+void append_measured(std::string& text, std::string_view part);
+
 /// Counts a check's cases as they pass, recording "k/total cases correct" (the MEASURED column)
 /// after each: a failing case leaves the count of those before it. Use as
 ///     wb::check::Cases cases(13);

@@ -212,6 +212,20 @@ TEST(CheckSupport, CompareElementsNamesTheFirstWrongElement) {
   EXPECT_FALSE(wb::check::within(1e30f, INFINITY, 0.5));
 }
 
+TEST(CheckSupport, GuardedNamesTheCallAroundAFailedCheckerCall) {
+  EXPECT_TRUE(wb::check::guarded("f(1)", [] { return testing::AssertionSuccess(); }));
+  const testing::AssertionResult r = wb::check::guarded("f(1)", []() -> testing::AssertionResult {
+    throw wb::CudaError(cudaErrorMemoryAllocation, "cudaMalloc(&p, 8) failed");
+  });
+  EXPECT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("a CUDA call of the checker failed around f(1): "), std::string::npos)
+      << r.message();
+  std::string text;
+  wb::check::append_measured(text, "a: 1");
+  wb::check::append_measured(text, "b: 2");
+  EXPECT_EQ(text, "a: 1; b: 2");
+}
+
 TEST(CheckSupport, VersusNamesTheRatioAndBothRates) {
   EXPECT_EQ(wb::check::versus(2870.1, 3376.5, "copy"), "0.85 x copy (2870.10 GB/s vs 3376.50 GB/s)");
   EXPECT_EQ(wb::check::versus(50, 40, "cuBLAS", "TFLOP/s"), "1.25 x cuBLAS (50.00 TFLOP/s vs 40.00 TFLOP/s)");

@@ -10,10 +10,7 @@
 // allocations are counted before and after each call (a leak), and each of its cudaMalloc and
 // cudaMemcpy calls is made to fail in turn (the error must come back, nothing may leak).
 // Analysis (sim): cusim memcheck must report nothing.
-// Performance (each check's limits are the .limits of its WB_CHECK): sim: global memory sectors
-// per request at most max_sectors (a warp's 32 floats are 128 contiguous bytes, 4 sectors of 32
-// bytes), and saxpy's blocks are whole warps (a multiple of 32 threads); cuda: saxpy bandwidth at
-// least min_ratio x a device-to-device copy timed in the same run.
+// Performance: what each check needs is the .passes of its WB_CHECK.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -31,11 +28,8 @@
 #include "wb/wb.h"
 #include "wb_check.h"
 #include "wb_host_checks.h"
+#include "wb_metrics.h"
 
-#if defined(CUSIM) && __has_include(<cusim/analysis.h>)
-#include <cusim/analysis.h>
-#define WB_HAVE_CUSIM_ANALYSIS 1
-#endif
 #if defined(CUSIM)
 #include <cusim/checker.h>
 #endif
@@ -123,6 +117,40 @@ testing::AssertionResult check_device_call(const Problem& p, const std::string& 
   }
 }
 
+// saxpy_host's host arrays: copies of p.x and p.y followed by kHostGuard sentinels, which a copy of
+// more than n elements would change.
+struct HostArrays {
+  std::vector<float> x, y;
+  explicit HostArrays(const Problem& p) : x(p.x), y(p.y) {
+    x.resize(p.x.size() + kHostGuard, kSentinel);
+    y.resize(p.y.size() + kHostGuard, kSentinel);
+  }
+};
+
+// y after saxpy_host, without the sentinels, against the reference.
+testing::AssertionResult host_y_matches(const Problem& p, const HostArrays& h, const std::string& call) {
+  const std::vector<float> y(h.y.begin(), h.y.begin() + static_cast<std::ptrdiff_t>(p.y.size()));
+  return y_matches(p, y, call, "Copy y back after the kernel, the whole n * sizeof(float) bytes.");
+}
+
+// saxpy_host(p) returns cudaSuccess, writes nothing past h_y, leaves h_x as it was and computes y.
+testing::AssertionResult check_host_round_trip(const Problem& p) {
+  const std::string call = describe_call("saxpy_host", p);
+  HostArrays h(p);
+  if (auto r = cuda_success(saxpy_host(p.n, p.a, h.x.data(), h.y.data()), call, "saxpy_host"); !r) return r;
+  if (auto r = wb::check::device_clean_after(call); !r) return r;
+  for (std::size_t i = p.y.size(); i < h.y.size(); ++i) {
+    if (h.y[i] != kSentinel) {
+      return testing::AssertionFailure() << call << " wrote h_y[" << i
+                                         << "], past the end of the host array: copy exactly n * sizeof(float) bytes.";
+    }
+  }
+  if (std::memcmp(h.x.data(), p.x.data(), p.x.size() * sizeof(float)) != 0) {
+    return testing::AssertionFailure() << call << " modified h_x, which is an input.";
+  }
+  return host_y_matches(p, h, call);
+}
+
 const char* const kSaxpyCoverage =
     "Launch enough blocks to cover n: num_blocks = (n + block_size - 1) / block_size (round up).";
 const char* const kGridStrideCoverage =
@@ -193,6 +221,12 @@ struct GridCase {
   int block_size;
 };
 
+// saxpy_grid_stride on each of @p cases, seeds counting up from @p seed.
+testing::AssertionResult check_grid_cases(const std::vector<GridCase>& cases, std::uint64_t seed) {
+  return wb::check::for_each_case(
+      cases, [&](const GridCase& c) { return check_grid_stride(c.n, seed++, c.num_blocks, c.block_size); });
+}
+
 }  // namespace
 
 // ---- Correctness ---------------------------------------------------------------------
@@ -201,19 +235,11 @@ WB_CHECK(Correctness, SaxpySmallSizes, .weight = 2,
          .passes = "n = 1, 31, 32, 33 (warp size ±1), 3 random seeds each, and one call made twice "
                    "on the same arrays (y updated twice)",
          .hint = "Compute i = blockIdx.x * blockDim.x + threadIdx.x and update y[i] only when i < n.") {
-  int passed = 0;
+  wb::check::Cases cases(13);
   for (int n : {1, 31, 32, 33}) {
-    for (std::uint64_t seed : {1, 2, 3}) {
-      auto result = check_saxpy(n, seed);
-      wb::check::record_cases(passed, 13);
-      WB_ASSERT(result);
-      ++passed;
-    }
+    for (std::uint64_t seed : {1, 2, 3}) WB_ASSERT(cases(check_saxpy(n, seed)));
   }
-  auto result = check_saxpy_twice(33, 4);
-  wb::check::record_cases(passed, 13);
-  WB_ASSERT(result);
-  wb::check::record_cases(13, 13);
+  WB_ASSERT(cases(check_saxpy_twice(33, 4)));
 }
 
 WB_CHECK(Correctness, SaxpyZeroSize, .weight = 1,
@@ -229,15 +255,8 @@ WB_CHECK(Correctness, SaxpyZeroSize, .weight = 1,
 WB_CHECK(Correctness, SaxpyLargeSizes, .weight = 2,
          .passes = "n = 2^20 + 7 (two seeds) and 2^24",
          .hint = "Round the number of blocks up: (n + block_size - 1) / block_size.") {
-  int passed = 0;
   const std::vector<std::pair<int, std::uint64_t>> cases = {{kLarge, 4}, {kLarge, 5}, {kHuge, 6}};
-  for (auto [n, seed] : cases) {
-    auto result = check_saxpy(n, seed);
-    wb::check::record_cases(passed, 3);
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_cases(3, 3);
+  WB_ASSERT(wb::check::for_each_case(cases, [](const auto& c) { return check_saxpy(c.first, c.second); }));
 }
 
 WB_CHECK(Correctness, GridStrideSmallGrids, .weight = 2,
@@ -245,30 +264,14 @@ WB_CHECK(Correctness, GridStrideSmallGrids, .weight = 2,
          .hint = "Loop: for (i = global index; i < n; i += blockDim.x * gridDim.x).") {
   const std::vector<GridCase> cases = {
       {33, 1, 32}, {1000, 2, 64}, {kLarge, 1, 32}, {kLarge, 3, 96}, {kLarge, 13, 128}, {kLarge, 1, 1024}};
-  int passed = 0;
-  std::uint64_t seed = 10;
-  for (const GridCase& c : cases) {
-    auto result = check_grid_stride(c.n, seed++, c.num_blocks, c.block_size);
-    wb::check::record_cases(passed, cases.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_cases(passed, cases.size());
+  WB_ASSERT(check_grid_cases(cases, 10));
 }
 
 WB_CHECK(Correctness, GridStrideLargeGrids, .weight = 1,
          .passes = "grids larger than n, and n = 0",
          .hint = "Threads whose start index is already >= n must do nothing.") {
   const std::vector<GridCase> cases = {{0, 4, 256}, {1, 8, 1024}, {33, 64, 256}, {1000, 4096, 32}, {kLarge, 8192, 256}};
-  int passed = 0;
-  std::uint64_t seed = 20;
-  for (const GridCase& c : cases) {
-    auto result = check_grid_stride(c.n, seed++, c.num_blocks, c.block_size);
-    wb::check::record_cases(passed, cases.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_cases(passed, cases.size());
+  WB_ASSERT(check_grid_cases(cases, 20));
 }
 
 WB_CHECK(Correctness, GridStrideRejectsInvalidConfigurations, .weight = 2,
@@ -315,32 +318,9 @@ WB_CHECK(Correctness, HostRoundTrip, .weight = 2,
                    "host arrays",
          .hint = "cudaMalloc, cudaMemcpy (HostToDevice), saxpy(), cudaMemcpy (DeviceToHost), cudaFree; "
                  "check each call.") {
-  int passed = 0;
   std::uint64_t seed = 40;
-  for (int n : {0, 1, 33, kLarge}) {
-    const Problem p = make_problem(n, seed++);
-    const std::string call = describe_call("saxpy_host", p);
-    // Host copies with a sentinel tail: copying more than n elements back would change it.
-    std::vector<float> x(p.x), y(p.y);
-    x.resize(p.x.size() + kHostGuard, kSentinel);
-    y.resize(p.y.size() + kHostGuard, kSentinel);
-    wb::check::record_cases(passed, 4);
-    WB_ASSERT(cuda_success(saxpy_host(p.n, p.a, x.data(), y.data()), call, "saxpy_host"));
-    WB_ASSERT(wb::check::device_clean_after(call));
-    for (std::size_t i = p.y.size(); i < y.size(); ++i) {
-      if (y[i] != kSentinel) {
-        FAIL() << call << " wrote h_y[" << i << "], past the end of the host array: copy exactly "
-               << "n * sizeof(float) bytes.";
-      }
-    }
-    if (std::memcmp(x.data(), p.x.data(), p.x.size() * sizeof(float)) != 0) {
-      FAIL() << call << " modified h_x, which is an input.";
-    }
-    y.resize(p.y.size());
-    WB_ASSERT(y_matches(p, y, call, "Copy y back after the kernel, the whole n * sizeof(float) bytes."));
-    ++passed;
-  }
-  wb::check::record_cases(4, 4);
+  WB_ASSERT(wb::check::for_each_case(std::vector<int>{0, 1, 33, kLarge},
+                                     [&](int n) { return check_host_round_trip(make_problem(n, seed++)); }));
 }
 
 WB_CHECK(Correctness, HostNegativeSize, .weight = 1,
@@ -348,34 +328,34 @@ WB_CHECK(Correctness, HostNegativeSize, .weight = 1,
                    "unchanged",
          .hint = "Return cudaSuccess before allocating when n <= 0: for a negative n, n * sizeof(float) as "
                  "a size_t is an enormous number of bytes.") {
-  int passed = 0;
   std::uint64_t seed = 44;
-  for (int n : {-1, -1000}) {
+  WB_ASSERT(wb::check::for_each_case(std::vector<int>{-1, -1000}, [&](int n) -> testing::AssertionResult {
     // The arrays hold only the sentinel-sized tail that travels with every call.
     const Problem data = make_problem(static_cast<int>(kHostGuard), seed++);
     std::vector<float> x(data.x), y(data.y);
-    std::ostringstream call;
-    call << "saxpy_host(n=" << n << ", a=" << data.a << ")";
-    wb::check::record_cases(passed, 2);
+    std::ostringstream out;
+    out << "saxpy_host(n=" << n << ", a=" << data.a << ")";
+    const std::string call = out.str();
     const cudaError_t returned = saxpy_host(n, data.a, x.data(), y.data());
     if (returned != cudaSuccess && returned != cudaErrorNotYetImplemented) {
       cudaGetLastError();  // the error is the finding; do not leave it to the next call
-      FAIL() << call.str() << " returned " << wb::error_text(returned)
+      return testing::AssertionFailure()
+             << call << " returned " << wb::error_text(returned)
              << ". n <= 0 is valid and means there is nothing to do (saxpy.h): return cudaSuccess before "
                 "allocating; for a negative n, n * sizeof(float) converted to size_t asks for an enormous "
                 "allocation.";
     }
-    WB_ASSERT(cuda_success(returned, call.str(), "saxpy_host"));
-    WB_ASSERT(wb::check::device_clean_after(call.str()));
+    if (auto r = cuda_success(returned, call, "saxpy_host"); !r) return r;
+    if (auto r = wb::check::device_clean_after(call); !r) return r;
     if (std::memcmp(y.data(), data.y.data(), y.size() * sizeof(float)) != 0) {
-      FAIL() << call.str() << " returned cudaSuccess but changed h_y; with n <= 0 it must not touch the arrays.";
+      return testing::AssertionFailure()
+             << call << " returned cudaSuccess but changed h_y; with n <= 0 it must not touch the arrays.";
     }
     if (std::memcmp(x.data(), data.x.data(), x.size() * sizeof(float)) != 0) {
-      FAIL() << call.str() << " modified h_x, which is an input.";
+      return testing::AssertionFailure() << call << " modified h_x, which is an input.";
     }
-    ++passed;
-  }
-  wb::check::record_cases(2, 2);
+    return testing::AssertionSuccess();
+  }));
 }
 
 #if defined(CUSIM)
@@ -396,17 +376,14 @@ WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
   for (int n : {1, 33, 1000}) {
     const Problem p = make_problem(n, seed++);
     const std::string call = describe_call("saxpy_host", p);
-    std::vector<float> x(p.x), y(p.y);
-    x.resize(p.x.size() + kHostGuard, kSentinel);
-    y.resize(p.y.size() + kHostGuard, kSentinel);
+    HostArrays h(p);
     wb::check::record_measured(std::to_string(passed) + "/3 calls freed everything");
     const cusim::checker::DeviceMemory before = cusim::checker::device_memory();
-    WB_ASSERT(cuda_success(saxpy_host(p.n, p.a, x.data(), y.data()), call, "saxpy_host"));
+    WB_ASSERT(cuda_success(saxpy_host(p.n, p.a, h.x.data(), h.y.data()), call, "saxpy_host"));
     const cusim::checker::DeviceMemory after = cusim::checker::device_memory();
     WB_ASSERT(wb::check::device_clean_after(call));
     // Right results first: a function that allocates nothing and computes nothing leaks nothing.
-    y.resize(p.y.size());
-    WB_ASSERT(y_matches(p, y, call, "Copy y back after the kernel, the whole n * sizeof(float) bytes."));
+    WB_ASSERT(host_y_matches(p, h, call));
     if (after != before) {
       FAIL() << call << " " << describe_leak(before, after)
              << ": every cudaMalloc needs its cudaFree before the function returns. Device memory is not freed "
@@ -433,20 +410,8 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 2, .backends = "sim",
                  "cudaGetLastError() after the launch), and return it at once when it is not cudaSuccess, "
                  "freeing what was already allocated.") {
   const Problem p = make_problem(33, 49);
-  auto host_arrays = [&] {
-    std::pair<std::vector<float>, std::vector<float>> xy{p.x, p.y};
-    xy.first.resize(p.x.size() + kHostGuard, kSentinel);
-    xy.second.resize(p.y.size() + kHostGuard, kSentinel);
-    return xy;
-  };
-  {  // the healthy call first: a function that does not work yet has no error paths to test
-    auto [x, y] = host_arrays();
-    const std::string call = describe_call("saxpy_host", p);
-    WB_ASSERT(cuda_success(saxpy_host(p.n, p.a, x.data(), y.data()), call, "saxpy_host"));
-    WB_ASSERT(wb::check::device_clean_after(call));
-    y.resize(p.y.size());
-    WB_ASSERT(y_matches(p, y, call, "Copy y back after the kernel, the whole n * sizeof(float) bytes."));
-  }
+  // The healthy call first: a function that does not work yet has no error paths to test.
+  WB_ASSERT(check_host_round_trip(p));
   struct Fault {
     const char* api;
     cudaError_t error;
@@ -462,14 +427,14 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 2, .backends = "sim",
   for (std::size_t k = 0; k < 3; ++k) {
     const Fault& f = faults[k];
     for (unsigned nth = 1; nth <= 8; ++nth) {
-      auto [x, y] = host_arrays();
+      HostArrays h(p);
       std::ostringstream call;
       call << describe_call("saxpy_host", p) << " with its " << ordinal(nth) << " " << f.api << " failing with "
            << cudaGetErrorName(f.error);
       wb::check::record_measured(measured());
       const cusim::checker::DeviceMemory before = cusim::checker::device_memory();
       ASSERT_TRUE(cusim::checker::inject_failure(f.api, nth, f.error)) << "cusim refused to inject into " << f.api;
-      const cudaError_t returned = saxpy_host(p.n, p.a, x.data(), y.data());
+      const cudaError_t returned = saxpy_host(p.n, p.a, h.x.data(), h.y.data());
       const cusim::checker::InjectionOutcome outcome = cusim::checker::end_injected_failures();
       cudaGetLastError();  // the injected error is also the last error: clear it for the next case
       const cusim::checker::DeviceMemory after = cusim::checker::device_memory();
@@ -536,51 +501,36 @@ WB_CHECK(Performance, CoalescedAccess, .weight = 3, .backends = "sim", .limits =
          .hint = "Consecutive threads of a warp should access consecutive elements: i = blockIdx.x * "
                  "blockDim.x + threadIdx.x, and a grid-stride step of blockDim.x * gridDim.x.") {
   constexpr double kMaxSectorsPerRequest = WB_LIMIT("max_sectors");
+  WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   struct Measured {
     const char* function;
-    double sectors_per_request;
-    std::uint64_t requests;
-  };
-  std::vector<Measured> measured;
-  auto measure = [&](const char* function, const std::function<testing::AssertionResult()>& run) {
-    cusim::analysis::reset();
-    testing::AssertionResult ok = run();
-    std::uint64_t sectors = 0, requests = 0;
-    for (const auto& m : cusim::analysis::metrics()) {
-      sectors += m.global_load_sectors + m.global_store_sectors;
-      requests += m.global_load_requests + m.global_store_requests;
+    std::function<testing::AssertionResult()> run;
+    wb::check::Traffic t;
+    // Loads and stores together: a coalesced warp moves its 32 floats in 4 sectors either way.
+    double sectors_per_request() const {
+      return wb::check::Traffic::ratio(double(t.load_sectors + t.store_sectors),
+                                       double(t.load_requests + t.store_requests));
     }
-    measured.push_back({function, requests ? double(sectors) / double(requests) : 0.0, requests});
-    return ok;
   };
-  WB_ASSERT(measure("saxpy", [] { return check_saxpy(kLarge, 60); }));
-  WB_ASSERT(measure("saxpy_grid_stride", [] { return check_grid_stride(kLarge, 61, 64, 256); }));
-  if (!cusim::analysis::available()) {
-    WB_NOT_MEASURED("this build's kernels are not instrumented for cusim analysis (WB_SIM_ANALYSIS=OFF)");
-  }
-  std::ostringstream text;
-  text.precision(2);
-  text << std::fixed;
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    text << (i ? ", " : "") << measured[i].function << " " << measured[i].sectors_per_request;
-  }
-  wb::check::record_measured(text.str());
+  Measured measured[] = {{"saxpy", [] { return check_saxpy(kLarge, 60); }, {}},
+                         {"saxpy_grid_stride", [] { return check_grid_stride(kLarge, 61, 64, 256); }, {}}};
+  for (Measured& m : measured) WB_ASSERT(wb::check::measure(m.run, m.t, m.function));
+  WB_REQUIRE_ANALYSIS();
+  std::string text;
   for (const Measured& m : measured) {
-    ASSERT_GT(m.requests, 0u) << m.function << ": no global memory requests were measured; did its kernel run?";
-    if (m.sectors_per_request > kMaxSectorsPerRequest) {
-      char value[32];
-      std::snprintf(value, sizeof value, "%.2f", m.sectors_per_request);
-      ADD_FAILURE() << m.function << ": " << value << " global memory sectors per request (at most "
-                    << wb::check::as_written(kMaxSectorsPerRequest) << " allowed). A coalesced warp reads its 32 "
-                       "floats as 128 contiguous bytes, 4 sectors of 32 bytes; here the threads of a warp access "
-                       "scattered addresses. Check how the index is computed from threadIdx.x and blockIdx.x.";
+    text += (text.empty() ? "" : ", ") + std::string(m.function) + " " + wb::check::fixed(m.sectors_per_request());
+  }
+  wb::check::record_measured(text);
+  for (const Measured& m : measured) {
+    if (m.sectors_per_request() > kMaxSectorsPerRequest) {
+      ADD_FAILURE() << m.function << ": " << wb::check::fixed(m.sectors_per_request())
+                    << " global memory sectors per request (at most " << wb::check::as_written(kMaxSectorsPerRequest)
+                    << " allowed). A coalesced warp reads its 32 floats as 128 contiguous bytes, 4 sectors of 32 "
+                       "bytes; here the threads of a warp access scattered addresses. Check how the index is "
+                       "computed from threadIdx.x and blockIdx.x.";
     }
   }
-#else
-  WB_ASSERT(check_saxpy(kLarge, 60));
-  WB_ASSERT(check_grid_stride(kLarge, 61, 64, 256));
-  WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)");
 #endif
 }
 
@@ -665,11 +615,9 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 4, .backends = "cuda", .t
     // Baseline moving the same number of bytes: a copy reads and writes 6n bytes.
     const wb::Bandwidth copy = wb::device_copy_bandwidth(static_cast<std::size_t>(6.0 * n));
     const double ratio = kernel.gb_per_s / copy.gb_per_s;
-    std::ostringstream text;
-    text.precision(2);
-    text << std::fixed << ratio << " x copy (" << kernel.gb_per_s << " GB/s vs " << copy.gb_per_s << " GB/s)";
-    wb::check::record_measured(text.str());
-    EXPECT_GE(ratio, kMinRatio) << "saxpy reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
+    const std::string text = wb::check::versus(kernel.gb_per_s, copy.gb_per_s, "copy");
+    wb::check::record_measured(text);
+    EXPECT_GE(ratio, kMinRatio) << "saxpy reached " << text << "; it needs " << wb::check::as_written(kMinRatio)
                                 << " x the copy bandwidth. SAXPY moves 12 bytes per element and does "
                                    "almost no arithmetic, so it should run at copy speed.";
   } catch (const wb::CudaError& e) {

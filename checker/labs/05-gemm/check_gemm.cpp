@@ -1,64 +1,26 @@
-// Checks for lab 05 (SGEMM, C = alpha * A * B + beta * C, row-major).
-//
-// Correctness: every version on shapes that are and are not multiples of the tiles (1 x 1 x 1,
-// 17 x 33 x 65, 129 x 127 x 131, tall and skinny, K = 1, K = 0, M or N = 0), with alpha and
-// beta combinations (alpha = 0 too), leading dimensions larger than the rows (the padding holds
-// NaN in A and B and must stay untouched in C; also leading dimensions that are not multiples of
-// 4 while K and N are, where a float4 path chosen from K or N is misaligned), beta == 0 with C
-// full of NaN (C must not be read), and M or N = 2^20, the interface's largest (blocks of 16
-// rows on gridDim.y need 65536 there; on sim only versions 1 and 2 run them, for time).
-//   - Exact data: integer-valued A, B, C in small ranges, alpha and beta in {-1, 0.5, 1, 2, ...}:
-//     every partial sum is an integer (or half-integer) far below 2^24, exact in float, so every
-//     summation order gives the same float and the comparison is bit for bit.
-//   - Random data, uniform in [-1, 1): |got - ref| <= gamma(K + 2) * (|alpha| sum_k |a_ik b_kj|
-//     + |beta c_ij|), gamma(n) = n u / (1 - n u), u = 2^-24: the error bound of a dot product of
-//     K terms in any order (Higham, Accuracy and Stability of Numerical Algorithms, 3.1) plus the
-//     roundings of the scaling and the final addition. The reference is computed in double.
-//   A and B carry guard zones and must come back unchanged; C carries guard zones and its row
-//   padding (columns N .. ldc-1) must stay untouched.
-// cuBLAS as an oracle (Correctness.MatchesCublas, both backends): every version against cuBLAS's
-// SGEMM on the same inputs, bit for bit on integer data; on random data (one case nonnegative with
-// K = 1000) the version's largest error may be at most max_error_factor times that of a float GEMM
-// on the same call (cuBLAS or a plain loop rounding to nearest), which Higham's bound above,
-// growing like K u, does not catch: a multiply-add rounded toward zero at every step passes Final
-// and fails here. On sim the judge computes cuBLAS's result itself with the CPU BLAS cusim's
-// cuBLAS runs on (see there).
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing, also with A, B
-// and C allocated to their exact size (a load one row past A or one column past B is reported).
-// Performance (sim), cusim analysis metrics on 128 x 128 x 128 (beta = 0, dense); each check's
-// limits are the .limits of its WB_CHECK:
-//   - sgemm_coalesced: global sectors per load and store request at most max_sectors (naive's
-//     recorded);
-//   - tiled versions: global bytes read per FLOP at most max_bytes_per_flop (an untiled version
-//     reads 8 bytes per multiply-add, 4 bytes/FLOP; a T x T tile divides that by T);
-//   - sgemm_1d_blocktile: shared-memory load requests per warp-wide multiply-add at most
-//     max_shared_per_fma (smem_tiled needs 2: one load of A and one of B per multiply-add);
-//   - sgemm_2d_blocktile, sgemm_vectorized, sgemm: shared loads per multiply-add at most their
-//     own max_shared_per_fma.
-//   - sgemm_vectorized, sgemm: global sectors per load request between min_sectors and
-//     max_sectors (16 for float4 loads of consecutive float4s, 4 for scalar loads) with at least
-//     min_bytes_per_sector of each sector's 32 bytes used (four scalar loads of a thread's four
-//     floats touch 16 sectors for 128 bytes: 8). cusim's GCC plugin gives every float4 access its
-//     true width; a misaligned one (a leading dimension that is not a multiple of 4) ends the
-//     kernel with cudaErrorMisalignedAddress, as on a GPU.
-// Performance (cuda): sgemm at 4096^3 at least min_ratio x cuBLAS SGEMM timed in the same run.
+// Checks for lab 05 (SGEMM, C = alpha * A * B + beta * C, row-major): every version against a
+// reference computed in double (bit for bit on integer data, within Higham's bound on random data)
+// and against cuBLAS; cusim's analysis tools and metrics (sim); sgemm's speed against cuBLAS (cuda).
+// What each check runs and needs is its .passes text.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <functional>
-#include <limits>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gemm.h"
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_compare_elements.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
 
@@ -69,8 +31,6 @@
 namespace {
 
 using wb::check::fixed;
-
-using wb::check::cuda_success;
 
 using SgemmFn = cudaError_t (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int);
 
@@ -89,7 +49,6 @@ const Version kFinal{"sgemm", &sgemm};
 const Version* const kAllVersions[] = {&kNaive,       &kCoalesced,  &kSmemTiled, &kBlocktile1D,
                                        &kBlocktile2D, &kVectorized, &kFinal};
 
-constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr double kUnitRoundoff = 0x1.0p-24;
 
 // One call: the shape, the scalars, the padding of each leading dimension, the data.
@@ -128,28 +87,36 @@ std::string describe_call(const Version& v, const Case& c) {
   return out.str();
 }
 
-std::uint32_t bits_of(float v) {
-  std::uint32_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
+// Element (r, col) of a row-major matrix with leading dimension ld.
+std::size_t at(int r, int ld, int col) { return static_cast<std::size_t>(r) * ld + col; }
+
+// Element i of the M x N result (row-major, no padding) in C, whose rows are ldc apart.
+std::size_t in_c(const Case& c, std::size_t i) {
+  return at(static_cast<int>(i / c.N), c.ldc(), static_cast<int>(i % c.N));
 }
 
-float float_of_bits(std::uint32_t b) {
-  float v;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
-}
+// SHARED CANDIDATE: lab 07 has the same function.
+bool same_bits(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
 
 // C elements are 0xFF bytes (a NaN) before a beta == 0 call: never written stays exactly that.
-const float kUnwritten = float_of_bits(0xFFFFFFFFu);
+const float kUnwritten = std::bit_cast<float>(0xFFFFFFFFu);
 // Padding between rows (columns past the row length): a NaN, so reading it shows in C.
-const float kPadding = float_of_bits(0x7FC0DEADu);
+const float kPadding = std::bit_cast<float>(0x7FC0DEADu);
 
 // Host copies of A, B and C with their padding, row-major with the case's leading dimensions.
 struct Data {
   std::vector<float> A, B, C;
 };
 
+// Sets the M x N elements of @p C (not its row padding) to @p value.
+void fill_c(const Case& c, std::vector<float>& C, float value) {
+  for (int r = 0; r < c.M; ++r) std::fill_n(C.begin() + static_cast<std::ptrdiff_t>(at(r, c.ldc(), 0)), c.N, value);
+}
+
+// Exact data: integer-valued A, B, C in small ranges, alpha and beta in {-1, 0.5, 1, 2, ...}: every
+// partial sum is an integer (or half-integer) far below 2^24, exact in float, so every summation
+// order gives the same float and the comparison is bit for bit. Random data: uniform in [-1, 1)
+// (or [0, 1)). The row padding holds kPadding.
 Data make_data(const Case& c) {
   Data d;
   wb::Random rng(c.seed * 7919 + 3);
@@ -161,22 +128,21 @@ Data make_data(const Case& c) {
   auto fill = [&](std::vector<float>& m, int rows, int cols, int ld, int lo, int hi) {
     m.assign(static_cast<std::size_t>(rows) * ld, kPadding);
     for (int r = 0; r < rows; ++r) {
-      for (int col = 0; col < cols; ++col) m[static_cast<std::size_t>(r) * ld + col] = value(lo, hi);
+      for (int col = 0; col < cols; ++col) m[at(r, ld, col)] = value(lo, hi);
     }
   };
   fill(d.A, c.M, c.K, c.lda(), -4, 4);
   fill(d.B, c.K, c.N, c.ldb(), -4, 4);
   fill(d.C, c.M, c.N, c.ldc(), -8, 8);
-  if (c.beta == 0.0f) {  // C is output only: NaN, which a kernel reading it would propagate
-    for (int r = 0; r < c.M; ++r) {
-      std::fill_n(d.C.begin() + static_cast<std::ptrdiff_t>(r) * c.ldc(), c.N, kUnwritten);
-    }
-  }
+  if (c.beta == 0.0f) fill_c(c, d.C, kUnwritten);  // C is output only: NaN, which a kernel reading it would propagate
   return d;
 }
 
-// The exact result in double and, for random data, the error each element may carry: gamma(K+2)
-// times the element's scale, |alpha| sum_k |a_ik b_kj| + |beta c_ij|.
+// The exact result in double, each element's scale |alpha| sum_k |a_ik b_kj| + |beta c_ij|, and the
+// difference each element may show: none on exact data; on random data gamma(K + 2) times its
+// scale, gamma(n) = n u / (1 - n u), u = 2^-24: the error bound of a dot product of K terms in any
+// order (Higham, Accuracy and Stability of Numerical Algorithms, 3.1) plus the roundings of the
+// scaling and the final addition.
 struct Reference {
   std::vector<double> value, allowed, scale;
 };
@@ -193,28 +159,22 @@ Reference reference(const Case& c, const Data& d) {
     std::fill(row.begin(), row.end(), 0.0);
     std::fill(abs_row.begin(), abs_row.end(), 0.0);
     for (int k = 0; k < c.K; ++k) {
-      const double a = d.A[static_cast<std::size_t>(r) * c.lda() + k];
-      const float* b = &d.B[static_cast<std::size_t>(k) * c.ldb()];
+      const double a = d.A[at(r, c.lda(), k)];
+      const float* b = &d.B[at(k, c.ldb(), 0)];
       for (int col = 0; col < c.N; ++col) {
         row[col] += a * b[col];
         abs_row[col] += std::fabs(a * b[col]);
       }
     }
     for (int col = 0; col < c.N; ++col) {
-      const std::size_t i = static_cast<std::size_t>(r) * c.N + col;
-      const double old = c.beta == 0.0f ? 0.0 : d.C[static_cast<std::size_t>(r) * c.ldc() + col];
+      const std::size_t i = at(r, c.N, col);
+      const double old = c.beta == 0.0f ? 0.0 : d.C[at(r, c.ldc(), col)];
       ref.value[i] = double(c.alpha) * row[col] + double(c.beta) * old;
       ref.scale[i] = std::fabs(double(c.alpha)) * abs_row[col] + std::fabs(double(c.beta) * old);
-      ref.allowed[i] = gamma * ref.scale[i];
+      if (c.random) ref.allowed[i] = gamma * ref.scale[i];
     }
   }
   return ref;
-}
-
-bool element_ok(const Case& c, const Reference& ref, std::size_t i, float got) {
-  if (std::isnan(got)) return false;
-  if (!c.random) return got == static_cast<float>(ref.value[i]);  // exact data: bit for bit (+0 == -0)
-  return std::fabs(double(got) - ref.value[i]) <= ref.allowed[i];
 }
 
 // What to try when a call fails to launch or stops with an error that the case's shape or
@@ -236,16 +196,16 @@ testing::AssertionResult explain_launch_failure(const Case& c, testing::Assertio
             << "interface allows M and N up to 2^20: give each block at least 32 " << what
             << " along gridDim.y, or put the long dimension on gridDim.x.";
   }
+  // cusim's GCC plugin gives every float4 access its true width: a misaligned one ends the kernel
+  // with cudaErrorMisalignedAddress, as on a GPU.
   if (text.find("cudaErrorMisalignedAddress") != std::string::npos) {
-    std::string strides;
+    std::string strides, starts;
+    const auto add = [](std::string& list, const std::string& item) { list += (list.empty() ? "" : ", ") + item; };
     for (auto [name, ld] : {std::pair{"lda", c.lda()}, std::pair{"ldb", c.ldb()}, std::pair{"ldc", c.ldc()}}) {
-      if (ld % 4 != 0) strides += std::string(strides.empty() ? "" : ", ") + name + " = " + std::to_string(ld);
+      if (ld % 4 != 0) add(strides, std::string(name) + " = " + std::to_string(ld));
     }
-    std::string starts;
     for (auto [name, shift] : {std::pair{"A", c.shift_a}, std::pair{"B", c.shift_b}, std::pair{"C", c.shift_c}}) {
-      if (shift != 0) {
-        starts += std::string(starts.empty() ? "" : ", ") + name + " " + std::to_string(4 * shift) + " bytes past one";
-      }
+      if (shift != 0) add(starts, std::string(name) + " " + std::to_string(4 * shift) + " bytes past one");
     }
     if (!starts.empty()) {
       failure << "\nA float4 access needs a 16-byte aligned address, and here the matrices themselves start off a "
@@ -264,13 +224,14 @@ testing::AssertionResult explain_launch_failure(const Case& c, testing::Assertio
   return failure;
 }
 
-// Runs @p v on device copies of @p d and returns C (with padding) in @p c_out.
+// Runs @p v on device copies of @p d and returns C (with padding) in @p c_out. A and B carry guard
+// zones and must come back unchanged; C carries guard zones that must stay untouched.
 testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d, const std::string& call,
                                   std::vector<float>& c_out) {
   try {
     // The guard zones are whole 16-byte units; a shift of s floats more puts the matrix s floats past
     // a 16-byte boundary (and the guard after it s floats longer).
-    const std::size_t guard = c.exact ? 0 : kGuard;
+    const std::size_t guard = c.exact ? 0 : wb::check::kGuardElements;
     wb::DeviceBuffer<float> A(std::span<const float>(d.A), guard + c.shift_a);
     wb::DeviceBuffer<float> B(std::span<const float>(d.B), guard + c.shift_b);
     wb::DeviceBuffer<float> C(std::span<const float>(d.C), guard + c.shift_c);
@@ -280,23 +241,18 @@ testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d
       wb::check::fill_guards(A, kPadding);
       wb::check::fill_guards(B, kPadding);
     }
-    if (auto r = cuda_success(v.run(c.M, c.N, c.K, c.alpha, A.data(), c.lda(), B.data(), c.ldb(), c.beta, C.data(),
-                                    c.ldc()),
-                              call, v.name);
-        !r) {
-      return explain_launch_failure(c, r);
-    }
-    if (auto r = wb::check::device_clean_after(call); !r) return explain_launch_failure(c, r);
+    const cudaError_t status =
+        v.run(c.M, c.N, c.K, c.alpha, A.data(), c.lda(), B.data(), c.ldb(), c.beta, C.data(), c.ldc());
+    if (auto r = wb::check::after_call(status, call, v.name, {}); !r) return explain_launch_failure(c, r);
     if (const wb::GuardDamage damage = C.check_guards(); !damage.intact()) {
       return testing::AssertionFailure()
              << call << " wrote " << damage.modified << " float(s) outside C's " << C.size() << " elements (C["
              << damage.first_index << "] to C[" << damage.last_index
              << "]): threads of partial tiles must not store rows >= M or columns >= N.";
     }
-    for (auto [buffer, name] : {std::pair{&A, "A"}, std::pair{&B, "B"}}) {
-      const std::vector<float> original = buffer == &A ? d.A : d.B;
+    for (auto [buffer, original, name] : {std::tuple{&A, &d.A, "A"}, std::tuple{&B, &d.B, "B"}}) {
       if (!wb::check::guards_hold(*buffer, kPadding) ||
-          std::memcmp(buffer->download().data(), original.data(), original.size() * sizeof(float)) != 0) {
+          std::memcmp(buffer->download().data(), original->data(), original->size() * sizeof(float)) != 0) {
         return testing::AssertionFailure() << call << " modified " << name << ", which is an input (const float*).";
       }
     }
@@ -337,23 +293,25 @@ std::string describe_wrong_region(const Case& c, const std::vector<std::pair<int
   return text;
 }
 
-// Compares C with the reference and explains the first wrong elements.
+// Compares C with the reference (its row padding must be untouched) and explains the first wrong
+// elements; @p wrong_count receives how many are wrong.
 testing::AssertionResult compare_c(const Case& c, const Data& d, const Reference& ref, const std::vector<float>& got,
-                                   const std::string& call, std::size_t& wrong_count, std::size_t& nan_count) {
-  wrong_count = nan_count = 0;
-  std::size_t unwritten = 0, padding_writes = 0;
+                                   const std::string& call, std::size_t& wrong_count) {
+  wrong_count = 0;
+  std::size_t unwritten = 0, padding_writes = 0, nan_count = 0;
   std::vector<std::pair<int, int>> wrong_cells, first;
   int first_pad_row = -1, first_pad_col = -1;
   for (int r = 0; r < c.M; ++r) {
     for (int col = 0; col < c.ldc(); ++col) {
-      const std::size_t k = static_cast<std::size_t>(r) * c.ldc() + col;
+      const std::size_t k = at(r, c.ldc(), col);
       if (col >= c.N) {
-        if (bits_of(got[k]) != bits_of(d.C[k]) && padding_writes++ == 0) first_pad_row = r, first_pad_col = col;
+        if (!same_bits(got[k], d.C[k]) && padding_writes++ == 0) first_pad_row = r, first_pad_col = col;
         continue;
       }
-      if (element_ok(c, ref, static_cast<std::size_t>(r) * c.N + col, got[k])) continue;
+      const std::size_t i = at(r, c.N, col);
+      if (wb::check::within(got[k], ref.value[i], ref.allowed[i])) continue;
       ++wrong_count;
-      const bool untouched = bits_of(got[k]) == bits_of(d.C[k]);
+      const bool untouched = same_bits(got[k], d.C[k]);
       unwritten += untouched;
       nan_count += std::isnan(got[k]) && !untouched;
       if (wrong_cells.size() < 100000) wrong_cells.emplace_back(r, col);
@@ -374,19 +332,14 @@ testing::AssertionResult compare_c(const Case& c, const Data& d, const Reference
   if (unwritten > 0) failure << " (" << unwritten << " never written)";
   failure << "; first wrong C(row, col):";
   for (auto [r, col] : first) {
-    const std::size_t i = static_cast<std::size_t>(r) * c.N + col;
-    const float g = got[static_cast<std::size_t>(r) * c.ldc() + col];
+    const std::size_t i = at(r, c.N, col), k = at(r, c.ldc(), col);
     failure << "\n  C(" << r << ", " << col << "): got "
-            << (bits_of(g) == bits_of(d.C[static_cast<std::size_t>(r) * c.ldc() + col]) && c.beta == 0.0f
-                    ? std::string("nothing (never written)")
-                    : number(g))
+            << (same_bits(got[k], d.C[k]) && c.beta == 0.0f ? std::string("nothing (never written)") : number(got[k]))
             << ", expected " << number(ref.value[i]);
     if (c.random) failure << " (allowed error " << number(ref.allowed[i]) << ")";
     else failure << " exactly";
   }
-  if (const std::string region = describe_wrong_region(c, wrong_cells, wrong_count); !region.empty()) {
-    failure << "\n" << region;
-  }
+  failure << "\n" << describe_wrong_region(c, wrong_cells, wrong_count);
   if (nan_count > 0) {
     failure << "\nNaN in C: the checker fills the memory around A and B and their row padding (columns past K of "
                "A, past N of B) with NaN, so an element read from outside a matrix and used shows as NaN, even "
@@ -405,15 +358,13 @@ testing::AssertionResult check_case(const Version& v, const Case& c) {
   std::vector<float> got;
   if (auto r = run_once(v, c, d, call, got); !r) return r;
   const Reference ref = reference(c, d);
-  std::size_t wrong = 0, nans = 0;
-  testing::AssertionResult result = compare_c(c, d, ref, got, call, wrong, nans);
+  std::size_t wrong = 0, wrong_again = 0;
+  testing::AssertionResult result = compare_c(c, d, ref, got, call, wrong);
   if (result || c.beta != 0.0f) return result;
   Data zeroed = d;
-  for (int r = 0; r < c.M; ++r) std::fill_n(zeroed.C.begin() + static_cast<std::ptrdiff_t>(r) * c.ldc(), c.N, 0.0f);
+  fill_c(c, zeroed.C, 0.0f);
   std::vector<float> again;
-  std::size_t wrong_again = 0, nans_again = 0;
-  if (run_once(v, c, zeroed, call, again) &&
-      compare_c(c, zeroed, ref, again, call, wrong_again, nans_again) ) {
+  if (run_once(v, c, zeroed, call, again) && compare_c(c, zeroed, ref, again, call, wrong_again)) {
     return testing::AssertionFailure()
            << call << ": " << wrong << " element(s) of C are wrong (NaN or never written) when C holds NaN before "
            << "the call, and the same call is correct when C holds zeros: C was read although beta = 0. With beta == 0, C is output only (it may hold "
@@ -427,23 +378,10 @@ testing::AssertionResult check_case(const Version& v, const Case& c) {
 std::vector<Case> correctness_cases(const Version& v) {
   std::vector<Case> cases;
   std::uint64_t seed = 1;
-  for (auto [M, N, K] : std::vector<std::tuple<int, int, int>>{{1, 1, 1},
-                                                              {1, 1, 7},
-                                                              {3, 5, 1},
-                                                              {17, 33, 65},
-                                                              {32, 32, 32},
-                                                              {64, 64, 64},
-                                                              {128, 128, 128},
-                                                              {129, 127, 131},
-                                                              {259, 133, 17},
-                                                              {1000, 3, 7},
-                                                              {3, 1000, 7},
-                                                              {7, 3, 1000},
-                                                              {65, 67, 1},
-                                                              {0, 5, 3},
-                                                              {5, 0, 3}}) {
-    cases.push_back({.M = M, .N = N, .K = K, .seed = seed++});
-  }
+  constexpr int kShapes[][3] = {{1, 1, 1},    {1, 1, 7},       {3, 5, 1},       {17, 33, 65},   {32, 32, 32},
+                                {64, 64, 64}, {128, 128, 128}, {129, 127, 131}, {259, 133, 17}, {1000, 3, 7},
+                                {3, 1000, 7}, {7, 3, 1000},    {65, 67, 1},     {0, 5, 3},      {5, 0, 3}};
+  for (const auto& [M, N, K] : kShapes) cases.push_back({.M = M, .N = N, .K = K, .seed = seed++});
   // alpha and beta: exact data keeps alpha * acc + beta * c exact for these.
   cases.push_back({.M = 67, .N = 45, .K = 33, .alpha = 2.0f, .beta = -1.0f, .seed = seed++});
   cases.push_back({.M = 45, .N = 67, .K = 33, .alpha = -1.0f, .beta = 0.5f, .seed = seed++});
@@ -470,12 +408,10 @@ std::vector<Case> correctness_cases(const Version& v) {
                    .shift_c = 3});
   cases.push_back({.M = 70, .N = 68, .K = 40, .alpha = 1.0f, .beta = 0.0f, .pad_a = 4, .seed = seed++, .shift_a = 3,
                    .shift_b = 1, .shift_c = 2});
-  // The largest M and N the interface allows, 2^20: a grid with blocks of fewer than 32 rows
-  // (columns) of C along gridDim.y (16 x 16 threads, 32 x 8) needs more than 65535 blocks there.
-  // On a GPU every version runs both shapes. On the sim backend, where one of them costs a few
-  // seconds (a block of 32 x 32 threads per 32 elements of C), only versions 1 and 2 run them,
-  // each the shape whose long dimension its interface puts on gridDim.y (the one-thread-per-
-  // element versions, whose block shape is the learner's choice; version 3 fixes 32 x 32 tiles).
+  // The largest M and N the interface allows, 2^20: blocks of fewer than 32 rows (columns) of C
+  // along gridDim.y need more than 65535 blocks there. On sim, where one of them costs a few seconds
+  // (a block of 32 x 32 threads per 32 elements of C), only versions 1 and 2, whose block shape is
+  // the learner's choice, run them: each the shape whose long dimension it puts on gridDim.y.
   const Case tall{.M = 1 << 20, .N = 1, .K = 1, .seed = seed++};
   const Case wide{.M = 1, .N = 1 << 20, .K = 1, .seed = seed++};
 #if defined(CUSIM)
@@ -488,20 +424,8 @@ std::vector<Case> correctness_cases(const Version& v) {
   return cases;
 }
 
-
 void check_version(const Version& v) {
-  const std::vector<Case> cases = correctness_cases(v);
-  std::size_t passed = 0;
-  auto progress = [&] {
-    wb::check::record_cases(passed, cases.size());
-  };
-  for (const Case& c : cases) {
-    auto result = check_case(v, c);
-    progress();
-    WB_ASSERT(result);
-    ++passed;
-  }
-  progress();
+  WB_ASSERT(wb::check::for_each_case(correctness_cases(v), [&](const Case& c) { return check_case(v, c); }));
 }
 
 }  // namespace
@@ -577,40 +501,27 @@ WB_CHECK(Correctness, Final, .weight = 2,
   check_version(kFinal);
 }
 
-// Larger problems for the final version only: several blocks in both directions and many K
-// steps, with partial tiles everywhere.
 WB_CHECK(Correctness, FinalLarge, .weight = 1,
          .passes = "`sgemm` exact on 515 x 389 x 333 and 256^3 (beta = 1), random 300 x 301 x 517 "
                    "within gamma(K + 2) times each element's scale",
          .hint = "Several blocks in both directions and many K steps: check the block's row and column "
                  "offsets (blockIdx.y * BM, blockIdx.x * BN) and the K loop.") {
-  const std::vector<Case> cases = {{.M = 515, .N = 389, .K = 333, .seed = 900},
-                                   {.M = 256, .N = 256, .K = 256, .alpha = 1.0f, .beta = 1.0f, .seed = 901},
-                                   {.M = 300, .N = 301, .K = 517, .random = true, .seed = 902}};
-  std::size_t passed = 0;
-  for (const Case& c : cases) {
-    auto result = check_case(kFinal, c);
-    wb::check::record_cases(passed, cases.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_cases(passed, cases.size());
+  const Case cases[] = {{.M = 515, .N = 389, .K = 333, .seed = 900},
+                        {.M = 256, .N = 256, .K = 256, .alpha = 1.0f, .beta = 1.0f, .seed = 901},
+                        {.M = 300, .N = 301, .K = 517, .random = true, .seed = 902}};
+  WB_ASSERT(wb::check::for_each_case(cases, [](const Case& c) { return check_case(kFinal, c); }));
 }
 
 // ---- Correctness: cuBLAS as an oracle ----------------------------------------------------
 //
-// Every version against cuBLAS's SGEMM on the same inputs, on both backends: bit for bit on
-// integer data, and on random data within what a well-rounded fp32 GEMM achieves. The checks
-// above allow Higham's worst-case bound, gamma(K+2) (|alpha| sum |a b| + |beta c|), which grows
-// like K u; a float dot product that rounds to nearest errs like sqrt(K) u, so a kernel whose
+// The checks above allow Higham's worst-case bound, gamma(K+2) (|alpha| sum |a b| + |beta c|), which
+// grows like K u; a float dot product that rounds to nearest errs like sqrt(K) u, so a kernel whose
 // error grows like K u (every multiply-add rounded toward zero, partial sums kept in a narrower
-// type) stays inside that bound. Here a version may err at most max_error_factor (a limit of
-// Correctness.MatchesCublas) times as much as a same-precision GEMM on the same call, as
-// flash-attention's tests judge a kernel: e = the largest error over C, relative to each element's
-// scale (|alpha| sum |a b| + |beta c|), of cuBLAS and of a plain loop (one float accumulator per
-// element, k in order, rounded to nearest with and without fused multiply-adds; a BLAS that blocks
-// K errs less than that loop on long sums of one sign), at least u = 2^-24; every element must
-// satisfy |got - cuBLAS| <= (max_error_factor e + e_cuBLAS) scale.
+// type) stays inside that bound. Here a version may err at most max_error_factor times as much as
+// a same-precision GEMM on the same call, as flash-attention's tests judge a kernel: e = the
+// largest error over C, relative to each element's scale, of cuBLAS and of a plain loop (one float
+// accumulator per element, k in order, rounded to nearest with and without fused multiply-adds; a
+// BLAS that blocks K errs less than that loop on long sums of one sign), at least u = 2^-24.
 //
 // Where cuBLAS runs. On the cuda backend: the toolkit's cuBLAS on the GPU (cublas_sgemm.cu). On
 // sim the checks are the judge, a process with none of the lab's code; device memory, cusim and
@@ -639,9 +550,7 @@ std::vector<float> cublas_result(const Case& c, const Data& d) {
   // N, M, K, alpha, B, ldb, A, lda, beta, C, ldc), as cusim's cublasSgemm(handle, N, N, N, M, K, ...).
   // cusim's cuBLAS writes zeros over C first when beta == 0 (C is output only, and may hold NaN).
   constexpr int kColMajor = 102, kNoTrans = 111;
-  if (c.beta == 0.0f) {
-    for (int r = 0; r < c.M; ++r) std::fill_n(C.begin() + static_cast<std::ptrdiff_t>(r) * c.ldc(), c.N, 0.0f);
-  }
+  if (c.beta == 0.0f) fill_c(c, C, 0.0f);
   cblas_sgemm(kColMajor, kNoTrans, kNoTrans, c.N, c.M, c.K, c.alpha, d.B.data(), c.ldb(), d.A.data(), c.lda(), c.beta,
               C.data(), c.ldc());
 #elif !defined(CUSIM) && defined(WB_HAVE_CUDA_BASELINES)
@@ -655,6 +564,7 @@ std::vector<float> cublas_result(const Case& c, const Data& d) {
   return C;
 }
 
+// SHARED CANDIDATE: "%.2e", beside wb::check::fixed and significant.
 std::string scientific(double v) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.2e", v);
@@ -669,14 +579,14 @@ double plain_loop_error(const Case& c, const Data& d, const Reference& ref) {
     for (int col = 0; col < c.N; ++col) {
       float fused = 0.0f, apart = 0.0f;
       for (int k = 0; k < c.K; ++k) {
-        const float a = d.A[static_cast<std::size_t>(r) * c.lda() + k], b = d.B[static_cast<std::size_t>(k) * c.ldb() + col];
+        const float a = d.A[at(r, c.lda(), k)], b = d.B[at(k, c.ldb(), col)];
         fused = std::fma(a, b, fused);
         volatile float product = a * b;  // rounded on its own, never contracted into the add
         apart += product;
       }
-      const std::size_t i = static_cast<std::size_t>(r) * c.N + col;
+      const std::size_t i = at(r, c.N, col);
       if (ref.scale[i] == 0.0) continue;
-      const float old = c.beta == 0.0f ? 0.0f : d.C[static_cast<std::size_t>(r) * c.ldc() + col];
+      const float old = c.beta == 0.0f ? 0.0f : d.C[at(r, c.ldc(), col)];
       for (float acc : {fused, apart}) {
         volatile float scaled = c.alpha * acc;
         const float value = scaled + c.beta * old;
@@ -687,9 +597,9 @@ double plain_loop_error(const Case& c, const Data& d, const Reference& ref) {
   return worst;
 }
 
-// One version on one case against cuBLAS, each element of C within (@p max_error_factor e +
-// e_cuBLAS) times its scale. @p ratio receives the version's largest error relative to the larger
-// of cuBLAS's and the plain loop's (0 on exact data).
+// One version on one case against cuBLAS: every element of C within (@p max_error_factor e +
+// e_cuBLAS) times its scale of cuBLAS's (e as above, e_cuBLAS cuBLAS's own largest relative error).
+// @p ratio receives the version's largest error relative to e (0 on exact data).
 testing::AssertionResult matches_cublas(const Version& v, const Case& c, double max_error_factor, double& ratio) {
   const std::string call = describe_call(v, c);
   const Data d = make_data(c);
@@ -702,15 +612,14 @@ testing::AssertionResult matches_cublas(const Version& v, const Case& c, double 
     return testing::AssertionFailure() << "the checker's cuBLAS call failed for " << call << ": " << e.what();
   }
   const Reference ref = reference(c, d);
+  const std::size_t n = static_cast<std::size_t>(c.M) * c.N;
   // cuBLAS's and the version's largest errors, relative to each element's scale.
   double e_cublas = 0.0, e_got = 0.0;
-  for (int r = 0; r < c.M; ++r) {
-    for (int col = 0; col < c.N; ++col) {
-      const std::size_t i = static_cast<std::size_t>(r) * c.N + col, k = static_cast<std::size_t>(r) * c.ldc() + col;
-      if (ref.scale[i] == 0.0) continue;
-      e_cublas = std::max(e_cublas, std::fabs(double(oracle[k]) - ref.value[i]) / ref.scale[i]);
-      if (!std::isnan(got[k])) e_got = std::max(e_got, std::fabs(double(got[k]) - ref.value[i]) / ref.scale[i]);
-    }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (ref.scale[i] == 0.0) continue;
+    const std::size_t k = in_c(c, i);
+    e_cublas = std::max(e_cublas, std::fabs(double(oracle[k]) - ref.value[i]) / ref.scale[i]);
+    if (!std::isnan(got[k])) e_got = std::max(e_got, std::fabs(double(got[k]) - ref.value[i]) / ref.scale[i]);
   }
   if (!c.random && e_cublas != 0.0) {
     return testing::AssertionFailure() << "the checker's cuBLAS result for " << call
@@ -720,29 +629,23 @@ testing::AssertionResult matches_cublas(const Version& v, const Case& c, double 
   const double e = c.random ? std::max({e_cublas, plain_loop_error(c, d, ref), kUnitRoundoff}) : 0.0;
   ratio = c.random ? e_got / e : 0.0;
   const auto tolerance = [&](std::size_t i) { return (max_error_factor * e + e_cublas) * ref.scale[i]; };
-  std::size_t wrong = 0;
-  int first_r = -1, first_c = -1;
-  for (int r = 0; r < c.M; ++r) {
-    for (int col = 0; col < c.N; ++col) {
-      const std::size_t i = static_cast<std::size_t>(r) * c.N + col, k = static_cast<std::size_t>(r) * c.ldc() + col;
-      const double diff = std::fabs(double(got[k]) - double(oracle[k]));
-      if (!std::isnan(got[k]) && diff <= tolerance(i)) continue;
-      if (wrong++ == 0) first_r = r, first_c = col;
-    }
-  }
-  if (wrong == 0) return testing::AssertionSuccess();
-  const std::size_t i = static_cast<std::size_t>(first_r) * c.N + first_c;
-  const std::size_t k = static_cast<std::size_t>(first_r) * c.ldc() + first_c;
+  const auto difference = [&](std::size_t i) {
+    return std::fabs(double(got[in_c(c, i)]) - double(oracle[in_c(c, i)]));
+  };
+  const wb::check::Mismatches wrong = wb::check::find_mismatches(
+      n, [&](std::size_t i) { return std::isnan(got[in_c(c, i)]) || !(difference(i) <= tolerance(i)); });
+  if (wrong.none()) return testing::AssertionSuccess();
+  const std::size_t i = wrong.first, k = in_c(c, i);
   testing::AssertionResult failure = testing::AssertionFailure();
-  failure << call << ": " << wrong << " of " << static_cast<std::size_t>(c.M) * c.N
-          << " elements of C differ from cuBLAS's SGEMM on the same inputs; first C(" << first_r << ", " << first_c
+  failure << call << ": " << wrong.count << " of " << n
+          << " elements of C differ from cuBLAS's SGEMM on the same inputs; first C(" << i / c.N << ", " << i % c.N
           << "): got " << number(got[k]) << ", cuBLAS " << number(oracle[k]);
   if (!c.random) {
     failure << ", tolerance 0 (integer data: every partial sum is exact, so any summation order gives cuBLAS's "
                "float bit for bit).";
     return failure;
   }
-  failure << " (difference " << scientific(std::fabs(double(got[k]) - double(oracle[k]))) << ", tolerance "
+  failure << " (difference " << scientific(difference(i)) << ", tolerance "
           << scientific(tolerance(i)) << " = (" << wb::check::as_written(max_error_factor) << " x " << scientific(e)
           << " + " << scientific(e_cublas) << ") x the element's scale |alpha| sum|a_ik b_kj| + |beta c_ij| = "
           << number(ref.scale[i]) << ": " << wb::check::as_written(max_error_factor)
@@ -812,16 +715,10 @@ WB_CHECK(Correctness, MatchesCublas, .weight = 2, .limits = {{"max_error_factor"
   }
 }
 
-// ---- Host code (sim) -------------------------------------------------------------------
-//
-// Fault injection (wb_host_checks.h): each kernel launch (and any cudaFuncSetAttribute, allocation,
-// copy or memset) of every version fails in turn; the function must return that error at once, with
-// no launch after it and no device memory left.
+// ---- Host code (sim): fault injection (wb_host_checks.h) --------------------------------
 
 #if defined(CUSIM)
 namespace {
-
-using SgemmFn = cudaError_t (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int);
 
 struct GemmHostBuffers {
   int M, N, K;
@@ -842,17 +739,12 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
                  "cudaGetLastError(); (or if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) "
                  "return e; before any later call).") {
   GemmHostBuffers odd(70, 50, 33, 1300), even(128, 128, 64, 1310);
-  const std::pair<const char*, SgemmFn> versions[] = {
-      {"sgemm_naive", &sgemm_naive},           {"sgemm_coalesced", &sgemm_coalesced},
-      {"sgemm_smem_tiled", &sgemm_smem_tiled}, {"sgemm_1d_blocktile", &sgemm_1d_blocktile},
-      {"sgemm_2d_blocktile", &sgemm_2d_blocktile}, {"sgemm_vectorized", &sgemm_vectorized},
-      {"sgemm", &sgemm}};
   std::vector<wb::check::host::ErrorPathCase> cases;
   for (GemmHostBuffers* g : {&odd, &even}) {
     const std::string shape = "(M=" + std::to_string(g->M) + ", N=" + std::to_string(g->N) +
                               ", K=" + std::to_string(g->K) + ", alpha=1, beta=0.5)";
-    for (const auto& [name, fn] : versions) {
-      cases.push_back({name + shape, name, [g, fn] {
+    for (const Version* v : kAllVersions) {
+      cases.push_back({v->name + shape, v->name, [g, fn = v->run] {
                          return fn(g->M, g->N, g->K, 1.0f, g->a.data(), g->K, g->b.data(), g->N, 0.5f, g->c.data(),
                                    g->N);
                        }});
@@ -867,60 +759,53 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
 #if defined(CUSIM)
 namespace {
 
-#if WB_HAVE_CUSIM_ANALYSIS
-// Occurrences of memcheck reports so far.
+// Occurrences of memcheck reports so far (none without cusim's analysis API).
 std::uint64_t memcheck_occurrences() {
   std::uint64_t n = 0;
+#if WB_HAVE_CUSIM_ANALYSIS
   for (const auto& r : cusim::analysis::reports()) n += r.tool == "memcheck" ? r.count : 0;
+#endif
   return n;
 }
-#endif
 
-// Runs every version on a few edge cases and fails on any report of @p tools. A report explains
-// a wrong result (a race usually does), so reports come first in the failure.
+// Runs every version on a few edge cases and fails on any report of @p tools.
 // The last two cases allocate A, B and C to their exact size, unpadded: the guard zones of the
 // other cases are part of their allocations, so a tile load one row past A's last row (row M) or
 // one column past B's last column (column N, which is past the end of B in its last row) reads
 // memory memcheck accepts, and its value never reaches C (it only feeds results of row M or
 // column N, which are not stored): only an exact allocation shows it.
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
-#if WB_HAVE_CUSIM_ANALYSIS
-  cusim::analysis::reset();
-#endif
-  const std::vector<Case> cases = {{.M = 1, .N = 1, .K = 1, .seed = 50},
-                                   {.M = 17, .N = 33, .K = 65, .alpha = 2.0f, .beta = -1.0f, .seed = 51},
-                                   {.M = 130, .N = 131, .K = 19, .seed = 52},
-                                   {.M = 33, .N = 45, .K = 70, .alpha = 1.0f, .beta = 1.0f, .pad_a = 3, .pad_b = 1, .pad_c = 2, .seed = 53},
-                                   {.M = 130, .N = 131, .K = 19, .seed = 54, .exact = true},
-                                   {.M = 17, .N = 33, .K = 65, .alpha = 2.0f, .beta = -1.0f, .seed = 55, .exact = true}};
-  testing::AssertionResult results = testing::AssertionSuccess();
-  std::string first_outside;         // the first exact-size call with a new memcheck report
-  std::uint64_t guarded_reports = 0;  // memcheck reports of the calls with guard zones
-  for (const Version* v : kAllVersions) {
-    for (const Case& c : cases) {
-#if WB_HAVE_CUSIM_ANALYSIS
-      const std::uint64_t before = memcheck_occurrences();
-#endif
-      if (auto r = check_case(*v, c); !r && results) results = r;
-#if WB_HAVE_CUSIM_ANALYSIS
-      const std::uint64_t added = memcheck_occurrences() - before;
-      if (!c.exact) guarded_reports += added;
-      if (c.exact && added > 0 && first_outside.empty()) first_outside = describe_call(*v, c);
-#endif
+  const Case cases[] = {{.M = 1, .N = 1, .K = 1, .seed = 50},
+                        {.M = 17, .N = 33, .K = 65, .alpha = 2.0f, .beta = -1.0f, .seed = 51},
+                        {.M = 130, .N = 131, .K = 19, .seed = 52},
+                        {.M = 33, .N = 45, .K = 70, .alpha = 1.0f, .beta = 1.0f, .pad_a = 3, .pad_b = 1, .pad_c = 2,
+                         .seed = 53},
+                        {.M = 130, .N = 131, .K = 19, .seed = 54, .exact = true},
+                        {.M = 17, .N = 33, .K = 65, .alpha = 2.0f, .beta = -1.0f, .seed = 55, .exact = true}};
+  wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep) {
+    std::string first_outside;          // the first exact-size call with a new memcheck report
+    std::uint64_t guarded_reports = 0;  // memcheck reports of the calls with guard zones
+    for (const Version* v : kAllVersions) {
+      for (const Case& c : cases) {
+        const std::uint64_t before = memcheck_occurrences();
+        keep(check_case(*v, c));
+        const std::uint64_t added = memcheck_occurrences() - before;
+        if (!c.exact) guarded_reports += added;
+        if (c.exact && added > 0 && first_outside.empty()) first_outside = describe_call(*v, c);
+      }
     }
-  }
-  // Only the exact allocations saw an access outside the matrices: one just past their end.
-  if (!first_outside.empty() && guarded_reports == 0 &&
-      std::find(tools.begin(), tools.end(), "memcheck") != tools.end()) {
-    ADD_FAILURE() << first_outside
-                  << " accessed memory just past the end of A, B or C (memcheck's report follows), which the same "
-                     "shapes with guard zones around the matrices did not show. A tile load of row M of A or of "
-                     "column N of B reads past the matrix: the value only feeds results that are never stored, so "
-                     "C is right, but the read lands past the end of the allocation (A's row M; B's column N in "
-                     "its last row) and can fault on a GPU. Test every load: row < M and column < K for A, row < "
-                     "K and column < N for B (<, not <=).";
-  }
-  wb::check::expect_no_analysis_reports(tools, what, results);
+    // Only the exact allocations saw an access outside the matrices: one just past their end.
+    if (!first_outside.empty() && guarded_reports == 0 &&
+        std::find(tools.begin(), tools.end(), "memcheck") != tools.end()) {
+      ADD_FAILURE() << first_outside
+                    << " accessed memory just past the end of A, B or C (memcheck's report follows), which the same "
+                       "shapes with guard zones around the matrices did not show. A tile load of row M of A or of "
+                       "column N of B reads past the matrix: the value only feeds results that are never stored, so "
+                       "C is right, but the read lands past the end of the allocation (A's row M; B's column N in "
+                       "its last row) and can fault on a GPU. Test every load: row < M and column < K for A, row < "
+                       "K and column < N for B (<, not <=).";
+    }
+  });
 }
 
 }  // namespace
@@ -961,27 +846,26 @@ double shared_per_fma(const Traffic& t, const Case& c) {
   return Traffic::ratio(double(t.shared_load_requests), fmas(c) / 32.0);
 }
 
+// Runs @p v on kMetricCase (checking its result) and sums the metrics of every kernel launched;
+// without cusim's analysis API it only checks the result (WB_MEASURE_OR_SKIP then skips the check).
+// SHARED CANDIDATE: WB_REQUIRE_METRICS (lab 02's WB_MEASURE_OR_SKIP has the same two branches).
 #if WB_HAVE_CUSIM_ANALYSIS
-// Runs @p v on kMetricCase (checking its result) and sums the metrics of every kernel launched.
 testing::AssertionResult measure(const Version& v, Traffic& t) {
   return wb::check::measure([&] { return check_case(v, kMetricCase); }, t, v.name);
 }
+#define WB_REQUIRE_METRICS() WB_REQUIRE_ANALYSIS()
+#else
+testing::AssertionResult measure(const Version& v, Traffic&) { return check_case(v, kMetricCase); }
+#define WB_REQUIRE_METRICS() WB_SIM_METRICS_BEGIN()
 #endif
 
 }  // namespace
 
 // Measures @p version into `var`, or marks the running check NOT MEASURED and returns.
-#if WB_HAVE_CUSIM_ANALYSIS
-#define WB_MEASURE_OR_SKIP(var, version)                                                                  \
-  Traffic var;                                                                                            \
-  WB_ASSERT(measure(version, var));                                                                       \
-  WB_REQUIRE_ANALYSIS()
-#else
-#define WB_MEASURE_OR_SKIP(var, version)       \
-  Traffic var;                                 \
-  WB_ASSERT(check_case(version, kMetricCase)); \
-  WB_SIM_METRICS_BEGIN()
-#endif
+#define WB_MEASURE_OR_SKIP(var, version) \
+  Traffic var;                           \
+  WB_ASSERT(measure(version, var));      \
+  WB_REQUIRE_METRICS()
 
 WB_CHECK(Performance, CoalescedAccess, .weight = 2, .backends = "sim", .limits = {{"max_sectors", 4.0}},
          .passes = "version 2: global loads and stores <= {max_sectors:.2f} sectors/request (version 1's "
@@ -992,11 +876,7 @@ WB_CHECK(Performance, CoalescedAccess, .weight = 2, .backends = "sim", .limits =
   constexpr double kMaxSectors = WB_LIMIT("max_sectors");
   WB_MEASURE_OR_SKIP(coalesced, kCoalesced);
   Traffic naive;
-#if WB_HAVE_CUSIM_ANALYSIS
   const bool naive_ok = measure(kNaive, naive);
-#else
-  const bool naive_ok = false;
-#endif
   wb::check::record_measured("coalesced: loads " + fixed(coalesced.loads()) + ", stores " +
                              fixed(coalesced.stores()) + " sectors/request (naive: " +
                              (naive_ok ? fixed(naive.loads()) + ", " + fixed(naive.stores()) : std::string("n/a")) +
@@ -1011,6 +891,7 @@ WB_CHECK(Performance, CoalescedAccess, .weight = 2, .backends = "sim", .limits =
   }
 }
 
+// An untiled version reads 8 bytes per multiply-add (4 bytes/FLOP); a T x T tile divides that by T.
 WB_CHECK(Performance, TiledGlobalTraffic, .weight = 3, .backends = "sim", .limits = {{"max_bytes_per_flop", 0.25}},
          .passes = "versions 3 to 6 and `sgemm`: global bytes read <= {max_bytes_per_flop} per FLOP",
          .hint = "Load each tile of A and B from global memory once per block into shared memory, and let "
@@ -1021,9 +902,7 @@ WB_CHECK(Performance, TiledGlobalTraffic, .weight = 3, .backends = "sim", .limit
   std::string text = "coalesced " + fixed(bytes_per_flop(coalesced, kMetricCase), 3);
   for (const Version* v : {&kSmemTiled, &kBlocktile1D, &kBlocktile2D, &kVectorized, &kFinal}) {
     Traffic t;
-#if WB_HAVE_CUSIM_ANALYSIS
     WB_ASSERT(measure(*v, t));
-#endif
     const double bpf = bytes_per_flop(t, kMetricCase);
     text += std::string("; ") + v->name + " " + fixed(bpf, 3);
     wb::check::record_measured(text + " bytes/FLOP");
@@ -1046,9 +925,7 @@ WB_CHECK(Performance, RegisterBlocking1D, .weight = 2, .backends = "sim", .limit
   constexpr double kMax1DSharedPerFma = WB_LIMIT("max_shared_per_fma");
   WB_MEASURE_OR_SKIP(blocktile, kBlocktile1D);
   Traffic tiled;
-#if WB_HAVE_CUSIM_ANALYSIS
   WB_ASSERT(measure(kSmemTiled, tiled));
-#endif
   const double per_fma = shared_per_fma(blocktile, kMetricCase);
   wb::check::record_measured("1d_blocktile " + fixed(per_fma, 3) + " shared loads per multiply-add (smem_tiled " +
                              fixed(shared_per_fma(tiled, kMetricCase), 3) + ")");
@@ -1071,12 +948,10 @@ WB_CHECK(Performance, RegisterBlocking2D, .weight = 3, .backends = "sim", .limit
   std::string text;
   for (const Version* v : {&kBlocktile2D, &kVectorized, &kFinal}) {
     Traffic t = blocktile;
-#if WB_HAVE_CUSIM_ANALYSIS
     if (v != &kBlocktile2D) {
       t = Traffic{};
       WB_ASSERT(measure(*v, t));
     }
-#endif
     const double per_fma = shared_per_fma(t, kMetricCase);
     text += (text.empty() ? "" : "; ") + std::string(v->name) + " " + fixed(per_fma, 3);
     wb::check::record_measured(text + " shared loads per multiply-add");
@@ -1112,9 +987,7 @@ WB_CHECK(Performance, VectorizedLoads, .weight = 2, .backends = "sim",
   std::string text = std::string(kBlocktile2D.name) + " " + fixed(blocktile.loads()) + " sectors/request";
   for (const Version* v : {&kVectorized, &kFinal}) {
     Traffic t;
-#if WB_HAVE_CUSIM_ANALYSIS
     WB_ASSERT(measure(*v, t));
-#endif
     const double used = 32.0 * t.load_efficiency();
     text = std::string(v->name) + " " + fixed(t.loads()) + " sectors/request, " + fixed(used) +
            " bytes used per sector; " + text;
@@ -1138,11 +1011,6 @@ WB_CHECK(Performance, VectorizedLoads, .weight = 2, .backends = "sim",
 
 #else
 // ---- Performance on a GPU: ratio to cuBLAS in the same run ---------------------------------------
-namespace {
-
-std::vector<float> integer_matrix(std::size_t n, std::uint64_t seed) { return wb::random_integer_floats(n, seed, -2, 2); }
-
-}  // namespace
 
 WB_CHECK(Performance, RatioToCublas, .weight = 8, .backends = "cuda", .timeout_s = 300,
          .limits = {{"min_ratio", 0.50}},
@@ -1162,7 +1030,8 @@ WB_CHECK(Performance, RatioToCublas, .weight = 8, .backends = "cuda", .timeout_s
   try {
     // Integer data in [-2, 2]: every sum is an exact float, so results match cuBLAS bit for bit.
     const std::size_t elements = static_cast<std::size_t>(n) * n;
-    const std::vector<float> a = integer_matrix(elements, 801), b = integer_matrix(elements, 802);
+    const std::vector<float> a = wb::random_integer_floats(elements, 801, -2, 2);
+    const std::vector<float> b = wb::random_integer_floats(elements, 802, -2, 2);
     wb::DeviceBuffer<float> A{std::span<const float>(a)}, B{std::span<const float>(b)};
     wb::DeviceBuffer<float> C(elements), C_ref(elements);
     CublasSgemm cublas;
@@ -1183,35 +1052,32 @@ WB_CHECK(Performance, RatioToCublas, .weight = 8, .backends = "cuda", .timeout_s
         return wb::error_text(sync);
       }
       const std::vector<float> got = C.download();
-      for (std::size_t i = 0; i < elements; ++i) {
-        if (got[i] != expected[i]) {
-          return "wrong result at C(" + std::to_string(i / n) + ", " + std::to_string(i % n) + "): got " +
-                 number(got[i]) + ", cuBLAS " + number(expected[i]);
-        }
-      }
-      return "";
+      const wb::check::Mismatches wrong =
+          wb::check::find_mismatches(elements, [&](std::size_t i) { return got[i] != expected[i]; });
+      if (wrong.none()) return "";
+      const std::size_t i = wrong.first;
+      return "wrong result at C(" + std::to_string(i / n) + ", " + std::to_string(i % n) + "): got " +
+             number(got[i]) + ", cuBLAS " + number(expected[i]);
     };
     if (const std::string why = validate(kFinal); !why.empty()) FAIL() << "sgemm(M=N=K=4096): " << why;
     const wb::Timing final_time = wb::time_median(
         [&] { WB_CUDA_CHECK(sgemm(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n)); }, options);
     const double tflops = flops / (final_time.median_ms * 1e-3) / 1e12;
     const double ratio = tflops / baseline_tflops;
-    std::ostringstream text;
-    text.precision(2);
-    text << std::fixed << ratio << " x cuBLAS (" << tflops << " vs " << baseline_tflops << " TFLOP/s)";
+    std::string text = fixed(ratio) + " x cuBLAS (" + fixed(tflops) + " vs " + fixed(baseline_tflops) + " TFLOP/s)";
     // The ladder, for the record (fewer runs: the first versions take a while at 4096^3).
     for (const Version* v : {&kNaive, &kCoalesced, &kSmemTiled, &kBlocktile1D, &kBlocktile2D, &kVectorized}) {
       if (const std::string why = validate(*v); !why.empty()) {
-        text << "; " << v->name << " not timed (" << why << ")";
+        text += std::string("; ") + v->name + " not timed (" + why + ")";
         continue;
       }
       const wb::Timing t = wb::time_median(
           [&] { WB_CUDA_CHECK(v->run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n)); },
           {.warmup = 1, .repetitions = 3});
-      text << "; " << v->name << " " << (flops / (t.median_ms * 1e-3) / 1e12) / baseline_tflops << " x";
+      text += std::string("; ") + v->name + " " + fixed((flops / (t.median_ms * 1e-3) / 1e12) / baseline_tflops) + " x";
     }
-    wb::check::record_measured(text.str());
-    EXPECT_GE(ratio, kMinRatio) << "sgemm(M=N=K=4096) reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
+    wb::check::record_measured(text);
+    EXPECT_GE(ratio, kMinRatio) << "sgemm(M=N=K=4096) reached " << text << "; it needs " << wb::check::as_written(kMinRatio)
                                 << " x cuBLAS. GEMM is compute-bound once tiled: keep each thread's TM x TN "
                                    "results in registers, load tiles with float4, and size the tiles so that "
                                    "enough warps fit on each multiprocessor.";

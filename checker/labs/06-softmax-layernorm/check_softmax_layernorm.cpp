@@ -1,56 +1,23 @@
 // Checks for lab 06 (softmax, layer normalization and RMSNorm, forward and backward).
 //
-// Correctness: every output is compared with a double-precision reference computed on the host
-// from the same float inputs, element by element, with an allowance derived from the computation:
-//   T(C) = (16 + 4 sqrt(C)) u, u = 2^-24, the relative rounding a C-term float sum gets in any
-//   reasonable order (a tree: about log2(C) u; one thread adding C terms in a row: about
-//   sqrt(C) u typically), with margin for the elementwise operations around it.
-//   - softmax: |y - y_ref| <= (T(C) + 3 |x - max| u) y_ref + 2^-126 (exp of a rounded argument,
-//     and __expf's error growing with |x - max|);
-//   - softmax backward: |dx - ref| <= y (T(C) sum|y dy| + 8 u |dy - s|);
-//   - layer norm: the mean within d = T(C) mean|x| (a float sum's rounding, which rows of mean 1e3
-//     and std 1 magnify 1000 times); rstd within (2 T(C) + e) rstd, e = (2 d sqrt(var) + d^2) /
-//     (2 (var + eps)): deviations taken from a mean known within d (two passes around the computed
-//     mean, Welford's running means, Chan's merges) carry that much variance error; |y - ref| <=
-//     |gamma| rstd (d + (T(C) + e) |x - mean|) + 2 u (|y| + |beta|);
-//   - backward passes: dx from the sums of g = dy gamma and g xhat (the same rule), dgamma and
-//     dbeta within (T(R) + 4 u) sum_r |term|;
-//   - bf16 outputs: one more rounding to bf16, 2^-8 |ref|.
-//   Rows are adversarial by kind: uniform logits, a few logits multiplied by 20 among small ones,
-//   rows offset by 1e4, fully masked rows (all -inf: the result is all zeros), causally masked rows;
-//   for the norms, rows of mean 1e3 and standard deviation 1 (the one-pass variance E[x^2] - E[x]^2
-//   cancels every digit there), constant rows (variance 0) and C = 1. Shapes cover C = 1, C not a
-//   multiple of 4 or 32, 1600 and 32768, R = 0. Inputs are surrounded by NaN (reading outside a row
-//   range shows), outputs start as 0xFF bytes (a value never written shows) and carry guard zones.
-// Reproducibility: the backward passes run three times on the same inputs: bitwise equal results.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing; the backward
-//   passes of layer norm and RMSNorm use no atomics (the result must not depend on block order).
-// Performance (sim), with cusim analysis metrics (traffic as requested by the kernels); each
-// check's limits are the .limits of its WB_CHECK:
-//   - softmax_block: global sectors per load and store request at most max_sectors (softmax_naive's
-//     recorded);
-//   - softmax_online: global bytes read at most max_reads x 4RC (the input twice at most);
-//   - softmax_forward, layernorm_forward, rmsnorm_forward: x read once for C <= 8192 (bytes read
-//     at most max_x_reads x 4RC, plus 4RC for each of gamma and beta, which a row reads once), and,
-//     where rows are 16-byte aligned, every 32-byte sector fetched or written carries at least
-//     min_sector_use requested bytes (4-byte accesses take 4 sectors per request at 100%, 16-byte
-//     accesses 16); softmax_forward on rows that are not 16-byte aligned (C = 1001) too, where
-//     only a scalar head up to the row's first 16-byte boundary keeps its float4s whole.
-// Performance (cuda): bytes read and written per second as a ratio to a device-to-device copy timed
-//   in the same run, at least each check's min_ratio: softmax_forward at 4096 x 4096 and
-//   32768 x 1024; layernorm_forward at 32768 x 768 and 16384 x 4096; softmax_backward and
-//   layernorm_backward.
+// Every output is compared with a double-precision reference computed on the host from the same float
+// inputs, element by element, with an allowance derived from the computation (at each reference below).
+// Inputs are surrounded by NaN (reading outside a row range shows), outputs start as 0xFF bytes (a value
+// never written shows) and carry guard zones.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "softmax_layernorm.h"
@@ -58,34 +25,39 @@
 #include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_compare_elements.h"
 #include "wb_float16.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
 
 namespace {
 
-using wb::check::fixed;
-
 using wb::check::after_call;
-using wb::check::cuda_success;
+using wb::check::fixed;
 using wb::check::from_bf16;
 using wb::check::Input;
 using wb::check::never_written;
 using wb::check::Output;
 using wb::check::to_bf16;
 
-constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr double kU = 0x1.0p-24;
 constexpr float kEps = 1e-5f;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
+// T(C) = (16 + 4 sqrt(C)) u, the relative rounding a C-term float sum gets in any reasonable order (a
+// tree: about log2(C) u; one thread adding C terms in a row: about sqrt(C) u typically), with margin for
+// the elementwise operations around it.
 double sum_tolerance(std::size_t terms) { return (16.0 + 4.0 * std::sqrt(static_cast<double>(terms))) * kU; }
 
 std::string number(double v) { return wb::check::significant(v, 7); }
 
 // ---- inputs ------------------------------------------------------------------------------------------
 
+// Rows are adversarial by kind. Softmax: large logits among small ones, rows offset by 1e4 (exp
+// overflows without the max subtraction), fully masked rows (all -inf: the result is all zeros) and
+// causally masked ones. Norms: rows of mean 1e3 and standard deviation 1 (the one-pass variance
+// E[x^2] - E[x]^2 cancels every digit there) and constant rows (variance 0).
 enum class RowKind { Uniform, Spiky, Offset, Masked, Causal, Cancellation, Constant, Wide };
 
 const char* describe(RowKind kind) {
@@ -113,6 +85,10 @@ struct Matrix {
   std::uint64_t seed = 0;
   std::size_t size() const { return v.size(); }
   std::string shape() const { return "rows=" + std::to_string(rows) + ", cols=" + std::to_string(cols); }
+  // "<function>(rows=R, cols=C<extra>) [seed S]", the call a message names.
+  std::string call(const std::string& function, const char* extra = "") const {
+    return function + "(" + shape() + extra + ") [seed " + std::to_string(seed) + "]";
+  }
 };
 
 void fill_row(float* row, int cols, RowKind kind, wb::Random& rng) {
@@ -138,8 +114,7 @@ void fill_row(float* row, int cols, RowKind kind, wb::Random& rng) {
       break;
     }
     case RowKind::Cancellation: {
-      // Mean 1000, standard deviation about 1 (a sum of uniforms), then exactly centred so the
-      // reference statistics are simple.
+      // Mean 1000, standard deviation about 1 (uniform in 1000 +- sqrt(3)).
       for (int c = 0; c < cols; ++c) row[c] = 1000.0f + 1.7320508f * uniform(-1.0f, 1.0f);
       break;
     }
@@ -154,11 +129,7 @@ void fill_row(float* row, int cols, RowKind kind, wb::Random& rng) {
 
 // A rows x cols matrix whose row r has kind kinds[(r + first_kind) % kinds.size()].
 Matrix make_matrix(int rows, int cols, const std::vector<RowKind>& kinds, std::size_t first_kind, std::uint64_t seed) {
-  Matrix m;
-  m.rows = rows;
-  m.cols = cols;
-  m.seed = seed;
-  m.v.resize(static_cast<std::size_t>(rows) * cols);
+  Matrix m{.rows = rows, .cols = cols, .v = std::vector<float>(static_cast<std::size_t>(rows) * cols), .seed = seed};
   wb::Random rng(seed * 7919 + 17);
   for (int r = 0; r < rows; ++r) {
     const RowKind kind = kinds[(r + first_kind) % kinds.size()];
@@ -168,42 +139,97 @@ Matrix make_matrix(int rows, int cols, const std::vector<RowKind>& kinds, std::s
   return m;
 }
 
-std::vector<float> uniform_vector(std::size_t n, std::uint64_t seed, float lo, float hi) {
-  return wb::random_floats(n, seed, lo, hi);
+struct Shape {
+  int rows, cols;
+};
+
+// Sizes: C = 1, around 4 and 32, 100, 1024, 1025, 1600, 4096, 8192 (the largest cached row), 8193
+// and 32768 (which do not fit in registers or shared memory), many rows of 3; R = 0.
+const std::vector<Shape> kShapes = {{0, 5},    {1, 1},    {7, 1},    {5, 7},     {10, 32},   {6, 33},
+                                    {5, 100},  {4, 1024}, {3, 1025}, {3, 1600},  {2, 4096},  {2, 8192},
+                                    {2, 8193}, {1, 32768}, {300, 3},  {20, 768}};
+const std::vector<Shape> kSmallShapes = {{1, 1}, {5, 7}, {10, 32}, {6, 33}, {5, 100}, {3, 1025}, {2, 4096}};
+// Backward shapes: C = 1 to 8193 (C = 4: a row of one float4), R = 0 to 1000 (more rows than
+// kNormPartialRows blocks, with rows of whole float4s and, at 1000 x 7, of single floats).
+const std::vector<Shape> kBackwardShapes = {{0, 8},     {1, 1},   {9, 1},   {7, 4},    {5, 7},    {10, 32},
+                                            {6, 33},    {3, 1025}, {3, 1600}, {2, 4096}, {2, 8193}, {1000, 12},
+                                            {600, 36},  {20, 768}, {1000, 7}};
+
+// Case s of a sweep checks @p shapes[s] with seed @p seed + s, its rows' kinds starting at kind s;
+// "k/n cases correct" as they pass, the first failure.
+testing::AssertionResult for_each_shape(
+    const std::vector<Shape>& shapes, std::uint64_t seed,
+    const std::function<testing::AssertionResult(Shape, std::size_t first_kind, std::uint64_t seed)>& check) {
+  return wb::check::run_cases(shapes.size(), [&](std::size_t s) { return check(shapes[s], s, seed + s); });
 }
+
+// ---- element types: float, or bf16 held as its bits (std::uint16_t) on the host ------------------------------
+
+template <class T>
+constexpr bool kBf16 = std::is_same_v<T, std::uint16_t>;
+
+constexpr double kBf16Rounding = 0x1.0p-8;  // a bf16 output's one more rounding, relative
+
+std::vector<float> bf16_rounded(std::vector<float> v) {
+  for (float& x : v) x = from_bf16(to_bf16(x));
+  return v;
+}
+
+// The values of an input of type T.
+template <class T>
+std::vector<T> device_values(const std::vector<float>& v) {
+  if constexpr (kBf16<T>) {
+    std::vector<std::uint16_t> out(v.size());
+    std::transform(v.begin(), v.end(), out.begin(), to_bf16);
+    return out;
+  } else {
+    return v;
+  }
+}
+
+// An output as floats. SHARED CANDIDATE (lab 08 converts its 16-bit outputs the same way): a bf16 never
+// written (0xFFFF) becomes the float 0xFFFFFFFF, which compare_matrix() reports as never written.
+std::vector<float> host_values(const std::vector<float>& v) { return v; }
+std::vector<float> host_values(const std::vector<std::uint16_t>& v) {
+  std::vector<float> out(v.size());
+  std::transform(v.begin(), v.end(), out.begin(),
+                 [](std::uint16_t h) { return h == 0xFFFF ? std::bit_cast<float>(0xFFFFFFFFu) : from_bf16(h); });
+  return out;
+}
+
+// The poison around an input of type T: NaN (in bf16, 0x7FC0).
+template <class T>
+T poison() {
+  if constexpr (kBf16<T>) {
+    return 0x7FC0;
+  } else {
+    return kNaN;
+  }
+}
+
+// A device pointer of type T as the lab's functions take it.
+float* device(float* p) { return p; }
+__nv_bfloat16* device(std::uint16_t* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
 
 // ---- comparing ---------------------------------------------------------------------------------------------
 
 struct Expected {
-  std::vector<double> value;
-  std::vector<double> allowed;
+  Expected() = default;
+  explicit Expected(std::size_t n) : value(n), allowed(n) {}
+  std::vector<double> value, allowed;
 };
 
-// Element-wise comparison of a rows x cols output; @p why(index) explains a mismatch.
+// Compares the rows x cols output @p got with @p e (wb::check::compare_elements), naming the first wrong
+// element by its row and column; @p why(index) explains it.
 testing::AssertionResult compare_matrix(const std::string& call, const char* array, const Expected& e,
                                         const std::vector<float>& got, int cols,
                                         const std::function<std::string(std::size_t)>& why) {
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double x = got[i], want = e.value[i];
-    const bool ok = std::isfinite(want) ? std::isfinite(x) && std::fabs(x - want) <= e.allowed[i] : x == want;
-    if (!ok && bad++ == 0) first = i;
-  }
-  if (bad == 0) return testing::AssertionSuccess();
-  const std::size_t r = first / static_cast<std::size_t>(cols), c = first % static_cast<std::size_t>(cols);
-  testing::AssertionResult failure = testing::AssertionFailure();
-  failure << call << ": " << bad << " of " << got.size() << " elements of " << array << " are wrong; the first is "
-          << array << "[" << r << " * cols + " << c << "] (row " << r << ", column " << c << "): got ";
-  if (never_written(got[first])) {
-    failure << "nothing (never written: still the 0xFF bytes the checker put there)";
-  } else {
-    failure << number(got[first]);
-  }
-  failure << ", expected " << number(e.value[first]);
-  if (std::isfinite(e.value[first])) failure << " (allowed difference " << number(e.allowed[first]) << ")";
-  failure << ".";
-  if (const std::string text = why(first); !text.empty()) failure << " " << text;
-  return failure;
+  const auto where = [&](std::size_t i) {
+    const std::string r = std::to_string(i / static_cast<std::size_t>(cols));
+    const std::string c = std::to_string(i % static_cast<std::size_t>(cols));
+    return std::string(array) + "[" + r + " * cols + " + c + "] (row " + r + ", column " + c + ")";
+  };
+  return wb::check::compare_elements(call, array, got, e.value, e.allowed, where, why);
 }
 
 // The versions expected to use 16-byte loads (the final ones and the backward passes): every
@@ -232,21 +258,15 @@ std::string row_note(const Matrix& m, std::size_t index, const std::string& func
 
 // ---- softmax -----------------------------------------------------------------------------------------------
 
-struct SoftmaxRef {
-  Expected y;
-  std::vector<double> row_max;
-};
-
-SoftmaxRef softmax_reference(const Matrix& m, double extra_rel = 0.0) {
-  SoftmaxRef ref;
-  ref.y.value.resize(m.size());
-  ref.y.allowed.resize(m.size());
+// Reference softmax (double): |y - y_ref| <= (T(C) + 3 |x - max| u) y_ref + 2^-126 (exp of a rounded
+// argument, and __expf's error growing with |x - max|), plus @p extra_rel y_ref (a bf16 output's rounding).
+Expected softmax_reference(const Matrix& m, double extra_rel = 0.0) {
+  Expected ref(m.size());
   const double tol = sum_tolerance(m.cols);
   for (int r = 0; r < m.rows; ++r) {
     const float* x = m.v.data() + static_cast<std::size_t>(r) * m.cols;
     double mx = -INFINITY;
     for (int c = 0; c < m.cols; ++c) mx = std::max(mx, static_cast<double>(x[c]));
-    ref.row_max.push_back(mx);
     double s = 0.0;
     if (mx != -INFINITY) {
       for (int c = 0; c < m.cols; ++c) s += std::exp(static_cast<double>(x[c]) - mx);
@@ -254,9 +274,9 @@ SoftmaxRef softmax_reference(const Matrix& m, double extra_rel = 0.0) {
     for (int c = 0; c < m.cols; ++c) {
       const std::size_t i = static_cast<std::size_t>(r) * m.cols + c;
       const double y = mx == -INFINITY ? 0.0 : std::exp(static_cast<double>(x[c]) - mx) / s;
-      ref.y.value[i] = y;
+      ref.value[i] = y;
       const double spread = std::isfinite(x[c]) ? std::fabs(x[c] - mx) : 0.0;
-      ref.y.allowed[i] = (tol + 3.0 * spread * kU + extra_rel) * y + 0x1.0p-126;
+      ref.allowed[i] = (tol + 3.0 * spread * kU + extra_rel) * y + 0x1.0p-126;
     }
   }
   return ref;
@@ -319,42 +339,37 @@ std::string softmax_diagnosis(const Matrix& m, std::size_t index, const std::vec
 
 using SoftmaxFn = cudaError_t (*)(const float*, float*, int, int);
 
-testing::AssertionResult check_softmax(SoftmaxFn fn, const char* function, const Matrix& m) {
-  const std::string call = std::string(function) + "(" + m.shape() + ") [seed " + std::to_string(m.seed) + "]";
-  try {
-    Input<float> x(m.v, "x", kNaN);
-    Output<float> y(m.size(), "y");
-    if (auto r = after_call(fn(x.dev.data(), y.dev.data(), m.rows, m.cols), call, function,
+// One call of a softmax forward @p fn on @p matrix, its y compared with the reference: in float, or with
+// T = std::uint16_t in bf16, on @p matrix's values rounded to bf16.
+template <class T = float, class Fn>
+testing::AssertionResult check_softmax(Fn fn, const char* function, const Matrix& matrix) {
+  Matrix m = matrix;
+  if constexpr (kBf16<T>) m.v = bf16_rounded(std::move(m.v));
+  const std::string call = m.call(function);
+  return wb::check::guarded(call, [&] {
+    Input<T> x(device_values<T>(m.v), "x", poison<T>());
+    Output<T> y(m.size(), "y");
+    if (auto r = after_call(fn(device(x.dev.data()), device(y.dev.data()), m.rows, m.cols), call, function,
                             {[&] { return y.in_bounds(call); }, [&] { return x.unchanged(call); }});
         !r) {
       return r;
     }
-    const std::vector<float> got = y.dev.download();
-    const SoftmaxRef ref = softmax_reference(m);
-    return compare_matrix(call, "y", ref.y, got, m.cols,
-                          [&](std::size_t i) { return softmax_diagnosis(m, i, got, ref.y, function); });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+    const std::vector<float> got = host_values(y.dev.download());
+    const Expected ref = softmax_reference(m, kBf16<T> ? kBf16Rounding : 0.0);
+    return compare_matrix(call, "y", ref, got, m.cols,
+                          [&](std::size_t i) { return softmax_diagnosis(m, i, got, ref, function); });
+  });
 }
 
-struct Shape {
-  int rows, cols;
-};
-
-// Sizes: C = 1, around 4 and 32, 100, 1024, 1025, 1600, 4096, 8192 (the largest cached row), 8193
-// and 32768 (which do not fit in registers or shared memory), many rows of 3; R = 0.
-const std::vector<Shape> kShapes = {{0, 5},    {1, 1},    {7, 1},    {5, 7},     {10, 32},   {6, 33},
-                                    {5, 100},  {4, 1024}, {3, 1025}, {3, 1600},  {2, 4096},  {2, 8192},
-                                    {2, 8193}, {1, 32768}, {300, 3},  {20, 768}};
-const std::vector<Shape> kSmallShapes = {{1, 1}, {5, 7}, {10, 32}, {6, 33}, {5, 100}, {3, 1025}, {2, 4096}};
+testing::AssertionResult check_softmax_bf16(const Matrix& m) {
+  return check_softmax<std::uint16_t>(&softmax_forward_bf16, "softmax_forward_bf16", m);
+}
 
 void check_softmax_version(SoftmaxFn fn, const char* function) {
-  WB_ASSERT(wb::check::run_cases(kShapes.size(), [&](std::size_t s) {
-    return check_softmax(fn, function, make_matrix(kShapes[s].rows, kShapes[s].cols, kSoftmaxKinds, s, 1 + s));
+  WB_ASSERT(for_each_shape(kShapes, 1, [&](Shape s, std::size_t first_kind, std::uint64_t seed) {
+    return check_softmax(fn, function, make_matrix(s.rows, s.cols, kSoftmaxKinds, first_kind, seed));
   }));
 }
-
 
 // ---- layer norm and RMSNorm -----------------------------------------------------------------------------------
 
@@ -362,12 +377,11 @@ struct NormRef {
   Expected y, mean, rstd;
 };
 
-// Reference forward (double): layer norm when centered, else RMSNorm (rstd = rrms, mean = 0).
+// Reference forward (double): layer norm when centered, else RMSNorm (rstd = rrms, mean = 0). @p extra_rel:
+// a bf16 output's rounding, relative.
 NormRef norm_reference(const Matrix& m, const std::vector<float>& gamma, const std::vector<float>& beta, bool centered,
                        double extra_rel = 0.0) {
-  NormRef ref;
-  ref.y.value.resize(m.size());
-  ref.y.allowed.resize(m.size());
+  NormRef ref{Expected(m.size())};
   const double tol = sum_tolerance(m.cols);
   for (int r = 0; r < m.rows; ++r) {
     const float* x = m.v.data() + static_cast<std::size_t>(r) * m.cols;
@@ -383,10 +397,12 @@ NormRef norm_reference(const Matrix& m, const std::vector<float>& gamma, const s
     for (int c = 0; c < m.cols; ++c) var += (x[c] - mean) * (x[c] - mean);
     var /= m.cols;
     const double rstd = 1.0 / std::sqrt(var + static_cast<double>(kEps));
-    // The mean is allowed d = T(C) mean|x|; deviations taken from a mean known within d (a
-    // two-pass variance around the computed mean, Welford's running means, Chan's merges) give a
-    // variance within 2 d mean|x - mean| + d^2 <= 2 d sqrt(var) + d^2 of the true one, and rstd
-    // that relative error halved (d = 0 for RMSNorm).
+    // The mean is allowed d = T(C) mean|x| (a float sum's rounding, which rows of mean 1e3 and std 1
+    // magnify 1000 times); deviations taken from a mean known within d (a two-pass variance around the
+    // computed mean, Welford's running means, Chan's merges) give a variance within
+    // 2 d mean|x - mean| + d^2 <= 2 d sqrt(var) + d^2 of the true one, and rstd that relative error
+    // halved, e (d = 0 for RMSNorm): rstd within (2 T(C) + e) rstd, and
+    // |y - ref| <= |gamma| rstd (d + (T(C) + e) |x - mean|) + 2 u (|y| + |beta|).
     const double d = centered ? tol * abs_mean : 0.0;
     const double from_mean = (2.0 * d * std::sqrt(var) + d * d) / (2.0 * (var + static_cast<double>(kEps)));
     ref.mean.value.push_back(mean);
@@ -443,36 +459,36 @@ std::string cancellation_note(double got_rstd, double want_rstd, double allowed)
 // Compares the per-row statistics (mean, rstd) first: a wrong statistic explains a wrong y.
 testing::AssertionResult compare_stats(const std::string& call, const char* array, const Expected& e,
                                        const std::vector<float>& got, const Matrix& m) {
+  const std::string name = array;
   for (std::size_t r = 0; r < got.size(); ++r) {
     const double g = got[r];
     if (std::isfinite(g) && std::fabs(g - e.value[r]) <= e.allowed[r]) continue;
     testing::AssertionResult failure = testing::AssertionFailure();
-    failure << call << ": " << array << "[" << r << "] = "
+    failure << call << ": " << name << "[" << r << "] = "
             << (never_written(got[r]) ? std::string("nothing (never written)") : number(g)) << ", expected "
             << number(e.value[r]) << " (allowed difference " << number(e.allowed[r]) << "). Row " << r << " is "
             << describe(m.kinds[r]) << ".";
-    const bool zero_variance = std::string(array) != "mean" && m.cols > 0 &&
-                               e.value[r] >= 0.99 / std::sqrt(static_cast<double>(kEps));
+    const bool zero_variance =
+        name != "mean" && m.cols > 0 && e.value[r] >= 0.99 / std::sqrt(static_cast<double>(kEps));
     // A NaN rstd is a variance below -eps: summing (x - mean)^2 never gives one, E[x^2] - E[x]^2 does
     // when its two terms round differently (on a GPU, where the compiler fuses them into an FMA, even
     // for a single element). The same cancellation as a finite wrong rstd, so the same diagnosis.
-    if (std::string(array) == "rstd" && std::isnan(g) && !never_written(got[r])) {
+    if (name == "rstd" && std::isnan(g) && !never_written(got[r])) {
       failure << " rstd is NaN: the variance came out negative, which the mean of (x - mean)^2 never is. "
                  "E[x^2] - E[x]^2 subtracts two numbers near mean^2 whose rounding errors exceed the variance "
                  "(catastrophic cancellation; a fused multiply-add can make it negative even for one element). "
                  "Compute the mean first, then the mean of (x - mean)^2 (two passes, over a cached row), or use "
                  "Welford's algorithm.";
     } else if (zero_variance) {
-      failure << " This row's variance is 0 (cols = " << m.cols
-              << (m.cols == 1 ? ", a single element" : "")
+      failure << " This row's variance is 0 (cols = " << m.cols << (m.cols == 1 ? ", a single element" : "")
               << "): rstd = 1 / sqrt(0 + eps), with eps inside the square root.";
-    } else if (m.kinds[r] == RowKind::Cancellation && std::string(array) == "rstd" && std::isfinite(g) && g > 0) {
+    } else if (m.kinds[r] == RowKind::Cancellation && name == "rstd" && std::isfinite(g) && g > 0) {
       failure << cancellation_note(g, e.value[r], e.allowed[r]);
     } else if (m.kinds[r] == RowKind::Cancellation) {
       failure << " Relative error " << number(std::fabs(g - e.value[r]) / std::fabs(e.value[r]))
               << " on a row whose mean is 1000 times its standard deviation: the mean is a plain sum divided by "
                  "cols; a sum in float keeps it within the allowed difference.";
-    } else if (std::string(array) == "rstd" && std::isfinite(g) && std::fabs(g - e.value[r]) > 1e-3 * e.value[r]) {
+    } else if (name == "rstd" && std::isfinite(g) && std::fabs(g - e.value[r]) > 1e-3 * e.value[r]) {
       failure << " The variance is the biased one (divide by cols, not cols - 1), and eps goes inside the square "
                  "root: rstd = 1 / sqrt(var + eps).";
     }
@@ -481,46 +497,58 @@ testing::AssertionResult compare_stats(const std::string& call, const char* arra
   return testing::AssertionSuccess();
 }
 
-using LayerNormFn = cudaError_t (*)(const float*, const float*, const float*, float*, float*, float*, int, int, float);
-
 struct NormParams {
   std::vector<float> gamma, beta;
 };
 
 NormParams norm_params(int cols, std::uint64_t seed) {
-  return {uniform_vector(cols, seed * 3 + 1, 0.5f, 1.5f), uniform_vector(cols, seed * 3 + 2, -0.5f, 0.5f)};
+  return {wb::random_floats(cols, seed * 3 + 1, 0.5f, 1.5f), wb::random_floats(cols, seed * 3 + 2, -0.5f, 0.5f)};
 }
 
-testing::AssertionResult check_layernorm(LayerNormFn fn, const char* function, const Matrix& m) {
-  const std::string call = std::string(function) + "(" + m.shape() + ", eps=1e-5) [seed " + std::to_string(m.seed) + "]";
-  try {
-    const NormParams p = norm_params(m.cols, m.seed);
-    Input<float> x(m.v, "x", kNaN), gamma(p.gamma, "gamma", kNaN), beta(p.beta, "beta", kNaN);
-    Output<float> y(m.size(), "y"), mean(m.rows, "mean"), rstd(m.rows, "rstd");
-    const cudaError_t status = fn(x.dev.data(), gamma.dev.data(), beta.dev.data(), y.dev.data(), mean.dev.data(),
-                                  rstd.dev.data(), m.rows, m.cols, kEps);
-    if (auto r = after_call(status, call, function,
-                            {[&] { return y.in_bounds(call); }, [&] { return mean.in_bounds(call); },
-                             [&] { return rstd.in_bounds(call); }, [&] { return x.unchanged(call); },
-                             [&] { return gamma.unchanged(call); }, [&] { return beta.unchanged(call); }});
-        !r) {
-      return r;
+using LayerNormFn = cudaError_t (*)(const float*, const float*, const float*, float*, float*, float*, int, int, float);
+
+// One call of a layer-norm forward @p fn on @p matrix: mean and rstd compared first, then y. In float, or with
+// T = std::uint16_t in bf16 (x, gamma, beta and y), on @p matrix's values and the parameters rounded to bf16.
+template <class T = float, class Fn>
+testing::AssertionResult check_layernorm(Fn fn, const char* function, const Matrix& matrix) {
+  Matrix m = matrix;
+  NormParams p = norm_params(m.cols, m.seed);
+  if constexpr (kBf16<T>) {
+    m.v = bf16_rounded(std::move(m.v));
+    p = {bf16_rounded(p.gamma), bf16_rounded(p.beta)};
+  }
+  const std::string call = m.call(function, ", eps=1e-5");
+  return wb::check::guarded(call, [&] {
+    Input<T> x(device_values<T>(m.v), "x", poison<T>()), gamma(device_values<T>(p.gamma), "gamma", poison<T>()),
+        beta(device_values<T>(p.beta), "beta", poison<T>());
+    Output<T> y(m.size(), "y");
+    Output<float> mean(m.rows, "mean"), rstd(m.rows, "rstd");
+    const cudaError_t status = fn(device(x.dev.data()), device(gamma.dev.data()), device(beta.dev.data()),
+                                  device(y.dev.data()), mean.dev.data(), rstd.dev.data(), m.rows, m.cols, kEps);
+    wb::check::BufferChecks checks = {[&] { return y.in_bounds(call); }, [&] { return mean.in_bounds(call); },
+                                      [&] { return rstd.in_bounds(call); }, [&] { return x.unchanged(call); }};
+    if constexpr (!kBf16<T>) {  // gamma and beta unchanged: checked in float only
+      checks.push_back([&] { return gamma.unchanged(call); });
+      checks.push_back([&] { return beta.unchanged(call); });
     }
-    const NormRef ref = norm_reference(m, p.gamma, p.beta, true);
+    if (auto r = after_call(status, call, function, checks); !r) return r;
+    const NormRef ref = norm_reference(m, p.gamma, p.beta, true, kBf16<T> ? kBf16Rounding : 0.0);
     if (auto r = compare_stats(call, "mean", ref.mean, mean.dev.download(), m); !r) return r;
     if (auto r = compare_stats(call, "rstd", ref.rstd, rstd.dev.download(), m); !r) return r;
-    const std::vector<float> got = y.dev.download();
+    const std::vector<float> got = host_values(y.dev.download());
     return compare_matrix(call, "y", ref.y, got, m.cols,
                           [&](std::size_t i) { return norm_diagnosis(m, i, got[i], function); });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
+}
+
+testing::AssertionResult check_layernorm_bf16(const Matrix& m) {
+  return check_layernorm<std::uint16_t>(&layernorm_forward_bf16, "layernorm_forward_bf16", m);
 }
 
 testing::AssertionResult check_rmsnorm(const Matrix& m) {
   const char* function = "rmsnorm_forward";
-  const std::string call = std::string(function) + "(" + m.shape() + ", eps=1e-5) [seed " + std::to_string(m.seed) + "]";
-  try {
+  const std::string call = m.call(function, ", eps=1e-5");
+  return wb::check::guarded(call, [&] {
     const NormParams p = norm_params(m.cols, m.seed);
     Input<float> x(m.v, "x", kNaN), gamma(p.gamma, "gamma", kNaN);
     Output<float> y(m.size(), "y"), rrms(m.rows, "rrms");
@@ -536,11 +564,14 @@ testing::AssertionResult check_rmsnorm(const Matrix& m) {
     if (auto r = compare_stats(call, "rrms", ref.rstd, rrms.dev.download(), m); !r) return r;
     const std::vector<float> got = y.dev.download();
     return compare_matrix(call, "y", ref.y, got, m.cols, [&](std::size_t i) { return row_note(m, i, function); });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
 }
 
+void check_norm_version(const std::function<testing::AssertionResult(const Matrix&)>& check) {
+  WB_ASSERT(for_each_shape(kShapes, 200, [&](Shape s, std::size_t first_kind, std::uint64_t seed) {
+    return check(make_matrix(s.rows, s.cols, kNormKinds, first_kind, seed));
+  }));
+}
 
 // ---- backward passes ----------------------------------------------------------------------------------------
 
@@ -549,22 +580,24 @@ struct BackwardCase {
   std::vector<float> dy;
 };
 
+// What a backward pass wrote: dx, and for the norms dgamma (and, layer norm only, dbeta).
+struct Grads {
+  std::vector<float> dx, dgamma, dbeta;
+};
+
 // Softmax backward inputs: y = softmax of a matrix (rounded to float), dy uniform in [-1, 1).
 BackwardCase softmax_backward_case(int rows, int cols, std::size_t first_kind, std::uint64_t seed) {
-  BackwardCase b;
-  const Matrix logits = make_matrix(rows, cols, kSoftmaxKinds, first_kind, seed);
-  const SoftmaxRef ref = softmax_reference(logits);
-  b.x = logits;
-  for (std::size_t i = 0; i < b.x.v.size(); ++i) b.x.v[i] = static_cast<float>(ref.y.value[i]);
-  b.dy = uniform_vector(b.x.size(), seed * 5 + 3, -1.0f, 1.0f);
+  BackwardCase b{make_matrix(rows, cols, kSoftmaxKinds, first_kind, seed)};
+  const Expected y = softmax_reference(b.x);
+  for (std::size_t i = 0; i < b.x.v.size(); ++i) b.x.v[i] = static_cast<float>(y.value[i]);
+  b.dy = wb::random_floats(b.x.size(), seed * 5 + 3, -1.0f, 1.0f);
   return b;
 }
 
+// dx = y (dy - s), s = sum of y dy over the row: |dx - ref| <= y (T(C) sum|y dy| + 8 u |dy - s|).
 Expected softmax_backward_reference(const BackwardCase& b) {
   const Matrix& y = b.x;
-  Expected e;
-  e.value.resize(y.size());
-  e.allowed.resize(y.size());
+  Expected e(y.size());
   const double tol = sum_tolerance(y.cols);
   for (int r = 0; r < y.rows; ++r) {
     const std::size_t o = static_cast<std::size_t>(r) * y.cols;
@@ -582,7 +615,7 @@ Expected softmax_backward_reference(const BackwardCase& b) {
   return e;
 }
 
-testing::AssertionResult run_softmax_backward(const BackwardCase& b, std::vector<float>& dx, const std::string& call) {
+testing::AssertionResult run_softmax_backward(const BackwardCase& b, Grads& got, const std::string& call) {
   Input<float> y(b.x.v, "y", kNaN), dy(b.dy, "dy", kNaN);
   Output<float> out(b.x.size(), "dx");
   const cudaError_t status = softmax_backward(y.dev.data(), dy.dev.data(), out.dev.data(), b.x.rows, b.x.cols);
@@ -592,21 +625,19 @@ testing::AssertionResult run_softmax_backward(const BackwardCase& b, std::vector
       !r) {
     return r;
   }
-  dx = out.dev.download();
+  got.dx = out.dev.download();
   return testing::AssertionSuccess();
 }
 
 testing::AssertionResult check_softmax_backward(const BackwardCase& b) {
-  const std::string call = "softmax_backward(" + b.x.shape() + ") [seed " + std::to_string(b.x.seed) + "]";
-  try {
-    std::vector<float> dx;
-    if (auto r = run_softmax_backward(b, dx, call); !r) return r;
-    return compare_matrix(call, "dx", softmax_backward_reference(b), dx, b.x.cols, [&](std::size_t i) {
+  const std::string call = b.x.call("softmax_backward");
+  return wb::check::guarded(call, [&] {
+    Grads got;
+    if (auto r = run_softmax_backward(b, got, call); !r) return r;
+    return compare_matrix(call, "dx", softmax_backward_reference(b), got.dx, b.x.cols, [&](std::size_t i) {
       return row_note(b.x, i, "softmax_backward") + " (y of this row is the softmax of such logits.)";
     });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
 }
 
 // Norm backward: x from the norm kinds, the forward's statistics (reference, rounded to float),
@@ -617,11 +648,13 @@ struct NormBackwardCase {
   bool centered = true;
 };
 
+const char* norm_backward_name(bool centered) { return centered ? "layernorm_backward" : "rmsnorm_backward"; }
+
 NormBackwardCase norm_backward_case(int rows, int cols, bool centered, std::size_t first_kind, std::uint64_t seed) {
   NormBackwardCase n;
   n.centered = centered;
   n.b.x = make_matrix(rows, cols, kNormKinds, first_kind, seed);
-  n.b.dy = uniform_vector(n.b.x.size(), seed * 5 + 3, -1.0f, 1.0f);
+  n.b.dy = wb::random_floats(n.b.x.size(), seed * 5 + 3, -1.0f, 1.0f);
   const NormParams p = norm_params(cols, seed);
   n.gamma = p.gamma;
   const NormRef ref = norm_reference(n.b.x, p.gamma, p.beta, centered);
@@ -636,11 +669,11 @@ struct NormGrads {
   Expected dx, dgamma, dbeta;
 };
 
+// dx from the sums of g = dy gamma and g xhat over the row, within the rounding of those sums (the rule of
+// softmax_backward_reference); dgamma and dbeta within (T(R) + 8 u) and (T(R) + 4 u) sum_r |term|.
 NormGrads norm_backward_reference(const NormBackwardCase& n) {
   const Matrix& x = n.b.x;
-  NormGrads g;
-  g.dx.value.resize(x.size());
-  g.dx.allowed.resize(x.size());
+  NormGrads g{Expected(x.size())};
   const double tol_c = sum_tolerance(x.cols), tol_r = sum_tolerance(static_cast<std::size_t>(x.rows));
   std::vector<double> dgamma(x.cols), dgamma_abs(x.cols), dbeta(x.cols), dbeta_abs(x.cols);
   for (int r = 0; r < x.rows; ++r) {
@@ -677,24 +710,19 @@ NormGrads norm_backward_reference(const NormBackwardCase& n) {
   return g;
 }
 
-struct NormGradsGot {
-  std::vector<float> dx, dgamma, dbeta;
-};
-
-testing::AssertionResult run_norm_backward(const NormBackwardCase& n, NormGradsGot& got, const std::string& call) {
+testing::AssertionResult run_norm_backward(const NormBackwardCase& n, Grads& got, const std::string& call) {
   const Matrix& m = n.b.x;
-  const char* function = n.centered ? "layernorm_backward" : "rmsnorm_backward";
   Input<float> dy(n.b.dy, "dy", kNaN), x(m.v, "x", kNaN), gamma(n.gamma, "gamma", kNaN),
       mean(n.mean, "mean", kNaN), rstd(n.rstd, n.centered ? "rstd" : "rrms", kNaN);
   Output<float> dx(m.size(), "dx"), dgamma(m.cols, "dgamma"), dbeta(m.cols, "dbeta");
-  wb::DeviceBuffer<float> workspace(norm_backward_workspace_floats(m.cols), kGuard);
+  wb::DeviceBuffer<float> workspace(norm_backward_workspace_floats(m.cols), wb::check::kGuardElements);
   const cudaError_t status =
       n.centered ? layernorm_backward(dy.dev.data(), x.dev.data(), gamma.dev.data(), mean.dev.data(), rstd.dev.data(),
                                       dx.dev.data(), dgamma.dev.data(), dbeta.dev.data(), m.rows, m.cols,
                                       workspace.data())
                  : rmsnorm_backward(dy.dev.data(), x.dev.data(), gamma.dev.data(), rstd.dev.data(), dx.dev.data(),
                                     dgamma.dev.data(), m.rows, m.cols, workspace.data());
-  std::vector<std::function<testing::AssertionResult()>> checks = {
+  wb::check::BufferChecks checks = {
       [&] { return dx.in_bounds(call); },    [&] { return dgamma.in_bounds(call); },
       [&] { return dy.unchanged(call); },    [&] { return x.unchanged(call); },
       [&] { return gamma.unchanged(call); }, [&] { return rstd.unchanged(call); },
@@ -705,19 +733,32 @@ testing::AssertionResult run_norm_backward(const NormBackwardCase& n, NormGradsG
     checks.push_back([&] { return dbeta.in_bounds(call); });
     checks.push_back([&] { return mean.unchanged(call); });
   }
-  if (auto r = after_call(status, call, function, checks); !r) return r;
+  if (auto r = after_call(status, call, norm_backward_name(n.centered), checks); !r) return r;
   got.dx = dx.dev.download();
   got.dgamma = dgamma.dev.download();
   if (n.centered) got.dbeta = dbeta.dev.download();
   return testing::AssertionSuccess();
 }
 
+// Why a wrong dgamma or dbeta element @p value (a sum over @p rows rows) may be wrong.
+std::string column_note(int rows, float value) {
+  std::string note = std::string("dgamma and dbeta sum over all ") + std::to_string(rows) +
+                     " rows: every row must contribute once (rows of several blocks, all partial sums added).";
+  if (never_written(value)) {
+    // 0xFFFFFFFF is a NaN, and a float sum that starts from it stays exactly that.
+    note += " Its bytes are all ones: either no kernel wrote it, or it is a sum that started from memory nobody "
+            "set. Device memory from cudaMalloc, the workspace included, holds whatever was there before (here "
+            "all-ones bytes, a NaN that every addition keeps): set each partial sum to 0, or store it rather "
+            "than add into it, before accumulating.";
+  }
+  return note;
+}
+
 testing::AssertionResult check_norm_backward(const NormBackwardCase& n) {
   const Matrix& m = n.b.x;
-  const std::string call = std::string(n.centered ? "layernorm_backward" : "rmsnorm_backward") + "(" + m.shape() +
-                           ") [seed " + std::to_string(m.seed) + "]";
-  try {
-    NormGradsGot got;
+  const std::string call = m.call(norm_backward_name(n.centered));
+  return wb::check::guarded(call, [&] {
+    Grads got;
     if (auto r = run_norm_backward(n, got, call); !r) return r;
     // No element of dx written at all: no kernel ran on this row length, which explains the
     // parameter gradients as well.
@@ -730,126 +771,52 @@ testing::AssertionResult check_norm_backward(const NormBackwardCase& n) {
                 "kernel (or its template instance) for this cols.";
     }
     const NormGrads ref = norm_backward_reference(n);
-    auto column_note = [&](const std::vector<float>& values, std::size_t i) {
-      std::string note = std::string("dgamma and dbeta sum over all ") + std::to_string(m.rows) +
-                         " rows: every row must contribute once (rows of several blocks, all partial sums added).";
-      if (never_written(values[i])) {
-        // 0xFFFFFFFF is a NaN, and a float sum that starts from it stays exactly that.
-        note += " Its bytes are all ones: either no kernel wrote it, or it is a sum that started from memory nobody "
-                "set. Device memory from cudaMalloc, the workspace included, holds whatever was there before (here "
-                "all-ones bytes, a NaN that every addition keeps): set each partial sum to 0, or store it rather "
-                "than add into it, before accumulating.";
-      }
-      return note;
-    };
     if (auto r = compare_matrix(call, "dgamma", ref.dgamma, got.dgamma, m.cols,
-                                [&](std::size_t i) { return column_note(got.dgamma, i); });
+                                [&](std::size_t i) { return column_note(m.rows, got.dgamma[i]); });
         !r) {
       return r;
     }
     if (n.centered) {
       if (auto r = compare_matrix(call, "dbeta", ref.dbeta, got.dbeta, m.cols,
-                                  [&](std::size_t i) { return column_note(got.dbeta, i); });
+                                  [&](std::size_t i) { return column_note(m.rows, got.dbeta[i]); });
           !r) {
         return r;
       }
     }
-    return compare_matrix(call, "dx", ref.dx, got.dx, m.cols, [&](std::size_t i) { return row_note(m, i, "backward"); });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+    return compare_matrix(call, "dx", ref.dx, got.dx, m.cols,
+                          [&](std::size_t i) { return row_note(m, i, "backward"); });
+  });
 }
 
-// Backward shapes: C = 1 to 8193 (C = 4: a row of one float4), R = 0 to 1000 (more rows than
-// kNormPartialRows blocks, with rows of whole float4s and, at 1000 x 7, of single floats).
-const std::vector<Shape> kBackwardShapes = {{0, 8},     {1, 1},   {9, 1},   {7, 4},    {5, 7},    {10, 32},
-                                            {6, 33},    {3, 1025}, {3, 1600}, {2, 4096}, {2, 8193}, {1000, 12},
-                                            {600, 36},  {20, 768}, {1000, 7}};
-
-
-// ---- bf16 ----------------------------------------------------------------------------------------------------
-
-Matrix rounded_to_bf16(Matrix m) {
-  for (float& v : m.v) v = from_bf16(to_bf16(v));
-  return m;
+void check_norm_backward_version(bool centered) {
+  WB_ASSERT(for_each_shape(kBackwardShapes, 300, [&](Shape s, std::size_t first_kind, std::uint64_t seed) {
+    return check_norm_backward(norm_backward_case(s.rows, s.cols, centered, first_kind, seed));
+  }));
 }
 
-std::vector<std::uint16_t> bf16_vector(const std::vector<float>& v) {
-  std::vector<std::uint16_t> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = to_bf16(v[i]);
-  return out;
-}
-
-// bf16 outputs as floats; an element never written (0xFFFF) becomes the float 0xFFFFFFFF, which
-// compare_matrix() reports as never written.
-std::vector<float> float_vector(const std::vector<std::uint16_t>& v) {
-  std::vector<float> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (v[i] == 0xFFFF) {
-      const std::uint32_t bits = 0xFFFFFFFFu;
-      std::memcpy(&out[i], &bits, sizeof(float));
-    } else {
-      out[i] = from_bf16(v[i]);
+// @p run (one call of a backward pass on the same inputs every time) three times, the blocks started in
+// another order each time (wb_block_order.h): every output of runs 2 and 3 bitwise equal to run 1's;
+// else the first element that differs, and @p advice.
+testing::AssertionResult same_every_run(const std::string& call,
+                                        const std::function<testing::AssertionResult(Grads&)>& run,
+                                        const char* advice) {
+  Grads first, again;
+  if (auto r = run(first); !r) return r;
+  for (int k = 2; k <= 3; ++k) {
+    const wb::check::BlockOrderOfRun order(k);
+    if (auto r = run(again); !r) return r;
+    for (auto [a, b, name] : {std::tuple{&first.dx, &again.dx, "dx"},
+                              std::tuple{&first.dgamma, &again.dgamma, "dgamma"},
+                              std::tuple{&first.dbeta, &again.dbeta, "dbeta"}}) {
+      if (a->size() == b->size() && std::memcmp(a->data(), b->data(), a->size() * sizeof(float)) == 0) continue;
+      std::size_t i = 0;
+      while (i < a->size() && std::memcmp(&(*a)[i], &(*b)[i], sizeof(float)) == 0) ++i;
+      return testing::AssertionFailure() << call << ": run " << k << " gave a different " << name
+                                         << " from run 1 on the same inputs (" << name << "[" << i
+                                         << "]: " << number((*b)[i]) << " vs " << number((*a)[i]) << ")." << advice;
     }
   }
-  return out;
-}
-
-const auto* bf16(const std::uint16_t* p) { return reinterpret_cast<const __nv_bfloat16*>(p); }
-auto* bf16(std::uint16_t* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
-
-constexpr double kBf16Rounding = 0x1.0p-8;
-
-testing::AssertionResult check_softmax_bf16(const Matrix& m32) {
-  const Matrix m = rounded_to_bf16(m32);
-  const std::string call = "softmax_forward_bf16(" + m.shape() + ") [seed " + std::to_string(m.seed) + "]";
-  try {
-    Input<std::uint16_t> x(bf16_vector(m.v), "x", 0x7FC0);
-    Output<std::uint16_t> y(m.size(), "y");
-    if (auto r = after_call(softmax_forward_bf16(bf16(x.dev.data()), bf16(y.dev.data()), m.rows, m.cols), call,
-                            "softmax_forward_bf16",
-                            {[&] { return y.in_bounds(call); }, [&] { return x.unchanged(call); }});
-        !r) {
-      return r;
-    }
-    const std::vector<float> got = float_vector(y.dev.download());
-    const SoftmaxRef ref = softmax_reference(m, kBf16Rounding);
-    return compare_matrix(call, "y", ref.y, got, m.cols,
-                          [&](std::size_t i) { return softmax_diagnosis(m, i, got, ref.y, "softmax_forward_bf16"); });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
-}
-
-testing::AssertionResult check_layernorm_bf16(const Matrix& m32) {
-  const Matrix m = rounded_to_bf16(m32);
-  const std::string call = "layernorm_forward_bf16(" + m.shape() + ", eps=1e-5) [seed " + std::to_string(m.seed) + "]";
-  try {
-    NormParams p = norm_params(m.cols, m.seed);
-    for (float& v : p.gamma) v = from_bf16(to_bf16(v));
-    for (float& v : p.beta) v = from_bf16(to_bf16(v));
-    Input<std::uint16_t> x(bf16_vector(m.v), "x", 0x7FC0), gamma(bf16_vector(p.gamma), "gamma", 0x7FC0),
-        beta(bf16_vector(p.beta), "beta", 0x7FC0);
-    Output<std::uint16_t> y(m.size(), "y");
-    Output<float> mean(m.rows, "mean"), rstd(m.rows, "rstd");
-    const cudaError_t status =
-        layernorm_forward_bf16(bf16(x.dev.data()), bf16(gamma.dev.data()), bf16(beta.dev.data()), bf16(y.dev.data()),
-                               mean.dev.data(), rstd.dev.data(), m.rows, m.cols, kEps);
-    if (auto r = after_call(status, call, "layernorm_forward_bf16",
-                            {[&] { return y.in_bounds(call); }, [&] { return mean.in_bounds(call); },
-                             [&] { return rstd.in_bounds(call); }, [&] { return x.unchanged(call); }});
-        !r) {
-      return r;
-    }
-    const NormRef ref = norm_reference(m, p.gamma, p.beta, true, kBf16Rounding);
-    if (auto r = compare_stats(call, "mean", ref.mean, mean.dev.download(), m); !r) return r;
-    if (auto r = compare_stats(call, "rstd", ref.rstd, rstd.dev.download(), m); !r) return r;
-    const std::vector<float> got = float_vector(y.dev.download());
-    return compare_matrix(call, "y", ref.y, got, m.cols,
-                          [&](std::size_t i) { return norm_diagnosis(m, i, got[i], "layernorm_forward_bf16"); });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  return testing::AssertionSuccess();
 }
 
 }  // namespace
@@ -893,27 +860,10 @@ WB_CHECK(Correctness, SoftmaxForward, .weight = 2,
 WB_CHECK(Correctness, SoftmaxBackward, .weight = 2,
          .passes = "14 shapes, R = 0 to 1000, C = 1 to 8193",
          .hint = "Per row: s = sum over the row of dy * y (block reduction), then dx = y * (dy - s).") {
-  WB_ASSERT(wb::check::run_cases(kBackwardShapes.size(), [](std::size_t s) {
-    return check_softmax_backward(softmax_backward_case(kBackwardShapes[s].rows, kBackwardShapes[s].cols, s, 100 + s));
+  WB_ASSERT(for_each_shape(kBackwardShapes, 100, [](Shape s, std::size_t first_kind, std::uint64_t seed) {
+    return check_softmax_backward(softmax_backward_case(s.rows, s.cols, first_kind, seed));
   }));
 }
-
-namespace {
-
-void check_norm_version(const std::function<testing::AssertionResult(const Matrix&)>& check) {
-  WB_ASSERT(wb::check::run_cases(kShapes.size(), [&](std::size_t s) {
-    return check(make_matrix(kShapes[s].rows, kShapes[s].cols, kNormKinds, s, 200 + s));
-  }));
-}
-
-void check_norm_backward_version(bool centered) {
-  WB_ASSERT(wb::check::run_cases(kBackwardShapes.size(), [&](std::size_t s) {
-    return check_norm_backward(
-        norm_backward_case(kBackwardShapes[s].rows, kBackwardShapes[s].cols, centered, s, 300 + s));
-  }));
-}
-
-}  // namespace
 
 // What passes, for LayerNormTwoPass, LayerNormForward, RMSNormForward.
 constexpr char kNormForwardPasses[] = "the 16 shapes with rows uniform in [-8, 8), of mean 1e3 and standard "
@@ -980,59 +930,37 @@ WB_CHECK(Correctness, BackwardReproducible, .weight = 2,
          .hint = "Floating-point addition is not associative: with atomicAdd the order in which blocks add "
                  "their parts changes from run to run, and so does the rounding. Store each block's partial "
                  "sums in the workspace and add them in a second kernel in a fixed order.") {
-  std::size_t passed = 0;
-  const std::size_t total = 6;
+  wb::check::Cases cases(6);
   std::uint64_t seed = 500;
   for (Shape shape : {Shape{1000, 100}, Shape{300, 1000}}) {
-    // softmax
-    {
-      const BackwardCase b = softmax_backward_case(shape.rows, shape.cols, 0, seed++);
-      const std::string call = "softmax_backward(" + b.x.shape() + ")";
-      std::vector<float> first, again;
-      WB_ASSERT(run_softmax_backward(b, first, call));
-      for (int run = 2; run <= 3; ++run) {
-        const wb::check::BlockOrderOfRun order(run);
-        WB_ASSERT(run_softmax_backward(b, again, call));
-        if (std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) != 0) {
-          FAIL() << call << ": run " << run << " gave a different dx from run 1 on the same inputs.";
-        }
-      }
-      wb::check::record_cases(++passed, total);
-    }
+    const BackwardCase b = softmax_backward_case(shape.rows, shape.cols, 0, seed++);
+    const std::string call = "softmax_backward(" + b.x.shape() + ")";
+    WB_ASSERT(cases(same_every_run(call, [&](Grads& got) { return run_softmax_backward(b, got, call); }, "")));
     for (bool centered : {true, false}) {
       const NormBackwardCase n = norm_backward_case(shape.rows, shape.cols, centered, 0, seed++);
-      const std::string call =
-          std::string(centered ? "layernorm_backward" : "rmsnorm_backward") + "(" + n.b.x.shape() + ")";
-      NormGradsGot first, again;
-      WB_ASSERT(run_norm_backward(n, first, call));
-      for (int run = 2; run <= 3; ++run) {
-        const wb::check::BlockOrderOfRun order(run);
-        WB_ASSERT(run_norm_backward(n, again, call));
-        for (auto [a, b, name] : {std::tuple{&first.dx, &again.dx, "dx"}, std::tuple{&first.dgamma, &again.dgamma, "dgamma"},
-                                  std::tuple{&first.dbeta, &again.dbeta, "dbeta"}}) {
-          if (a->size() == b->size() && std::memcmp(a->data(), b->data(), a->size() * sizeof(float)) == 0) continue;
-          std::size_t i = 0;
-          while (i < a->size() && std::memcmp(&(*a)[i], &(*b)[i], sizeof(float)) == 0) ++i;
-          FAIL() << call << ": run " << run << " gave a different " << name << " from run 1 on the same inputs ("
-                 << name << "[" << i << "]: " << number((*b)[i]) << " vs " << number((*a)[i])
-                 << "). The order of floating-point additions must not depend on timing: no atomicAdd for the sums "
-                    "over rows; per-block partial sums added in a fixed order.";
-        }
-      }
-      wb::check::record_cases(++passed, total);
+      const std::string call = std::string(norm_backward_name(centered)) + "(" + n.b.x.shape() + ")";
+      WB_ASSERT(cases(same_every_run(call, [&](Grads& got) { return run_norm_backward(n, got, call); },
+                                     " The order of floating-point additions must not depend on timing: no atomicAdd "
+                                     "for the sums over rows; per-block partial sums added in a fixed order.")));
     }
   }
 }
 
-// ---- Host code (sim) ------------------------------------------------------------------------------------
-//
-// Fault injection (wb_host_checks.h): each kernel launch (and any cudaFuncSetAttribute, allocation,
-// copy or memset) of every function fails in turn; the function must return that error at once,
-// with no launch after it and no device memory left. Two shapes: rows that fit a warp's registers
-// with 16-byte rows, and long rows of an odd length (the solution's other kernels).
-
 #if defined(CUSIM)
 namespace {
+
+// The float forwards of the ladder, which the host-code and analysis checks run each.
+const std::pair<SoftmaxFn, const char*> kSoftmaxVersions[] = {{&softmax_naive, "softmax_naive"},
+                                                              {&softmax_block, "softmax_block"},
+                                                              {&softmax_online, "softmax_online"},
+                                                              {&softmax_forward, "softmax_forward"}};
+const std::pair<LayerNormFn, const char*> kLayerNormVersions[] = {{&layernorm_two_pass, "layernorm_two_pass"},
+                                                                  {&layernorm_forward, "layernorm_forward"}};
+
+// ---- Host code (sim) ------------------------------------------------------------------------------------
+//
+// Fault injection (wb_host_checks.h) on two shapes: rows that fit a warp's registers with 16-byte rows,
+// and long rows of an odd length (the solution's other kernels).
 
 struct HostBuffers {
   int rows, cols;
@@ -1053,52 +981,42 @@ struct HostBuffers {
   }
 };
 
+// Every function once on @p b, in the lab's order.
 std::vector<wb::check::host::ErrorPathCase> host_cases(HostBuffers& b) {
   const std::string shape = "(rows=" + std::to_string(b.rows) + ", cols=" + std::to_string(b.cols) + ")";
   const int r = b.rows, c = b.cols;
-  constexpr float eps = 1e-5f;
-  auto bf = [](wb::DeviceBuffer<std::uint16_t>& v) { return reinterpret_cast<__nv_bfloat16*>(v.data()); };
-  using F = std::function<cudaError_t()>;
-  auto one = [&](const char* function, F run) {
-    return wb::check::host::ErrorPathCase{function + shape, function, std::move(run)};
-  };
   HostBuffers* p = &b;
-  return {
-      one("softmax_naive", [p, r, c] { return softmax_naive(p->x.data(), p->y.data(), r, c); }),
-      one("softmax_block", [p, r, c] { return softmax_block(p->x.data(), p->y.data(), r, c); }),
-      one("softmax_online", [p, r, c] { return softmax_online(p->x.data(), p->y.data(), r, c); }),
-      one("softmax_forward", [p, r, c] { return softmax_forward(p->x.data(), p->y.data(), r, c); }),
-      one("softmax_backward", [p, r, c] { return softmax_backward(p->y.data(), p->dy.data(), p->dx.data(), r, c); }),
-      one("layernorm_two_pass",
-          [p, r, c] {
-            return layernorm_two_pass(p->x.data(), p->gamma.data(), p->beta.data(), p->y.data(), p->mean.data(),
-                                      p->rstd.data(), r, c, eps);
-          }),
-      one("layernorm_forward",
-          [p, r, c] {
-            return layernorm_forward(p->x.data(), p->gamma.data(), p->beta.data(), p->y.data(), p->mean.data(),
-                                     p->rstd.data(), r, c, eps);
-          }),
-      // After layernorm_forward above: mean and rstd are its statistics.
-      one("layernorm_backward",
-          [p, r, c] {
-            return layernorm_backward(p->dy.data(), p->x.data(), p->gamma.data(), p->mean.data(), p->rstd.data(),
-                                      p->dx.data(), p->dgamma.data(), p->dbeta.data(), r, c, p->workspace.data());
-          }),
-      one("rmsnorm_forward",
-          [p, r, c] {
-            return rmsnorm_forward(p->x.data(), p->gamma.data(), p->y.data(), p->rstd.data(), r, c, eps);
-          }),
-      one("rmsnorm_backward",
-          [p, r, c] {
-            return rmsnorm_backward(p->dy.data(), p->x.data(), p->gamma.data(), p->rstd.data(), p->dx.data(),
-                                    p->dgamma.data(), r, c, p->workspace.data());
-          }),
-      one("softmax_forward_bf16", [p, r, c, bf] { return softmax_forward_bf16(bf(p->x16), bf(p->y16), r, c); }),
-      one("layernorm_forward_bf16", [p, r, c, bf] {
-        return layernorm_forward_bf16(bf(p->x16), bf(p->gamma16), bf(p->beta16), bf(p->y16), p->mean.data(),
-                                      p->rstd.data(), r, c, eps);
-      })};
+  std::vector<wb::check::host::ErrorPathCase> cases;
+  auto add = [&](const char* function, std::function<cudaError_t()> run) {
+    cases.push_back({function + shape, function, std::move(run)});
+  };
+  for (const auto& [fn, name] : kSoftmaxVersions) {
+    add(name, [p, r, c, fn = fn] { return fn(p->x.data(), p->y.data(), r, c); });
+  }
+  add("softmax_backward", [p, r, c] { return softmax_backward(p->y.data(), p->dy.data(), p->dx.data(), r, c); });
+  for (const auto& [fn, name] : kLayerNormVersions) {
+    add(name, [p, r, c, fn = fn] {
+      return fn(p->x.data(), p->gamma.data(), p->beta.data(), p->y.data(), p->mean.data(), p->rstd.data(), r, c, kEps);
+    });
+  }
+  // After layernorm_forward above: mean and rstd are its statistics.
+  add("layernorm_backward", [p, r, c] {
+    return layernorm_backward(p->dy.data(), p->x.data(), p->gamma.data(), p->mean.data(), p->rstd.data(), p->dx.data(),
+                              p->dgamma.data(), p->dbeta.data(), r, c, p->workspace.data());
+  });
+  add("rmsnorm_forward",
+      [p, r, c] { return rmsnorm_forward(p->x.data(), p->gamma.data(), p->y.data(), p->rstd.data(), r, c, kEps); });
+  add("rmsnorm_backward", [p, r, c] {
+    return rmsnorm_backward(p->dy.data(), p->x.data(), p->gamma.data(), p->rstd.data(), p->dx.data(), p->dgamma.data(),
+                            r, c, p->workspace.data());
+  });
+  add("softmax_forward_bf16",
+      [p, r, c] { return softmax_forward_bf16(device(p->x16.data()), device(p->y16.data()), r, c); });
+  add("layernorm_forward_bf16", [p, r, c] {
+    return layernorm_forward_bf16(device(p->x16.data()), device(p->gamma16.data()), device(p->beta16.data()),
+                                  device(p->y16.data()), p->mean.data(), p->rstd.data(), r, c, kEps);
+  });
+  return cases;
 }
 
 }  // namespace
@@ -1115,11 +1033,9 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
   for (auto& c : host_cases(wide)) cases.push_back(std::move(c));
   WB_ASSERT(wb::check::host::launch_errors_returned(cases));
 }
-#endif
 
 // ---- Analysis (sim) ---------------------------------------------------------------------------------------
 
-#if defined(CUSIM)
 namespace {
 
 // Runs every function on small shapes and fails on any report of @p tools.
@@ -1128,19 +1044,16 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
     std::uint64_t seed = 600;
     for (Shape s : {Shape{3, 1}, Shape{5, 33}, Shape{4, 100}, Shape{3, 1025}, Shape{2, 8193}}) {
       const Matrix logits = make_matrix(s.rows, s.cols, kSoftmaxKinds, 0, seed++);
-      keep_first(check_softmax(&softmax_naive, "softmax_naive", logits));
-      keep_first(check_softmax(&softmax_block, "softmax_block", logits));
-      keep_first(check_softmax(&softmax_online, "softmax_online", logits));
-      keep_first(check_softmax(&softmax_forward, "softmax_forward", logits));
+      for (const auto& [fn, name] : kSoftmaxVersions) keep_first(check_softmax(fn, name, logits));
       keep_first(check_softmax_bf16(logits));
       keep_first(check_softmax_backward(softmax_backward_case(s.rows, s.cols, 0, seed++)));
       const Matrix x = make_matrix(s.rows, s.cols, kNormKinds, 0, seed++);
-      keep_first(check_layernorm(&layernorm_two_pass, "layernorm_two_pass", x));
-      keep_first(check_layernorm(&layernorm_forward, "layernorm_forward", x));
+      for (const auto& [fn, name] : kLayerNormVersions) keep_first(check_layernorm(fn, name, x));
       keep_first(check_layernorm_bf16(x));
       keep_first(check_rmsnorm(x));
-      keep_first(check_norm_backward(norm_backward_case(s.rows, s.cols, true, 0, seed++)));
-      keep_first(check_norm_backward(norm_backward_case(s.rows, s.cols, false, 0, seed++)));
+      for (bool centered : {true, false}) {
+        keep_first(check_norm_backward(norm_backward_case(s.rows, s.cols, centered, 0, seed++)));
+      }
     }
   });
 }
@@ -1178,9 +1091,8 @@ WB_CHECK(Analysis, BackwardNoAtomics, .weight = 2, .backends = "sim",
     WB_REQUIRE_ANALYSIS();
     std::uint64_t atomics = 0;
     for (const auto& m : cusim::analysis::metrics()) atomics += m.atomics;
-    const char* function = centered ? "layernorm_backward" : "rmsnorm_backward";
-    text += (text.empty() ? "" : "; ") + std::string(function) + ": " + std::to_string(atomics) + " atomics";
-    wb::check::record_measured(text);
+    const char* function = norm_backward_name(centered);
+    wb::check::append_measured(text, std::string(function) + ": " + std::to_string(atomics) + " atomics");
     if (atomics != 0) {
       FAIL() << function << "(rows=1000, cols=100): " << atomics
              << " atomic operations. Float atomics add in whatever order the blocks arrive, so the rounding, and the "
@@ -1190,17 +1102,22 @@ WB_CHECK(Analysis, BackwardNoAtomics, .weight = 2, .backends = "sim",
   }
 #endif
 }
-#endif
 
-// ---- Performance ---------------------------------------------------------------------------------------------
+// ---- Performance (sim): cusim analysis metrics, the traffic as requested by the kernels -----------------------
 
-#if defined(CUSIM)
 namespace {
 
 using wb::check::Traffic;
 
 // Metric shapes: rows of 2048 (aligned) and 1001 (not a multiple of 4: a head and a tail).
 const std::vector<Shape> kMetricShapes = {{32, 2048}, {16, 1001}};
+
+#if WB_HAVE_CUSIM_ANALYSIS
+// The traffic of check_softmax(@p fn) on @p m, added to @p t.
+testing::AssertionResult measure_softmax(SoftmaxFn fn, const char* function, const Matrix& m, Traffic& t) {
+  return wb::check::measure([&] { return check_softmax(fn, function, m); }, t, function);
+}
+#endif
 
 }  // namespace
 
@@ -1213,10 +1130,8 @@ WB_CHECK(Performance, BlockSoftmaxCoalesced, .weight = 2, .backends = "sim", .li
   constexpr double kMaxSectors = WB_LIMIT("max_sectors");
   const Matrix m = make_matrix(32, 2048, {RowKind::Uniform}, 0, 800);
   Traffic naive, block;
-  WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_naive, "softmax_naive", m); }, naive,
-                               "softmax_naive"));
-  WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_block, "softmax_block", m); }, block,
-                               "softmax_block"));
+  WB_ASSERT(measure_softmax(&softmax_naive, "softmax_naive", m, naive));
+  WB_ASSERT(measure_softmax(&softmax_block, "softmax_block", m, block));
   WB_REQUIRE_ANALYSIS();
   wb::check::record_measured("loads " + fixed(block.loads()) + ", stores " + fixed(block.stores()) +
                              " sectors/request (softmax_naive: " + fixed(naive.loads()) + ", " +
@@ -1243,16 +1158,13 @@ WB_CHECK(Performance, OnlineSoftmaxReadsTwice, .weight = 2, .backends = "sim", .
   for (Shape s : kMetricShapes) {
     const Matrix m = make_matrix(s.rows, s.cols, kSoftmaxKinds, 0, 801);
     Traffic block, online;
-    WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_block, "softmax_block", m); }, block,
-                                 "softmax_block"));
-    WB_ASSERT(wb::check::measure([&] { return check_softmax(&softmax_online, "softmax_online", m); }, online,
-                                 "softmax_online"));
+    WB_ASSERT(measure_softmax(&softmax_block, "softmax_block", m, block));
+    WB_ASSERT(measure_softmax(&softmax_online, "softmax_online", m, online));
     WB_REQUIRE_ANALYSIS();
     const double bytes = 4.0 * static_cast<double>(m.size());
     const double reads = online.bytes_read / bytes;
-    text += (text.empty() ? "" : "; ") + std::to_string(s.rows) + " x " + std::to_string(s.cols) + ": " +
-            fixed(reads) + " x 4RC (softmax_block " + fixed(block.bytes_read / bytes) + ")";
-    wb::check::record_measured(text);
+    wb::check::append_measured(text, std::to_string(s.rows) + " x " + std::to_string(s.cols) + ": " + fixed(reads) +
+                           " x 4RC (softmax_block " + fixed(block.bytes_read / bytes) + ")");
     if (reads > kMaxReads) {
       FAIL() << "softmax_online(rows=" << s.rows << ", cols=" << s.cols << ") read " << fixed(reads)
              << " x the input's bytes (at most " << wb::check::as_written(kMaxReads)
@@ -1264,7 +1176,7 @@ WB_CHECK(Performance, OnlineSoftmaxReadsTwice, .weight = 2, .backends = "sim", .
 
 namespace {
 
-#if defined(WB_HAVE_CUSIM_ANALYSIS)
+#if WB_HAVE_CUSIM_ANALYSIS
 // One final forward on the metric shapes: bytes read at most @p max_x_reads x 4RC + params x 4RC;
 // sector efficiency of loads and stores at least @p min_sector_use where cols % 4 == 0, and for
 // softmax (no parameter vectors: x and y share every row's alignment) on the rows that are not
@@ -1281,10 +1193,9 @@ void expect_read_once(const char* function, int params, double max_x_reads, doub
     const double bytes = 4.0 * static_cast<double>(m.size());
     const double reads = t.bytes_read / bytes;
     const double limit = max_x_reads + params;
-    text += (text.empty() ? "" : "; ") + std::string(function) + " " + std::to_string(s.rows) + " x " +
-            std::to_string(s.cols) + ": " + fixed(reads) + " x 4RC read, sectors " +
-            fixed(100.0 * t.load_efficiency()) + "% / " + fixed(100.0 * t.store_efficiency()) + "% used";
-    wb::check::record_measured(text);
+    wb::check::append_measured(text, std::string(function) + " " + std::to_string(s.rows) + " x " + std::to_string(s.cols) + ": " +
+                           fixed(reads) + " x 4RC read, sectors " + fixed(100.0 * t.load_efficiency()) + "% / " +
+                           fixed(100.0 * t.store_efficiency()) + "% used");
     if (reads > limit) {
       FAIL() << function << "(rows=" << s.rows << ", cols=" << s.cols << ") read " << fixed(reads)
              << " x 4RC bytes (at most " << fixed(limit)
@@ -1296,7 +1207,8 @@ void expect_read_once(const char* function, int params, double max_x_reads, doub
     // parameters (gamma, beta) have another alignment than x and may be read one float at a time.
     const bool aligned_rows = s.cols % 4 == 0;
     if (!aligned_rows && params > 0) continue;
-    for (auto [name, efficiency] : {std::pair{"loads", t.load_efficiency()}, std::pair{"stores", t.store_efficiency()}}) {
+    for (auto [name, efficiency] :
+         {std::pair{"loads", t.load_efficiency()}, std::pair{"stores", t.store_efficiency()}}) {
       if (efficiency < min_sector_use) {
         FAIL() << function << "(rows=" << s.rows << ", cols=" << s.cols << "): its " << name << " use only "
                << fixed(100.0 * efficiency) << "% of the bytes of the 32-byte sectors they touch (at least "
@@ -1354,6 +1266,8 @@ WB_CHECK(Performance, LayerNormReadsOnce, .weight = 3, .backends = "sim",
 #endif
 }
 #else
+// ---- Performance (cuda): bytes read and written per second against a device-to-device copy --------------------
+
 namespace {
 
 using wb::check::bandwidth_ratio;
@@ -1435,7 +1349,8 @@ WB_CHECK(Performance, BackwardBandwidth, .weight = 4, .backends = "cuda", .timeo
       const double ratio = bandwidth_ratio("softmax_backward " + shape_name(rows, cols), 12.0 * n, [&] {
         WB_CUDA_CHECK(softmax_backward(y.data(), dy.data(), dx.data(), rows, cols));
       }, text);
-      EXPECT_GE(ratio, kMin) << "softmax_backward reached " << wb::check::fixed(ratio) << " x the copy bandwidth; it needs " << wb::check::as_written(kMin) << ".";
+      EXPECT_GE(ratio, kMin) << "softmax_backward reached " << wb::check::fixed(ratio)
+                             << " x the copy bandwidth; it needs " << wb::check::as_written(kMin) << ".";
     }
     {
       constexpr int rows = 16384, cols = 4096;
@@ -1450,9 +1365,11 @@ WB_CHECK(Performance, BackwardBandwidth, .weight = 4, .backends = "cuda", .timeo
         WB_CUDA_CHECK(layernorm_backward(dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(),
                                          dgamma.data(), dbeta.data(), rows, cols, workspace.data()));
       }, text);
-      EXPECT_GE(ratio, kMin) << "layernorm_backward reached " << wb::check::fixed(ratio) << " x the copy bandwidth; it needs " << wb::check::as_written(kMin)
+      EXPECT_GE(ratio, kMin) << "layernorm_backward reached " << wb::check::fixed(ratio)
+                             << " x the copy bandwidth; it needs " << wb::check::as_written(kMin)
                              << ". Read x and dy once per row, keep the parameter-gradient partial sums in registers "
-                                "across the rows of a block, and add the blocks' partial rows in a second, small kernel.";
+                                "across the rows of a block, and add the blocks' partial rows in a second, small "
+                                "kernel.";
     }
   } catch (const wb::CudaError& e) {
     FAIL() << "a CUDA call failed while timing the backward passes: " << e.what();
