@@ -1,75 +1,26 @@
-// Checks for lab 04 (scan and histogram).
-//
-// Correctness:
-//   - Int scans are compared bit for bit with prefix sums computed on the host in 64-bit
-//     integers. The data are small integers in [-4, 12], so no prefix overflows int32 even
-//     at n = 2^26. A mismatch names the first wrong index, got and expected, how many
-//     elements are wrong, and the likely mistake: an exclusive scan that returns the
-//     inclusive one (or the reverse), the elements before a tile boundary not added, the
-//     last partial tile never written, a tile whose every element is off by one amount (its
-//     offset: the tile's own sum added, or a look-back that added a wrong value).
-//   - Float scans (random data in [-1, 2)): out[i] must lie within the rounding error bound
-//     of a float sum of i + 1 terms in any order, gamma(i) * sum_{j<=i} |x_j| with
-//     gamma(k) = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical
-//     Algorithms, 4.2), of a compensated double-precision prefix sum.
-//   - Int and float scans run around the tiles a learner may choose (32 .. 5376), and with
-//     every n % 4 after whole 16-byte loads. On a GPU scan_reduce_then_scan also runs 2^26
-//     (65536 tiles of 1024: past 65535 blocks, the limit of gridDim.y and z but not of x).
-//   - Histograms are exact. Inputs: uniform values with about 1% out-of-range values
-//     (num_bins .. 0xffffffff, which must be ignored), all values in one bin (the
-//     adversarial case for atomics), only the edge bins 0 and num_bins - 1, only num_bins - 1
-//     and num_bins (the first value out of range). histogram_shared runs 65600 blocks too, and
-//     on sim the launch log must show exactly num_blocks x block_size threads; on a GPU
-//     histogram_global_atomics also counts 2^26 values (65536 blocks of 1024).
-//     Each histogram is also run with zeros (bin 0) in memory after d_values[n-1]: a thread
-//     past n that reads anyway counts them (elsewhere it reads the guard zone, out of range).
-//   Outputs, bins and workspaces carry guard zones; outputs start as 0xCD bytes, so an
-//   element never written is told apart from a wrong one, and bins start as 0xCD bytes, so
-//   a histogram that does not clear them first shows.
-// Host code (sim, wb_host_checks.h): the functions that make a CUDA call that can fail (the
-//   single-pass scans clear their workspace, the histograms d_bins, with cudaMemsetAsync before
-//   the launch) hold as much device memory after a call as before, and when each of their
-//   cudaMalloc, cudaMemcpy(Async), cudaMemset(Async) calls and kernel launches fails in turn
-//   (cusim's fault injection) they return that error at once: no work after it, no leak.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing. racecheck also
-//   sees a look-back's status published without __threadfence() between value and flag (a torn
-//   read on a GPU that a CPU never shows).
-// Performance (sim), with cusim analysis metrics (each check's limits in its .limits):
-//   - scan_reduce_then_scan: global bytes read and written per 4n bytes at most max_read and
-//     max_written (the input read twice, the output written once); loads and stores at most
-//     max_sectors sectors/request;
-//   - inclusive_scan: global bytes read + written per 4n at most max_moved, and per element no
-//     more than max_growth x 4 bytes larger at 2^22+3 than at 2^18+3 (a look-back that never
-//     stops early grows);
-//   - histogram_shared: global atomics <= num_blocks * bins that received values; loads at most
-//     max_sectors sectors/request;
-//   - histogram: global bytes read per 4n at most max_read, global atomics <= n /
-//     values_per_atomic, and with all values in one of 4096 bins at most one per block launched
-//     (empty bins are not merged);
-//   - no launch has more threads than n rounded up to whole blocks (the launch log; n a
-//     multiple of common block and tile sizes).
-// Performance (cuda), timed in the same run (median of 21 runs, L2 flushed before each):
-//   - inclusive_scan on 2^26 ints: bandwidth (read n + write n) at least min_ratio x
-//     device-to-device copy; and at least ScanVsCub's min_ratio x CUB DeviceScan::InclusiveSum;
-//   - histogram on 2^26 values (256 bins, uniform and all in one bin): read bandwidth at least
-//     min_ratio x copy; CUB DeviceHistogram::HistogramEven is timed beside it for the record.
+// Checks for lab 04 (scan and histogram); each WB_CHECK says what it runs and what passes.
+// Outputs, bins and workspaces carry guard zones, and outputs and bins start as 0xCD bytes: an
+// element never written is told apart from a wrong one, and a histogram that does not clear its
+// bins first shows. Host code (sim): cusim's device memory and fault injection (wb_host_checks.h).
+// Performance on sim: cusim's analysis metrics (wb_metrics.h); on a GPU: bandwidth timed in the
+// same run as a device-to-device copy and CUB (cub_baselines.cu), median of 21 runs, L2 flushed
+// before each.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <functional>
-#include <limits>
 #include <memory>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scan_histogram.h"
 #include "wb/wb.h"
 #include "wb_check.h"
+#include "wb_compare_elements.h"
 #include "wb_metrics.h"
 
 #if defined(CUSIM)
@@ -85,9 +36,9 @@ cudaError_t wb_cub_histogram_even(const unsigned* d_values, int n, unsigned* d_b
 
 namespace {
 
-using wb::check::fixed;
-
+using wb::check::as_written;
 using wb::check::cuda_success;
+using wb::check::fixed;
 
 constexpr unsigned char kUnwrittenByte = 0xCD;
 constexpr std::uint32_t kUnwrittenWord = 0xCDCDCDCDu;
@@ -95,19 +46,18 @@ constexpr double kUnitRoundoff = 0x1.0p-24;
 
 std::string number(double v) { return wb::check::significant(v, 9); }
 
+// True when @p v (an int or a float) still holds the 0xCD bytes the checker put there.
 template <class T>
-std::uint32_t bits_of(T v) {
+bool unwritten(T v) {
   std::uint32_t bits;
   std::memcpy(&bits, &v, sizeof bits);
-  return bits;
-}
-
-std::string cases_text(std::size_t passed, std::size_t total) {
-  return std::to_string(passed) + "/" + std::to_string(total) + " cases correct";
+  return bits == kUnwrittenWord;
 }
 
 // ---- inputs --------------------------------------------------------------------------------
 
+// Small integers in [-4, 12]: no prefix overflows int32 even at n = 2^26, so int scans are
+// compared bit for bit with prefix sums computed on the host in 64-bit integers.
 std::vector<int> scan_ints(std::size_t n, std::uint64_t seed) {
   std::vector<int> v(n);
   wb::Random rng(seed * 7919 + 3);
@@ -124,48 +74,61 @@ std::vector<std::int64_t> inclusive_prefix(const std::vector<int>& in) {
 
 // ---- running student code --------------------------------------------------------------------
 
-// Guarded device copies of the input, the output (0xCD bytes) and the workspace (0xCD
-// bytes: its contents are undefined on entry). Runs @p launch, checks the status, device
-// errors, writes out of bounds and the input, and downloads the output.
+// SHARED CANDIDATE: lab 03 checks its input so too; wb::check::Input::unchanged does not check the guards.
+// Success when the call left @p dev, a guarded device copy of the input @p host named @p name, and
+// the memory around it as they were; @p advice ends the message for a modified input.
+template <class T>
+testing::AssertionResult input_unchanged(const wb::DeviceBuffer<T>& dev, const std::vector<T>& host, const char* name,
+                                         const std::string& call, const char* advice) {
+  if (const wb::GuardDamage d = dev.check_guards(); !d.intact()) {
+    return testing::AssertionFailure() << call << " wrote into the memory around " << name << " (index "
+                                       << d.first_index << "), which is an input.";
+  }
+  const std::vector<T> after = dev.download();
+  if (!after.empty() && std::memcmp(after.data(), host.data(), host.size() * sizeof(T)) != 0) {
+    return testing::AssertionFailure() << call << " modified " << name << ", which is an input" << advice;
+  }
+  return testing::AssertionSuccess();
+}
+
+// Guarded device buffers of a scan: a copy of the input, the output, and the workspace (none, and
+// a null workspace.data(), for the block scans).
+template <class T>
+struct ScanBuffers {
+  wb::DeviceBuffer<T> in, out;
+  wb::DeviceBuffer<unsigned char> workspace;
+  ScanBuffers(const std::vector<T>& input, bool with_workspace)
+      : in(std::span<const T>(input), wb::DeviceBuffer<T>::kDefaultGuard),
+        out(input.size(), wb::DeviceBuffer<T>::kDefaultGuard) {
+    if (with_workspace) {
+      workspace = wb::DeviceBuffer<unsigned char>(scan_workspace_bytes(static_cast<int>(input.size())), 4096);
+    }
+  }
+};
+
+// Runs @p launch on ScanBuffers whose output and workspace start as 0xCD bytes (the workspace's
+// contents are undefined on entry), checks the status, device errors, writes out of bounds and the
+// input, and downloads the output.
 template <class T>
 testing::AssertionResult run_scan(const std::vector<T>& input, const std::string& call, const char* function,
                                   bool with_workspace, const std::function<cudaError_t(const T*, T*, void*)>& launch,
                                   std::vector<T>& output) {
   try {
-    constexpr std::size_t kGuard = wb::DeviceBuffer<T>::kDefaultGuard;
-    const std::size_t n = input.size();
-    wb::DeviceBuffer<T> in(std::span<const T>(input), kGuard);
-    wb::DeviceBuffer<T> out(n, kGuard);
-    out.fill_bytes(kUnwrittenByte);
-    wb::DeviceBuffer<unsigned char> workspace;
-    if (with_workspace) {
-      workspace = wb::DeviceBuffer<unsigned char>(scan_workspace_bytes(static_cast<int>(n)), 4096);
-      workspace.fill_bytes(kUnwrittenByte);
-    }
-    if (auto r = cuda_success(launch(in.data(), out.data(), with_workspace ? workspace.data() : nullptr), call, function);
-        !r) {
-      return r;
-    }
+    ScanBuffers<T> b(input, with_workspace);
+    b.out.fill_bytes(kUnwrittenByte);
+    b.workspace.fill_bytes(kUnwrittenByte);
+    if (auto r = cuda_success(launch(b.in.data(), b.out.data(), b.workspace.data()), call, function); !r) return r;
     if (auto r = wb::check::device_clean_after(call); !r) return r;
-    if (auto r = wb::check::no_out_of_bounds_writes(out.check_guards(), "d_out", n, call); !r) return r;
-    if (with_workspace) {
-      if (const wb::GuardDamage d = workspace.check_guards(); !d.intact()) {
-        return testing::AssertionFailure()
-               << call << " wrote outside d_workspace[0.." << workspace.size() << ") (byte " << d.first_index << " to "
-               << d.last_index << "): the workspace holds scan_workspace_bytes(n) bytes, enough for tiles of at least "
-               << "32 elements.";
-      }
+    if (auto r = wb::check::no_out_of_bounds_writes(b.out.check_guards(), "d_out", input.size(), call); !r) return r;
+    if (const wb::GuardDamage d = b.workspace.check_guards(); !d.intact()) {
+      return testing::AssertionFailure()
+             << call << " wrote outside d_workspace[0.." << b.workspace.size() << ") (byte " << d.first_index
+             << " to " << d.last_index << "): the workspace holds scan_workspace_bytes(n) bytes, enough for tiles "
+             << "of at least 32 elements.";
     }
-    if (const wb::GuardDamage d = in.check_guards(); !d.intact()) {
-      return testing::AssertionFailure() << call << " wrote into the memory around d_in (index " << d.first_index
-                                         << "), which is an input.";
-    }
-    const std::vector<T> in_after = in.download();
-    if (!in_after.empty() && std::memcmp(in_after.data(), input.data(), n * sizeof(T)) != 0) {
-      return testing::AssertionFailure() << call << " modified d_in, which is an input: keep partial sums in shared "
-                                                    "memory, d_out or the workspace.";
-    }
-    output = out.download();
+    const char* advice = ": keep partial sums in shared memory, d_out or the workspace.";
+    if (auto r = input_unchanged(b.in, input, "d_in", call, advice); !r) return r;
+    output = b.out.download();
     return testing::AssertionSuccess();
   } catch (const wb::CudaError& e) {
     return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
@@ -179,21 +142,16 @@ testing::AssertionResult int_scan_matches(const std::vector<int>& in, const std:
   const std::size_t n = in.size();
   const std::vector<std::int64_t> incl = inclusive_prefix(in);
   auto expected_at = [&](std::size_t i) -> std::int64_t { return inclusive ? incl[i] : incl[i] - in[i]; };
-  std::size_t first = n, wrong = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (got[i] != expected_at(i)) {
-      if (first == n) first = i;
-      ++wrong;
-    }
-  }
-  if (wrong == 0) return testing::AssertionSuccess();
-  const std::size_t i = first;
+  const wb::check::Mismatches m =
+      wb::check::find_mismatches(n, [&](std::size_t i) { return got[i] != expected_at(i); });
+  if (m.none()) return testing::AssertionSuccess();
+  const std::size_t i = m.first;
   testing::AssertionResult failure = testing::AssertionFailure();
-  failure << call << " [ints in [-4, 12], seed " << seed << "]: " << wrong << " of " << n << " elements wrong; the first is out["
-          << i << "]";
-  if (bits_of(got[i]) == kUnwrittenWord) {
+  failure << call << " [ints in [-4, 12], seed " << seed << "]: " << m.count << " of " << n
+          << " elements wrong; the first is out[" << i << "]";
+  if (unwritten(got[i])) {
     std::size_t last = i;
-    while (last + 1 < n && bits_of(got[last + 1]) == kUnwrittenWord) ++last;
+    while (last + 1 < n && unwritten(got[last + 1])) ++last;
     failure << ": out[" << i << ".." << last << "] were never written (still the 0xCD bytes the checker put there).";
     if (last + 1 == n) {
       failure << " The elements from index " << i << " to the end were not processed: the last, partial tile was "
@@ -213,7 +171,8 @@ testing::AssertionResult int_scan_matches(const std::vector<int>& in, const std:
   }
   if (inclusive && in[i] != 0 && g == incl[i] - in[i]) {
     failure << " This looks like an exclusive scan: out[" << i << "] equals in[0] + ... + in[" << i - 1
-            << "] without in[" << i << "]. An inclusive scan includes the element itself: out[i] = in[0] + ... + in[i].";
+            << "] without in[" << i
+            << "]. An inclusive scan includes the element itself: out[i] = in[0] + ... + in[i].";
     return failure;
   }
   // The stretch from out[i] on that is off by one amount: every element got the same wrong
@@ -228,10 +187,9 @@ testing::AssertionResult int_scan_matches(const std::vector<int>& in, const std:
   const std::int64_t as_inclusive = inclusive ? g : g + in[i];
   for (std::size_t k = i; k > 0 && i - k < 70000 && (k == i || end - i >= 32); --k) {
     if (as_inclusive == incl[i] - incl[k - 1]) {
-      failure << " It equals in[" << k << "] + ... + in[" << i << "] only: the " << k
-              << " elements before index " << k
-              << " were not added. Index " << k << " starts a new tile (block): add the sum of all earlier tiles "
-              << "(the scanned tile sums, or the look-back prefix) to every element of the tile.";
+      failure << " It equals in[" << k << "] + ... + in[" << i << "] only: the " << k << " elements before index "
+              << k << " were not added. Index " << k << " starts a new tile (block): add the sum of all earlier "
+              << "tiles (the scanned tile sums, or the look-back prefix) to every element of the tile.";
       return failure;
     }
   }
@@ -278,37 +236,35 @@ void float_references(const std::vector<float>& in, std::vector<double>& prefix,
   }
 }
 
+// A float scan of random data in [-1, 2): out[i] must lie within the rounding error bound of a
+// float sum of i + 1 terms in any order, gamma(i) * sum_{j<=i} |x_j| with gamma(k) = k u / (1 - k u),
+// u = 2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 4.2), of the compensated
+// double-precision prefix sum.
 testing::AssertionResult float_scan_matches(const std::vector<float>& in, const std::vector<float>& got,
                                             const std::string& call, std::uint64_t seed) {
   std::vector<double> prefix, abs_prefix;
   float_references(in, prefix, abs_prefix);
-  std::size_t wrong = 0, first = in.size();
-  double first_allowed = 0.0;
-  for (std::size_t i = 0; i < in.size(); ++i) {
+  auto allowed = [&](std::size_t i) {
     const double k = static_cast<double>(i);
-    const double allowed = k * kUnitRoundoff / (1.0 - k * kUnitRoundoff) * abs_prefix[i];
-    const bool ok = !std::isnan(got[i]) && std::fabs(static_cast<double>(got[i]) - prefix[i]) <= allowed;
-    if (!ok) {
-      if (wrong == 0) {
-        first = i;
-        first_allowed = allowed;
-      }
-      ++wrong;
-    }
-  }
-  if (wrong == 0) return testing::AssertionSuccess();
-  const std::size_t i = first;
+    return k * kUnitRoundoff / (1.0 - k * kUnitRoundoff) * abs_prefix[i];
+  };
+  auto right = [&](std::size_t i) {
+    return !std::isnan(got[i]) && std::fabs(static_cast<double>(got[i]) - prefix[i]) <= allowed(i);
+  };
+  const wb::check::Mismatches m = wb::check::find_mismatches(in.size(), [&](std::size_t i) { return !right(i); });
+  if (m.none()) return testing::AssertionSuccess();
+  const std::size_t i = m.first;
   testing::AssertionResult failure = testing::AssertionFailure();
-  failure << call << " [random floats in [-1, 2), seed " << seed << "]: " << wrong << " of " << in.size()
+  failure << call << " [random floats in [-1, 2), seed " << seed << "]: " << m.count << " of " << in.size()
           << " elements wrong; the first is out[" << i << "]";
-  if (bits_of(got[i]) == kUnwrittenWord) {
+  if (unwritten(got[i])) {
     failure << ", never written (still the 0xCD bytes the checker put there): every element must be stored.";
     return failure;
   }
   failure << " = " << number(got[i]) << ", expected " << number(prefix[i]) << " (difference "
-          << number(std::fabs(got[i] - prefix[i])) << ", allowed " << number(first_allowed)
+          << number(std::fabs(got[i] - prefix[i])) << ", allowed " << number(allowed(i))
           << " = gamma(i) * sum |x_j|, the rounding error of a float sum of i + 1 terms in any order).";
-  if (i > 0 && std::fabs(static_cast<double>(got[i]) - (prefix[i] - in[i])) <= first_allowed + 1e-6) {
+  if (i > 0 && std::fabs(static_cast<double>(got[i]) - (prefix[i] - in[i])) <= allowed(i) + 1e-6) {
     failure << " It equals the exclusive prefix: the element itself was left out.";
   }
   return failure;
@@ -346,12 +302,8 @@ testing::AssertionResult check_int_scan(const ScanVersion& v, std::size_t n, std
   const std::vector<int> input = scan_ints(n, seed);
   const std::string call = std::string(v.name) + "(n=" + std::to_string(n) + ")";
   std::vector<int> got;
-  if (auto r = run_scan<int>(input, call, v.name, v.workspace,
-                             [&](const int* in, int* out, void* ws) { return call_scan(v, in, out, static_cast<int>(n), ws); },
-                             got);
-      !r) {
-    return r;
-  }
+  auto launch = [&](const int* in, int* out, void* ws) { return call_scan(v, in, out, static_cast<int>(n), ws); };
+  if (auto r = run_scan<int>(input, call, v.name, v.workspace, launch, got); !r) return r;
   const bool look_back = v.kind == ScanKind::kInclusive || v.kind == ScanKind::kExclusive;
   return int_scan_matches(input, got, v.inclusive, look_back, call, seed);
 }
@@ -360,26 +312,14 @@ testing::AssertionResult check_float_scan(std::size_t n, std::uint64_t seed) {
   const std::vector<float> input = wb::random_floats(n, seed, -1.0f, 2.0f);
   const std::string call = "inclusive_scan(float, n=" + std::to_string(n) + ")";
   std::vector<float> got;
-  if (auto r = run_scan<float>(input, call, "inclusive_scan", true,
-                               [&](const float* in, float* out, void* ws) {
-                                 return inclusive_scan(in, out, static_cast<int>(n), ws);
-                               },
-                               got);
-      !r) {
-    return r;
-  }
+  auto launch = [&](const float* in, float* out, void* ws) { return inclusive_scan(in, out, static_cast<int>(n), ws); };
+  if (auto r = run_scan<float>(input, call, "inclusive_scan", true, launch, got); !r) return r;
   return float_scan_matches(input, got, call, seed);
 }
 
-void check_scan_sizes(const ScanVersion& v, const std::vector<std::size_t>& sizes, std::uint64_t seed) {
-  std::size_t passed = 0;
-  for (std::size_t n : sizes) {
-    auto result = check_int_scan(v, n, seed++);
-    wb::check::record_measured(cases_text(passed, sizes.size()));
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_measured(cases_text(passed, sizes.size()));
+// @p v on each of @p sizes in order, with the seeds @p seed, @p seed + 1, ...: "k/n cases correct".
+testing::AssertionResult scan_sizes(const ScanVersion& v, const std::vector<std::size_t>& sizes, std::uint64_t seed) {
+  return wb::check::for_each_case(sizes, [&](std::size_t n) { return check_int_scan(v, n, seed++); });
 }
 
 // ---- the histograms ---------------------------------------------------------------------------
@@ -407,6 +347,7 @@ std::size_t bins_with_values(const HistogramInput& h) {
   return static_cast<std::size_t>(std::count(used.begin(), used.end(), true));
 }
 
+// About 1% of the values out of range (num_bins .. 0xffffffff): they must be ignored.
 HistogramInput uniform_values(std::size_t n, int num_bins, std::uint64_t seed) {
   HistogramInput h{std::vector<unsigned>(n), num_bins, "uniform, ~1% out of range", 0};
   wb::Random rng(seed * 104729 + 5);
@@ -422,6 +363,7 @@ HistogramInput uniform_values(std::size_t n, int num_bins, std::uint64_t seed) {
   return h;
 }
 
+// The adversarial case for atomics: every thread increments the same counter.
 HistogramInput one_bin_values(std::size_t n, int num_bins, unsigned bin) {
   return HistogramInput{std::vector<unsigned>(n, bin), num_bins, "all values in bin " + std::to_string(bin), 0};
 }
@@ -445,70 +387,61 @@ HistogramInput edge_values(std::size_t n, int num_bins, std::uint64_t seed) {
   return h;
 }
 
-std::string histogram_call(const char* function, const HistogramInput& h, const std::string& extra = "") {
-  return std::string(function) + "(n=" + std::to_string(h.values.size()) + ", num_bins=" + std::to_string(h.num_bins) +
-         extra + ") [" + h.kind + "]";
+enum class HistogramKind { kGlobalAtomics, kShared, kFinal };
+
+struct HistogramVersion {
+  const char* name;
+  HistogramKind kind;
+  int num_blocks = 0, block_size = 0;  // the grid histogram_shared is asked for
+};
+
+const HistogramVersion kGlobalAtomics{"histogram_global_atomics", HistogramKind::kGlobalAtomics};
+const HistogramVersion kFinal{"histogram", HistogramKind::kFinal};
+
+HistogramVersion shared_on(int num_blocks, int block_size) {
+  return {"histogram_shared", HistogramKind::kShared, num_blocks, block_size};
 }
 
-testing::AssertionResult run_histogram(const HistogramInput& h, const std::string& call, const char* function,
-                                       const std::function<cudaError_t(const unsigned*, unsigned*)>& launch) {
-  const std::size_t n = h.values.size();
-  const std::size_t bins = static_cast<std::size_t>(h.num_bins);
-  std::vector<unsigned> got;
-  try {
-    constexpr std::size_t kGuard = wb::DeviceBuffer<unsigned>::kDefaultGuard;
-    std::vector<unsigned> memory = h.values;
-    memory.resize(n + h.tail, 0u);
-    wb::DeviceBuffer<unsigned> values(std::span<const unsigned>(memory), kGuard);
-    wb::DeviceBuffer<unsigned> d_bins(bins, kGuard);
-    d_bins.fill_bytes(kUnwrittenByte);
-    if (auto r = cuda_success(launch(values.data(), d_bins.data()), call, function); !r) return r;
-    if (auto r = wb::check::device_clean_after(call); !r) return r;
-    if (const wb::GuardDamage d = d_bins.check_guards(); !d.intact()) {
-      testing::AssertionResult failure = testing::AssertionFailure();
-      failure << call << " wrote outside d_bins[0.." << bins << ") (index " << d.first_index << " to " << d.last_index
-              << ").";
-      if (d.past_end > 0 && d.before_start == 0 && d.first_index == static_cast<std::int64_t>(bins) &&
-          d.last_index == static_cast<std::int64_t>(bins)) {
-        failure << " d_bins[num_bins] was written, one past the last bin: the value num_bins was counted. It is the "
-                << "first value out of range: test v < num_bins, not v <= num_bins.";
-      } else if (d.past_end > 0) {
-        failure << " Values >= num_bins must be ignored: test v < num_bins before counting v (the input has values "
-                << "up to 0xffffffff).";
-      }
-      return failure;
-    }
-    if (const wb::GuardDamage d = values.check_guards(); !d.intact()) {
-      return testing::AssertionFailure() << call << " wrote into the memory around d_values, which is an input.";
-    }
-    const std::vector<unsigned> after = values.download();
-    if (!after.empty() && std::memcmp(after.data(), memory.data(), memory.size() * sizeof(unsigned)) != 0) {
-      return testing::AssertionFailure() << call << " modified d_values, which is an input.";
-    }
-    got = d_bins.download();
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
+cudaError_t call_histogram(const HistogramVersion& v, const unsigned* values, int n, unsigned* bins, int num_bins) {
+  switch (v.kind) {
+    case HistogramKind::kGlobalAtomics: return histogram_global_atomics(values, n, bins, num_bins);
+    case HistogramKind::kShared: return histogram_shared(values, n, bins, num_bins, v.num_blocks, v.block_size);
+    case HistogramKind::kFinal: return histogram(values, n, bins, num_bins);
   }
+  return cudaErrorInvalidValue;
+}
+
+std::string histogram_call(const HistogramVersion& v, const HistogramInput& h) {
+  std::string call = std::string(v.name) + "(n=" + std::to_string(h.values.size()) +
+                     ", num_bins=" + std::to_string(h.num_bins);
+  if (v.kind == HistogramKind::kShared) {
+    call += ", num_blocks=" + std::to_string(v.num_blocks) + ", block_size=" + std::to_string(v.block_size);
+  }
+  return call + ") [" + h.kind + "]";
+}
+
+// Explains wrong counts @p got of @p h: the first wrong bin, and the pattern behind it.
+testing::AssertionResult histogram_matches(const HistogramInput& h, const std::vector<unsigned>& got,
+                                           const std::string& call) {
+  const std::size_t bins = got.size();
   std::vector<std::uint64_t> expected(bins, 0);
   for (unsigned v : h.values) {
     if (v < bins) ++expected[v];
   }
-  std::size_t first = bins, wrong = 0;
+  const wb::check::Mismatches m =
+      wb::check::find_mismatches(bins, [&](std::size_t b) { return got[b] != expected[b]; });
+  if (m.none()) return testing::AssertionSuccess();
   std::uint64_t total_got = 0, total_expected = 0;
   bool never_cleared = false;
   for (std::size_t b = 0; b < bins; ++b) {
     total_got += got[b];
     total_expected += expected[b];
-    if (got[b] != expected[b]) {
-      if (first == bins) first = b;
-      ++wrong;
-      never_cleared |= static_cast<std::uint32_t>(got[b] - expected[b]) == kUnwrittenWord;
-    }
+    never_cleared |= static_cast<std::uint32_t>(got[b] - expected[b]) == kUnwrittenWord;
   }
-  if (wrong == 0) return testing::AssertionSuccess();
+  const std::size_t first = m.first;
   testing::AssertionResult failure = testing::AssertionFailure();
-  failure << call << ": " << wrong << " of " << bins << " bins wrong; the first is bins[" << first << "] = " << got[first]
-          << ", expected " << expected[first] << ".";
+  failure << call << ": " << m.count << " of " << bins << " bins wrong; the first is bins[" << first
+          << "] = " << got[first] << ", expected " << expected[first] << ".";
   if (never_cleared || got[first] == kUnwrittenWord) {
     failure << " d_bins was not set to zero before counting: it still held the 0xCD bytes the checker put there. "
                "Clear it first (cudaMemsetAsync(d_bins, 0, num_bins * sizeof(unsigned))).";
@@ -534,11 +467,49 @@ testing::AssertionResult run_histogram(const HistogramInput& h, const std::strin
   return failure;
 }
 
-testing::AssertionResult check_histogram_global(const HistogramInput& h) {
-  const std::string call = histogram_call("histogram_global_atomics", h);
-  return run_histogram(h, call, "histogram_global_atomics", [&](const unsigned* v, unsigned* b) {
-    return histogram_global_atomics(v, static_cast<int>(h.values.size()), b, h.num_bins);
-  });
+// Guarded device buffers of a histogram: a copy of @p memory (the values, and what follows them)
+// and the bins.
+struct HistogramBuffers {
+  wb::DeviceBuffer<unsigned> values, bins;
+  HistogramBuffers(const std::vector<unsigned>& memory, int num_bins)
+      : values(std::span<const unsigned>(memory), wb::DeviceBuffer<unsigned>::kDefaultGuard),
+        bins(static_cast<std::size_t>(num_bins), wb::DeviceBuffer<unsigned>::kDefaultGuard) {}
+};
+
+// Calls @p v on HistogramBuffers of the values followed by h.tail zeros and bins of 0xCD bytes,
+// checks the status, device errors, writes out of bounds and the input, then the counts.
+testing::AssertionResult run_histogram(const HistogramVersion& v, const HistogramInput& h, const std::string& call) {
+  const std::size_t n = h.values.size();
+  const std::size_t bins = static_cast<std::size_t>(h.num_bins);
+  std::vector<unsigned> got;
+  try {
+    std::vector<unsigned> memory = h.values;
+    memory.resize(n + h.tail, 0u);
+    HistogramBuffers b(memory, h.num_bins);
+    b.bins.fill_bytes(kUnwrittenByte);
+    const cudaError_t status = call_histogram(v, b.values.data(), static_cast<int>(n), b.bins.data(), h.num_bins);
+    if (auto r = cuda_success(status, call, v.name); !r) return r;
+    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    if (const wb::GuardDamage d = b.bins.check_guards(); !d.intact()) {
+      testing::AssertionResult failure = testing::AssertionFailure();
+      failure << call << " wrote outside d_bins[0.." << bins << ") (index " << d.first_index << " to " << d.last_index
+              << ").";
+      if (d.past_end > 0 && d.before_start == 0 && d.first_index == static_cast<std::int64_t>(bins) &&
+          d.last_index == static_cast<std::int64_t>(bins)) {
+        failure << " d_bins[num_bins] was written, one past the last bin: the value num_bins was counted. It is the "
+                << "first value out of range: test v < num_bins, not v <= num_bins.";
+      } else if (d.past_end > 0) {
+        failure << " Values >= num_bins must be ignored: test v < num_bins before counting v (the input has values "
+                << "up to 0xffffffff).";
+      }
+      return failure;
+    }
+    if (auto r = input_unchanged(b.values, memory, "d_values", call, "."); !r) return r;
+    got = b.bins.download();
+  } catch (const wb::CudaError& e) {
+    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
+  }
+  return histogram_matches(h, got, call);
 }
 
 // histogram_shared is launched exactly as asked: its performance bound (num_blocks x num_bins
@@ -570,31 +541,19 @@ testing::AssertionResult launched_as_asked(const std::string& call, std::size_t 
 #endif
 }
 
-testing::AssertionResult check_histogram_shared(const HistogramInput& h, int num_blocks, int block_size) {
-  const std::string call = histogram_call("histogram_shared", h,
-                                          ", num_blocks=" + std::to_string(num_blocks) +
-                                              ", block_size=" + std::to_string(block_size));
+testing::AssertionResult check_histogram(const HistogramVersion& v, const HistogramInput& h) {
+  const std::string call = histogram_call(v, h);
+  if (v.kind != HistogramKind::kShared) return run_histogram(v, h, call);
 #if defined(CUSIM)
   cusim::checker::clear_launches();
 #endif
-  if (auto r = run_histogram(h, call, "histogram_shared", [&](const unsigned* v, unsigned* b) {
-        return histogram_shared(v, static_cast<int>(h.values.size()), b, h.num_bins, num_blocks, block_size);
-      });
-      !r) {
-    return r;
-  }
-  return launched_as_asked(call, h.values.size(), num_blocks, block_size);
+  if (auto r = run_histogram(v, h, call); !r) return r;
+  return launched_as_asked(call, h.values.size(), v.num_blocks, v.block_size);
 }
 
-testing::AssertionResult check_histogram_final(const HistogramInput& h) {
-  const std::string call = histogram_call("histogram", h);
-  return run_histogram(h, call, "histogram", [&](const unsigned* v, unsigned* b) {
-    return histogram(v, static_cast<int>(h.values.size()), b, h.num_bins);
-  });
-}
-
-// Every kind of input for the histogram checks: uniform, one bin (the first, the last, and
-// one in the middle), the edge bins, for several numbers of bins.
+// Every kind of input for the histogram checks, for 1, 7, 256 and 4096 bins: uniform (at each of
+// @p sizes), all values in the last bin, the edge bins, the boundary; all in the first bin and in
+// one in the middle; n = 0.
 std::vector<HistogramInput> histogram_inputs(const std::vector<std::size_t>& sizes, std::uint64_t seed) {
   std::vector<HistogramInput> inputs;
   for (int num_bins : {1, 7, 256, kMaxHistogramBins}) {
@@ -620,18 +579,18 @@ WB_CHECK(Correctness, KoggeStoneBlock, .weight = 2,
          .hint = "One block of n threads (rounded up to a multiple of 32); for d = 1, 2, 4, ...: read "
                  "values[t] and values[t - d] (if t >= d), __syncthreads(), write values[t], "
                  "__syncthreads().") {
-  check_scan_sizes(kKoggeStone, {0, 1, 2, 31, 32, 33, 63, 64, 65, 66, 100, 255, 256, 257, 511, 1000, 1022, 1023, 1024},
-                   10);
+  WB_ASSERT(scan_sizes(kKoggeStone,
+                       {0, 1, 2, 31, 32, 33, 63, 64, 65, 66, 100, 255, 256, 257, 511, 1000, 1022, 1023, 1024}, 10));
 }
 
 WB_CHECK(Correctness, BlellochBlock, .weight = 2,
          .passes = "exact exclusive scans, n = 0 .. 2048 (the same, and around 2048)",
          .hint = "Pad to m = a power of two >= n with zeros, m / 2 threads; up-sweep, set the last "
                  "element to 0, down-sweep; out[0] must be 0 (exclusive).") {
-  check_scan_sizes(kBlelloch,
-                   {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 66, 255, 256, 257, 1000, 1022, 1023, 1024, 1025, 1500, 2046,
-                    2047, 2048},
-                   100);
+  WB_ASSERT(scan_sizes(kBlelloch,
+                       {0,    1,    2,    3,    31,   32,   33,   63,   64,   65,   66,  255,
+                        256,  257,  1000, 1022, 1023, 1024, 1025, 1500, 2046, 2047, 2048},
+                       100));
 }
 
 WB_CHECK(Correctness, ReduceThenScan, .weight = 3,
@@ -641,21 +600,24 @@ WB_CHECK(Correctness, ReduceThenScan, .weight = 3,
                    "blocks)",
          .hint = "Round the number of tiles up; scan the tile sums exclusively (recursively when there "
                  "are more tiles than one block scans); add tile b's offset to every element of tile b.") {
-#if defined(CUSIM)
-#else
-#endif
-  check_scan_sizes(kReduceThenScan,
-                   {0, 1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049, 4095,
-                    4096, 4097, 5378, 65537, 100003, (1 << 18) + 1, (1 << 20) + 7
+  WB_ASSERT(scan_sizes(kReduceThenScan,
+                       {0, 1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049,
+                        4095, 4096, 4097, 5378, 65537, 100003, (1 << 18) + 1, (1 << 20) + 7
 #if !defined(CUSIM)
-                    // One block per tile: 65536 tiles of 1024 elements, past 65535 (the limit of
-                    // gridDim.y and z, not of x). On the sim backend this size takes too long.
-                    ,
-                    std::size_t(1) << 26
+                        // One block per tile: 65536 tiles of 1024 elements, past 65535 (the limit of
+                        // gridDim.y and z, not of x). On the sim backend this size takes too long.
+                        ,
+                        std::size_t(1) << 26
 #endif
-                   },
-                   200);
+                       },
+                       200));
 }
+
+// The sizes of InclusiveScan and FloatScan (ExclusiveScan's leave out 4096).
+const std::vector<std::size_t> kScanSizes = {0,    1,    2,    31,   32,   33,   255,  256,   257,    511,
+                                             512,  513,  1023, 1024, 1025, 1026, 2047, 2048,  2049,   3839,
+                                             3840, 3841, 4096, 4097, 5375, 5376, 5377, 5378,  65537,  100003,
+                                             (1 << 20) + 7};
 
 // What passes, for InclusiveScan, ExclusiveScan.
 constexpr char kScanPasses[] = "exact scans, about 30 sizes from 0 to 2^20 + 7, around 32, 256, 512, 1024, 2048, "
@@ -665,20 +627,16 @@ WB_CHECK(Correctness, InclusiveScan, .weight = 2,
          .passes = kScanPasses,
          .hint = "Start from scan_reduce_then_scan; every tile needs the sum of all elements before it, "
                  "and the last tile is usually partial.") {
-  check_scan_sizes(kInclusive,
-                   {0, 1, 2, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049, 3839,
-                    3840, 3841, 4096, 4097, 5375, 5376, 5377, 5378, 65537, 100003, (1 << 20) + 7},
-                   300);
+  WB_ASSERT(scan_sizes(kInclusive, kScanSizes, 300));
 }
 
 WB_CHECK(Correctness, ExclusiveScan, .weight = 2,
          .passes = kScanPasses,
          .hint = "out[0] = 0 and out[i] = in[0] + ... + in[i-1]: write the running sum before adding the "
                  "element.") {
-  check_scan_sizes(kExclusive,
-                   {0, 1, 2, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1026, 2047, 2048, 2049, 3839,
-                    3840, 3841, 4097, 5375, 5376, 5377, 5378, 65537, 100003, (1 << 20) + 7},
-                   400);
+  std::vector<std::size_t> sizes = kScanSizes;
+  std::erase(sizes, 4096);
+  WB_ASSERT(scan_sizes(kExclusive, sizes, 400));
 }
 
 WB_CHECK(Correctness, FloatScan, .weight = 1,
@@ -686,18 +644,8 @@ WB_CHECK(Correctness, FloatScan, .weight = 1,
                    "sizes from 0 to 2^20 + 7",
          .hint = "Template the scan on the element type; pad missing elements with 0.0f, and keep the "
                  "float bits intact when you store them in a status word (__float_as_uint).") {
-  const std::vector<std::size_t> sizes = {0,    1,    2,    31,   32,   33,   255,  256,   257,   511,         512,
-                                          513,  1023, 1024, 1025, 1026, 2047, 2048, 2049,  3839,  3840,        3841,
-                                          4096, 4097, 5375, 5376, 5377, 5378, 65537, 100003, (1 << 20) + 7};
-  std::size_t passed = 0;
   std::uint64_t seed = 500;
-  for (std::size_t n : sizes) {
-    auto result = check_float_scan(n, seed++);
-    wb::check::record_measured(cases_text(passed, sizes.size()));
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_measured(cases_text(passed, sizes.size()));
+  WB_ASSERT(wb::check::for_each_case(kScanSizes, [&](std::size_t n) { return check_float_scan(n, seed++); }));
 }
 
 // The largest sizes: 2^22 + 3 on the sim backend; 2^26 - 1 and 2^26 on a GPU.
@@ -711,18 +659,11 @@ WB_CHECK(Correctness, ScanLarge, .weight = 1,
 #else
   const std::vector<std::size_t> sizes = {(std::size_t(1) << 26) - 1, std::size_t(1) << 26};
 #endif
-  std::size_t passed = 0;
-  const std::size_t total = 2 * sizes.size();
+  wb::check::Cases cases(2 * sizes.size());
   std::uint64_t seed = 600;
   for (std::size_t n : sizes) {
-    for (const ScanVersion* v : {&kInclusive, &kExclusive}) {
-      auto result = check_int_scan(*v, n, seed++);
-      wb::check::record_measured(cases_text(passed, total));
-      WB_ASSERT(result);
-      ++passed;
-    }
+    for (const ScanVersion* v : {&kInclusive, &kExclusive}) WB_ASSERT(cases(check_int_scan(*v, n, seed++)));
   }
-  wb::check::record_measured(cases_text(passed, total));
 }
 
 WB_CHECK(Correctness, HistogramGlobalAtomics, .weight = 2,
@@ -732,23 +673,14 @@ WB_CHECK(Correctness, HistogramGlobalAtomics, .weight = 2,
                    "n = 0 .. 100003; on a GPU also 2^26 (65536 blocks of 1024 threads)",
          .hint = "Clear d_bins first (cudaMemsetAsync); one thread per value; if (v < num_bins) "
                  "atomicAdd(&d_bins[v], 1u).") {
-#if defined(CUSIM)
-#else
-#endif
   std::vector<HistogramInput> inputs = histogram_inputs({1, 6, 33, 1000, 100003}, 700);
 #if !defined(CUSIM)
   // One thread per element: 65536 blocks of 1024 threads, past 65535 (the limit of gridDim.y and
   // z, not of x). On the sim backend this size takes too long.
   inputs.push_back(uniform_values(std::size_t(1) << 26, 256, 750));
 #endif
-  std::size_t passed = 0;
-  for (const HistogramInput& h : inputs) {
-    auto result = check_histogram_global(h);
-    wb::check::record_measured(cases_text(passed, inputs.size()));
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_measured(cases_text(passed, inputs.size()));
+  WB_ASSERT(
+      wb::check::for_each_case(inputs, [](const HistogramInput& h) { return check_histogram(kGlobalAtomics, h); }));
 }
 
 WB_CHECK(Correctness, HistogramShared, .weight = 2,
@@ -760,31 +692,20 @@ WB_CHECK(Correctness, HistogramShared, .weight = 2,
                  "__syncthreads(), count with shared atomicAdd in a grid-stride loop, __syncthreads(), "
                  "merge every shared bin into d_bins. Launch <<<num_blocks, block_size>>> as asked, also "
                  "past 65535 blocks (the limit of gridDim.y and z, not of x).") {
-  struct Case {
-    HistogramInput input;
-    int num_blocks, block_size;
-  };
-  std::vector<Case> cases;
+  std::vector<std::pair<HistogramVersion, HistogramInput>> cases;
   const std::vector<HistogramInput> inputs = histogram_inputs({1, 6, 33, 1000, 4097}, 800);
-  for (const auto& [num_blocks, block_size] : {std::pair{1, 32}, std::pair{3, 96}, std::pair{16, 256}, std::pair{40, 1024}}) {
-    for (const HistogramInput& h : inputs) cases.push_back({h, num_blocks, block_size});
+  for (const HistogramVersion& v : {shared_on(1, 32), shared_on(3, 96), shared_on(16, 256), shared_on(40, 1024)}) {
+    for (const HistogramInput& h : inputs) cases.emplace_back(v, h);
   }
-  for (const auto& [num_blocks, block_size] : {std::pair{1, 32}, std::pair{16, 256}}) {
+  for (const HistogramVersion& v : {shared_on(1, 32), shared_on(16, 256)}) {
     for (const HistogramInput& h : {uniform_values((1 << 18) + 7, 256, 850), one_bin_values((1 << 18) + 7, 256, 255),
                                     uniform_values((1 << 18) + 7, kMaxHistogramBins, 851)}) {
-      cases.push_back({h, num_blocks, block_size});
+      cases.emplace_back(v, h);
     }
   }
   // Any num_blocks >= 1 is allowed, also more than 65535 (the limit of gridDim.y and z, not of x).
-  cases.push_back({uniform_values((std::size_t(1) << 21) + 6, 7, 860), 65600, 32});
-  std::size_t passed = 0;
-  for (const Case& c : cases) {
-    auto result = check_histogram_shared(c.input, c.num_blocks, c.block_size);
-    wb::check::record_measured(cases_text(passed, cases.size()));
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_measured(cases_text(passed, cases.size()));
+  cases.emplace_back(shared_on(65600, 32), uniform_values((std::size_t(1) << 21) + 6, 7, 860));
+  WB_ASSERT(wb::check::for_each_case(cases, [](const auto& c) { return check_histogram(c.first, c.second); }));
 }
 
 WB_CHECK(Correctness, Histogram, .weight = 2,
@@ -795,14 +716,7 @@ WB_CHECK(Correctness, Histogram, .weight = 2,
   std::vector<HistogramInput> inputs = histogram_inputs({1, 2, 3, 5, 6, 33, 1000, 1026, 65539}, 900);
   inputs.push_back(uniform_values((1 << 22) + 3, 256, 950));
   inputs.push_back(one_bin_values((1 << 22) + 3, 256, 200));
-  std::size_t passed = 0;
-  for (const HistogramInput& h : inputs) {
-    auto result = check_histogram_final(h);
-    wb::check::record_measured(cases_text(passed, inputs.size()));
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_measured(cases_text(passed, inputs.size()));
+  WB_ASSERT(wb::check::for_each_case(inputs, [](const HistogramInput& h) { return check_histogram(kFinal, h); }));
 }
 
 // d_values may be followed by other data: a grid covers n rounded up to whole blocks, and a
@@ -813,25 +727,16 @@ WB_CHECK(Correctness, HistogramIgnoresValuesPastN, .weight = 1,
                    "1024, 4097, 65539; 7 and 256 bins): they are not counted",
          .hint = "Only d_values[0..n) is the input: test every index against n (i < n), in every version "
                  "and in the tail after the last 16-byte load.") {
-  const std::vector<std::function<testing::AssertionResult(const HistogramInput&)>> functions = {
-      check_histogram_global, [](const HistogramInput& h) { return check_histogram_shared(h, 3, 96); },
-      check_histogram_final};
+  const HistogramVersion versions[] = {kGlobalAtomics, shared_on(3, 96), kFinal};
   std::vector<HistogramInput> inputs;
   std::uint64_t seed = 970;
   for (std::size_t n : {1000, 1024, 4097, 65539}) {
     for (int num_bins : {7, 256}) inputs.push_back(with_zeros_after(uniform_values(n, num_bins, seed++), 1024));
   }
-  const std::size_t total = functions.size() * inputs.size();
-  std::size_t passed = 0;
-  for (const auto& check : functions) {
-    for (const HistogramInput& h : inputs) {
-      auto result = check(h);
-      wb::check::record_measured(cases_text(passed, total));
-      WB_ASSERT(result);
-      ++passed;
-    }
+  wb::check::Cases cases(std::size(versions) * inputs.size());
+  for (const HistogramVersion& v : versions) {
+    for (const HistogramInput& h : inputs) WB_ASSERT(cases(check_histogram(v, h)));
   }
-  wb::check::record_measured(cases_text(passed, total));
 }
 
 // ---- Host code (sim): device memory and CUDA errors (wb_host_checks.h) ------------------
@@ -853,26 +758,6 @@ struct HostCase {
 
 constexpr std::size_t kHostScanSize = 5000;  // two tiles and a partial one for tiles of 2048 and more
 
-// Device buffers for the injected calls of a scan: input, output, workspace.
-template <class T>
-struct ScanBuffers {
-  std::vector<T> input;
-  wb::DeviceBuffer<T> in, out;
-  wb::DeviceBuffer<unsigned char> workspace;
-  explicit ScanBuffers(std::vector<T> values)
-      : input(std::move(values)),
-        in(std::span<const T>(input), wb::DeviceBuffer<T>::kDefaultGuard),
-        out(input.size(), wb::DeviceBuffer<T>::kDefaultGuard),
-        workspace(scan_workspace_bytes(static_cast<int>(input.size())), 4096) {}
-};
-
-struct HistogramBuffers {
-  wb::DeviceBuffer<unsigned> values, bins;
-  explicit HistogramBuffers(const HistogramInput& h)
-      : values(std::span<const unsigned>(h.values), wb::DeviceBuffer<unsigned>::kDefaultGuard),
-        bins(static_cast<std::size_t>(h.num_bins), wb::DeviceBuffer<unsigned>::kDefaultGuard) {}
-};
-
 // The cases share their buffers between the healthy call and the injected ones.
 std::vector<HostCase> host_cases(std::vector<std::shared_ptr<void>>& keep) {
   std::vector<HostCase> cases;
@@ -883,17 +768,17 @@ std::vector<HostCase> host_cases(std::vector<std::shared_ptr<void>>& keep) {
       {&kKoggeStone, 1024}, {&kBlelloch, 2048}, {&kReduceThenScan, kHostScanSize}, {&kInclusive, kHostScanSize},
       {&kExclusive, kHostScanSize}};
   for (const auto& [v, size] : int_scans) {
-    auto b = std::make_shared<ScanBuffers<int>>(scan_ints(size, 1000));
+    auto b = std::make_shared<ScanBuffers<int>>(scan_ints(size, 1000), true);
     keep.push_back(b);
     const int vn = static_cast<int>(size);
     // The workspace is zeroed before each injected call: code that goes on after a failed clear
     // then runs on defined data, and the check reports the work, not a hang.
     cases.push_back({std::string(v->name) + "(n=" + std::to_string(vn) + ")", v->name,
-                     [v, size] { return check_int_scan(*v, size, 1001); }, [b] { (void)b->workspace.fill_bytes(0); },
+                     [v, size] { return check_int_scan(*v, size, 1001); }, [b] { b->workspace.fill_bytes(0); },
                      [v, b, vn] { return call_scan(*v, b->in.data(), b->out.data(), vn, b->workspace.data()); }});
   }
   {
-    auto b = std::make_shared<ScanBuffers<float>>(wb::random_floats(kHostScanSize, 1002, -1.0f, 2.0f));
+    auto b = std::make_shared<ScanBuffers<float>>(wb::random_floats(kHostScanSize, 1002, -1.0f, 2.0f), true);
     keep.push_back(b);
     cases.push_back({"inclusive_scan(float, n=" + std::to_string(n) + ")", "inclusive_scan",
                      [] { return check_float_scan(kHostScanSize, 1003); }, [b] { b->workspace.fill_bytes(0); },
@@ -902,21 +787,16 @@ std::vector<HostCase> host_cases(std::vector<std::shared_ptr<void>>& keep) {
   std::uint64_t seed = 1010;
   for (std::size_t size : {std::size_t(0), std::size_t(1000)}) {
     const HistogramInput h = uniform_values(size, 256, seed++);
-    auto b = std::make_shared<HistogramBuffers>(h);
+    auto b = std::make_shared<HistogramBuffers>(h.values, h.num_bins);
     keep.push_back(b);
     const int hn = static_cast<int>(size);
-    cases.push_back({histogram_call("histogram_global_atomics", h), "histogram_global_atomics",
-                     [h] { return check_histogram_global(h); }, nullptr,
-                     [b, hn] { return histogram_global_atomics(b->values.data(), hn, b->bins.data(), 256); }});
-    cases.push_back({histogram_call("histogram_shared", h, ", num_blocks=4, block_size=128"), "histogram_shared",
-                     [h] { return check_histogram_shared(h, 4, 128); }, nullptr,
-                     [b, hn] { return histogram_shared(b->values.data(), hn, b->bins.data(), 256, 4, 128); }});
-    cases.push_back({histogram_call("histogram", h), "histogram", [h] { return check_histogram_final(h); }, nullptr,
-                     [b, hn] { return histogram(b->values.data(), hn, b->bins.data(), 256); }});
+    for (const HistogramVersion& v : {kGlobalAtomics, shared_on(4, 128), kFinal}) {
+      cases.push_back({histogram_call(v, h), v.name, [v, h] { return check_histogram(v, h); }, nullptr,
+                       [v, b, hn] { return call_histogram(v, b->values.data(), hn, b->bins.data(), 256); }});
+    }
   }
   return cases;
 }
-
 
 }  // namespace
 
@@ -929,14 +809,14 @@ WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
   std::vector<std::shared_ptr<void>> keep;
   const std::vector<HostCase> cases = host_cases(keep);
   keep.clear();  // the buffers of the injected calls are not needed here: free them before measuring
-  WB_ASSERT(wb::check::run_cases(cases.size(), [&](std::size_t i) {
-    return wb::check::host::frees_device_memory(cases[i].call, cases[i].function, cases[i].checked_call);
+  WB_ASSERT(wb::check::for_each_case(cases, [](const HostCase& c) {
+    return wb::check::host::frees_device_memory(c.call, c.function, c.checked_call);
   }));
 }
 
 // Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async), cudaMemset(Async),
-// cudaFuncSetAttribute and kernel launch of each call fails in turn; the call must return that error at once, with no work after it
-// and no leak.
+// cudaFuncSetAttribute and kernel launch of each call fails in turn; the call must return that
+// error at once, with no work after it and no leak.
 WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
          .passes = "each `cudaMalloc`, `cudaMemcpy(Async)`, `cudaMemset(Async)` and kernel launch "
                    "that those calls make (the solution's: the `cudaMemsetAsync` that clears the "
@@ -967,7 +847,6 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
 #if defined(CUSIM)
 namespace {
 
-
 // Runs every function on a few sizes and fails on any report of @p tools. A report explains
 // a wrong result (a race usually does), so reports come first in the failure.
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
@@ -987,9 +866,9 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
     for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(40000)}) {
       for (int num_bins : {7, 256}) {
         for (const HistogramInput& h : {uniform_values(n, num_bins, seed++), one_bin_values(n, num_bins, 3)}) {
-          keep_first(check_histogram_global(h));
-          keep_first(check_histogram_shared(h, 3, 96));
-          keep_first(check_histogram_final(h));
+          for (const HistogramVersion& v : {kGlobalAtomics, shared_on(3, 96), kFinal}) {
+            keep_first(check_histogram(v, h));
+          }
         }
       }
     }
@@ -1026,6 +905,39 @@ using wb::check::Traffic;
 
 constexpr std::size_t kMetricScanSize = (1 << 18) + 3;
 
+#if WB_HAVE_CUSIM_ANALYSIS
+// The traffic of @p v's int scan of @p n elements (a correct one).
+testing::AssertionResult measure_scan(const ScanVersion& v, std::size_t n, std::uint64_t seed, Traffic& t) {
+  return wb::check::measure([&] { return check_int_scan(v, n, seed); }, t, v.name);
+}
+
+// Global bytes read and written per 4n bytes: a scan that reads and writes every element once moves 2.
+double moved_per_4n(const Traffic& t, std::size_t n) { return double(t.bytes_read + t.bytes_written) / (4.0 * n); }
+#endif
+
+// SHARED CANDIDATE: labs 01 and 03 read cusim's launch log for blocks of whole warps and idle blocks too.
+// The first launch since clear_launches() whose blocks are not whole warps, or that has more threads
+// than @p n rounded up to whole blocks, explained for @p call; "" when there is none. A block past
+// that has nothing to do, and a block that is not whole warps leaves lanes of its last warp idle.
+std::string idle_launch(const std::string& call, std::size_t n) {
+  for (const auto& l : cusim::checker::launches()) {
+    const std::uint64_t block = l.threads_per_block();
+    if (block % 32 != 0) {
+      return call + " launched " + l.kernel + " with " + l.shape() + ": blocks of " + std::to_string(block) +
+             " threads are not whole warps, so the last warp of every block runs with " +
+             std::to_string(32 - block % 32) + " of its 32 lanes idle. Use a multiple of 32 threads per block.";
+    }
+    const std::uint64_t limit = (n + block - 1) / block * block;
+    if (l.threads_per_launch() > limit) {
+      return call + " launched " + l.kernel + " with " + l.shape() + ": " + std::to_string(l.threads_per_launch()) +
+             " threads for " + std::to_string(n) + " elements, more than n rounded up to whole blocks (" +
+             std::to_string(limit) + "). The last block has no element: round the block count up once, " +
+             "(n + block - 1) / block.";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 WB_CHECK(Performance, ReduceThenScanTraffic, .weight = 3, .backends = "sim",
@@ -1041,8 +953,7 @@ WB_CHECK(Performance, ReduceThenScanTraffic, .weight = 3, .backends = "sim",
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic t;
-  WB_ASSERT(wb::check::measure([&] { return check_int_scan(kReduceThenScan, kMetricScanSize, 1100); }, t,
-                               kReduceThenScan.name));
+  WB_ASSERT(measure_scan(kReduceThenScan, kMetricScanSize, 1100, t));
   WB_REQUIRE_ANALYSIS();
   const double bytes = 4.0 * kMetricScanSize;
   const double read = double(t.bytes_read) / bytes, written = double(t.bytes_written) / bytes;
@@ -1050,9 +961,9 @@ WB_CHECK(Performance, ReduceThenScanTraffic, .weight = 3, .backends = "sim",
                              fixed(t.loads()) + ", stores " + fixed(t.stores()) + " sectors/request");
   if (read > kMaxRead || written > kMaxWritten) {
     ADD_FAILURE() << "scan_reduce_then_scan(n=" << kMetricScanSize << ") read " << fixed(read) << " x 4n and wrote "
-                  << fixed(written) << " x 4n bytes (at most " << wb::check::as_written(kMaxRead) << " and "
-                  << wb::check::as_written(kMaxWritten) << " allowed). Reduce-then-scan reads every "
-                  << "element twice (once to reduce its tile, once to scan it) and writes it once; "
+                  << fixed(written) << " x 4n bytes (at most " << as_written(kMaxRead) << " and "
+                  << as_written(kMaxWritten) << " allowed). Reduce-then-scan reads every element twice (once to "
+                  << "reduce its tile, once to scan it) and writes it once; "
                   << (read > kMaxRead ? "reading more means passes over the whole array (a scan that adds element "
                                         "i - d in global memory reads it log2(n) times)."
                                       : "writing more means the output is written and then corrected "
@@ -1078,14 +989,14 @@ WB_CHECK(Performance, ScanTraffic, .weight = 2, .backends = "sim", .limits = {{"
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic t;
-  WB_ASSERT(wb::check::measure([&] { return check_int_scan(kInclusive, kMetricScanSize, 1101); }, t, kInclusive.name));
+  WB_ASSERT(measure_scan(kInclusive, kMetricScanSize, 1101, t));
   WB_REQUIRE_ANALYSIS();
-  const double moved = double(t.bytes_read + t.bytes_written) / (4.0 * kMetricScanSize);
-  wb::check::record_measured(fixed(moved) + " x 4n bytes moved (" + fixed(double(t.bytes_read) / (4.0 * kMetricScanSize)) +
-                             " read, " + fixed(double(t.bytes_written) / (4.0 * kMetricScanSize)) + " written)");
+  const double moved = moved_per_4n(t, kMetricScanSize), bytes = 4.0 * kMetricScanSize;
+  wb::check::record_measured(fixed(moved) + " x 4n bytes moved (" + fixed(double(t.bytes_read) / bytes) + " read, " +
+                             fixed(double(t.bytes_written) / bytes) + " written)");
   if (moved > kMaxMoved) {
     ADD_FAILURE() << "inclusive_scan(n=" << kMetricScanSize << ") read and wrote " << fixed(moved)
-                  << " x 4n bytes of global memory (at most " << wb::check::as_written(kMaxMoved)
+                  << " x 4n bytes of global memory (at most " << as_written(kMaxMoved)
                   << " allowed). A scan has to read n elements and write n; "
                      "reduce-then-scan adds one more read (3 x 4n), a single pass with decoupled look-back none "
                      "(2 x 4n). On a GPU, Performance.ScanBandwidthVsDeviceCopy asks for a share of the copy "
@@ -1110,28 +1021,25 @@ WB_CHECK(Performance, ScanTrafficPerElement, .weight = 1, .backends = "sim", .li
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   Traffic small, large;
-  WB_ASSERT(wb::check::measure([&] { return check_int_scan(kInclusive, kMetricScanSize, 1103); }, small, kInclusive.name));
-  WB_ASSERT(wb::check::measure([&] { return check_int_scan(kInclusive, kLarge, 1104); }, large, kInclusive.name));
+  WB_ASSERT(measure_scan(kInclusive, kMetricScanSize, 1103, small));
+  WB_ASSERT(measure_scan(kInclusive, kLarge, 1104, large));
   WB_REQUIRE_ANALYSIS();
-  const double per_small = double(small.bytes_read + small.bytes_written) / (4.0 * kMetricScanSize);
-  const double per_large = double(large.bytes_read + large.bytes_written) / (4.0 * kLarge);
+  const double per_small = moved_per_4n(small, kMetricScanSize), per_large = moved_per_4n(large, kLarge);
   wb::check::record_measured(fixed(per_small) + " x 4n bytes at n = 2^18+3, " + fixed(per_large) +
                              " x 4n at n = 2^22+3");
   if (per_large > per_small + kMaxGrowth) {
-    ADD_FAILURE() << "inclusive_scan moved " << fixed(per_small) << " x 4n bytes of global memory at n=" << kMetricScanSize
-                  << " but " << fixed(per_large) << " x 4n at n=" << kLarge
-                  << " (at most " << wb::check::as_written(kMaxGrowth)
-                  << " x 4n more allowed): the traffic per element grows with n. In a single pass "
-                     "with decoupled look-back, a tile that never publishes its inclusive prefix (flag INCLUSIVE, "
-                     "its prefix + its own sum) sends every later tile's look-back back to tile 0: publish it as "
-                     "soon as the tile knows its prefix.";
+    ADD_FAILURE() << "inclusive_scan moved " << fixed(per_small) << " x 4n bytes of global memory at n="
+                  << kMetricScanSize << " but " << fixed(per_large) << " x 4n at n=" << kLarge << " (at most "
+                  << as_written(kMaxGrowth) << " x 4n more allowed): the traffic per element grows with n. In a "
+                  << "single pass with decoupled look-back, a tile that never publishes its inclusive prefix (flag "
+                  << "INCLUSIVE, its prefix + its own sum) sends every later tile's look-back back to tile 0: "
+                  << "publish it as soon as the tile knows its prefix.";
   }
 #endif
 }
 
-// A block past n rounded up to whole blocks has nothing to do, and a block that is not whole
-// warps leaves lanes of its last warp idle. n: multiples of common block and tile sizes,
-// where rounding up twice ((n + per_block) / per_block) adds a block.
+// n: multiples of common block and tile sizes, where rounding up twice ((n + per_block) /
+// per_block) adds a block.
 WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
          .passes = "no launch of the scans, `histogram_global_atomics` or `histogram` has more "
                    "threads than n rounded up to whole blocks, and every block is whole warps (a "
@@ -1140,49 +1048,33 @@ WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim",
                  "per_block) / per_block adds an idle block whenever n is a multiple of per_block. Blocks "
                  "are a multiple of 32 threads.") {
   std::vector<std::string> failures;
-  std::uint64_t seed = 1700;
-  std::vector<std::string> failed;  // one failure per function
+  std::vector<std::string> failed;  // the function of each failure: one failure per function
   auto inspect = [&](const std::string& function, const std::string& call, std::size_t n) {
     if (std::find(failed.begin(), failed.end(), function) != failed.end()) return;
-    for (const auto& l : cusim::checker::launches()) {
-      const std::uint64_t block = l.threads_per_block();
-      if (block % 32 != 0) {
-        failures.push_back(call + " launched " + l.kernel + " with " + l.shape() + ": blocks of " +
-                           std::to_string(block) + " threads are not whole warps, so the last warp of every block "
-                           "runs with " + std::to_string(32 - block % 32) + " of its 32 lanes idle. Use a multiple "
-                           "of 32 threads per block.");
-        failed.push_back(function);
-        return;
-      }
-      const std::uint64_t limit = (n + block - 1) / block * block;
-      if (l.threads_per_launch() > limit) {
-        failures.push_back(call + " launched " + l.kernel + " with " + l.shape() + ": " +
-                           std::to_string(l.threads_per_launch()) + " threads for " + std::to_string(n) +
-                           " elements, more than n rounded up to whole blocks (" + std::to_string(limit) +
-                           "). The last block has no element: round the block count up once, (n + block - 1) / block.");
-        failed.push_back(function);
-        return;
-      }
+    if (std::string why = idle_launch(call, n); !why.empty()) {
+      failures.push_back(why);
+      failed.push_back(function);
     }
   };
   std::size_t cases = 0;
-  for (std::size_t n : {std::size_t(256), std::size_t(1024), std::size_t(3840), std::size_t(5376), std::size_t(65536)}) {
+  std::uint64_t seed = 1700;
+  for (std::size_t n : {256, 1024, 3840, 5376, 65536}) {
     for (const ScanVersion* v : {&kKoggeStone, &kBlelloch, &kReduceThenScan, &kInclusive, &kExclusive}) {
-      if ((v == &kKoggeStone && n > std::size_t(kMaxKoggeStoneScan)) || (v == &kBlelloch && n > std::size_t(kMaxBlellochScan)))
-        continue;
+      const bool too_large = (v == &kKoggeStone && n > std::size_t(kMaxKoggeStoneScan)) ||
+                             (v == &kBlelloch && n > std::size_t(kMaxBlellochScan));
+      if (too_large) continue;
       cusim::checker::clear_launches();
       WB_ASSERT(check_int_scan(*v, n, seed++));
       inspect(v->name, std::string(v->name) + "(n=" + std::to_string(n) + ")", n);
       ++cases;
     }
     const HistogramInput h = uniform_values(n, 256, seed++);
-    cusim::checker::clear_launches();
-    WB_ASSERT(check_histogram_global(h));
-    inspect("histogram_global_atomics", histogram_call("histogram_global_atomics", h), n);
-    cusim::checker::clear_launches();
-    WB_ASSERT(check_histogram_final(h));
-    inspect("histogram", histogram_call("histogram", h), n);
-    cases += 2;
+    for (const HistogramVersion& v : {kGlobalAtomics, kFinal}) {
+      cusim::checker::clear_launches();
+      WB_ASSERT(check_histogram(v, h));
+      inspect(v.name, histogram_call(v, h), n);
+      ++cases;
+    }
   }
   wb::check::record_measured(std::to_string(cases) + " calls, " + std::to_string(failed.size()) +
                              " function(s) with an idle block or idle lanes");
@@ -1200,36 +1092,36 @@ WB_CHECK(Performance, HistogramPrivatized, .weight = 3, .backends = "sim", .limi
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   constexpr int kBlocks = 16, kBlockSize = 256, kBins = 256;
+  const HistogramVersion shared = shared_on(kBlocks, kBlockSize);
   constexpr std::size_t n = (1 << 18) + 5;
   std::string text;
   for (const HistogramInput& h : {uniform_values(n, kBins, 1200), one_bin_values(n, kBins, 255)}) {
     Traffic t;
-    WB_ASSERT(
-        wb::check::measure([&] { return check_histogram_shared(h, kBlocks, kBlockSize); }, t, "histogram_shared"));
+    WB_ASSERT(wb::check::measure([&] { return check_histogram(shared, h); }, t, shared.name));
     WB_REQUIRE_ANALYSIS();
     const std::size_t used_bins = bins_with_values(h);
     const std::uint64_t limit = std::uint64_t(kBlocks) * used_bins;
     text += (text.empty() ? "" : "; ") + h.kind + ": " + std::to_string(t.global_atomics) + " global atomics (limit " +
             std::to_string(limit) + "), loads " + fixed(t.loads()) + " sectors/request";
     wb::check::record_measured(text);
-    if (t.global_atomics > limit && used_bins < std::size_t(kBins) && t.global_atomics <= std::uint64_t(kBlocks) * kBins) {
-      ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": "
-                    << t.global_atomics << " atomic operations on global memory (at most num_blocks x the "
-                    << used_bins << " bin(s) that received values = " << limit
+    const std::string call = histogram_call(shared, h);
+    const bool empty_bins_merged =
+        used_bins < std::size_t(kBins) && t.global_atomics <= std::uint64_t(kBlocks) * kBins;
+    if (t.global_atomics > limit && empty_bins_merged) {
+      ADD_FAILURE() << call << ": " << t.global_atomics << " atomic operations on global memory (at most num_blocks x "
+                    << "the " << used_bins << " bin(s) that received values = " << limit
                     << "). Bins whose shared count is 0 were merged too: adding 0 changes nothing and costs an atomic; "
                        "merge only the nonzero bins (if (count != 0) atomicAdd(&d_bins[b], count)).";
     } else if (t.global_atomics > limit) {
-      ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": "
-                    << t.global_atomics << " atomic operations on global memory (at most num_blocks x num_bins = "
-                    << limit << "). Every element still goes to d_bins: count into a __shared__ histogram of the "
-                    << "block first, then merge it with one global atomicAdd per bin.";
+      ADD_FAILURE() << call << ": " << t.global_atomics << " atomic operations on global memory (at most num_blocks x "
+                    << "num_bins = " << limit << "). Every element still goes to d_bins: count into a __shared__ "
+                    << "histogram of the block first, then merge it with one global atomicAdd per bin.";
     }
     if (t.loads() > kMaxSectors) {
-      ADD_FAILURE() << histogram_call("histogram_shared", h, ", num_blocks=16, block_size=256") << ": its loads touch "
-                    << fixed(t.loads()) << " global memory sectors per request (at most " << fixed(kMaxSectors)
-                    << " allowed). In a grid-stride loop, let "
-                       "consecutive threads read consecutive values: i = blockIdx.x * blockDim.x + threadIdx.x, "
-                       "i += blockDim.x * gridDim.x (a contiguous chunk per thread spreads a warp's loads).";
+      ADD_FAILURE() << call << ": its loads touch " << fixed(t.loads()) << " global memory sectors per request (at "
+                    << "most " << fixed(kMaxSectors) << " allowed). In a grid-stride loop, let consecutive threads "
+                    << "read consecutive values: i = blockIdx.x * blockDim.x + threadIdx.x, i += blockDim.x * "
+                    << "gridDim.x (a contiguous chunk per thread spreads a warp's loads).";
     }
   }
 #endif
@@ -1249,20 +1141,19 @@ WB_CHECK(Performance, HistogramTraffic, .weight = 2, .backends = "sim",
   constexpr std::uint64_t kMaxAtomics = n / static_cast<std::size_t>(kValuesPerAtomic);
   const HistogramInput h = uniform_values(n, 256, 1300);
   Traffic t;
-  WB_ASSERT(wb::check::measure([&] { return check_histogram_final(h); }, t, "histogram"));
+  WB_ASSERT(wb::check::measure([&] { return check_histogram(kFinal, h); }, t, "histogram"));
   WB_REQUIRE_ANALYSIS();
   const double read = double(t.bytes_read) / (4.0 * n);
-  wb::check::record_measured(fixed(read) + " x 4n read, " + std::to_string(t.global_atomics) +
-                             " global atomics (limit " + std::to_string(kMaxAtomics) + ")");
+  const std::string measured = fixed(read) + " x 4n read, " + std::to_string(t.global_atomics) +
+                               " global atomics (limit " + std::to_string(kMaxAtomics) + ")";
+  wb::check::record_measured(measured);
   if (read > kMaxRead) {
-    ADD_FAILURE() << histogram_call("histogram", h) << " read " << fixed(read)
-                  << " x 4n bytes of global memory (at most " << wb::check::as_written(kMaxRead)
-                  << " allowed): some values were read more than once.";
+    ADD_FAILURE() << histogram_call(kFinal, h) << " read " << fixed(read) << " x 4n bytes of global memory (at "
+                  << "most " << as_written(kMaxRead) << " allowed): some values were read more than once.";
   }
   if (t.global_atomics > kMaxAtomics) {
-    ADD_FAILURE() << histogram_call("histogram", h) << ": " << t.global_atomics
-                  << " atomic operations on global memory (at most n / " << wb::check::as_written(kValuesPerAtomic)
-                  << " = " << kMaxAtomics
+    ADD_FAILURE() << histogram_call(kFinal, h) << ": " << t.global_atomics << " atomic operations on global "
+                  << "memory (at most n / " << as_written(kValuesPerAtomic) << " = " << kMaxAtomics
                   << "). Count in shared memory first, and give each block many values (a grid of a few blocks per "
                      "multiprocessor and a grid-stride loop): each block merges num_bins counters once.";
   }
@@ -1271,15 +1162,13 @@ WB_CHECK(Performance, HistogramTraffic, .weight = 2, .backends = "sim",
   const HistogramInput one = one_bin_values(n, kMaxHistogramBins, kMaxHistogramBins - 1);
   Traffic t1;
   cusim::checker::clear_launches();
-  WB_ASSERT(wb::check::measure([&] { return check_histogram_final(one); }, t1, "histogram"));
+  WB_ASSERT(wb::check::measure([&] { return check_histogram(kFinal, one); }, t1, "histogram"));
   std::uint64_t blocks = 0;
   for (const auto& l : cusim::checker::launches()) blocks += l.blocks() * l.launches;
-  wb::check::record_measured(fixed(read) + " x 4n read, " + std::to_string(t.global_atomics) +
-                             " global atomics (limit " + std::to_string(kMaxAtomics) + "); one of 4096 bins: " +
-                             std::to_string(t1.global_atomics) + " global atomics for " + std::to_string(blocks) +
-                             " blocks");
+  wb::check::record_measured(measured + "; one of 4096 bins: " + std::to_string(t1.global_atomics) +
+                             " global atomics for " + std::to_string(blocks) + " blocks");
   if (t1.global_atomics > blocks) {
-    ADD_FAILURE() << histogram_call("histogram", one) << ": " << t1.global_atomics
+    ADD_FAILURE() << histogram_call(kFinal, one) << ": " << t1.global_atomics
                   << " atomic operations on global memory for " << blocks
                   << " blocks launched (at most one per block and bin that received values: " << blocks
                   << "). Bins whose shared count is 0 were merged too: adding 0 changes nothing and costs an atomic "
@@ -1290,16 +1179,51 @@ WB_CHECK(Performance, HistogramTraffic, .weight = 2, .backends = "sim",
 #else
 namespace {
 
-// Validates @p run once against @p check; "" when correct, else why it is not timed.
-std::string validate(const std::function<cudaError_t()>& run, const std::function<bool()>& check) {
-  const cudaError_t status = run();
-  const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
-  if (sync != cudaSuccess) {
-    (void)cudaGetLastError();
-    return wb::error_text(sync);
+using wb::check::versus;
+
+// The timing data of the scan checks: 2^26 ints on the device, with their prefix sums to validate
+// every timed scan (the lab's, and CUB's once prepare_cub() has sized its temporary storage).
+struct TimedScan {
+  static constexpr int n = 1 << 26;
+  static constexpr double bytes = 8.0 * n;  // read n ints, write n ints
+  std::vector<int> input;
+  std::vector<std::int64_t> expected;
+  wb::DeviceBuffer<int> in, out;
+  wb::DeviceBuffer<unsigned char> workspace;
+  explicit TimedScan(std::uint64_t seed)
+      : input(scan_ints(n, seed)),
+        expected(inclusive_prefix(input)),
+        in(std::span<const int>(input)),
+        out(n),
+        workspace(scan_workspace_bytes(n)) {}
+  // Runs @p run once: "" when it left the inclusive prefix sums in out, else why it is not timed.
+  std::string validate(const std::function<cudaError_t()>& run) const {
+    const cudaError_t status = run();
+    const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
+    if (sync != cudaSuccess) {
+      (void)cudaGetLastError();
+      return wb::error_text(sync);
+    }
+    const std::vector<int> got = out.download();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != expected[i]) return "wrong result";
+    }
+    return "";
   }
-  return check() ? "" : "wrong result";
-}
+  cudaError_t scan() { return inclusive_scan(in.data(), out.data(), n, workspace.data()); }
+#if defined(WB_HAVE_CUDA_BASELINES)
+  std::size_t cub_temp_bytes = 0;
+  wb::DeviceBuffer<unsigned char> cub_temp;
+  void prepare_cub() {
+    WB_CUDA_CHECK(wb_cub_inclusive_sum(in.data(), out.data(), n, nullptr, &cub_temp_bytes));
+    cub_temp = wb::DeviceBuffer<unsigned char>(std::max<std::size_t>(cub_temp_bytes, 1));
+  }
+  cudaError_t cub() {
+    std::size_t bytes_needed = cub_temp_bytes;
+    return wb_cub_inclusive_sum(in.data(), out.data(), n, cub_temp.data(), &bytes_needed);
+  }
+#endif
+};
 
 }  // namespace
 
@@ -1312,59 +1236,38 @@ WB_CHECK(Performance, ScanBandwidthVsDeviceCopy, .weight = 6, .backends = "cuda"
                  "with coalesced (striped) loads, give every thread a dozen or more elements, and let the "
                  "look-back run in one warp.") {
   constexpr double kMinRatio = WB_LIMIT("min_ratio");
-  constexpr int n = 1 << 26;
+  constexpr int n = TimedScan::n;
   WB_ASSERT(check_int_scan(kInclusive, n, 1400));
   try {
-    const std::vector<int> input = scan_ints(n, 1401);
-    const std::vector<std::int64_t> expected = inclusive_prefix(input);
-    wb::DeviceBuffer<int> in{std::span<const int>(input)};
-    wb::DeviceBuffer<int> out(n);
-    wb::DeviceBuffer<unsigned char> workspace(scan_workspace_bytes(n));
-    auto output_right = [&] {
-      const std::vector<int> got = out.download();
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        if (got[i] != expected[i]) return false;
-      }
-      return true;
-    };
-    const double bytes = 8.0 * n;  // read n ints, write n ints
+    TimedScan s(1401);
     const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * static_cast<std::size_t>(n));
-    const std::function<cudaError_t()> scan = [&] { return inclusive_scan(in.data(), out.data(), n, workspace.data()); };
-    if (const std::string why = validate(scan, output_right); !why.empty()) {
+    if (const std::string why = s.validate([&] { return s.scan(); }); !why.empty()) {
       FAIL() << "inclusive_scan(n=" << n << ") on the timing data: " << why;
     }
-    const wb::Bandwidth b = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(scan()); });
+    const wb::Bandwidth b = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(s.scan()); });
     const double ratio = b.gb_per_s / copy.gb_per_s;
-    std::ostringstream text;
-    text.precision(2);
-    text << std::fixed << ratio << " x copy (" << b.gb_per_s << " GB/s vs " << copy.gb_per_s << " GB/s)";
+    std::string text = versus(b.gb_per_s, copy.gb_per_s, "copy");
     const std::function<cudaError_t()> rts = [&] {
-      return scan_reduce_then_scan(in.data(), out.data(), n, workspace.data());
+      return scan_reduce_then_scan(s.in.data(), s.out.data(), n, s.workspace.data());
     };
-    if (const std::string why = validate(rts, output_right); why.empty()) {
-      text << "; scan_reduce_then_scan "
-           << wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(rts()); }).gb_per_s / copy.gb_per_s << " x";
+    if (const std::string why = s.validate(rts); why.empty()) {
+      const double rts_gbps = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(rts()); }).gb_per_s;
+      text += "; scan_reduce_then_scan " + fixed(rts_gbps / copy.gb_per_s) + " x";
     } else {
-      text << "; scan_reduce_then_scan not timed (" << why << ")";
+      text += "; scan_reduce_then_scan not timed (" + why + ")";
     }
 #if defined(WB_HAVE_CUDA_BASELINES)
-    std::size_t temp_bytes = 0;
-    WB_CUDA_CHECK(wb_cub_inclusive_sum(in.data(), out.data(), n, nullptr, &temp_bytes));
-    wb::DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-    const std::function<cudaError_t()> cub = [&] {
-      std::size_t bytes_needed = temp_bytes;
-      return wb_cub_inclusive_sum(in.data(), out.data(), n, temp.data(), &bytes_needed);
-    };
-    if (const std::string why = validate(cub, output_right); why.empty()) {
-      const double cub_gbps = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(cub()); }).gb_per_s;
-      text << "; CUB InclusiveSum " << cub_gbps / copy.gb_per_s << " x copy (inclusive_scan = " << b.gb_per_s / cub_gbps
-           << " x CUB)";
+    s.prepare_cub();
+    if (const std::string why = s.validate([&] { return s.cub(); }); why.empty()) {
+      const double cub_gbps = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(s.cub()); }).gb_per_s;
+      text += "; CUB InclusiveSum " + fixed(cub_gbps / copy.gb_per_s) + " x copy (inclusive_scan = " +
+              fixed(b.gb_per_s / cub_gbps) + " x CUB)";
     } else {
-      text << "; CUB not timed (" << why << ")";
+      text += "; CUB not timed (" + why + ")";
     }
 #endif
-    wb::check::record_measured(text.str());
-    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
+    wb::check::record_measured(text);
+    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text << "; it needs " << as_written(kMinRatio)
                                 << " x the copy bandwidth. A scan reads and writes every element once, like a copy; "
                                    "reduce-then-scan reads the input twice, which caps it near 0.67 x.";
   } catch (const wb::CudaError& e) {
@@ -1383,45 +1286,24 @@ WB_CHECK(Performance, ScanVsCub, .weight = 4, .backends = "cuda", .timeout_s = 2
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this build has no CUB baseline (cub_baselines.cu is compiled on the cuda backend only)");
 #else
-  constexpr int n = 1 << 26;
+  constexpr int n = TimedScan::n;
   WB_ASSERT(check_int_scan(kInclusive, n, 1500));
   try {
-    const std::vector<int> input = scan_ints(n, 1501);
-    const std::vector<std::int64_t> expected = inclusive_prefix(input);
-    wb::DeviceBuffer<int> in{std::span<const int>(input)};
-    wb::DeviceBuffer<int> out(n);
-    wb::DeviceBuffer<unsigned char> workspace(scan_workspace_bytes(n));
-    auto output_right = [&] {
-      const std::vector<int> got = out.download();
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        if (got[i] != expected[i]) return false;
-      }
-      return true;
-    };
-    std::size_t temp_bytes = 0;
-    WB_CUDA_CHECK(wb_cub_inclusive_sum(in.data(), out.data(), n, nullptr, &temp_bytes));
-    wb::DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-    const std::function<cudaError_t()> cub = [&] {
-      std::size_t bytes_needed = temp_bytes;
-      return wb_cub_inclusive_sum(in.data(), out.data(), n, temp.data(), &bytes_needed);
-    };
-    const std::function<cudaError_t()> scan = [&] { return inclusive_scan(in.data(), out.data(), n, workspace.data()); };
-    if (const std::string why = validate(scan, output_right); !why.empty()) {
+    TimedScan s(1501);
+    s.prepare_cub();
+    if (const std::string why = s.validate([&] { return s.scan(); }); !why.empty()) {
       FAIL() << "inclusive_scan(n=" << n << ") on the timing data: " << why;
     }
-    if (const std::string why = validate(cub, output_right); !why.empty()) {
+    if (const std::string why = s.validate([&] { return s.cub(); }); !why.empty()) {
       FAIL() << "the CUB baseline failed on the timing data: " << why;
     }
-    const double bytes = 8.0 * n;
     // Side by side: each measurement alternates with the other's, so clock drift hits both.
-    const double scan_gbps = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(scan()); }).gb_per_s;
-    const double cub_gbps = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(cub()); }).gb_per_s;
+    const double scan_gbps = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(s.scan()); }).gb_per_s;
+    const double cub_gbps = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(s.cub()); }).gb_per_s;
     const double ratio = scan_gbps / cub_gbps;
-    std::ostringstream text;
-    text.precision(2);
-    text << std::fixed << ratio << " x CUB (" << scan_gbps << " GB/s vs " << cub_gbps << " GB/s)";
-    wb::check::record_measured(text.str());
-    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
+    const std::string text = versus(scan_gbps, cub_gbps, "CUB");
+    wb::check::record_measured(text);
+    EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text << "; it needs " << as_written(kMinRatio)
                                 << " x CUB's DeviceScan::InclusiveSum, timed in the same run.";
   } catch (const wb::CudaError& e) {
     FAIL() << "a CUDA call failed while timing inclusive_scan against CUB: " << e.what();
@@ -1441,26 +1323,25 @@ WB_CHECK(Performance, HistogramBandwidthVsDeviceCopy, .weight = 6, .backends = "
   constexpr int n = 1 << 26;
   constexpr int kBins = 256;
   const std::vector<HistogramInput> inputs = {uniform_values(n, kBins, 1600), one_bin_values(n, kBins, 17)};
-  for (const HistogramInput& h : inputs) WB_ASSERT(check_histogram_final(h));
+  for (const HistogramInput& h : inputs) WB_ASSERT(check_histogram(kFinal, h));
   try {
     const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * static_cast<std::size_t>(n));
-    std::ostringstream text;
-    text.precision(2);
-    text << std::fixed;
+    std::string text;
     double worst = 1e30;
     std::string worst_kind;
     for (const HistogramInput& h : inputs) {
       wb::DeviceBuffer<unsigned> values{std::span<const unsigned>(h.values)};
       wb::DeviceBuffer<unsigned> bins(kBins);
       const double bytes = 4.0 * n;  // every value read once
-      const double gbps =
-          wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(histogram(values.data(), n, bins.data(), kBins)); }).gb_per_s;
+      const double gbps = wb::measure_bandwidth(bytes, [&] {
+                            WB_CUDA_CHECK(histogram(values.data(), n, bins.data(), kBins));
+                          }).gb_per_s;
       const double ratio = gbps / copy.gb_per_s;
       if (ratio < worst) {
         worst = ratio;
         worst_kind = h.kind;
       }
-      text << (text.tellp() > 0 ? "; " : "") << h.kind << ": " << ratio << " x copy (" << gbps << " GB/s)";
+      text += (text.empty() ? "" : "; ") + h.kind + ": " + fixed(ratio) + " x copy (" + fixed(gbps) + " GB/s)";
 #if defined(WB_HAVE_CUDA_BASELINES)
       std::size_t temp_bytes = 0;
       WB_CUDA_CHECK(wb_cub_histogram_even(values.data(), n, bins.data(), kBins, nullptr, &temp_bytes));
@@ -1470,12 +1351,12 @@ WB_CHECK(Performance, HistogramBandwidthVsDeviceCopy, .weight = 6, .backends = "
                                 WB_CUDA_CHECK(wb_cub_histogram_even(values.data(), n, bins.data(), kBins, temp.data(),
                                                                     &bytes_needed));
                               }).gb_per_s;
-      text << ", CUB HistogramEven " << cub_gbps / copy.gb_per_s << " x";
+      text += ", CUB HistogramEven " + fixed(cub_gbps / copy.gb_per_s) + " x";
 #endif
     }
-    text << "; copy " << copy.gb_per_s << " GB/s";
-    wb::check::record_measured(text.str());
-    EXPECT_GE(worst, kMinRatio) << "histogram reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
+    text += "; copy " + fixed(copy.gb_per_s) + " GB/s";
+    wb::check::record_measured(text);
+    EXPECT_GE(worst, kMinRatio) << "histogram reached " << text << "; it needs " << as_written(kMinRatio)
                                 << " x the copy bandwidth on every input (slowest: " << worst_kind
                                 << "). A histogram reads every value once; counting in shared memory keeps it close "
                                    "to the speed of reading.";

@@ -1,52 +1,27 @@
 // Checks for lab 07, part 1: convolution forward (the ladder), backward data and filter, and the
 // fused convolution + batch norm + ReLU.
 //
-// Correctness: every output is compared with a double-precision reference computed on the host
-// from the same float inputs, element by element.
-//   - Integer-valued inputs (x, dy in [-3, 3], w in [-2, 2]): every product and every partial sum is
-//     an integer far below 2^24, exact in float in any order, so results must match bit for bit.
-//   - Random inputs in [-1, 1): a sum of T products rounded in any order is within
-//     gamma(T) = T u / (1 - T u) of sum |terms| (u = 2^-24); T = C R S for the forward, K R S for
-//     dgrad, N P Q for wgrad.
-//   - The fused inference block: the convolution's bound times |scale|, plus 8 u of the magnitudes of
-//     the batch-norm terms (rsqrtf and the fma).
-//   A wrong result is compared with the known mistakes, computed on the host too (padding not
-//   subtracted, stride applied twice, the filter read as C x K or flipped, dilation ignored): a match
-//   is named in the message. Shapes cover C = 3, K = 1, 1 x 1 filters, a 7 x 7 stride-2 stem,
-//   dilation, asymmetric padding and stride, P = Q = 1, H and W that are multiples of no tile, and
-//   ResNet-50's layer shapes at a reduced batch and image (the GPU performance checks run them at
-//   full size, validated against cuDNN). Inputs are surrounded by NaN (a read outside shows), outputs
-//   start as 0xFF bytes (an element never written shows) and carry guard zones.
-// Reproducibility: wgrad runs three times on the same inputs: bitwise equal results.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing for any version;
-//   wgrad uses no atomics.
-// Performance (sim), with cusim analysis metrics, at N=1 C=64 H=W=14 K=64 3 x 3 (a ResNet layer);
-// each check's limits are the .limits of its WB_CHECK:
-//   - conv2d_implicit_gemm and conv2d_forward write y and nothing else (bytes written = 4 N K P Q:
-//     no im2col workspace);
-//   - conv2d_implicit_gemm: global bytes read per flop at most max_bytes_per_flop (tiles reused
-//     from shared memory; the direct version reads about 4), global loads at most max_sectors
-//     sectors per request, shared-memory stores and loads at most max_wavefronts wavefronts per
-//     request (no bank conflicts on the tiles);
-//   - conv2d_forward (NHWC): global loads carry at least min_bytes_per_request bytes per request
-//     (16-byte loads; 4-byte loads carry at most 128) and bytes read per flop at most
-//     max_bytes_per_flop.
-// Performance (cuda): conv2d_forward against cuDNN's fastest forward algorithm
-//   (cudnnFindConvolutionForwardAlgorithm, NHWC, FP32 FMA math: no TF32) on ResNet-50's layers at
-//   N = 32, timed in the same run: at least min_ratio x each; dgrad and wgrad against
-//   cudnnConvolutionBackwardData/Filter (NCHW) on the 3 x 3 layers: at least min_ratio x each.
+// Correctness: every output is compared with a double-precision reference computed on the host from
+// the same float inputs, element by element (the allowances are explained at expected() and in
+// check_fused()). A wrong result is compared with the known mistakes, computed on the host too
+// (padding not subtracted, stride applied twice, the filter read as C x K or flipped, dilation
+// ignored, one axis's parameter used for both): a match is named in the message. Inputs are
+// surrounded by NaN (a read outside shows), outputs start as 0xFF bytes (an element never written
+// shows) and carry guard zones.
+// Performance: cusim's analysis metrics at kMetricShape (sim); cuDNN timed in the same run on
+// ResNet-50's layers at N = 32 (cuda, cudnn_baselines.h), after validating against its output.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <functional>
-#include <limits>
+#include <initializer_list>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "convolution.h"
@@ -54,6 +29,7 @@
 #include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_compare_elements.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
 
@@ -64,22 +40,17 @@
 namespace {
 
 using wb::check::fixed;
-
-using wb::check::after_call;
-using wb::check::cuda_success;
-using wb::check::never_written;
 using Input = wb::check::Input<float>;
 using Output = wb::check::Output<float>;
 
-constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr double kU = 0x1.0p-24;
 
+// gamma(T) = T u / (1 - T u): a sum of T products rounded in any order is within gamma(T) of the sum
+// of their magnitudes (u = 2^-24).
 double gamma_n(std::size_t terms) {
   const double t = static_cast<double>(terms) * kU;
   return t / (1.0 - t);
 }
-
-std::string number(double v) { return wb::check::significant(v, 7); }
 
 std::string describe(const ConvParams& p) {
   std::ostringstream s;
@@ -121,6 +92,9 @@ const std::vector<NamedShape> kResNet = {
     {"1x1 C256 K64", conv(1, 256, 6, 6, 64, 1, 1), conv(32, 256, 56, 56, 64, 1, 1)},
 };
 
+// wgrad's long reduction (N P Q = 4608 pixels): split across blocks.
+const ConvParams kLongReduction = conv(8, 4, 24, 24, 8, 3, 3, 1);
+
 // ---- layouts ------------------------------------------------------------------------------------------------
 
 enum class Layout { kNCHW, kNHWC };
@@ -143,6 +117,47 @@ std::size_t w_size(const ConvParams& p) { return static_cast<std::size_t>(p.K) *
 std::size_t y_size(const ConvParams& p) {
   return static_cast<std::size_t>(p.N) * p.K * conv_out_h(p) * conv_out_w(p);
 }
+double flops(const ConvParams& p) { return 2.0 * static_cast<double>(y_size(p)) * p.C * p.R * p.S; }
+
+// What a function computes: y from x and w (the forward), dx from dy and w (backward data), or dw
+// from x and dy (backward filter).
+enum class Pass { kForward, kData, kFilter };
+
+// Names element i of an array of the given dimensions ("dx[n=0][c=2][h=4][w=1]").
+using Namer = std::function<std::string(std::size_t)>;
+
+Namer namer4(const char* array, const char* a, const char* b, const char* c, const char* d, int db, int dc, int dd) {
+  return [=](std::size_t i) {
+    std::ostringstream s;
+    s << array << "[" << a << "=" << i / (static_cast<std::size_t>(db) * dc * dd) << "][" << b << "="
+      << i / (static_cast<std::size_t>(dc) * dd) % db << "][" << c << "=" << i / dd % dc << "][" << d << "=" << i % dd
+      << "]";
+    return s.str();
+  };
+}
+
+// The arrays of a pass in layout @p l: inputs a and b (integer-valued data in [-range, range]) and the
+// output, whose elements @p name names.
+struct Arrays {
+  const char *a, *b, *out;
+  std::size_t a_size, b_size, out_size;
+  int a_range, b_range;
+  Namer name;
+};
+
+Arrays arrays(Pass pass, const ConvParams& p, Layout l) {
+  const int P = conv_out_h(p), Q = conv_out_w(p);
+  switch (pass) {
+    case Pass::kData:
+      return {"dy", "w", "dx", y_size(p), w_size(p), x_size(p), 3, 2, namer4("dx", "n", "c", "h", "w", p.C, p.H, p.W)};
+    case Pass::kFilter:
+      return {"x", "dy", "dw", x_size(p), y_size(p), w_size(p), 3, 3, namer4("dw", "k", "c", "r", "s", p.C, p.R, p.S)};
+    default:
+      return {"x", "w", "y", x_size(p), w_size(p), y_size(p), 3, 2,
+              l == Layout::kNCHW ? namer4("y", "n", "k", "p", "q", p.K, P, Q)
+                                 : namer4("y", "n", "p", "q", "k", P, Q, p.K)};
+  }
+}
 
 // ---- host references, correct and with the known mistakes -------------------------------------------------
 
@@ -153,28 +168,52 @@ enum class Mistake {
   kPadHBoth, kPadWBoth, kStrideHBoth, kStrideWBoth, kDilationHBoth, kDilationWBoth
 };
 
-const std::vector<Mistake> kAxisMistakes = {Mistake::kPadHBoth,    Mistake::kPadWBoth,       Mistake::kStrideHBoth,
-                                            Mistake::kStrideWBoth, Mistake::kDilationHBoth, Mistake::kDilationWBoth};
+// An axis mistake: parameter @p used (from) read in place of @p to as well.
+struct AxisMistake {
+  Mistake mistake;
+  const char* used;
+  int ConvParams::*from;
+  int ConvParams::*to;
+};
+const std::vector<AxisMistake> kAxisMistakes = {
+    {Mistake::kPadHBoth, "pad_h", &ConvParams::pad_h, &ConvParams::pad_w},
+    {Mistake::kPadWBoth, "pad_w", &ConvParams::pad_w, &ConvParams::pad_h},
+    {Mistake::kStrideHBoth, "stride_h", &ConvParams::stride_h, &ConvParams::stride_w},
+    {Mistake::kStrideWBoth, "stride_w", &ConvParams::stride_w, &ConvParams::stride_h},
+    {Mistake::kDilationHBoth, "dilation_h", &ConvParams::dilation_h, &ConvParams::dilation_w},
+    {Mistake::kDilationWBoth, "dilation_w", &ConvParams::dilation_w, &ConvParams::dilation_h}};
 
-bool axis_mistake(Mistake m) { return std::find(kAxisMistakes.begin(), kAxisMistakes.end(), m) != kAxisMistakes.end(); }
-
-// The parameters as a kernel with axis mistake @p m uses them (p itself for any other mistake).
-ConvParams as_used(ConvParams p, Mistake m) {
-  switch (m) {
-    case Mistake::kPadHBoth: p.pad_w = p.pad_h; break;
-    case Mistake::kPadWBoth: p.pad_h = p.pad_w; break;
-    case Mistake::kStrideHBoth: p.stride_w = p.stride_h; break;
-    case Mistake::kStrideWBoth: p.stride_h = p.stride_w; break;
-    case Mistake::kDilationHBoth: p.dilation_w = p.dilation_h; break;
-    case Mistake::kDilationWBoth: p.dilation_h = p.dilation_w; break;
-    default: break;
+const AxisMistake* axis_mistake(Mistake m) {
+  for (const AxisMistake& a : kAxisMistakes) {
+    if (a.mistake == m) return &a;
   }
-  return p;
+  return nullptr;
 }
 
-const char* explain(Mistake m) {
+// The known mistakes a wrong output of @p pass is compared with, in this order.
+std::vector<Mistake> candidates(Pass pass) {
+  std::vector<Mistake> mistakes;
+  switch (pass) {
+    case Pass::kForward:
+      mistakes = {Mistake::kPaddingNotSubtracted, Mistake::kStrideTwice, Mistake::kFilterCK, Mistake::kFlipped,
+                  Mistake::kNoDilation};
+      break;
+    case Pass::kData: mistakes = {Mistake::kFlipped, Mistake::kFilterCK}; break;
+    case Pass::kFilter: mistakes = {Mistake::kPaddingNotSubtracted, Mistake::kStrideTwice, Mistake::kNoDilation}; break;
+  }
+  for (const AxisMistake& a : kAxisMistakes) mistakes.push_back(a.mistake);
+  return mistakes;
+}
+
+std::string explain(Mistake m) {
+  if (const AxisMistake* a = axis_mistake(m)) {
+    const bool width = std::string_view(a->used).ends_with("_h");  // an *_h parameter read for the width
+    return std::string("the result equals a convolution that uses ") + a->used +
+           (width ? " for the width axis too: column w = q * stride_w - pad_w + s * dilation_w"
+                  : " for the height axis too: row h = p * stride_h - pad_h + r * dilation_h") +
+           " (each axis has its own padding, stride and dilation).";
+  }
   switch (m) {
-    case Mistake::kNone: return "";
     case Mistake::kPaddingNotSubtracted:
       return "the result equals a convolution that does not subtract the padding: the input row of output p and "
              "tap r is h = p * stride_h - pad_h + r * dilation_h (and likewise w); taps with h or w outside the "
@@ -192,26 +231,34 @@ const char* explain(Mistake m) {
     case Mistake::kNoDilation:
       return "the result equals a convolution that ignores the dilation: tap r reads row p * stride_h - pad_h + "
              "r * dilation_h.";
-    case Mistake::kPadHBoth:
-      return "the result equals a convolution that uses pad_h for the width axis too: column w = q * stride_w - "
-             "pad_w + s * dilation_w (each axis has its own padding, stride and dilation).";
-    case Mistake::kPadWBoth:
-      return "the result equals a convolution that uses pad_w for the height axis too: row h = p * stride_h - "
-             "pad_h + r * dilation_h (each axis has its own padding, stride and dilation).";
-    case Mistake::kStrideHBoth:
-      return "the result equals a convolution that uses stride_h for the width axis too: column w = q * stride_w "
-             "- pad_w + s * dilation_w (each axis has its own padding, stride and dilation).";
-    case Mistake::kStrideWBoth:
-      return "the result equals a convolution that uses stride_w for the height axis too: row h = p * stride_h - "
-             "pad_h + r * dilation_h (each axis has its own padding, stride and dilation).";
-    case Mistake::kDilationHBoth:
-      return "the result equals a convolution that uses dilation_h for the width axis too: column w = q * "
-             "stride_w - pad_w + s * dilation_w (each axis has its own padding, stride and dilation).";
-    case Mistake::kDilationWBoth:
-      return "the result equals a convolution that uses dilation_w for the height axis too: row h = p * stride_h "
-             "- pad_h + r * dilation_h (each axis has its own padding, stride and dilation).";
+    default: return "";
   }
-  return "";
+}
+
+// One product of a convolution: output (n, k, p, q) gets input (n, c, h, w) times tap (r, s) of filter k.
+struct Tap {
+  int n, k, p, q, c, h, w, r, s;
+};
+
+// The input row (or column) of output row @p out and tap @p tap, as mistake @p m computes it.
+int source(int out, int tap, int stride, int pad, int dilation, Mistake m) {
+  switch (m) {
+    case Mistake::kPaddingNotSubtracted: return out * stride + tap * dilation;
+    case Mistake::kStrideTwice: return out * stride * stride - pad + tap * dilation;
+    case Mistake::kNoDilation: return out * stride - pad + tap;
+    default: return out * stride - pad + tap * dilation;
+  }
+}
+
+// The filter element tap @p t reads under mistake @p m.
+double filter_at(const ConvParams& p, Layout l, const std::vector<float>& w, const Tap& t, Mistake m) {
+  switch (m) {
+    case Mistake::kFlipped: return w[w_index(p, l, t.k, t.c, p.R - 1 - t.r, p.S - 1 - t.s)];
+    case Mistake::kFilterCK:  // the filters read as C x K x R x S (NHWC: C x R x S x K)
+      return w[l == Layout::kNCHW ? ((static_cast<std::size_t>(t.c) * p.K + t.k) * p.R + t.r) * p.S + t.s
+                                  : ((static_cast<std::size_t>(t.c) * p.R + t.r) * p.S + t.s) * p.K + t.k];
+    default: return w[w_index(p, l, t.k, t.c, t.r, t.s)];
+  }
 }
 
 struct Reference {
@@ -219,108 +266,55 @@ struct Reference {
   std::vector<std::uint32_t> terms;      // number of products in the sum
 };
 
-// Input row of output row pp and tap r under mistake m (and likewise for columns).
-int source_row(const ConvParams& actual, int pp, int r, Mistake m) {
-  const ConvParams p = as_used(actual, m);
-  switch (m) {
-    case Mistake::kPaddingNotSubtracted: return pp * p.stride_h + r * p.dilation_h;
-    case Mistake::kStrideTwice: return pp * p.stride_h * p.stride_h - p.pad_h + r * p.dilation_h;
-    case Mistake::kNoDilation: return pp * p.stride_h - p.pad_h + r;
-    default: return pp * p.stride_h - p.pad_h + r * p.dilation_h;
-  }
-}
-int source_col(const ConvParams& actual, int q, int s, Mistake m) {
-  const ConvParams p = as_used(actual, m);
-  switch (m) {
-    case Mistake::kPaddingNotSubtracted: return q * p.stride_w + s * p.dilation_w;
-    case Mistake::kStrideTwice: return q * p.stride_w * p.stride_w - p.pad_w + s * p.dilation_w;
-    case Mistake::kNoDilation: return q * p.stride_w - p.pad_w + s;
-    default: return q * p.stride_w - p.pad_w + s * p.dilation_w;
-  }
-}
-// The filter element tap (k, c, r, s) reads under mistake m.
-double filter_at(const ConvParams& p, Layout l, const std::vector<float>& w, int k, int c, int r, int s, Mistake m) {
-  switch (m) {
-    case Mistake::kFlipped: return w[w_index(p, l, k, c, p.R - 1 - r, p.S - 1 - s)];
-    case Mistake::kFilterCK:  // the filters read as C x K x R x S (NHWC: C x R x S x K)
-      return w[l == Layout::kNCHW ? ((static_cast<std::size_t>(c) * p.K + k) * p.R + r) * p.S + s
-                                  : ((static_cast<std::size_t>(c) * p.R + r) * p.S + s) * p.K + k];
-    default: return w[w_index(p, l, k, c, r, s)];
-  }
-}
-
-// Calls f(n, k, pp, q, c, h, w, r, s) for every product of the convolution (taps inside the image).
-template <class F>
-void for_each_tap(const ConvParams& p, Mistake m, F&& f) {
+// @p pass of the convolution from inputs @p a and @p b (x and w, dy and w, or x and dy), as mistake @p m
+// computes it: every product (a tap inside the image, placed as @p m places it; in the data gradient
+// only an axis mistake moves taps, the others apply to the filter) summed into its output element.
+Reference reference(Pass pass, const ConvParams& p, Layout l, const std::vector<float>& a, const std::vector<float>& b,
+                    Mistake m = Mistake::kNone) {
+  const std::size_t size = arrays(pass, p, l).out_size;
+  Reference ref{std::vector<double>(size), std::vector<double>(size), std::vector<std::uint32_t>(size)};
+  const Mistake placed = pass == Pass::kData && !axis_mistake(m) ? Mistake::kNone : m;
+  ConvParams u = p;  // the parameters as the taps are placed
+  if (const AxisMistake* axis = axis_mistake(placed)) u.*(axis->to) = u.*(axis->from);
   const int P = conv_out_h(p), Q = conv_out_w(p);
-  for (int n = 0; n < p.N; ++n)
-    for (int k = 0; k < p.K; ++k)
-      for (int pp = 0; pp < P; ++pp)
-        for (int q = 0; q < Q; ++q)
-          for (int c = 0; c < p.C; ++c)
-            for (int r = 0; r < p.R; ++r) {
-              const int h = source_row(p, pp, r, m);
-              if (h < 0 || h >= p.H) continue;
-              for (int s = 0; s < p.S; ++s) {
-                const int w = source_col(p, q, s, m);
-                if (w < 0 || w >= p.W) continue;
-                f(n, k, pp, q, c, h, w, r, s);
+  Tap t;
+  for (t.n = 0; t.n < p.N; ++t.n)
+    for (t.k = 0; t.k < p.K; ++t.k)
+      for (t.p = 0; t.p < P; ++t.p)
+        for (t.q = 0; t.q < Q; ++t.q)
+          for (t.c = 0; t.c < p.C; ++t.c)
+            for (t.r = 0; t.r < p.R; ++t.r) {
+              t.h = source(t.p, t.r, u.stride_h, u.pad_h, u.dilation_h, placed);
+              if (t.h < 0 || t.h >= p.H) continue;
+              for (t.s = 0; t.s < p.S; ++t.s) {
+                t.w = source(t.q, t.s, u.stride_w, u.pad_w, u.dilation_w, placed);
+                if (t.w < 0 || t.w >= p.W) continue;
+                std::size_t i = 0;
+                double v = 0.0;
+                switch (pass) {
+                  case Pass::kForward:
+                    i = y_index(p, l, t.n, t.k, t.p, t.q);
+                    v = static_cast<double>(a[x_index(p, l, t.n, t.c, t.h, t.w)]) * filter_at(p, l, b, t, m);
+                    break;
+                  case Pass::kData:
+                    i = x_index(p, l, t.n, t.c, t.h, t.w);
+                    v = static_cast<double>(a[y_index(p, l, t.n, t.k, t.p, t.q)]) * filter_at(p, l, b, t, m);
+                    break;
+                  case Pass::kFilter:
+                    i = w_index(p, l, t.k, t.c, t.r, t.s);
+                    v = static_cast<double>(b[y_index(p, l, t.n, t.k, t.p, t.q)]) *
+                        a[x_index(p, l, t.n, t.c, t.h, t.w)];
+                    break;
+                }
+                ref.value[i] += v;
+                ref.magnitude[i] += std::fabs(v);
+                ++ref.terms[i];
               }
             }
-}
-
-// Sums term(tap) into element output(tap) of a reference of @p size elements, over every product
-// of the convolution (taps inside the image, placed as mistake @p m places them). A tap is
-// (n, k, p, q, c, h, w, r, s).
-template <class Output, class Term>
-Reference sum_taps(const ConvParams& p, Mistake m, std::size_t size, Output output, Term term) {
-  Reference ref;
-  ref.value.assign(size, 0.0);
-  ref.magnitude.assign(size, 0.0);
-  ref.terms.assign(size, 0);
-  for_each_tap(p, m, [&](int n, int k, int pp, int q, int c, int h, int ww, int r, int s) {
-    const double t = term(n, k, pp, q, c, h, ww, r, s);
-    const std::size_t i = output(n, k, pp, q, c, h, ww, r, s);
-    ref.value[i] += t;
-    ref.magnitude[i] += std::fabs(t);
-    ++ref.terms[i];
-  });
   return ref;
 }
 
-Reference forward_reference(const ConvParams& p, Layout l, const std::vector<float>& x, const std::vector<float>& w,
-                            Mistake m = Mistake::kNone) {
-  return sum_taps(
-      p, m, y_size(p), [&](int n, int k, int pp, int q, int, int, int, int, int) { return y_index(p, l, n, k, pp, q); },
-      [&](int n, int k, int, int, int c, int h, int ww, int r, int s) {
-        return static_cast<double>(x[x_index(p, l, n, c, h, ww)]) * filter_at(p, l, w, k, c, r, s, m);
-      });
-}
-
-// dx (NCHW) from dy (NKPQ) and w (KCRS); @p m applies to the filter only.
-Reference dgrad_reference(const ConvParams& p, const std::vector<float>& dy, const std::vector<float>& w,
-                          Mistake m = Mistake::kNone) {
-  constexpr Layout l = Layout::kNCHW;
-  return sum_taps(
-      p, axis_mistake(m) ? m : Mistake::kNone, x_size(p),
-      [&](int n, int, int, int, int c, int h, int ww, int, int) { return x_index(p, l, n, c, h, ww); },
-      [&](int n, int k, int pp, int q, int c, int, int, int r, int s) {
-        return static_cast<double>(dy[y_index(p, l, n, k, pp, q)]) * filter_at(p, l, w, k, c, r, s, m);
-      });
-}
-
-// dw (KCRS) from x (NCHW) and dy (NKPQ).
-Reference wgrad_reference(const ConvParams& p, const std::vector<float>& x, const std::vector<float>& dy,
-                          Mistake m = Mistake::kNone) {
-  constexpr Layout l = Layout::kNCHW;
-  return sum_taps(
-      p, m, w_size(p), [&](int, int k, int, int, int c, int, int, int r, int s) { return w_index(p, l, k, c, r, s); },
-      [&](int n, int k, int pp, int q, int c, int h, int ww, int, int) {
-        return static_cast<double>(dy[y_index(p, l, n, k, pp, q)]) * x[x_index(p, l, n, c, h, ww)];
-      });
-}
-
-// ---- data ---------------------------------------------------------------------------------------------------
+// ---- data and comparing -------------------------------------------------------------------------------------
 
 enum class Data { kInteger, kUniform };
 
@@ -330,205 +324,126 @@ std::vector<float> make_data(std::size_t n, Data d, std::uint64_t seed, int rang
   return std::vector<float>(ints.begin(), ints.end());
 }
 
-// ---- comparing ----------------------------------------------------------------------------------------------
+// An output's expected values and the difference allowed for each element.
+struct Expected {
+  std::vector<double> value, allowed;
+};
 
-// Names element i of an array of the given dimensions ("dx[n=0][c=2][h=4][w=1]").
-using Namer = std::function<std::string(std::size_t)>;
-
-Namer namer4(const char* array, const char* a, const char* b, const char* c, const char* d, int db, int dc, int dd) {
-  return [=](std::size_t i) {
-    std::ostringstream s;
-    s << array << "[" << a << "=" << i / (static_cast<std::size_t>(db) * dc * dd) << "][" << b << "="
-      << i / (static_cast<std::size_t>(dc) * dd) % db << "][" << c << "=" << i / dd % dc << "][" << d << "=" << i % dd
-      << "]";
-    return s.str();
-  };
+// The convolution @p ref as an output must match it:
+//   - integer-valued inputs (x, dy in [-3, 3], w in [-2, 2]): every product and every partial sum is
+//     an integer far below 2^24, exact in float in any order, so results must match bit for bit;
+//   - inputs uniform in [-1, 1): within gamma(T + 1) of the sum of |terms| (T terms: C R S for the
+//     forward, K R S for dgrad, N P Q for wgrad).
+Expected expected(const Reference& ref, Data d) {
+  Expected e{ref.value, std::vector<double>(ref.value.size(), 0.0)};
+  if (d == Data::kUniform) {
+    for (std::size_t i = 0; i < e.allowed.size(); ++i) e.allowed[i] = gamma_n(ref.terms[i] + 1) * ref.magnitude[i];
+  }
+  return e;
 }
 
-Namer y_namer(const ConvParams& p, Layout l) {
-  const int P = conv_out_h(p), Q = conv_out_w(p);
-  return l == Layout::kNCHW ? namer4("y", "n", "k", "p", "q", p.K, P, Q) : namer4("y", "n", "p", "q", "k", P, Q, p.K);
-}
-
-// Exact (integer data) or within gamma(terms) * magnitude (+ extra) of the reference.
-bool matches(const Reference& ref, std::size_t i, float got, Data d, double extra = 0.0) {
-  if (d == Data::kInteger && extra == 0.0) return static_cast<double>(got) == ref.value[i];
-  const double allowed = gamma_n(ref.terms[i] + 1) * ref.magnitude[i] + extra;
-  return std::isfinite(got) && std::fabs(got - ref.value[i]) <= allowed;
-}
-
-testing::AssertionResult compare(const std::string& call, const char* array, const Reference& ref,
-                                 const std::vector<float>& got, Data d, const Namer& name,
-                                 const std::function<std::string()>& diagnose) {
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    if (!matches(ref, i, got[i], d) && bad++ == 0) first = i;
-  }
-  if (bad == 0) return testing::AssertionSuccess();
-  testing::AssertionResult failure = testing::AssertionFailure();
-  failure << call << ": " << bad << " of " << got.size() << " elements of " << array << " are wrong; the first is "
-          << name(first) << ": got ";
-  if (never_written(got[first])) {
-    failure << "nothing (never written: still the 0xFF bytes the checker put there)";
-  } else {
-    failure << number(got[first]);
-  }
-  failure << ", expected " << number(ref.value[first]);
-  if (d == Data::kInteger) {
-    failure << " exactly (integer-valued inputs: every sum is exact in float)";
-  } else {
-    failure << " (allowed difference " << number(gamma_n(ref.terms[first] + 1) * ref.magnitude[first]) << ")";
-  }
-  failure << ".";
-  if (ref.terms[first] == 0 && !never_written(got[first])) {
-    failure << " No tap of this element lies inside the image: it is 0.";
-  }
-  if (std::isnan(got[first]) && !never_written(got[first])) {
-    failure << " The checker surrounds every input with NaN: a NaN here comes from a read outside an input array "
-               "(a tap in the padding read without testing h and w against the image, or an index past the end of "
-               "x or w).";
-  }
-  if (const std::string text = diagnose(); !text.empty()) failure << " " << text;
-  return failure;
-}
-
-// The first mistake of @p candidates whose reference got matches everywhere, explained; else "".
-std::string name_mistake(const std::vector<Mistake>& candidates, const std::vector<float>& got, Data d,
-                         const std::function<Reference(Mistake)>& reference) {
-  for (Mistake m : candidates) {
-    const Reference alt = reference(m);
-    bool all = true;
-    for (std::size_t i = 0; i < got.size() && all; ++i) all = matches(alt, i, got[i], d);
-    if (all) return std::string("Likely mistake: ") + explain(m);
+// "Likely mistake: ..." for the first of @p mistakes whose output (@p with_mistake) @p got matches
+// everywhere; else "".
+std::string name_mistake(const std::vector<Mistake>& mistakes, const std::vector<float>& got,
+                         const std::function<Expected(Mistake)>& with_mistake) {
+  for (Mistake m : mistakes) {
+    const Expected e = with_mistake(m);
+    const auto wrong = [&](std::size_t i) { return !wb::check::within(got[i], e.value[i], e.allowed[i]); };
+    if (wb::check::find_mismatches(got.size(), wrong).none()) return "Likely mistake: " + explain(m);
   }
   return "";
 }
 
-// ---- the forward versions -----------------------------------------------------------------------------------
+// SHARED CANDIDATE: the why of a compare_elements() built from optional sentences.
+// The sentences of @p parts that are not empty, joined by spaces.
+std::string sentences(std::initializer_list<std::string> parts) {
+  std::string text;
+  for (const std::string& s : parts) {
+    if (!s.empty()) text += (text.empty() ? "" : " ") + s;
+  }
+  return text;
+}
 
-struct Forward {
+// ---- the functions under test -------------------------------------------------------------------------------
+
+// A function under test: out = pass(a, b), with a workspace of workspace_floats(p) floats for
+// run_with_workspace.
+struct Version {
   const char* name;
+  Pass pass;
   Layout layout;
-  cudaError_t (*run)(ConvParams, const float*, const float*, float*);  // nullptr: conv2d_im2col (a workspace)
+  cudaError_t (*run)(ConvParams, const float* a, const float* b, float* out);
+  cudaError_t (*run_with_workspace)(ConvParams, const float* a, const float* b, float* out, float* workspace) = nullptr;
+  std::size_t (*workspace_floats)(const ConvParams&) = nullptr;
+  // false: the workspace as the allocator leaves it, so that initcheck reports reads of entries this
+  // call did not write.
+  bool fill_workspace = true;
 };
 
-const Forward kDirect{"conv2d_direct", Layout::kNCHW, &conv2d_direct};
-const Forward kIm2col{"conv2d_im2col", Layout::kNCHW, nullptr};
-const Forward kImplicit{"conv2d_implicit_gemm", Layout::kNCHW, &conv2d_implicit_gemm};
-const Forward kFinal{"conv2d_forward", Layout::kNHWC, &conv2d_forward};
+const Version kDirect{"conv2d_direct", Pass::kForward, Layout::kNCHW, &conv2d_direct};
+const Version kIm2col{"conv2d_im2col", Pass::kForward, Layout::kNCHW, nullptr, &conv2d_im2col,
+                      &conv2d_im2col_workspace_floats};
+const Version kImplicit{"conv2d_implicit_gemm", Pass::kForward, Layout::kNCHW, &conv2d_implicit_gemm};
+const Version kFinal{"conv2d_forward", Pass::kForward, Layout::kNHWC, &conv2d_forward};
+const Version kBackwardData{"conv2d_backward_data", Pass::kData, Layout::kNCHW, &conv2d_backward_data};
+const Version kBackwardFilter{"conv2d_backward_filter", Pass::kFilter, Layout::kNCHW, nullptr, &conv2d_backward_filter,
+                              &conv2d_backward_filter_workspace_floats, false};
 
-const std::vector<Mistake> kForwardMistakes = {
-    Mistake::kPaddingNotSubtracted, Mistake::kStrideTwice, Mistake::kFilterCK,    Mistake::kFlipped,
-    Mistake::kNoDilation,           Mistake::kPadHBoth,    Mistake::kPadWBoth,    Mistake::kStrideHBoth,
-    Mistake::kStrideWBoth,          Mistake::kDilationHBoth, Mistake::kDilationWBoth};
+struct Outcome {
+  testing::AssertionResult ok = testing::AssertionSuccess();
+  std::vector<float> out;
+};
 
-testing::AssertionResult check_forward(const Forward& v, const ConvParams& p, Data d, std::uint64_t seed) {
-  const std::string call = std::string(v.name) + "(" + describe(p) + ")" +
-                           (d == Data::kInteger ? " on integer-valued inputs" : " on inputs uniform in [-1, 1)");
-  Input x(make_data(x_size(p), d, seed, 3), "x");
-  Input w(make_data(w_size(p), d, seed + 1, 2), "w");
-  Output y(y_size(p), "y");
-  std::vector<std::function<testing::AssertionResult()>> after = {
-      [&] { return x.unchanged(call); }, [&] { return w.unchanged(call); }, [&] { return y.in_bounds(call); }};
+// Calls @p v on @p a and @p b: the verdict on the call (status, inputs unchanged, output and workspace
+// written in bounds) and, when it holds, the output.
+Outcome run_version(const Version& v, const ConvParams& p, const Input& a, const Input& b, const std::string& call) {
+  const Arrays io = arrays(v.pass, p, v.layout);
+  Output out(io.out_size, io.out);
+  wb::check::BufferChecks after = {
+      [&] { return a.unchanged(call); }, [&] { return b.unchanged(call); }, [&] { return out.in_bounds(call); }};
   cudaError_t status;
   std::unique_ptr<Output> workspace;
   if (v.run == nullptr) {
-    workspace = std::make_unique<Output>(conv2d_im2col_workspace_floats(p), "workspace");
-    status = conv2d_im2col(p, x.dev.data(), w.dev.data(), y.dev.data(), workspace->dev.data());
+    workspace = std::make_unique<Output>(v.workspace_floats(p), "workspace", 0xFF, v.fill_workspace);
     after.push_back([&] { return workspace->in_bounds(call); });
+    status = v.run_with_workspace(p, a.dev.data(), b.dev.data(), out.dev.data(), workspace->dev.data());
   } else {
-    status = v.run(p, x.dev.data(), w.dev.data(), y.dev.data());
+    status = v.run(p, a.dev.data(), b.dev.data(), out.dev.data());
   }
-  if (auto r = after_call(status, call, v.name, after); !r) return r;
-  const std::vector<float> got = y.dev.download();
-  const Reference ref = forward_reference(p, v.layout, x.host, w.host);
-  return compare(call, "y", ref, got, d, y_namer(p, v.layout), [&] {
-    return name_mistake(kForwardMistakes, got, d,
-                        [&](Mistake m) { return forward_reference(p, v.layout, x.host, w.host, m); });
-  });
+  Outcome r;
+  r.ok = wb::check::after_call(status, call, v.name, after);
+  if (r.ok) r.out = out.dev.download();
+  return r;
 }
 
-testing::AssertionResult check_forward_all(const Forward& v, bool resnet) {
-  std::uint64_t seed = 100;
-  for (const ConvParams& p : kShapes) {
-    for (Data d : {Data::kInteger, Data::kUniform}) {
-      if (auto r = check_forward(v, p, d, seed += 7); !r) return r;
-    }
-  }
-  if (resnet) {
-    for (const NamedShape& s : kResNet) {
-      if (auto r = check_forward(v, s.sim, Data::kInteger, seed += 7); !r) return r << " (ResNet-50 " << s.name << ")";
-    }
-  }
-  return testing::AssertionSuccess();
-}
-
-// ---- backward -----------------------------------------------------------------------------------------------
-
-testing::AssertionResult check_dgrad(const ConvParams& p, Data d, std::uint64_t seed) {
-  const std::string call = "conv2d_backward_data(" + describe(p) + ")" +
+// @p v on shape @p p with data @p d (seeds @p seed, @p seed + 1), against the host reference; a wrong
+// result explained and compared with the known mistakes.
+testing::AssertionResult check_version(const Version& v, const ConvParams& p, Data d, std::uint64_t seed) {
+  const Arrays io = arrays(v.pass, p, v.layout);
+  const std::string call = std::string(v.name) + "(" + describe(p) + ")" +
                            (d == Data::kInteger ? " on integer-valued inputs" : " on inputs uniform in [-1, 1)");
-  Input dy(make_data(y_size(p), d, seed, 3), "dy");
-  Input w(make_data(w_size(p), d, seed + 1, 2), "w");
-  Output dx(x_size(p), "dx");
-  const cudaError_t status = conv2d_backward_data(p, dy.dev.data(), w.dev.data(), dx.dev.data());
-  if (auto r = after_call(status, call, "conv2d_backward_data",
-                          {[&] { return dy.unchanged(call); }, [&] { return w.unchanged(call); },
-                           [&] { return dx.in_bounds(call); }});
-      !r) {
-    return r;
-  }
-  const std::vector<float> got = dx.dev.download();
-  return compare(call, "dx", dgrad_reference(p, dy.host, w.host), got, d,
-                 namer4("dx", "n", "c", "h", "w", p.C, p.H, p.W), [&] {
-                   std::vector<Mistake> candidates = {Mistake::kFlipped, Mistake::kFilterCK};
-                   candidates.insert(candidates.end(), kAxisMistakes.begin(), kAxisMistakes.end());
-                   return name_mistake(candidates, got, d,
-                                       [&](Mistake m) { return dgrad_reference(p, dy.host, w.host, m); });
-                 });
+  const Input a(make_data(io.a_size, d, seed, io.a_range), io.a);
+  const Input b(make_data(io.b_size, d, seed + 1, io.b_range), io.b);
+  const Outcome r = run_version(v, p, a, b, call);
+  if (!r.ok) return r.ok;
+  const std::vector<float>& got = r.out;
+  const Reference ref = reference(v.pass, p, v.layout, a.host, b.host);
+  const Expected e = expected(ref, d);
+  const auto why = [&](std::size_t i) {
+    const bool written = !wb::check::never_written(got[i]);
+    return sentences(
+        {d == Data::kInteger ? "Integer-valued inputs: every sum is exact in float." : "",
+         ref.terms[i] == 0 && written ? "No tap of this element lies inside the image: it is 0." : "",
+         std::isnan(got[i]) && written
+             ? "The checker surrounds every input with NaN: a NaN here comes from a read outside an input array (a "
+               "tap in the padding read without testing h and w against the image, or an index past the end of x "
+               "or w)."
+             : "",
+         name_mistake(candidates(v.pass), got,
+                      [&](Mistake m) { return expected(reference(v.pass, p, v.layout, a.host, b.host, m), d); })});
+  };
+  return wb::check::compare_elements(call, io.out, got, e.value, e.allowed, io.name, why);
 }
-
-struct WgradRun {
-  testing::AssertionResult ok = testing::AssertionSuccess();
-  std::vector<float> dw;
-};
-
-WgradRun run_wgrad(const ConvParams& p, const Input& x, const Input& dy, const std::string& call) {
-  WgradRun out;
-  Output dw(w_size(p), "dw");
-  // The workspace as the allocator leaves it (not filled: initcheck reports reads of entries this
-  // call did not write), with guard zones.
-  wb::DeviceBuffer<float> workspace(conv2d_backward_filter_workspace_floats(p), kGuard);
-  const cudaError_t status = conv2d_backward_filter(p, x.dev.data(), dy.dev.data(), dw.dev.data(), workspace.data());
-  out.ok = after_call(status, call, "conv2d_backward_filter",
-                      {[&] { return x.unchanged(call); }, [&] { return dy.unchanged(call); },
-                       [&] { return dw.in_bounds(call); },
-                       [&] {
-                         return wb::check::no_out_of_bounds_writes(workspace.check_guards(), "workspace",
-                                                                   workspace.size(), call);
-                       }});
-  if (out.ok) out.dw = dw.dev.download();
-  return out;
-}
-
-testing::AssertionResult check_wgrad(const ConvParams& p, Data d, std::uint64_t seed) {
-  const std::string call = "conv2d_backward_filter(" + describe(p) + ")" +
-                           (d == Data::kInteger ? " on integer-valued inputs" : " on inputs uniform in [-1, 1)");
-  Input x(make_data(x_size(p), d, seed, 3), "x");
-  Input dy(make_data(y_size(p), d, seed + 1, 3), "dy");
-  WgradRun run = run_wgrad(p, x, dy, call);
-  if (!run.ok) return run.ok;
-  return compare(call, "dw", wgrad_reference(p, x.host, dy.host), run.dw, d,
-                 namer4("dw", "k", "c", "r", "s", p.C, p.R, p.S), [&] {
-                   std::vector<Mistake> candidates = {Mistake::kPaddingNotSubtracted, Mistake::kStrideTwice,
-                                                      Mistake::kNoDilation};
-                   candidates.insert(candidates.end(), kAxisMistakes.begin(), kAxisMistakes.end());
-                   return name_mistake(candidates, run.dw, d,
-                                       [&](Mistake m) { return wgrad_reference(p, x.host, dy.host, m); });
-                 });
-}
-
-// ---- fused inference ----------------------------------------------------------------------------------------
 
 testing::AssertionResult check_fused(const ConvParams& p, std::uint64_t seed) {
   const std::string call = "conv2d_bn_relu_inference(" + describe(p) + ", eps=1e-5)";
@@ -543,78 +458,83 @@ testing::AssertionResult check_fused(const ConvParams& p, std::uint64_t seed) {
   const cudaError_t status = conv2d_bn_relu_inference(p, x.dev.data(), w.dev.data(), gamma.dev.data(),
                                                       beta.dev.data(), mean.dev.data(), var.dev.data(), kEps,
                                                       y.dev.data());
-  if (auto r = after_call(status, call, "conv2d_bn_relu_inference",
-                          {[&] { return x.unchanged(call); }, [&] { return w.unchanged(call); },
-                           [&] { return gamma.unchanged(call); }, [&] { return beta.unchanged(call); },
-                           [&] { return mean.unchanged(call); }, [&] { return var.unchanged(call); },
-                           [&] { return y.in_bounds(call); }});
+  if (auto r = wb::check::after_call(status, call, "conv2d_bn_relu_inference",
+                                     {[&] { return x.unchanged(call); }, [&] { return w.unchanged(call); },
+                                      [&] { return gamma.unchanged(call); }, [&] { return beta.unchanged(call); },
+                                      [&] { return mean.unchanged(call); }, [&] { return var.unchanged(call); },
+                                      [&] { return y.in_bounds(call); }});
       !r) {
     return r;
   }
   const std::vector<float> got = y.dev.download();
-  // The fused result of the convolution @p conv: y, its allowance and the value before the ReLU.
-  struct Fused {
-    std::vector<double> y, allowed, pre;
+  // Per filter k (y is NHWC: k fastest), y = max(0, conv * scale + shift).
+  auto scale = [&](int k) { return gamma.host[k] / std::sqrt(static_cast<double>(var.host[k]) + kEps); };
+  auto before_relu = [&](const Reference& conv, std::size_t i) {
+    const int k = static_cast<int>(i % p.K);
+    return conv.value[i] * scale(k) + (beta.host[k] - mean.host[k] * scale(k));
   };
+  // The fused output of the convolution @p conv, allowed the convolution's bound times |scale|, plus
+  // 8 u of the magnitudes of the batch-norm terms (rsqrtf and the fma).
   auto fused = [&](const Reference& conv) {
-    Fused f{std::vector<double>(got.size()), std::vector<double>(got.size()), std::vector<double>(got.size())};
+    Expected e{std::vector<double>(got.size()), std::vector<double>(got.size())};
     for (std::size_t i = 0; i < got.size(); ++i) {
       const int k = static_cast<int>(i % p.K);
-      const double scale = gamma.host[k] / std::sqrt(static_cast<double>(var.host[k]) + kEps);
-      const double shift = beta.host[k] - mean.host[k] * scale;
-      f.pre[i] = conv.value[i] * scale + shift;
-      f.y[i] = std::max(0.0, f.pre[i]);
-      f.allowed[i] = std::fabs(scale) * gamma_n(conv.terms[i] + 1) * conv.magnitude[i] +
-                     8 * kU * (std::fabs(conv.value[i] * scale) + std::fabs(beta.host[k]) +
-                               std::fabs(mean.host[k] * scale));
+      e.value[i] = std::max(0.0, before_relu(conv, i));
+      e.allowed[i] = std::fabs(scale(k)) * gamma_n(conv.terms[i] + 1) * conv.magnitude[i] +
+                     8 * kU * (std::fabs(conv.value[i] * scale(k)) + std::fabs(beta.host[k]) +
+                               std::fabs(mean.host[k] * scale(k)));
     }
-    return f;
+    return e;
   };
-  auto wrong = [&](const Fused& f, std::size_t i) {
-    return !std::isfinite(got[i]) || std::fabs(got[i] - f.y[i]) > f.allowed[i];
+  const Reference conv_ref = reference(Pass::kForward, p, Layout::kNHWC, x.host, w.host);
+  const Expected e = fused(conv_ref);
+  const auto why = [&](std::size_t i) {
+    const int k = static_cast<int>(i % p.K);
+    const double biased = (conv_ref.value[i] - mean.host[k]) * gamma.host[k] / std::sqrt(var.host[k]) + beta.host[k];
+    const bool without_eps = std::fabs(got[i] - std::max(0.0, biased)) <= e.allowed[i] &&
+                             std::fabs(biased - e.value[i]) > e.allowed[i];
+    return sentences(
+        {before_relu(conv_ref, i) < 0 && got[i] < 0 ? "The value before the ReLU is negative: max(0, v) makes it 0."
+                                                     : "",
+         name_mistake(candidates(Pass::kForward), got,
+                      [&](Mistake m) { return fused(reference(Pass::kForward, p, Layout::kNHWC, x.host, w.host, m)); }),
+         without_eps ? "It equals the result without eps: normalize by sqrt(running_var + eps)." : ""});
   };
-  const Reference conv_ref = forward_reference(p, Layout::kNHWC, x.host, w.host);
-  const Fused ref = fused(conv_ref);
-  const std::vector<double>& allowed = ref.allowed;
-  const std::vector<double>& pre = ref.pre;
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    if (wrong(ref, i) && bad++ == 0) first = i;
-  }
-  if (bad == 0) return testing::AssertionSuccess();
-  testing::AssertionResult failure = testing::AssertionFailure();
-  failure << call << ": " << bad << " of " << got.size() << " elements of y are wrong; the first is "
-          << y_namer(p, Layout::kNHWC)(first) << ": got "
-          << (never_written(got[first]) ? std::string("nothing (never written)") : number(got[first]))
-          << ", expected " << number(ref.y[first]) << " (allowed difference " << number(allowed[first]) << ").";
-  if (pre[first] < 0 && got[first] < 0) failure << " The value before the ReLU is negative: max(0, v) makes it 0.";
-  for (Mistake m : kForwardMistakes) {
-    const Fused alt = fused(forward_reference(p, Layout::kNHWC, x.host, w.host, m));
-    bool all = true;
-    for (std::size_t i = 0; i < got.size() && all; ++i) all = !wrong(alt, i);
-    if (all) {
-      failure << " Likely mistake: " << explain(m);
-      break;
-    }
-  }
-  const int k = static_cast<int>(first % p.K);
-  const double biased = (conv_ref.value[first] - mean.host[k]) * gamma.host[k] / std::sqrt(var.host[k]) + beta.host[k];
-  if (std::fabs(got[first] - std::max(0.0, biased)) <= allowed[first] && std::fabs(biased - ref.y[first]) > allowed[first]) {
-    failure << " It equals the result without eps: normalize by sqrt(running_var + eps).";
-  }
-  return failure;
+  const Namer name = arrays(Pass::kForward, p, Layout::kNHWC).name;
+  return wb::check::compare_elements(call, "y", got, e.value, e.allowed, name, why);
 }
 
-// ---- sim metrics helpers ------------------------------------------------------------------------------------
+// ---- the correctness sweeps ---------------------------------------------------------------------------------
 
-#if WB_HAVE_CUSIM_ANALYSIS
-const ConvParams kMetricShape = conv(1, 64, 14, 14, 64, 3, 3, 1);
+// A case of a sweep: a shape, its data and seed; layer: the ResNet-50 layer it is, if any.
+struct Case {
+  ConvParams p;
+  Data d;
+  std::uint64_t seed;
+  const char* layer = nullptr;
+};
 
-double flops(const ConvParams& p) {
-  return 2.0 * static_cast<double>(y_size(p)) * p.C * p.R * p.S;
+// Every shape of kShapes with integer-valued then uniform inputs, then (with @p resnet) ResNet-50's
+// layers with integer-valued inputs, at seeds @p seed + 7, + 14, ...
+std::vector<Case> sweep(std::uint64_t seed, bool resnet) {
+  std::vector<Case> cases;
+  for (const ConvParams& p : kShapes) {
+    for (Data d : {Data::kInteger, Data::kUniform}) cases.push_back({p, d, seed += 7});
+  }
+  if (resnet) {
+    for (const NamedShape& s : kResNet) cases.push_back({s.sim, Data::kInteger, seed += 7, s.name});
+  }
+  return cases;
 }
 
-#endif
+// @p v on each of @p cases in order, counted as they pass; a failure on a ResNet-50 layer names it.
+testing::AssertionResult check_cases(const Version& v, const std::vector<Case>& cases) {
+  return wb::check::for_each_case(cases, [&](const Case& c) {
+    testing::AssertionResult r = check_version(v, c.p, c.d, c.seed);
+    if (!r && c.layer != nullptr) r << " (ResNet-50 " << c.layer << ")";
+    return r;
+  });
+}
 
 }  // namespace
 
@@ -629,26 +549,26 @@ WB_CHECK(Correctness, ConvDirect, .weight = 1,
          .passes = kConvForwardPasses,
          .hint = "A thread per output, q fastest: h = p * stride_h - pad_h + r * dilation_h, w = q * "
                  "stride_w - pad_w + s * dilation_w; skip taps with h or w outside the image; w is K x C "
-                 "x R x S.") { WB_ASSERT(check_forward_all(kDirect, false)); }
+                 "x R x S.") { WB_ASSERT(check_cases(kDirect, sweep(100, false))); }
 
 WB_CHECK(Correctness, ConvIm2col, .weight = 2,
          .passes = kConvForwardPasses,
          .hint = "col[((c * R + r) * S + s) * P * Q + p * Q + q] = x[n][c][h][w] or 0; then sgemm(K, P * "
                  "Q, C * R * S, 1, w, C * R * S, col, P * Q, 0, y + n * K * P * Q, P * Q) per image. "
-                 "Your lab-05 sgemm must pass its checks first.") { WB_ASSERT(check_forward_all(kIm2col, true)); }
+                 "Your lab-05 sgemm must pass its checks first.") { WB_ASSERT(check_cases(kIm2col, sweep(100, true))); }
 
 WB_CHECK(Correctness, ConvImplicitGemm, .weight = 2,
          .passes = kConvForwardPasses,
          .hint = "Rows m = (n, p, q), columns k, reduction kk = (c, r, s): decompose kk while gathering "
                  "the A tile, zeros for padding, kk >= C * R * S and m >= N * P * Q.") {
-  WB_ASSERT(check_forward_all(kImplicit, true));
+  WB_ASSERT(check_cases(kImplicit, sweep(100, true)));
 }
 
 WB_CHECK(Correctness, ConvForward, .weight = 3,
          .passes = kConvForwardPasses,
          .hint = "NHWC: x[((n * H + h) * W + w) * C + c], w[((k * R + r) * S + s) * C + c], y[((n * P + "
                  "p) * Q + q) * K + k]; kk = (r, s, c) with c fastest; float4 only when C % 4 == 0.") {
-  WB_ASSERT(check_forward_all(kFinal, true));
+  WB_ASSERT(check_cases(kFinal, sweep(100, true)));
 }
 
 // What passes, for ConvBackwardData, ConvBackwardFilter.
@@ -659,47 +579,40 @@ WB_CHECK(Correctness, ConvBackwardData, .weight = 3,
          .hint = "For input pixel h and tap r the output row is p = (h + pad_h - r * dilation_h) / "
                  "stride_h, only when the numerator is >= 0 and divisible and p < P; multiply dy there "
                  "by w[k][c][r][s] (this tap's own weight).") {
-  std::uint64_t seed = 300;
-  for (const ConvParams& p : kShapes) {
-    for (Data d : {Data::kInteger, Data::kUniform}) WB_ASSERT(check_dgrad(p, d, seed += 7));
-  }
-  for (const NamedShape& s : kResNet) WB_ASSERT(check_dgrad(s.sim, Data::kInteger, seed += 7));
+  WB_ASSERT(check_cases(kBackwardData, sweep(300, true)));
 }
 
 WB_CHECK(Correctness, ConvBackwardFilter, .weight = 3,
          .passes = kConvBackwardPasses,
          .hint = "dw[k][c][r][s] sums dy[n][k][p][q] * x[n][c][h][w] over every n, p, q: each split's "
                  "partial tile in its own workspace slice, every slice written, all of them summed.") {
-  std::uint64_t seed = 400;
-  for (const ConvParams& p : kShapes) {
-    for (Data d : {Data::kInteger, Data::kUniform}) WB_ASSERT(check_wgrad(p, d, seed += 7));
-  }
-  for (const NamedShape& s : kResNet) WB_ASSERT(check_wgrad(s.sim, Data::kInteger, seed += 7));
-  // A long reduction (N P Q = 4608 pixels): split across blocks.
-  WB_ASSERT(check_wgrad(conv(8, 4, 24, 24, 8, 3, 3, 1), Data::kUniform, 499));
+  std::vector<Case> cases = sweep(400, true);
+  cases.push_back({kLongReduction, Data::kUniform, 499});
+  WB_ASSERT(check_cases(kBackwardFilter, cases));
 }
 
 WB_CHECK(Correctness, ConvBackwardFilterReproducible, .weight = 2,
          .passes = "three runs of wgrad on the same inputs: bitwise equal",
          .hint = "No atomicAdd: per-split partial sums in the workspace, added in a fixed order by a "
                  "second kernel.") {
-  const ConvParams p = conv(8, 4, 24, 24, 8, 3, 3, 1);
+  const ConvParams& p = kLongReduction;
   const std::string call = "conv2d_backward_filter(" + describe(p) + ")";
-  Input x(wb::random_floats(x_size(p), 510), "x");
-  Input dy(wb::random_floats(y_size(p), 511), "dy");
-  WgradRun first = run_wgrad(p, x, dy, call);
+  const Input x(wb::random_floats(x_size(p), 510), "x");
+  const Input dy(wb::random_floats(y_size(p), 511), "dy");
+  const Outcome first = run_version(kBackwardFilter, p, x, dy, call);
   WB_ASSERT(first.ok);
-  for (int run = 2; run <= 3; ++run) {
-    const wb::check::BlockOrderOfRun order(run);
-    WgradRun again = run_wgrad(p, x, dy, call);
-    WB_ASSERT(again.ok);
-    for (std::size_t i = 0; i < first.dw.size(); ++i) {
-      if (std::memcmp(&first.dw[i], &again.dw[i], sizeof(float)) != 0) {
-        FAIL() << call << ", run " << run << " of 3 on the same inputs: dw[" << i << "] = " << number(again.dw[i])
-               << ", run 1 gave " << number(first.dw[i])
-               << ". The sum over N P Q must be added in the same order every time: store per-block partial sums in "
-                  "the workspace and add them in a fixed order in a second kernel, not with atomicAdd.";
-      }
+  for (int again = 2; again <= 3; ++again) {
+    const wb::check::BlockOrderOfRun order(again);
+    const Outcome r = run_version(kBackwardFilter, p, x, dy, call);
+    WB_ASSERT(r.ok);
+    const wb::check::Mismatches m = wb::check::find_mismatches(
+        r.out.size(), [&](std::size_t i) { return std::memcmp(&first.out[i], &r.out[i], sizeof(float)) != 0; });
+    if (!m.none()) {
+      FAIL() << call << ", run " << again << " of 3 on the same inputs: dw[" << m.first
+             << "] = " << wb::check::significant(r.out[m.first], 7) << ", run 1 gave "
+             << wb::check::significant(first.out[m.first], 7)
+             << ". The sum over N P Q must be added in the same order every time: store per-block partial sums in "
+                "the workspace and add them in a fixed order in a second kernel, not with atomicAdd.";
     }
   }
 }
@@ -709,15 +622,14 @@ WB_CHECK(Correctness, ConvBnReluInference, .weight = 2,
                    "gamma, beta, running statistics",
          .hint = "Per filter k: scale = gamma / sqrt(running_var + eps), shift = beta - running_mean * "
                  "scale; y = max(0, acc * scale + shift), the ReLU last.") {
-  std::uint64_t seed = 600;
   // The last two separate every h/w pair of parameters (pad, stride, dilation): a fused kernel that
   // uses pad_h for the width axis, or stride_w for the height, is wrong on them.
-  for (const ConvParams& p : {conv(2, 8, 9, 11, 6, 1, 1), conv(1, 5, 12, 10, 70, 3, 3, 2, 1, 2),
-                              conv(2, 3, 17, 13, 5, 7, 7, 3, 2), conv(1, 64, 6, 6, 64, 3, 3, 1),
-                              ConvParams{3, 4, 8, 9, 9, 3, 2, 2, 0, 3, 1, 1, 1},
-                              ConvParams{2, 3, 11, 10, 5, 3, 3, 1, 2, 1, 2, 2, 1}}) {
-    WB_ASSERT(check_fused(p, seed += 11));
-  }
+  const std::vector<ConvParams> shapes = {conv(2, 8, 9, 11, 6, 1, 1), conv(1, 5, 12, 10, 70, 3, 3, 2, 1, 2),
+                                          conv(2, 3, 17, 13, 5, 7, 7, 3, 2), conv(1, 64, 6, 6, 64, 3, 3, 1),
+                                          ConvParams{3, 4, 8, 9, 9, 3, 2, 2, 0, 3, 1, 1, 1},
+                                          ConvParams{2, 3, 11, 10, 5, 3, 3, 1, 2, 1, 2, 2, 1}};
+  std::uint64_t seed = 600;
+  WB_ASSERT(wb::check::for_each_case(shapes, [&](const ConvParams& p) { return check_fused(p, seed += 11); }));
 }
 
 // ---- Host code (sim) ----------------------------------------------------------------------------------------
@@ -734,10 +646,9 @@ struct ConvHostBuffers {
   wb::DeviceBuffer<float> x, w, y, dx, dw, col, wgrad, gamma, beta, mean, var;
   ConvHostBuffers(ConvParams q, std::uint64_t seed)
       : p(q),
-        x{std::span<const float>(wb::random_floats(std::size_t(q.N) * q.C * q.H * q.W, seed, -1.0f, 1.0f))},
-        w{std::span<const float>(wb::random_floats(std::size_t(q.K) * q.C * q.R * q.S, seed + 1, -1.0f, 1.0f))},
-        y{std::size_t(q.N) * q.K * conv_out_h(q) * conv_out_w(q)}, dx{std::size_t(q.N) * q.C * q.H * q.W},
-        dw{std::size_t(q.K) * q.C * q.R * q.S}, col{conv2d_im2col_workspace_floats(q)},
+        x{std::span<const float>(wb::random_floats(x_size(q), seed, -1.0f, 1.0f))},
+        w{std::span<const float>(wb::random_floats(w_size(q), seed + 1, -1.0f, 1.0f))},
+        y{y_size(q)}, dx{x_size(q)}, dw{w_size(q)}, col{conv2d_im2col_workspace_floats(q)},
         wgrad{conv2d_backward_filter_workspace_floats(q)},
         gamma{std::span<const float>(wb::random_floats(std::size_t(q.K), seed + 2, 0.5f, 1.5f))},
         beta{std::span<const float>(wb::random_floats(std::size_t(q.K), seed + 3, -0.5f, 0.5f))},
@@ -793,9 +704,9 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
   wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
     std::uint64_t seed = 700;
     for (const ConvParams& p : {ConvParams{2, 5, 9, 7, 6, 3, 2, 1, 1, 2, 1, 1, 2}, conv(1, 4, 5, 6, 3, 1, 1)}) {
-      for (const Forward* v : {&kDirect, &kIm2col, &kImplicit, &kFinal}) keep_first(check_forward(*v, p, Data::kUniform, seed += 3));
-      keep_first(check_dgrad(p, Data::kUniform, seed += 3));
-      keep_first(check_wgrad(p, Data::kUniform, seed += 3));
+      for (const Version* v : {&kDirect, &kIm2col, &kImplicit, &kFinal, &kBackwardData, &kBackwardFilter}) {
+        keep_first(check_version(*v, p, Data::kUniform, seed += 3));
+      }
       keep_first(check_fused(p, seed += 3));
     }
   });
@@ -827,14 +738,14 @@ WB_CHECK(Analysis, WgradNoAtomics, .weight = 2, .backends = "sim",
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
-  WB_ASSERT_ANALYSIS_RUN(wb::check::measure([] { return check_wgrad(conv(8, 4, 24, 24, 8, 3, 3, 1), Data::kUniform,
-                                                                   520); },
-                                            t, "conv2d_backward_filter"),
-                         "atomic operations");
+  WB_ASSERT_ANALYSIS_RUN(
+      wb::check::measure([] { return check_version(kBackwardFilter, kLongReduction, Data::kUniform, 520); }, t,
+                         "conv2d_backward_filter"),
+      "atomic operations");
   WB_REQUIRE_ANALYSIS();
   wb::check::record_measured("conv2d_backward_filter: " + std::to_string(t.atomics) + " atomics");
   if (t.atomics != 0) {
-    FAIL() << "conv2d_backward_filter(" << describe(conv(8, 4, 24, 24, 8, 3, 3, 1)) << "): " << t.atomics
+    FAIL() << "conv2d_backward_filter(" << describe(kLongReduction) << "): " << t.atomics
            << " atomic operations. Float atomics add in whatever order the blocks arrive, so the result's last bits "
               "change from run to run on a GPU. Store per-block partial sums in the workspace and add them in a "
               "second kernel in a fixed order.";
@@ -847,6 +758,24 @@ WB_CHECK(Analysis, WgradNoAtomics, .weight = 2, .backends = "sim",
 
 #if defined(CUSIM)
 
+namespace {
+
+#if WB_HAVE_CUSIM_ANALYSIS
+// The shape the sim metrics are measured at: a ResNet layer.
+const ConvParams kMetricShape = conv(1, 64, 14, 14, 64, 3, 3, 1);
+
+// Runs @p v's correctness check at kMetricShape on integer-valued inputs (@p seed), adding the
+// metrics of its kernels to @p t.
+testing::AssertionResult measure_version(const Version& v, std::uint64_t seed, wb::check::Traffic& t) {
+  return wb::check::measure([&] { return check_version(v, kMetricShape, Data::kInteger, seed); }, t, v.name);
+}
+
+// The call the metrics are of, "conv2d_implicit_gemm(N=1, C=64, ...)".
+std::string metric_call(const Version& v) { return std::string(v.name) + "(" + describe(kMetricShape) + ")"; }
+#endif
+
+}  // namespace
+
 WB_CHECK(Performance, ImplicitGemmNoWorkspace, .weight = 3, .backends = "sim",
          .passes = "`conv2d_implicit_gemm` and `conv2d_forward` write exactly the bytes of y",
          .hint = "Gather the im2col tile into shared memory while loading it from x; write nothing but y.") {
@@ -854,16 +783,16 @@ WB_CHECK(Performance, ImplicitGemmNoWorkspace, .weight = 3, .backends = "sim",
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
   const double y_bytes = 4.0 * static_cast<double>(y_size(kMetricShape));
-  for (const Forward* v : {&kIm2col, &kImplicit, &kFinal}) {
+  for (const Version* v : {&kIm2col, &kImplicit, &kFinal}) {
     wb::check::Traffic t;
-    WB_ASSERT(wb::check::measure([&] { return check_forward(*v, kMetricShape, Data::kInteger, 800); }, t, v->name));
+    WB_ASSERT(measure_version(*v, 800, t));
     WB_REQUIRE_ANALYSIS();
     const double ratio = t.bytes_written / y_bytes;
     text += (text.empty() ? "" : "; ") + std::string(v->name) + " wrote " + fixed(ratio) + " x y";
     wb::check::record_measured(text);
     if (v != &kIm2col && t.bytes_written > y_bytes) {
-      FAIL() << v->name << "(" << describe(kMetricShape) << ") wrote " << t.bytes_written << " bytes to global memory, "
-             << fixed(ratio) << " x the " << y_bytes
+      FAIL() << metric_call(*v) << " wrote " << t.bytes_written << " bytes to global memory, " << fixed(ratio)
+             << " x the " << y_bytes
              << " bytes of y. An implicit GEMM keeps the im2col matrix virtual: build each tile of it in shared "
                 "memory straight from x, and write only y.";
     }
@@ -880,19 +809,16 @@ WB_CHECK(Performance, ImplicitGemmReuse, .weight = 3, .backends = "sim",
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic direct, implicit;
-  WB_ASSERT(wb::check::measure([] { return check_forward(kDirect, kMetricShape, Data::kInteger, 810); }, direct,
-                               "conv2d_direct"));
-  WB_ASSERT(wb::check::measure([] { return check_forward(kImplicit, kMetricShape, Data::kInteger, 811); }, implicit,
-                               "conv2d_implicit_gemm"));
+  WB_ASSERT(measure_version(kDirect, 810, direct));
+  WB_ASSERT(measure_version(kImplicit, 811, implicit));
   WB_REQUIRE_ANALYSIS();
   const double f = flops(kMetricShape);
   const double per_flop = implicit.bytes_read / f;
   wb::check::record_measured("conv2d_implicit_gemm " + fixed(per_flop, 3) + " bytes/flop (conv2d_direct " +
                              fixed(direct.bytes_read / f, 3) + ")");
   if (per_flop > kMaxBytesPerFlop) {
-    FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << ") read " << fixed(per_flop, 3)
-           << " bytes of global memory per flop (at most " << wb::check::as_written(kMaxBytesPerFlop)
-           << "; conv2d_direct reads " << fixed(direct.bytes_read / f, 3)
+    FAIL() << metric_call(kImplicit) << " read " << fixed(per_flop, 3) << " bytes of global memory per flop (at most "
+           << wb::check::as_written(kMaxBytesPerFlop) << "; conv2d_direct reads " << fixed(direct.bytes_read / f, 3)
            << "). Load each tile of the virtual im2col matrix and of the filters into shared memory once per step "
               "along C R S, and compute a tile of outputs from it (a 64 x 64 tile reads about 0.06 bytes per flop).";
   }
@@ -907,17 +833,15 @@ WB_CHECK(Performance, ImplicitGemmCoalesced, .weight = 2, .backends = "sim", .li
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
-  WB_ASSERT(wb::check::measure([] { return check_forward(kImplicit, kMetricShape, Data::kInteger, 820); }, t,
-                               "conv2d_implicit_gemm"));
+  WB_ASSERT(measure_version(kImplicit, 820, t));
   WB_REQUIRE_ANALYSIS();
   wb::check::record_measured("conv2d_implicit_gemm loads " + fixed(t.loads()) + " sectors/request, stores " +
                              fixed(t.stores()));
   if (t.loads() > kMaxSectors) {
-    FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << "): global loads touch " << fixed(t.loads())
+    FAIL() << metric_call(kImplicit) << ": global loads touch " << fixed(t.loads())
            << " 32-byte sectors per warp request (at most " << wb::check::as_written(kMaxSectors)
-           << "). In x (NCHW) the pixels of a row are consecutive: give "
-              "consecutive lanes consecutive output pixels of the tile, and consecutive lanes of the filter load "
-              "consecutive taps of one filter.";
+           << "). In x (NCHW) the pixels of a row are consecutive: give consecutive lanes consecutive output pixels "
+              "of the tile, and consecutive lanes of the filter load consecutive taps of one filter.";
   }
 #endif
 }
@@ -931,21 +855,18 @@ WB_CHECK(Performance, ImplicitGemmSharedConflicts, .weight = 2, .backends = "sim
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
-  WB_ASSERT(wb::check::measure([] { return check_forward(kImplicit, kMetricShape, Data::kInteger, 830); }, t,
-                               "conv2d_implicit_gemm"));
+  WB_ASSERT(measure_version(kImplicit, 830, t));
   WB_REQUIRE_ANALYSIS();
   wb::check::record_measured("conv2d_implicit_gemm shared loads " + fixed(t.shared_loads()) + ", stores " +
                              fixed(t.shared_stores()) + " wavefronts/request");
   if (t.shared_requests() == 0) {
-    FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape)
-           << ") used no shared memory: version 3 gathers its tiles into shared memory.";
+    FAIL() << metric_call(kImplicit) << " used no shared memory: version 3 gathers its tiles into shared memory.";
   }
   if (t.shared_loads() > kMaxWavefronts || t.shared_stores() > kMaxWavefronts) {
-    FAIL() << "conv2d_implicit_gemm(" << describe(kMetricShape) << "): shared-memory loads take "
-           << fixed(t.shared_loads()) << " and stores " << fixed(t.shared_stores())
-           << " wavefronts per request (at most " << wb::check::as_written(kMaxWavefronts)
-           << ": bank conflicts). Lanes that store one column of a transposed "
-              "tile hit the same bank when the row length is a multiple of 32 floats: pad the rows (e.g. [8][64 + 4]).";
+    FAIL() << metric_call(kImplicit) << ": shared-memory loads take " << fixed(t.shared_loads()) << " and stores "
+           << fixed(t.shared_stores()) << " wavefronts per request (at most " << wb::check::as_written(kMaxWavefronts)
+           << ": bank conflicts). Lanes that store one column of a transposed tile hit the same bank when the row "
+              "length is a multiple of 32 floats: pad the rows (e.g. [8][64 + 4]).";
   }
 #endif
 }
@@ -961,24 +882,21 @@ WB_CHECK(Performance, ForwardVectorized, .weight = 3, .backends = "sim",
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   wb::check::Traffic t;
-  WB_ASSERT(wb::check::measure([] { return check_forward(kFinal, kMetricShape, Data::kInteger, 840); }, t,
-                               "conv2d_forward"));
+  WB_ASSERT(measure_version(kFinal, 840, t));
   WB_REQUIRE_ANALYSIS();
   const double per_request = wb::check::Traffic::ratio(t.bytes_read, t.load_requests);
   const double per_flop = t.bytes_read / flops(kMetricShape);
   wb::check::record_measured("conv2d_forward " + fixed(per_request) + " bytes/load request, " + fixed(per_flop, 3) +
                              " bytes/flop");
   if (per_request < kMinBytesPerRequest) {
-    FAIL() << "conv2d_forward(" << describe(kMetricShape) << "): global loads carry " << fixed(per_request)
+    FAIL() << metric_call(kFinal) << ": global loads carry " << fixed(per_request)
            << " bytes per warp request (at least " << wb::check::as_written(kMinBytesPerRequest)
-           << "; 32 lanes of 4-byte loads carry 128, of 16-byte loads 512). "
-              "In NHWC the channels of a pixel are contiguous, and so are those of a filter tap in KRSC: load four "
-              "at a time as a float4 when C % 4 == 0.";
+           << "; 32 lanes of 4-byte loads carry 128, of 16-byte loads 512). In NHWC the channels of a pixel are "
+              "contiguous, and so are those of a filter tap in KRSC: load four at a time as a float4 when C % 4 == 0.";
   }
   if (per_flop > kMaxBytesPerFlop) {
-    FAIL() << "conv2d_forward(" << describe(kMetricShape) << ") read " << fixed(per_flop, 3)
-           << " bytes per flop (at most " << fixed(kMaxBytesPerFlop)
-           << "): reuse each tile from shared memory across a block tile of outputs.";
+    FAIL() << metric_call(kFinal) << " read " << fixed(per_flop, 3) << " bytes per flop (at most "
+           << fixed(kMaxBytesPerFlop) << "): reuse each tile from shared memory across a block tile of outputs.";
   }
 #endif
 }
@@ -988,17 +906,28 @@ WB_CHECK(Performance, ForwardVectorized, .weight = 3, .backends = "sim",
 namespace {
 
 #if defined(WB_HAVE_CUDA_BASELINES)
-// Validates @p got (our output) against cuDNN's @p expected, within gamma(T) of the magnitudes
-// (uniform data in [-1, 1): sum |x w| <= T); "" when close, else why.
-std::string close_to(const std::vector<float>& got, const std::vector<float>& expected, std::size_t terms,
-                     const Namer& name) {
+const wb::TimingOptions kTiming{.warmup = 2, .repetitions = 11};
+
+// SHARED CANDIDATE: compare_elements() against a float reference (a vendor library's output) with one
+// allowance for every element.
+// Validates the output @p got of @p v (shape @p p) against cuDNN's @p expected, within 2 gamma(T + 1) T
+// of it (uniform data in [-1, 1): sum |terms| <= T for T terms).
+testing::AssertionResult close_to(const Version& v, const ConvParams& p, const std::vector<float>& got,
+                                  const std::vector<float>& expected, std::size_t terms) {
   const double allowed = 2.0 * gamma_n(terms + 1) * static_cast<double>(terms);
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    if (!(std::fabs(static_cast<double>(got[i]) - expected[i]) <= allowed)) {
-      return "wrong result at " + name(i) + ": got " + number(got[i]) + ", cuDNN " + number(expected[i]);
-    }
-  }
-  return "";
+  const wb::check::Mismatches m = wb::check::find_mismatches(
+      got.size(), [&](std::size_t i) { return !wb::check::within(got[i], expected[i], allowed); });
+  if (m.none()) return testing::AssertionSuccess();
+  const Arrays io = arrays(v.pass, p, v.layout);
+  return wb::check::wrong_elements(std::string(v.name) + "(" + describe(p) + ")", io.out, m, got.size(),
+                                   io.name(m.first), got[m.first], expected[m.first], allowed,
+                                   "The expected values are cuDNN's output.");
+}
+
+// cuDNN's median time over ours (@p base timed first): our speed as a multiple of cuDNN's.
+double speedup(const std::function<void()>& base, const std::function<void()>& ours) {
+  const double base_ms = wb::time_median(base, kTiming).median_ms;
+  return base_ms / wb::time_median(ours, kTiming).median_ms;
 }
 #endif
 
@@ -1014,7 +943,7 @@ WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_
          .hint = "Lab 05's register blocking on the implicit GEMM: 8 x 8 results per thread from float4 "
                  "shared loads, float4 global loads along C, double-buffered tiles; close other GPU "
                  "programs.") {
-  WB_ASSERT(check_forward(kFinal, kResNet[0].sim, Data::kInteger, 900));
+  WB_ASSERT(check_version(kFinal, kResNet[0].sim, Data::kInteger, 900));
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this check binary was built without cuDNN (libcudnn was not found)");
 #else
@@ -1031,29 +960,23 @@ WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_
       cudnn.forward(x.data(), w.data(), y_ref.data());
       WB_CUDA_CHECK(conv2d_forward(p, x.data(), w.data(), y.data()));
       WB_CUDA_CHECK(cudaDeviceSynchronize());
-      if (const std::string why = close_to(y.download(), y_ref.download(), static_cast<std::size_t>(p.C) * p.R * p.S,
-                                           y_namer(p, Layout::kNHWC));
-          !why.empty()) {
-        FAIL() << "conv2d_forward(" << describe(p) << "): " << why;
-      }
-      const wb::TimingOptions options{.warmup = 2, .repetitions = 11};
-      const wb::Timing base = wb::time_median([&] { cudnn.forward(x.data(), w.data(), y_ref.data()); }, options);
+      WB_ASSERT(close_to(kFinal, p, y.download(), y_ref.download(), static_cast<std::size_t>(p.C) * p.R * p.S));
+      const wb::Timing base = wb::time_median([&] { cudnn.forward(x.data(), w.data(), y_ref.data()); }, kTiming);
       const wb::Timing ours =
-          wb::time_median([&] { WB_CUDA_CHECK(conv2d_forward(p, x.data(), w.data(), y.data())); }, options);
-      const double f = 2.0 * static_cast<double>(y_size(p)) * p.C * p.R * p.S;
+          wb::time_median([&] { WB_CUDA_CHECK(conv2d_forward(p, x.data(), w.data(), y.data())); }, kTiming);
       const double ratio = base.median_ms / ours.median_ms;
-      char buffer[200];
-      std::snprintf(buffer, sizeof buffer, "%s%s %.2f x cuDNN (%.1f vs %.1f TFLOP/s, %s)", text.empty() ? "" : "; ",
-                    s.name, ratio, f / ours.median_ms / 1e9, f / base.median_ms / 1e9, cudnn.forward_algorithm());
-      text += buffer;
+      text += (text.empty() ? "" : "; ") + std::string(s.name) + " " + fixed(ratio) + " x cuDNN (" +
+              fixed(flops(p) / ours.median_ms / 1e9, 1) + " vs " + fixed(flops(p) / base.median_ms / 1e9, 1) +
+              " TFLOP/s, " + cudnn.forward_algorithm() + ")";
       wb::check::record_measured(text);
       if (ratio < kMinRatio) slow.push_back(s.name);
     }
     if (!slow.empty()) {
-      FAIL() << "conv2d_forward is below " << wb::check::as_written(kMinRatio) << " x cuDNN on " << slow.size() << " ResNet-50 layer(s): "
-             << text << ". Register-block the implicit GEMM as in lab 05 (8 x 8 results per thread from float4 "
-                        "shared-memory loads), load both tiles with float4 along C, and overlap the next tile's "
-                        "global loads with this tile's arithmetic (double buffering).";
+      FAIL() << "conv2d_forward is below " << wb::check::as_written(kMinRatio) << " x cuDNN on " << slow.size()
+             << " ResNet-50 layer(s): " << text
+             << ". Register-block the implicit GEMM as in lab 05 (8 x 8 results per thread from float4 shared-memory "
+                "loads), load both tiles with float4 along C, and overlap the next tile's global loads with this "
+                "tile's arithmetic (double buffering).";
     }
   } catch (const std::exception& e) {
     FAIL() << "a CUDA or cuDNN call failed while timing conv2d_forward: " << e.what();
@@ -1067,8 +990,8 @@ WB_CHECK(Performance, BackwardVsCudnn, .weight = 6, .backends = "cuda", .timeout
                    "(NCHW) on the three 3 x 3 layers",
          .hint = "Register-block dgrad and wgrad as the forward; give wgrad enough splits of the N * P * "
                  "Q reduction to fill the GPU.") {
-  WB_ASSERT(check_dgrad(kResNet[0].sim, Data::kInteger, 910));
-  WB_ASSERT(check_wgrad(kResNet[0].sim, Data::kInteger, 911));
+  WB_ASSERT(check_version(kBackwardData, kResNet[0].sim, Data::kInteger, 910));
+  WB_ASSERT(check_version(kBackwardFilter, kResNet[0].sim, Data::kInteger, 911));
 #if !defined(WB_HAVE_CUDA_BASELINES)
   WB_NOT_MEASURED("this check binary was built without cuDNN (libcudnn was not found)");
 #else
@@ -1091,31 +1014,17 @@ WB_CHECK(Performance, BackwardVsCudnn, .weight = 6, .backends = "cuda", .timeout
       WB_CUDA_CHECK(conv2d_backward_data(p, dy.data(), w.data(), dx.data()));
       WB_CUDA_CHECK(conv2d_backward_filter(p, x.data(), dy.data(), dw.data(), workspace.data()));
       WB_CUDA_CHECK(cudaDeviceSynchronize());
-      if (const std::string why = close_to(dx.download(), dx_ref.download(), static_cast<std::size_t>(p.K) * p.R * p.S,
-                                           namer4("dx", "n", "c", "h", "w", p.C, p.H, p.W));
-          !why.empty()) {
-        FAIL() << "conv2d_backward_data(" << describe(p) << "): " << why;
-      }
-      if (const std::string why =
-              close_to(dw.download(), dw_ref.download(), y_size(p) / p.K, namer4("dw", "k", "c", "r", "s", p.C, p.R, p.S));
-          !why.empty()) {
-        FAIL() << "conv2d_backward_filter(" << describe(p) << "): " << why;
-      }
-      const wb::TimingOptions options{.warmup = 2, .repetitions = 11};
+      WB_ASSERT(
+          close_to(kBackwardData, p, dx.download(), dx_ref.download(), static_cast<std::size_t>(p.K) * p.R * p.S));
+      WB_ASSERT(close_to(kBackwardFilter, p, dw.download(), dw_ref.download(), y_size(p) / p.K));
       const double data_ratio =
-          wb::time_median([&] { cudnn.backward_data(dy.data(), w.data(), dx_ref.data()); }, options).median_ms /
-          wb::time_median([&] { WB_CUDA_CHECK(conv2d_backward_data(p, dy.data(), w.data(), dx.data())); }, options)
-              .median_ms;
-      const double filter_ratio =
-          wb::time_median([&] { cudnn.backward_filter(x.data(), dy.data(), dw_ref.data()); }, options).median_ms /
-          wb::time_median(
-              [&] { WB_CUDA_CHECK(conv2d_backward_filter(p, x.data(), dy.data(), dw.data(), workspace.data())); },
-              options)
-              .median_ms;
-      char buffer[200];
-      std::snprintf(buffer, sizeof buffer, "%s%s dgrad %.2f x, wgrad %.2f x cuDNN", text.empty() ? "" : "; ", s.name,
-                    data_ratio, filter_ratio);
-      text += buffer;
+          speedup([&] { cudnn.backward_data(dy.data(), w.data(), dx_ref.data()); },
+                  [&] { WB_CUDA_CHECK(conv2d_backward_data(p, dy.data(), w.data(), dx.data())); });
+      const double filter_ratio = speedup(
+          [&] { cudnn.backward_filter(x.data(), dy.data(), dw_ref.data()); },
+          [&] { WB_CUDA_CHECK(conv2d_backward_filter(p, x.data(), dy.data(), dw.data(), workspace.data())); });
+      text += (text.empty() ? "" : "; ") + std::string(s.name) + " dgrad " + fixed(data_ratio) + " x, wgrad " +
+              fixed(filter_ratio) + " x cuDNN";
       wb::check::record_measured(text);
       if (data_ratio < kMinRatio) slow.push_back(std::string("dgrad ") + s.name);
       if (filter_ratio < kMinRatio) slow.push_back(std::string("wgrad ") + s.name);

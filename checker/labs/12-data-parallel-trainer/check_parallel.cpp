@@ -1,14 +1,12 @@
 // Checks of lab 12's model-parallel steps: tensor parallelism (a Megatron-style MLP block split
 // by its hidden units) and pipeline parallelism (the model's layers split into stages, GPipe
-// and 1F1B schedules). Each equals the single-rank model: the block's output, its input
-// gradient and every rank's gradients against the checker's double-precision model of the
-// whole block; every stage's gradients and parameters after a step against single-process
-// training on the whole global batch; allowances from the summation order
-// (trainer_reference.h), not tuned.
+// and 1F1B schedules), each against the checker's double-precision model of the whole model
+// with allowances from the summation order (trainer_reference.h), not tuned.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,14 +14,11 @@
 #include <mpi.h>
 
 #include "check_support.h"
-#include "ring_allreduce.h"
 
 namespace {
 
 using namespace lab12_check;
 using comm::check::record;
-
-std::string ranks_text(int n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); }
 
 // "" when `v` holds rank 0's bits on every rank, else a message naming the first difference.
 std::string same_on_every_rank(const std::vector<float>& v, const std::string& what, const std::string& why) {
@@ -52,16 +47,6 @@ std::string block_name(const lab12::TensorParallelMlp& b) {
          "}";
 }
 
-// The messages one lab10::ring_allreduce of `count` floats sends from this rank, counted now.
-std::uint64_t allreduce_sends(std::size_t count) {
-  comm::Communicator& w = comm::check::world();
-  Device<float> buf(std::vector<float>(count, 0.0f));  // device memory, as the trainer's
-  w.barrier();
-  w.reset_stats();
-  lab10::ring_allreduce(buf.get(), buf.get(), count, comm::DataType::f32, comm::RedOp::sum, w);
-  return w.stats().sends;
-}
-
 // One forward and backward pass of the block split over the ranks, compared with the checker's
 // double model of the whole block. With `count_messages`, each pass must send no more than one
 // ring all-reduce of its output (y forward, dx backward), counted in the same run.
@@ -81,12 +66,15 @@ std::string check_tp(const TpCase& c, std::uint64_t seed, bool count_messages) {
   const std::vector<float> params = initial_params(full, seed);
   const std::vector<Tensor> ft = full.tensors(), lt = local.tensors();
   std::vector<std::size_t> at(local.parameter_count());
-  for (int i = 0; i < blk.in; ++i)
-    for (int j = 0; j < h; ++j) at[lt[0].offset + std::size_t(i) * h + j] = ft[0].offset + std::size_t(i) * blk.hidden + units.offset + j;
-  for (int j = 0; j < h; ++j) at[lt[1].offset + j] = ft[1].offset + units.offset + j;
-  for (int j = 0; j < h; ++j)
-    for (int k = 0; k < blk.out; ++k) at[lt[2].offset + std::size_t(j) * blk.out + k] = ft[2].offset + std::size_t(units.offset + j) * blk.out + k;
-  for (int k = 0; k < blk.out; ++k) at[lt[3].offset + k] = ft[3].offset + k;
+  const auto place = [&](int t, std::size_t row0, std::size_t col0) {  // from row row0, column col0 of the whole
+    for (int i = 0; i < lt[t].rows; ++i)
+      for (int j = 0; j < lt[t].cols; ++j)
+        at[lt[t].offset + std::size_t(i) * lt[t].cols + j] = ft[t].offset + (row0 + i) * ft[t].cols + col0 + j;
+  };
+  place(0, 0, units.offset);  // A_r: its columns of A
+  place(1, 0, units.offset);  // a_r
+  place(2, units.offset, 0);  // B_r: its rows of B
+  place(3, 0, 0);             // b
   std::vector<float> mine(at.size());
   for (std::size_t i = 0; i < at.size(); ++i) mine[i] = params[at[i]];
   const HostBatch b = random_batch(full, rows, seed + 1);
@@ -103,8 +91,8 @@ std::string check_tp(const TpCase& c, std::uint64_t seed, bool count_messages) {
   lab12::Activations act;
   std::string f = failed(lab12::allocate_activations(local, rows, &act), "allocate_activations");
   if (!f.empty()) return f;
-  const std::uint64_t forward_budget = count_messages ? allreduce_sends(std::size_t(rows) * blk.out) : 0;
-  const std::uint64_t backward_budget = count_messages ? allreduce_sends(std::size_t(rows) * blk.in) : 0;
+  const std::uint64_t forward_budget = count_messages ? one_allreduce_sends(std::size_t(rows) * blk.out) : 0;
+  const std::uint64_t backward_budget = count_messages ? one_allreduce_sends(std::size_t(rows) * blk.in) : 0;
   w.barrier();
   w.reset_stats();
   std::string library_calls;  // library collectives and raw MPI calls of the two passes
@@ -124,10 +112,10 @@ std::string check_tp(const TpCase& c, std::uint64_t seed, bool count_messages) {
   }
   const std::uint64_t backward_sends = w.stats().sends;
   if (f.empty()) f = library_calls;
-  std::vector<float> z0(std::size_t(rows) * h), h0(z0.size());
-  if (f.empty() && !z0.empty()) {
-    cudaMemcpy(z0.data(), act.z[0], z0.size() * sizeof(float), cudaMemcpyDeviceToHost);
-    cudaMemcpy(h0.data(), act.h[0], h0.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  std::vector<float> z0, h0;
+  if (f.empty()) {
+    z0 = host_copy(act.z[0], std::size_t(rows) * h);
+    h0 = host_copy(act.h[0], std::size_t(rows) * h);
   }
   lab12::free_activations(&act);
   if (stop_together(f)) return f;  // the comparisons below make collective calls
@@ -146,29 +134,18 @@ std::string check_tp(const TpCase& c, std::uint64_t seed, bool count_messages) {
       lab12::reference::run(full, params, b.x.data(), nullptr, rows, 1.0, true, n, &dy64, true);
   const double g = lab12::reference::gamma(ref.k);
   // This rank's hidden units of z0 and h0.
-  std::vector<double> z_want(z0.size()), z_allow(z0.size()), h_want(z0.size()), h_allow(z0.size());
+  std::vector<std::size_t> own;
   for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < h; ++j) {
-      const std::size_t k = std::size_t(i) * blk.hidden + units.offset + j, q = std::size_t(i) * h + j;
-      z_want[q] = ref.z[0][k];
-      z_allow[q] = g * ref.zmag[0][k];
-      h_want[q] = ref.h[0][k];
-      h_allow[q] = g * ref.hmag[0][k];
-    }
-  const auto unit_name = [&](const char* what) {
-    return [&, what](std::size_t q) {
-      return std::string(what) + "[" + std::to_string(q / h) + "][" + std::to_string(units.offset + q % h) + "]";
-    };
-  };
+    for (int j = 0; j < h; ++j) own.push_back(std::size_t(i) * blk.hidden + units.offset + j);
   // Every comparison runs on every rank (two of them are collective), the first failure wins.
   std::vector<std::string> found;
-  found.push_back(compare(z0, z_want, z_allow, unit_name("z"),
+  found.push_back(compare(z0, pick(ref.z[0], own), pick(scaled(ref.zmag[0], g), own),
+                          matrix_element("z", h, units.offset),
                           "tp_forward" + call + ", act.z[0] (x A + a, this rank's hidden units)"));
-  found.push_back(compare(h0, h_want, h_allow, unit_name("h"), "tp_forward" + call + ", act.h[0] (relu of act.z[0])"));
-  std::string fy = compare(
-      y, ref.z[1], scaled(ref.zmag[1], g),
-      [&](std::size_t i) { return "y[" + std::to_string(i / blk.out) + "][" + std::to_string(i % blk.out) + "]"; },
-      "tp_forward" + call + ", y (expected: relu(x A + a) B + b of the whole block)");
+  found.push_back(compare(h0, pick(ref.h[0], own), pick(scaled(ref.hmag[0], g), own),
+                          matrix_element("h", h, units.offset), "tp_forward" + call + ", act.h[0] (relu of act.z[0])"));
+  std::string fy = compare(y, ref.z[1], scaled(ref.zmag[1], g), matrix_element("y", blk.out),
+                           "tp_forward" + call + ", y (expected: relu(x A + a) B + b of the whole block)");
   if (!fy.empty() && n > 1) {
     // b added on every rank before the sum: y is off by (n - 1) b everywhere.
     bool every = !y.empty();
@@ -181,19 +158,14 @@ std::string check_tp(const TpCase& c, std::uint64_t seed, bool count_messages) {
             "after the all-reduce.";
   }
   found.push_back(fy);
-  found.push_back(same_on_every_rank(y, "y", "after the all-reduce every rank must hold the same y (b added the same way)."));
-  std::vector<double> g_want(grads.size()), g_allow(grads.size());
-  for (std::size_t i = 0; i < grads.size(); ++i) {
-    g_want[i] = ref.grads[at[i]];
-    g_allow[i] = g * ref.grads_mag[at[i]];
-  }
-  found.push_back(compare(grads, g_want, g_allow,
+  found.push_back(
+      same_on_every_rank(y, "y", "after the all-reduce every rank must hold the same y (b added the same way)."));
+  found.push_back(compare(grads, pick(ref.grads, at), pick(scaled(ref.grads_mag, g), at),
                           [&](std::size_t i) { return "grads " + element_name(full, at[i]) + " (of the whole block)"; },
                           "tp_backward" + call + ", this rank's gradients (dA_r, da_r, dB_r, db)"));
-  std::string fdx = compare(
-      dx, ref.dx, scaled(ref.dx_mag, g),
-      [&](std::size_t i) { return "dx[" + std::to_string(i / blk.in) + "][" + std::to_string(i % blk.in) + "]"; },
-      "tp_backward" + call + ", dx (expected: dy B^T through the ReLU, times A^T, of the whole block)");
+  std::string fdx =
+      compare(dx, ref.dx, scaled(ref.dx_mag, g), matrix_element("dx", blk.in),
+              "tp_backward" + call + ", dx (expected: dy B^T through the ReLU, times A^T, of the whole block)");
   if (!fdx.empty() && n > 1)
     fdx += "\n    dx depends on every hidden unit: it is the sum over the ranks of dz_r A_r^T (one all-reduce).";
   found.push_back(fdx);
@@ -292,8 +264,8 @@ std::string check_pipeline(lab12::Schedule schedule, const PipeCase& c, int step
   const int max_rows = lab12::partition(c.rows, c.micro_batches, 0).count;
   std::ostringstream name;
   name << "pipeline_train_step(" << schedule_name(schedule) << ", model " << model_name(m) << ", global batch "
-       << c.rows << ", " << c.micro_batches << " micro-batches, " << ranks_text(n) << "; stage " << s << " holds layers "
-       << layers.offset << ".." << layers.offset + layers.count - 1 << " with " << slots_n
+       << c.rows << ", " << c.micro_batches << " micro-batches, " << ranks_text(n) << "; stage " << s
+       << " holds layers " << layers.offset << ".." << layers.offset + layers.count - 1 << " with " << slots_n
        << (slots_n == 1 ? " slot" : " slots") << ")";
   const float sentinel = 7777.0f;
   // The whole model as the stages hold it (each rank's buffer is current in its own range only).
@@ -339,21 +311,18 @@ std::string check_pipeline(lab12::Schedule schedule, const PipeCase& c, int step
                  ", outside its own tensors [" + std::to_string(lo) + ", " + std::to_string(hi) +
                  ") of the flat buffers: a stage owns its layers' parameters, gradients and optimizer state only.";
       }
-      std::vector<std::size_t> own;
-      for (std::size_t i = lo; i < hi; ++i) own.push_back(i);
+      std::vector<std::size_t> own(hi - lo);
+      std::iota(own.begin(), own.end(), lo);
       // Micro-batches add their partial sums: the chain is longer by their count.
       const lab12::reference::Pass ref = lab12::reference::run(m, model, b.x.data(), b.labels.data(), c.rows,
                                                                1.0 / c.rows, true, c.micro_batches + 1);
       const std::vector<double> allow = scaled(ref.grads_mag, lab12::reference::gamma(ref.k));
-      const auto named = [&](const std::string& what) {
-        return [&, what](std::size_t j) { return what + " " + element_name(m, own[j]); };
-      };
-      std::string e = compare(pick(grads, own), pick(ref.grads, own), pick(allow, own), named("grads"),
+      std::string e = compare(pick(grads, own), pick(ref.grads, own), pick(allow, own), flat_element(m, "grads", &own),
                               call + ": stage " + std::to_string(s) + "'s gradients (expected: of the mean loss over " +
                                   "the whole global batch, summed over the micro-batches)");
       if (!e.empty()) return e;
       const Expected x = expected_step(c.opt, step, pick(before, own), pick(grads, own), pick(m0, own), pick(v0, own));
-      return compare(pick(after, own), x.p, x.allow_p, named("params"),
+      return compare(pick(after, own), x.p, x.allow_p, flat_element(m, "params", &own),
                      call + ": stage " + std::to_string(s) + "'s parameters after the optimizer step (expected: one " +
                          "step from those before it with its summed gradients)");
     };

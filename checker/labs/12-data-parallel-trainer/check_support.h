@@ -16,6 +16,7 @@
 
 #include "comm/check.h"
 #include "comm/error.h"
+#include "ring_allreduce.h"
 #include "trainer.h"
 #include "trainer_reference.h"
 
@@ -23,6 +24,14 @@ namespace lab12_check {
 
 using lab12::Mlp;
 using lab12::Tensor;
+
+// `n` elements from device memory.
+template <typename T>
+std::vector<T> host_copy(const T* device, std::size_t n) {
+  std::vector<T> out(n);
+  if (n > 0) cudaMemcpy(out.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost);
+  return out;
+}
 
 template <typename T>
 class Device {
@@ -39,11 +48,7 @@ class Device {
   void upload(const std::vector<T>& host) {
     if (!host.empty()) cudaMemcpy(p_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
   }
-  std::vector<T> download() const {
-    std::vector<T> out(n_);
-    if (n_ > 0) cudaMemcpy(out.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost);
-    return out;
-  }
+  std::vector<T> download() const { return host_copy(p_, n_); }
 
  private:
   T* p_ = nullptr;
@@ -74,6 +79,8 @@ inline bool stop_together(std::string& f) {
   return true;
 }
 
+// SHARED CANDIDATE: labs 09-11 write this verdict inline (if (!agree_all(local.empty())) FAIL() <<
+// gather_text(local), nine times); with stop_together and failed_elsewhere it could be comm::check's.
 // The verdict of a check: passes iff `local` is empty on every rank; the failure message
 // carries every rank's own text.
 inline void verdict(const std::string& local) {
@@ -95,6 +102,8 @@ inline std::string run_lab(const std::function<std::string()>& body) {
   });
   return out;
 }
+
+inline std::string ranks_text(int n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); }
 
 inline std::string model_name(const Mlp& m) {
   std::string s = "{";
@@ -154,9 +163,24 @@ inline std::string element_name(const Mlp& m, std::size_t i) {
   return "element " + std::to_string(i);
 }
 
+// Names element j of a comparison of flat elements: "grads W1[3][7]" for the flat element at[j]
+// (j itself without `at`).
+inline std::function<std::string(std::size_t)> flat_element(const Mlp& m, const std::string& what,
+                                                            const std::vector<std::size_t>* at = nullptr) {
+  return [m, what, at](std::size_t j) { return what + " " + element_name(m, at ? (*at)[j] : j); };
+}
+
+// Names element i of a row-major matrix of `cols` columns: "z0[2][5]"; columns from `first_col` on.
+inline std::function<std::string(std::size_t)> matrix_element(const std::string& what, int cols, int first_col = 0) {
+  return [what, cols, first_col](std::size_t i) {
+    return what + "[" + std::to_string(i / cols) + "][" + std::to_string(first_col + i % cols) + "]";
+  };
+}
+
 // The first element where |got - want| > allowance, as a message, or "".
-inline std::string compare(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& allow,
-                    const std::function<std::string(std::size_t)>& name, const std::string& what) {
+inline std::string compare(const std::vector<float>& got, const std::vector<double>& want,
+                           const std::vector<double>& allow, const std::function<std::string(std::size_t)>& name,
+                           const std::string& what) {
   std::size_t bad = got.size(), count = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double err = std::fabs(double(got[i]) - want[i]);
@@ -193,8 +217,11 @@ struct Expected {
   std::vector<double> p, allow_p, m, allow_m, v, allow_v;
 };
 
-inline Expected expected_step(const lab12::Optimizer& opt, int t, const std::vector<float>& p0, const std::vector<float>& grads,
-                       const std::vector<float>& m0, const std::vector<float>& v0) {
+// One optimizer step (t >= 1) in double from the state before it (p0, m0, v0) and the gradients,
+// with the fp32 allowance of each result: a few u of the magnitudes it sums.
+inline Expected expected_step(const lab12::Optimizer& opt, int t, const std::vector<float>& p0,
+                              const std::vector<float>& grads, const std::vector<float>& m0,
+                              const std::vector<float>& v0) {
   const std::size_t n = p0.size();
   const double uu = std::ldexp(1.0, -24);
   Expected e{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n),
@@ -229,6 +256,17 @@ inline Expected expected_step(const lab12::Optimizer& opt, int t, const std::vec
   return e;
 }
 
+inline const char* step_name(const lab12::Optimizer& opt) {
+  return opt.kind == lab12::Optimizer::Kind::adamw ? "adamw_step" : "sgd_step";
+}
+
+// The learner's sgd_step (velocity m) or adamw_step (moments m and v, step t) on device buffers of n floats.
+inline cudaError_t optimizer_step(const lab12::Optimizer& opt, float* params, const float* grads, float* m, float* v,
+                                  std::size_t n, int t) {
+  if (opt.kind == lab12::Optimizer::Kind::adamw) return lab12::adamw_step(params, grads, m, v, n, t, opt.adamw);
+  return lab12::sgd_step(params, grads, m, n, opt.sgd);
+}
+
 inline lab12::Optimizer adamw(float lr, float weight_decay) {
   lab12::Optimizer o;
   o.kind = lab12::Optimizer::Kind::adamw;
@@ -241,6 +279,19 @@ inline lab12::Optimizer sgd(float lr, float momentum, float weight_decay) {
   o.kind = lab12::Optimizer::Kind::sgd;
   o.sgd = {lr, momentum, weight_decay};
   return o;
+}
+
+// SHARED CANDIDATE: labs 09-11 count a collective the same way (reset_stats, the call, stats():
+// RingAllreduceSendsTheOptimalVolume, busiest_rank_bytes); comm::check could own that pattern.
+// The messages one lab10::ring_allreduce of `count` floats (device memory, as the trainer's) sends
+// from this rank, counted now: the learner's own all-reduce, a step's budget.
+inline std::uint64_t one_allreduce_sends(std::size_t count) {
+  comm::Communicator& w = comm::check::world();
+  Device<float> d(std::vector<float>(count, 1.0f));
+  w.barrier();
+  w.reset_stats();
+  lab10::ring_allreduce(d.get(), d.get(), count, comm::DataType::f32, comm::RedOp::sum, w);
+  return w.stats().sends;
 }
 
 }  // namespace lab12_check

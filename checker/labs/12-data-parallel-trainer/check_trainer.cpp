@@ -1,21 +1,9 @@
-// Checks of lab 12 (data-parallel trainer). Run under mpirun with 1..4 ranks by
-// `./workbook check 12`; every rank runs every check and all ranks agree on the verdict.
-//
-// Step 1 (one process): the forward pass, the gradients (against central finite differences
-// in double on tiny models, and against the checker's double-precision backward on the lab's
-// shapes) and the two optimizers, each compared with an allowance derived from the summation
-// order (trainer_reference.h), not tuned. On sim, each kernel launch of those functions is made
-// to fail in turn (cusim's fault injection), and its error must come back at once. Training on
-// the 8 x 8 digits reaches the test accuracy of TrainingReachesAccuracy's limit, measured by the
-// checker's own forward pass of the learner's final parameters.
-// Steps 2 and 3 (data parallel): batch shards, the parameter broadcast, and ten training steps
-// of the per-tensor and the flat all-reduce versions on an uneven global batch: after each
-// step every rank holds bitwise the same gradients and parameters, the gradients equal the
-// gradient of the mean loss over the whole global batch at the parameters before the step,
-// and the parameters equal one optimizer step from them. The flat version sends what one
-// ring all-reduce of the whole gradient sends, measured in the same run. Every data-parallel
-// check ends with ten steps on exact data (exact_params, exact_batch), whose sums fp32 computes
-// exactly in any order: there the gradients and the update are compared bitwise.
+// Checks of lab 12 (data-parallel trainer), steps 1-12: the one-process MLP and optimizers, then
+// the data-parallel steps. Run under mpirun with 1..4 ranks by `./workbook check 12`; every rank
+// runs every check and all ranks agree on the verdict. Results are compared with the checker's
+// double-precision model (trainer_reference.h) within an allowance derived from the summation
+// order, not tuned. Every data-parallel check ends with steps on exact data (exact_params,
+// exact_batch), whose sums fp32 computes exactly in any order: there the comparison is bitwise.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,7 +15,6 @@
 #include <exception>
 #include <fstream>
 #include <functional>
-#include <limits>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -39,11 +26,6 @@
 #include <mpi.h>
 
 #include "check_support.h"
-#include "comm/check.h"
-#include "comm/error.h"
-#include "ring_allreduce.h"
-#include "trainer.h"
-#include "trainer_reference.h"
 #include "wb_fault_injection.h"
 
 namespace {
@@ -108,28 +90,21 @@ std::string check_forward(const Case& c, std::uint64_t seed) {
   lab12::Activations act;
   std::string f = failed(lab12::allocate_activations(m, c.rows, &act), "allocate_activations");
   if (!f.empty()) return f;
-  f = failed(lab12::mlp_forward(m, d_params.get(), d_x.get(), c.rows, act),
-             "mlp_forward(model " + model_name(m) + ", rows=" + std::to_string(c.rows) + ")");
+  const std::string call = "mlp_forward(model " + model_name(m) + ", rows=" + std::to_string(c.rows) + ")";
+  f = failed(lab12::mlp_forward(m, d_params.get(), d_x.get(), c.rows, act), call);
   if (f.empty()) {
-    const lab12::reference::Pass ref = lab12::reference::run(m, params, b.x.data(), b.labels.data(), c.rows, 1.0, false);
+    const lab12::reference::Pass ref =
+        lab12::reference::run(m, params, b.x.data(), b.labels.data(), c.rows, 1.0, false);
     const double g = lab12::reference::gamma(ref.k);
     for (int l = 0; l < m.layers() && f.empty(); ++l) {
       const int cols = m.widths[l + 1];
-      std::vector<float> got(std::size_t(c.rows) * cols);
-      if (!got.empty()) cudaMemcpy(got.data(), act.z[l], got.size() * sizeof(float), cudaMemcpyDeviceToHost);
-      f = compare(got, ref.z[l], scaled(ref.zmag[l], g),
-                  [&](std::size_t i) { return "z" + std::to_string(l) + "[" + std::to_string(i / cols) + "][" +
-                                              std::to_string(i % cols) + "]"; },
-                  "mlp_forward(model " + model_name(m) + ", rows=" + std::to_string(c.rows) + "), layer " +
-                      std::to_string(l) + (l + 1 == m.layers() ? " (the logits)" : ""));
-      if (f.empty() && l + 1 < m.layers()) {
-        std::vector<float> h(got.size());
-        if (!h.empty()) cudaMemcpy(h.data(), act.h[l], h.size() * sizeof(float), cudaMemcpyDeviceToHost);
-        f = compare(h, ref.h[l], scaled(ref.hmag[l], g),
-                    [&](std::size_t i) { return "h" + std::to_string(l) + "[" + std::to_string(i / cols) + "][" +
-                                                std::to_string(i % cols) + "]"; },
-                    "mlp_forward, the ReLU of layer " + std::to_string(l));
-      }
+      const std::size_t n = std::size_t(c.rows) * cols;
+      const std::string layer = std::to_string(l);
+      f = compare(host_copy(act.z[l], n), ref.z[l], scaled(ref.zmag[l], g), matrix_element("z" + layer, cols),
+                  call + ", layer " + layer + (l + 1 == m.layers() ? " (the logits)" : ""));
+      if (f.empty() && l + 1 < m.layers())
+        f = compare(host_copy(act.h[l], n), ref.h[l], scaled(ref.hmag[l], g), matrix_element("h" + layer, cols),
+                    "mlp_forward, the ReLU of layer " + layer);
     }
   }
   lab12::free_activations(&act);
@@ -177,8 +152,7 @@ std::string check_gradients(const Case& c, std::uint64_t seed) {
   const double g = lab12::reference::gamma(ref.k);
   const std::string call = "mlp_backward(model " + model_name(m) + ", rows=" + std::to_string(c.rows) +
                            ", scale=" + std::to_string(scale) + ")";
-  std::string f = compare(got.grads, ref.grads, scaled(ref.grads_mag, g),
-                          [&](std::size_t i) { return "grads " + element_name(m, i); }, call);
+  std::string f = compare(got.grads, ref.grads, scaled(ref.grads_mag, g), flat_element(m, "grads"), call);
   if (!f.empty()) return f;
   if (!(std::fabs(double(got.loss) - ref.loss) <= g * ref.loss_mag)) {
     std::ostringstream s;
@@ -193,7 +167,9 @@ std::string check_gradients(const Case& c, std::uint64_t seed) {
 // Tiny models whose pre-activations all stay clear of the ReLU's kink (so finite differences
 // are valid): the learner's gradients against central differences of the loss in double, within
 // fp32's allowance plus fd_tol (1 + |difference|) (the check's limit).
-std::string check_finite_differences(const Mlp& m, int rows, std::uint64_t seed, double fd_tol) {
+std::string check_finite_differences(const Case& c, std::uint64_t seed, double fd_tol) {
+  const Mlp& m = c.m;
+  const int rows = c.rows;
   std::vector<float> params;
   HostBatch b;
   for (std::uint64_t s = seed;; s += 7) {  // the first seed (deterministic) with no z within 1e-3 of 0
@@ -222,7 +198,7 @@ std::string check_finite_differences(const Mlp& m, int rows, std::uint64_t seed,
     // ~1e-16/h of the loss).
     allow[i] = g * ref.grads_mag[i] + fd_tol * (1 + std::fabs(fd[i]));
   }
-  return compare(got.grads, fd, allow, [&](std::size_t i) { return "grads " + element_name(m, i); },
+  return compare(got.grads, fd, allow, flat_element(m, "grads"),
                  "mlp_backward(model " + model_name(m) + ", rows=" + std::to_string(rows) +
                      ") against central finite differences of the loss in double");
 }
@@ -243,11 +219,6 @@ void run_cases(const std::vector<T>& cases, const std::function<std::string(cons
   verdict(f);
 }
 
-struct Tiny {
-  Mlp m;
-  int rows;
-};
-
 }  // namespace
 
 WB_CHECK(Correctness, ForwardMatchesReference, .weight = 2, .ranks = {1},
@@ -260,8 +231,6 @@ WB_CHECK(Correctness, ForwardMatchesReference, .weight = 2, .ranks = {1},
                   [](const Case& c, int i) { return check_forward(c, 100 + i); }, "models and batches");
 }
 
-// 2^22 + 1 rows of 4 hidden units: 16777220 pre-activations, more threads than a grid of 65535
-// blocks of 256 holds, so a grid-stride loop over a capped grid must take a second pass.
 WB_CHECK(Correctness, ForwardLargerThanOneGridPass, .weight = 1, .ranks = {1},
          .passes = "model {1, 4, 1}, 2^22 + 1 rows: 16777220 pre-activations, more than a grid of 65535 blocks "
                    "of 256 threads: as ForwardMatchesReference (a kernel over a capped grid must stride over it)",
@@ -271,9 +240,7 @@ WB_CHECK(Correctness, ForwardLargerThanOneGridPass, .weight = 1, .ranks = {1},
                   "models and batches");
 }
 
-// Arguments outside the contract (trainer.h: cudaErrorInvalidValue, before any work): more rows
-// than the activations hold, a negative count, activations allocated for a model with another
-// number of layers. A pass that went on would read and write past act's buffers.
+// Arguments outside the contract (trainer.h: cudaErrorInvalidValue, before any work).
 WB_CHECK(Correctness, RejectsArgumentsOutsideTheContract, .weight = 1, .ranks = {1},
          .passes = "`mlp_forward` and `mlp_backward` with 5 rows for activations of 4, with rows = -1, and with "
                    "activations of a model with another number of layers: each returns `cudaErrorInvalidValue` "
@@ -331,9 +298,8 @@ WB_CHECK(Correctness, GradientsMatchFiniteDifferences, .weight = 3, .ranks = {1}
          .hint = "dlogits = scale (softmax - onehot); dW = h^T dz (transpose h, then sgemm); db = column "
                  "sums of dz; dh = dz W^T; dz of the layer below = dh where z > 0.") {
   constexpr double kFdTol = WB_LIMIT("fd_tol");
-  run_cases<Tiny>({{{{4, 3, 2}}, 3}, {{{5, 4, 3, 3}}, 2}, {{{3, 2}}, 5}, {{{6, 5, 4}}, 1}},
-                  [](const Tiny& c, int i) { return check_finite_differences(c.m, c.rows, 300 + i, kFdTol); },
-                  "tiny models");
+  run_cases<Case>({{{{4, 3, 2}}, 3, 0}, {{{5, 4, 3, 3}}, 2, 0}, {{{3, 2}}, 5, 0}, {{{6, 5, 4}}, 1, 0}},
+                  [](const Case& c, int i) { return check_finite_differences(c, 300 + i, kFdTol); }, "tiny models");
 }
 
 WB_CHECK(Correctness, GradientsMatchReference, .weight = 2, .ranks = {1},
@@ -348,10 +314,8 @@ WB_CHECK(Correctness, GradientsMatchReference, .weight = 2, .ranks = {1},
 
 namespace {
 
-// One optimizer step compared with the same step in double from the learner's own state
-// before it. `state` holds m (and v) on the device.
-// One optimizer step (t >= 1) in double from the state before it (p0, m0, v0) and the
-// gradients, with the fp32 allowance of each result: a few u of the magnitudes it sums.
+// `steps` optimizer steps on n parameters, each compared with the same step in double
+// (expected_step) from the learner's own state before it; *done counts the steps that matched.
 std::string check_optimizer_steps(const lab12::Optimizer& opt, std::size_t n, int steps, std::uint64_t seed,
                                   int* done) {
   std::mt19937_64 rng(seed);
@@ -360,27 +324,23 @@ std::string check_optimizer_steps(const lab12::Optimizer& opt, std::size_t n, in
   for (float& p : params) p = static_cast<float>(u(rng));
   Device<float> d_params(params), d_grads(n), d_m(std::vector<float>(n, 0.0f)), d_v(std::vector<float>(n, 0.0f));
   const bool adam = opt.kind == lab12::Optimizer::Kind::adamw;
-  const std::string name = adam ? "adamw_step" : "sgd_step";
+  const auto at = [](const char* what) {
+    return [what](std::size_t i) { return what + ("[" + std::to_string(i) + "]"); };
+  };
   for (int t = 1; t <= steps; ++t) {
     std::vector<float> grads(n);
     for (float& g : grads) g = static_cast<float>(u(rng) * (t % 2 ? 1.0 : 1e-3));  // small gradients too
     d_grads.upload(grads);
     const std::vector<float> p0 = d_params.download(), m0 = d_m.download(), v0 = d_v.download();
-    const std::string call = name + "(n=" + std::to_string(n) + ", step " + std::to_string(t) + ")";
-    std::string f = adam ? failed(lab12::adamw_step(d_params.get(), d_grads.get(), d_m.get(), d_v.get(), n, t,
-                                                    opt.adamw),
-                                  call)
-                         : failed(lab12::sgd_step(d_params.get(), d_grads.get(), d_m.get(), n, opt.sgd), call);
+    const std::string call = step_name(opt) + ("(n=" + std::to_string(n) + ", step " + std::to_string(t) + ")");
+    std::string f = failed(optimizer_step(opt, d_params.get(), d_grads.get(), d_m.get(), d_v.get(), n, t), call);
     if (!f.empty()) return f;
     const std::vector<float> p1 = d_params.download(), m1 = d_m.download(), v1 = d_v.download();
     const Expected e = expected_step(opt, t, p0, grads, m0, v0);
-    auto at = [](std::size_t i) { return "[" + std::to_string(i) + "]"; };
-    f = compare(m1, e.m, e.allow_m, [&](std::size_t i) { return (adam ? "m" : "velocity") + at(i); },
+    f = compare(m1, e.m, e.allow_m, at(adam ? "m" : "velocity"),
                 call + (adam ? ", the first moment m" : ", the velocity"));
-    if (f.empty() && adam) f = compare(v1, e.v, e.allow_v, [&](std::size_t i) { return "v" + at(i); },
-                                       call + ", the second moment v");
-    if (f.empty()) f = compare(p1, e.p, e.allow_p, [&](std::size_t i) { return "params" + at(i); },
-                               call + ", the parameters");
+    if (f.empty() && adam) f = compare(v1, e.v, e.allow_v, at("v"), call + ", the second moment v");
+    if (f.empty()) f = compare(p1, e.p, e.allow_p, at("params"), call + ", the parameters");
     if (!f.empty()) return f;
     ++*done;
   }
@@ -407,20 +367,14 @@ constexpr char kOptimizerPasses[] = "n = 1, 1000, 4099, 4 steps: velocity / m, v
 WB_CHECK(Correctness, SgdStep, .weight = 1, .ranks = {1},
          .passes = kOptimizerPasses,
          .hint = "g = grad + weight_decay p; v = momentum v + g; p -= lr v.") {
-  lab12::Optimizer opt;
-  opt.kind = lab12::Optimizer::Kind::sgd;
-  opt.sgd = {0.05f, 0.9f, 1e-2f};
-  optimizer_check(opt, 400);
+  optimizer_check(sgd(0.05f, 0.9f, 1e-2f), 400);
 }
 
 WB_CHECK(Correctness, AdamWStep, .weight = 1, .ranks = {1},
          .passes = kOptimizerPasses,
          .hint = "Decay p by (1 - lr wd) first; m and v as Adam; divide by the bias corrections 1 - "
                  "beta^t with t starting at 1.") {
-  lab12::Optimizer opt;
-  opt.kind = lab12::Optimizer::Kind::adamw;
-  opt.adamw = {1e-2f, 0.9f, 0.999f, 1e-8f, 0.05f};
-  optimizer_check(opt, 500);
+  optimizer_check(adamw(1e-2f, 0.05f), 500);
 }
 
 // ---- step 1, the error paths (sim) ----------------------------------------------------------------
@@ -430,10 +384,9 @@ WB_CHECK(Correctness, AdamWStep, .weight = 1, .ranks = {1},
 // make one) of the step-1 functions in turn, the launches of the lab-02, 05 and 06 functions they
 // call included. The function must return that exact error at once: a launch that failed ran
 // nothing, so a pass that goes on computes from data never written, and the error that comes back
-// later, if any, no longer says where it arose. Every forward and backward case has more launches
-// than returns_injected_errors' default of 8 per function, so every one of them is failed here.
-// The mistake it catches: a launch whose cudaGetLastError() is not tested (trainer.cu's
-// WB_TRY(launched()) left out), which every correct result still passes.
+// later, if any, no longer says where it arose. The mistake it catches: a launch whose
+// cudaGetLastError() is not tested (trainer.cu's WB_TRY(launched()) left out), which every
+// correct result still passes.
 
 #if defined(CUSIM)
 namespace {
@@ -441,6 +394,20 @@ namespace {
 // Failed calls of one function per case at most: past every launch of these shapes (the
 // solution's backward of {33, 65, 130, 3} makes 18), yet bounded for code that launches per row.
 constexpr unsigned kMaxInjectedCallsPerApi = 64;
+constexpr int kRows = 37;
+
+// A model on the device: parameters from `seed`, a batch of kRows rows from seed + 1, gradients
+// and activations.
+struct Net {
+  Mlp m;
+  HostBatch b;
+  Device<float> params, x, grads;
+  Device<int> labels;
+  lab12::Activations act;
+  Net(const Mlp& model, std::uint64_t seed)
+      : m(model), b(random_batch(m, kRows, seed + 1)), params(initial_params(m, seed)), x(b.x),
+        grads(m.parameter_count()), labels(b.labels) {}
+};
 
 // One call of the lab under fault injection: the call as the message names it, what runs before
 // each injected call (outside the injection: a fresh forward pass for the backward), the call.
@@ -463,14 +430,10 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim", .ra
          .hint = "Test cudaGetLastError() right after every launch and return its error before the next "
                  "launch or call (if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;), "
                  "and return the error of every call of lab 02, 05 and 06 at once.") {
-  const Mlp m{{64, 32, 10}}, deep{{33, 65, 130, 3}};
-  Mlp frozen{{64, 32, 10}};
+  Net small(Mlp{{64, 32, 10}}, 810), deep(Mlp{{33, 65, 130, 3}}, 812);
+  Mlp frozen = small.m;
   frozen.frozen = {true, false, false, false};  // W0 frozen: layer 0 computes db0 and stops
-  constexpr int kRows = 37;
-  const HostBatch b = random_batch(m, kRows, 811), bd = random_batch(deep, kRows, 813);
-  Device<float> d_params(initial_params(m, 810)), d_x(b.x), d_grads(m.parameter_count()), d_loss(1);
-  Device<float> d_params_deep(initial_params(deep, 812)), d_x_deep(bd.x), d_grads_deep(deep.parameter_count());
-  Device<int> d_labels(b.labels), d_labels_deep(bd.labels);
+  Device<float> d_loss(1);
   constexpr std::size_t kN = 1000;
   std::mt19937_64 rng(814);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -479,45 +442,38 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim", .ra
   Device<float> d_p(p0), d_g(g0), d_m(std::vector<float>(kN, 0.0f)), d_v(std::vector<float>(kN, 0.0f));
   const lab12::Optimizer sgd_opt = sgd(0.05f, 0.9f, 1e-2f), adamw_opt = adamw(1e-2f, 0.05f);
 
-  lab12::Activations act, act_deep;
-  std::string f = failed(lab12::allocate_activations(m, kRows, &act), "allocate_activations");
-  if (f.empty()) f = failed(lab12::allocate_activations(deep, kRows, &act_deep), "allocate_activations");
+  std::string f = failed(lab12::allocate_activations(small.m, kRows, &small.act), "allocate_activations");
+  if (f.empty()) f = failed(lab12::allocate_activations(deep.m, kRows, &deep.act), "allocate_activations");
 
-  const std::string rows = ", rows=" + std::to_string(kRows);
-  // The calls, by pointer to what the test body holds (the models, the activations).
-  auto forward = [](const Mlp* model, const float* params, const float* x, lab12::Activations* a) {
-    return [=] { return lab12::mlp_forward(*model, params, x, kRows, *a); };
+  // The calls, by reference to what the test body holds (the nets, the models).
+  auto forward = [](Net& n) {
+    return [&n] { return lab12::mlp_forward(n.m, n.params.get(), n.x.get(), kRows, n.act); };
   };
-  auto backward = [loss = d_loss.get()](const Mlp* model, const float* params, const float* x, const int* labels,
-                                        int n, lab12::Activations* a, float* grads, bool accumulate) {
-    return [=] {
+  auto backward = [loss = d_loss.get()](Net& n, const Mlp& model, int rows, bool accumulate) {
+    return [&n, &model, rows, accumulate, loss] {
       lab12::BackwardOptions o;
       o.accumulate = accumulate;
-      return lab12::mlp_backward(*model, params, x, labels, n, 1.0f / kRows, *a, grads, loss, o);
+      return lab12::mlp_backward(model, n.params.get(), n.x.get(), n.labels.get(), rows, 1.0f / kRows, n.act,
+                                 n.grads.get(), loss, o);
     };
   };
   // A backward pass reads the forward pass's activations: each injected run starts from a fresh one.
-  auto refresh = [](const Mlp* model, const float* params, const float* x, lab12::Activations* a) {
-    return [=] { lab12::mlp_forward(*model, params, x, kRows, *a); };
+  auto refresh = [](Net& n, const Mlp& model) {
+    return [&n, &model] { lab12::mlp_forward(model, n.params.get(), n.x.get(), kRows, n.act); };
   };
-  const std::string mm = "(model " + model_name(m), md = "(model " + model_name(deep);
+  const std::string rows = ", rows=" + std::to_string(kRows);
+  const std::string ms = "(model " + model_name(small.m), md = "(model " + model_name(deep.m);
   const std::vector<ErrorPath> paths = {
-      {"mlp_forward" + mm + rows + ")", "mlp_forward", nullptr, forward(&m, d_params.get(), d_x.get(), &act)},
-      {"mlp_forward" + md + rows + ")", "mlp_forward", nullptr,
-       forward(&deep, d_params_deep.get(), d_x_deep.get(), &act_deep)},
-      {"mlp_backward" + mm + rows + ")", "mlp_backward", refresh(&m, d_params.get(), d_x.get(), &act),
-       backward(&m, d_params.get(), d_x.get(), d_labels.get(), kRows, &act, d_grads.get(), false)},
-      {"mlp_backward" + mm + rows + ", accumulate)", "mlp_backward", refresh(&m, d_params.get(), d_x.get(), &act),
-       backward(&m, d_params.get(), d_x.get(), d_labels.get(), kRows, &act, d_grads.get(), true)},
-      {"mlp_backward" + md + rows + ")", "mlp_backward",
-       refresh(&deep, d_params_deep.get(), d_x_deep.get(), &act_deep),
-       backward(&deep, d_params_deep.get(), d_x_deep.get(), d_labels_deep.get(), kRows, &act_deep,
-                d_grads_deep.get(), false)},
+      {"mlp_forward" + ms + rows + ")", "mlp_forward", nullptr, forward(small)},
+      {"mlp_forward" + md + rows + ")", "mlp_forward", nullptr, forward(deep)},
+      {"mlp_backward" + ms + rows + ")", "mlp_backward", refresh(small, small.m),
+       backward(small, small.m, kRows, false)},
+      {"mlp_backward" + ms + rows + ", accumulate)", "mlp_backward", refresh(small, small.m),
+       backward(small, small.m, kRows, true)},
+      {"mlp_backward" + md + rows + ")", "mlp_backward", refresh(deep, deep.m), backward(deep, deep.m, kRows, false)},
       {"mlp_backward(model " + model_name(frozen) + " with W0 frozen" + rows + ")", "mlp_backward",
-       refresh(&frozen, d_params.get(), d_x.get(), &act),
-       backward(&frozen, d_params.get(), d_x.get(), d_labels.get(), kRows, &act, d_grads.get(), false)},
-      {"mlp_backward" + mm + ", rows=0)", "mlp_backward", nullptr,
-       backward(&m, d_params.get(), d_x.get(), d_labels.get(), 0, &act, d_grads.get(), false)},
+       refresh(small, frozen), backward(small, frozen, kRows, false)},
+      {"mlp_backward" + ms + ", rows=0)", "mlp_backward", nullptr, backward(small, small.m, 0, false)},
       {"sgd_step(n=" + std::to_string(kN) + ")", "sgd_step", nullptr,
        [&] { return lab12::sgd_step(d_p.get(), d_g.get(), d_m.get(), kN, sgd_opt.sgd); }},
       {"adamw_step(n=" + std::to_string(kN) + ", t=1)", "adamw_step", nullptr,
@@ -542,8 +498,8 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim", .ra
     }
     if (f.empty()) ++done;
   }
-  lab12::free_activations(&act);
-  lab12::free_activations(&act_deep);
+  lab12::free_activations(&small.act);
+  lab12::free_activations(&deep.act);
   if (f.empty() && tally.tested == 0)
     f = "no CUDA call or kernel launch of mlp_forward, mlp_backward, sgd_step or adamw_step could be made to fail: "
         "did they launch anything?";
@@ -582,9 +538,9 @@ WB_CHECK(Correctness, BroadcastParameters, .weight = 2,
          .hint = "A binomial tree: in round k ranks r < 2^k send to r + 2^k, ranks 2^k <= r < 2^(k+1) "
                  "receive from r - 2^k.") {
   comm::Communicator& w = comm::check::world();
-  std::string f = run_lab([&] {
+  verdict(run_lab([&] {
     std::string library_calls;  // the first count's, reported once every count has run
-    for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(2410), std::size_t(300001)}) {
+    for (std::size_t count : std::vector<std::size_t>{0, 1, 1000, 2410, 300001}) {
       // Every rank starts from its own values; rank 0's must arrive everywhere.
       std::vector<float> mine(count), root(count);
       for (std::size_t i = 0; i < count; ++i) {
@@ -609,8 +565,7 @@ WB_CHECK(Correctness, BroadcastParameters, .weight = 2,
         }
     }
     return library_calls;
-  });
-  verdict(f);
+  }));
 }
 
 namespace {
@@ -621,34 +576,81 @@ const char* reduction_name(lab12::Reduction r) { return r == lab12::Reduction::f
 using StepFn = std::function<cudaError_t(const lab12::Batch&, float*, float*, lab12::Activations&,
                                          lab12::OptimizerState&)>;
 
-// A run of data-parallel steps and what the checker compares after each.
+// A run of data-parallel steps and what the checker compares after each (built by ddp_run,
+// bucketed_run, accumulate_run and zero1_run; a check runs several with check_runs).
 struct StepRun {
   std::string call;  // "ddp_train_step(flat)": named in every message
   Mlp m;
   lab12::Optimizer opt;
   int global_rows = 0, steps = 0;
   std::uint64_t seed = 0;
-  int act_rows = 0;           // room of the activations (0: the global batch)
-  bool zero1 = false;         // optimizer state of this rank's chunk only; gradients valid there only
-  double extra_terms = 0;     // roundings beyond the n-rank sum (micro-batches)
-  std::uint64_t max_sends = 0;  // > 0: messages one step may send from this rank
   // Exact data (exact_params, fresh before every step, and exact_batch): the gradients must
   // equal the exact gradient and the update what one process's optimizer makes of it, bitwise.
   bool exact = false;
   StepFn step;
+  bool zero1 = false;          // optimizer state of this rank's chunk only; gradients valid there only
+  int act_rows = 0;            // room of the activations (0: the global batch)
+  double extra_terms = 0;      // roundings beyond the n-rank sum (micro-batches)
+  bool one_allreduce = false;  // a step sends no more messages than one ring all-reduce of the gradients
 };
 
-// A StepRun of `steps` steps of `step` on global batches of `rows` rows from `seed`.
-StepRun step_run(const std::string& call, const Mlp& m, const lab12::Optimizer& opt, int rows, int steps,
-                 std::uint64_t seed, StepFn step) {
-  StepRun r;
-  r.call = call;
-  r.m = m;
-  r.opt = opt;
-  r.global_rows = rows;
-  r.steps = steps;
-  r.seed = seed;
-  r.step = std::move(step);
+Mlp with_frozen(Mlp m, std::vector<bool> frozen) {
+  m.frozen = std::move(frozen);
+  return m;
+}
+
+std::string frozen_name(const Mlp& m) {
+  std::string s;
+  const std::vector<Tensor> t = m.tensors();
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (!m.trains(static_cast<int>(i))) s += (s.empty() ? "" : ", ") + t[i].name;
+  return s.empty() ? "" : ", frozen " + s;
+}
+
+StepRun ddp_run(lab12::Reduction reduction, const Mlp& m, const lab12::Optimizer& opt, int rows, int steps,
+                std::uint64_t seed, bool exact = false) {
+  return {std::string("ddp_train_step(") + reduction_name(reduction) + ")", m, opt, rows, steps, seed, exact,
+          [=](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+              lab12::OptimizerState& state) {
+            return lab12::ddp_train_step(reduction, m, b, params, grads, act, opt, state, comm::check::world());
+          }};
+}
+
+StepRun bucketed_run(const Mlp& m, std::size_t floats, const lab12::Optimizer& opt, int rows, int steps,
+                     std::uint64_t seed, bool exact = false) {
+  return {"bucketed_train_step(bucket_floats=" + std::to_string(floats) + frozen_name(m) + ", " +
+              std::to_string(lab12::reference::buckets(m, floats).size()) + " buckets)",
+          m, opt, rows, steps, seed, exact,
+          [=](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+              lab12::OptimizerState& state) {
+            return lab12::bucketed_train_step(m, b, floats, params, grads, act, opt, state, comm::check::world());
+          }};
+}
+
+StepRun accumulate_run(const Mlp& m, int micro, const lab12::Optimizer& opt, int rows, int steps,
+                       std::uint64_t seed, bool exact = false) {
+  const int n = comm::check::world().size();
+  StepRun r{"accumulate_train_step(micro_batches=" + std::to_string(micro) + ")", m, opt, rows, steps, seed, exact,
+            [=](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+                lab12::OptimizerState& state) {
+              return lab12::accumulate_train_step(m, b, micro, params, grads, act, opt, state, comm::check::world());
+            }};
+  // Room for the largest micro-batch of the largest shard only.
+  const int largest_shard = (rows + n - 1) / n;
+  r.act_rows = std::max(1, (largest_shard + micro - 1) / micro);
+  r.extra_terms = micro;
+  r.one_allreduce = true;
+  return r;
+}
+
+StepRun zero1_run(const Mlp& m, const lab12::Optimizer& opt, int rows, int steps, std::uint64_t seed,
+                  bool exact = false) {
+  StepRun r{"zero1_train_step", m, opt, rows, steps, seed, exact,
+            [=](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
+                lab12::OptimizerState& state) {
+              return lab12::zero1_train_step(m, b, params, grads, act, opt, state, comm::check::world());
+            }};
+  r.zero1 = true;
   return r;
 }
 
@@ -662,6 +664,12 @@ std::vector<std::size_t> trained_elements(const Mlp& m, std::size_t offset, std:
         if (i >= offset && i < offset + count) out.push_back(i);
   return out;
 }
+
+// This rank's buffers before and after one step.
+struct StepBuffers {
+  std::vector<float> before, m0, v0;       // parameters and optimizer state before the step
+  std::vector<float> grads, after, m1, v1;  // after it
+};
 
 const char* const kWhyBitwise =
     "These data make every sum exact (integer inputs, parameters of a few binary digits, a global batch of a "
@@ -709,9 +717,7 @@ std::string check_exact_gradients(const Mlp& m, const lab12::reference::Pass& re
 // exact gradient, the state before it and t = step. Compared on the trained elements.
 std::string check_exact_update(const StepRun& r, int step, const comm::check::Range& mine,
                                const std::vector<std::size_t>& trained_mine, const lab12::reference::Pass& ref,
-                               const std::vector<float>& before, const std::vector<float>& after,
-                               const std::vector<float>& m0, const std::vector<float>& v0,
-                               const std::vector<float>& m1, const std::vector<float>& v1, const std::string& call) {
+                               const StepBuffers& s, const std::string& call) {
   if (mine.count == 0) return "";
   const bool adam = r.opt.kind == lab12::Optimizer::Kind::adamw;
   std::vector<float> g(mine.count);
@@ -719,13 +725,10 @@ std::string check_exact_update(const StepRun& r, int step, const comm::check::Ra
   const auto part = [&](const std::vector<float>& v, std::size_t from) {
     return std::vector<float>(v.begin() + from, v.begin() + from + mine.count);
   };
-  Device<float> d_p(part(before, mine.offset)), d_g(g), d_m(part(m0, 0)), d_v(part(v0, 0));
-  const std::string one = adam ? "adamw_step" : "sgd_step";
-  const std::string f =
-      adam ? failed(lab12::adamw_step(d_p.get(), d_g.get(), d_m.get(), d_v.get(), mine.count, step, r.opt.adamw),
-                    one + " (the checker's one-process step)")
-           : failed(lab12::sgd_step(d_p.get(), d_g.get(), d_m.get(), mine.count, r.opt.sgd),
-                    one + " (the checker's one-process step)");
+  Device<float> d_p(part(s.before, mine.offset)), d_g(g), d_m(part(s.m0, 0)), d_v(part(s.v0, 0));
+  const std::string one = step_name(r.opt);
+  const std::string f = failed(optimizer_step(r.opt, d_p.get(), d_g.get(), d_m.get(), d_v.get(), mine.count, step),
+                               one + " (the checker's one-process step)");
   if (!f.empty()) return call + ": " + f;
   const std::vector<float> want_p = d_p.download(), want_m = d_m.download(), want_v = d_v.download();
   struct Value {
@@ -734,13 +737,13 @@ std::string check_exact_update(const StepRun& r, int step, const comm::check::Ra
     std::size_t base;  // (*got)[i - base] is element i
     const std::vector<float>* want;
   };
-  std::vector<Value> values{{"params", &after, 0, &want_p}, {adam ? "m" : "velocity", &m1, mine.offset, &want_m}};
-  if (adam) values.push_back({"v", &v1, mine.offset, &want_v});
+  std::vector<Value> values{{"params", &s.after, 0, &want_p}, {adam ? "m" : "velocity", &s.m1, mine.offset, &want_m}};
+  if (adam) values.push_back({"v", &s.v1, mine.offset, &want_v});
   for (const Value& v : values)
     for (std::size_t i : trained_mine)
       if (!same_value((*v.got)[i - v.base], (*v.want)[i - mine.offset])) {
-        std::ostringstream s;
-        s << call << ": after the optimizer step " << v.what << " " << element_name(r.m, i) << " = "
+        std::ostringstream o;
+        o << call << ": after the optimizer step " << v.what << " " << element_name(r.m, i) << " = "
           << exact_text((*v.got)[i - v.base]) << " on rank " << comm::check::world().rank() << ", expected exactly "
           << exact_text((*v.want)[i - mine.offset]) << ", what " << one << " computes in one process from the "
           << "parameters before the step, the exact gradient and this rank's optimizer state before it"
@@ -748,23 +751,109 @@ std::string check_exact_update(const StepRun& r, int step, const comm::check::Ra
           << "the update must be one process's bit for bit: a difference means the step changed the gradient, "
           << "the state or the formula on its way to the optimizer (a rescaling that rounds, a rank-dependent "
           << "term, a step taken twice).";
-        return s.str();
+        return o.str();
       }
   return "";
 }
 
-// `steps` training steps, each compared with single-process training in double from the same
-// parameters: every rank holds rank 0's bits; the gradients are the mean-loss gradient of the
-// whole global batch at the parameters before the step (on the elements this rank's step
-// leaves summed); the parameters are one optimizer step from those before it, and frozen
-// tensors and their state do not change. On exact data (r.exact) the parameters are reset to
-// exact values before every step, and the gradients and the update must also equal, bitwise,
-// the exact gradient and one process's optimizer step from it.
+// The comparisons after step `step` of `r` on batch `b`, on every rank (the ranks then stop
+// together or go on together): (a) every rank holds rank 0's bits (the gradients: where every
+// rank holds the sum); the optimizer state's guard band is intact; (b) the gradients are the
+// mean-loss gradient of the whole global batch at the parameters before the step (on the
+// elements this rank's step leaves summed); (c) this rank's parameters are one optimizer step
+// from those before it, and frozen tensors and their state do not change. On exact data the
+// gradients and the update must also equal, bitwise, the exact gradient and one process's
+// optimizer step from it.
+std::string compare_step(const StepRun& r, int step, const HostBatch& b, const StepBuffers& s,
+                         const comm::check::Range& mine, std::size_t guard, float sentinel, const std::string& call) {
+  comm::Communicator& w = comm::check::world();
+  const Mlp& m = r.m;
+  const int n = w.size();
+  const std::size_t P = m.parameter_count();
+  const std::vector<std::size_t> trained_all = trained_elements(m, 0, P);
+  const std::vector<std::size_t> trained_mine = trained_elements(m, mine.offset, mine.count);
+  std::vector<float> root_grads = s.grads, root_after = s.after;
+  MPI_Bcast(root_grads.data(), static_cast<int>(P), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(root_after.data(), static_cast<int>(P), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  for (std::size_t i = 0; i < P; ++i) {
+    const bool grads_differ = !r.zero1 && std::binary_search(trained_all.begin(), trained_all.end(), i) &&
+                              std::memcmp(&s.grads[i], &root_grads[i], sizeof(float)) != 0;
+    if (grads_differ || std::memcmp(&s.after[i], &root_after[i], sizeof(float)) != 0) {
+      std::ostringstream o;
+      o << call << ": rank " << w.rank() << " differs from rank 0 at " << element_name(m, i) << " (grads "
+        << s.grads[i] << " vs " << root_grads[i] << ", params " << s.after[i] << " vs " << root_after[i] << "): "
+        << (r.zero1 ? "after the all-gather every rank must hold every rank's updated chunk."
+                    : "after the all-reduce every rank must hold the same sum.");
+      return o.str();
+    }
+  }
+  for (std::size_t i = mine.count; i < mine.count + guard; ++i)
+    if (s.m1[i] != sentinel || s.v1[i] != sentinel)
+      return call + ": the optimizer state was written at element " + std::to_string(i) + " of a buffer of " +
+             std::to_string(mine.count) + " floats" +
+             (r.zero1 ? " (this rank's chunk of the parameters): ZeRO-1 keeps the state of its own chunk only, "
+                        "chunk_of(parameter_count(), n, rank)."
+                      : ".");
+  // (b) The n-rank sum lengthens the chain by n.
+  const lab12::reference::Pass ref = lab12::reference::run(m, s.before, b.x.data(), b.labels.data(), r.global_rows,
+                                                           1.0 / r.global_rows, true, n + r.extra_terms);
+  const std::vector<std::size_t>& checked = r.zero1 ? trained_mine : trained_all;
+  const std::vector<double> allow = scaled(ref.grads_mag, lab12::reference::gamma(ref.k));
+  std::string f = compare(pick(s.grads, checked), pick(ref.grads, checked), pick(allow, checked),
+                          flat_element(m, "grads", &checked),
+                          call + (r.zero1 ? ": this rank's chunk of the gradients after the reduce-scatter"
+                                          : ": the gradients after the all-reduce") +
+                              " (expected: of the mean loss over the whole global batch)");
+  if (!f.empty()) {
+    // Name the usual mistakes: a sum over ranks that is not averaged, or the rank's own shard only.
+    double ratio = 0;
+    std::size_t i = checked.empty() ? 0 : checked[0];
+    for (std::size_t j : checked)
+      if (std::fabs(ref.grads[j]) > std::fabs(ref.grads[i])) i = j;
+    if (ref.grads[i] != 0) ratio = s.grads[i] / ref.grads[i];
+    std::ostringstream o;
+    o.precision(3);
+    o << "\n    the largest gradient is " << ratio << " x the expected one";
+    if (n > 1 && std::fabs(ratio - n) < 0.1 * n)
+      o << ": about n = " << n << " times too large. Gradients summed over ranks must be averaged: scale each "
+        << "rank's loss by 1/(global batch), not 1/(its shard).";
+    return f + o.str();
+  }
+  if (r.exact && !(f = check_exact_gradients(m, ref, s.grads, checked, call)).empty()) return f;
+  // (c) One optimizer step from `before` with these gradients and this rank's state before it.
+  const Expected e = expected_step(r.opt, step, pick(s.before, trained_mine), pick(s.grads, trained_mine),
+                                   pick(s.m0, trained_mine, mine.offset), pick(s.v0, trained_mine, mine.offset));
+  f = compare(pick(s.after, trained_mine), e.p, e.allow_p, flat_element(m, "params", &trained_mine),
+              call + ": the parameters after the optimizer step (expected: one step from the parameters before it "
+                     "with the summed gradients" +
+                  (r.zero1 ? " and this rank's state; this rank updates chunk [" + std::to_string(mine.offset) +
+                                 ", " + std::to_string(mine.offset + mine.count) + ") of the flat buffer)"
+                           : ")"));
+  if (!f.empty()) return f;
+  // Frozen tensors: unchanged, their state still zero.
+  for (std::size_t i = mine.offset; i < mine.offset + mine.count; ++i) {
+    if (std::binary_search(trained_mine.begin(), trained_mine.end(), i)) continue;
+    const float m1 = s.m1[i - mine.offset], v1 = s.v1[i - mine.offset];
+    if (std::memcmp(&s.after[i], &s.before[i], sizeof(float)) != 0 || m1 != 0.0f || v1 != 0.0f) {
+      std::ostringstream o;
+      o << call << ": " << element_name(m, i) << " belongs to a frozen tensor but changed (params " << s.before[i]
+        << " -> " << s.after[i] << ", optimizer state " << m1 << ", " << v1
+        << "): the optimizer must leave frozen tensors and their state alone (no weight decay either).";
+      return o.str();
+    }
+  }
+  return r.exact ? check_exact_update(r, step, mine, trained_mine, ref, s, call) : "";
+}
+
+// `r.steps` training steps, each compared with single-process training in double from the same
+// parameters (compare_step). On exact data (r.exact) the parameters are reset to exact values
+// before every step.
 std::string check_steps(const StepRun& r, int* done) {
   comm::Communicator& w = comm::check::world();
   const Mlp& m = r.m;
   const int n = w.size();
   const std::size_t P = m.parameter_count();
+  const std::uint64_t max_sends = r.one_allreduce ? std::max<std::uint64_t>(one_allreduce_sends(P), 1) : 0;
   const comm::check::Range mine = r.zero1 ? comm::check::reference_chunk(P, n, w.rank()) : comm::check::Range{0, P};
   // The optimizer state holds this rank's elements only, followed by a guard band the step
   // must not write (a ZeRO-1 state of the full size would run into it).
@@ -778,11 +867,6 @@ std::string check_steps(const StepRun& r, int* done) {
                          "allocate_activations");
   if (!f.empty()) return f;
   lab12::OptimizerState state{d_m.get(), d_v.get(), 0};
-  const std::vector<std::size_t> trained_all = trained_elements(m, 0, P);
-  const std::vector<std::size_t> trained_mine = trained_elements(m, mine.offset, mine.count);
-  const auto name = [&](const std::vector<std::size_t>& at, const std::string& what) {
-    return [&at, &m, what](std::size_t j) { return what + " " + element_name(m, at[j]); };
-  };
   for (int step = 1; step <= r.steps && f.empty(); ++step) {
     // Exact data: fresh exact parameters before every step (an update leaves values of many
     // bits), the optimizer state carried over.
@@ -791,10 +875,10 @@ std::string check_steps(const StepRun& r, int* done) {
                                 : random_batch(m, r.global_rows, r.seed + 1000 * step);
     Device<float> d_x(b.x);
     Device<int> d_labels(b.labels);
-    const std::vector<float> before = d_params.download(), m0 = d_m.download(), v0 = d_v.download();
+    StepBuffers s{d_params.download(), d_m.download(), d_v.download()};
     const std::string call = r.call + ", model " + model_name(m) + ", global batch " + std::to_string(r.global_rows) +
-                             ", " + std::to_string(n) + (n == 1 ? " rank" : " ranks") + ", step " +
-                             std::to_string(step) + (r.exact ? " on exact data" : "");
+                             ", " + ranks_text(n) + ", step " + std::to_string(step) +
+                             (r.exact ? " on exact data" : "");
     w.barrier();
     w.reset_stats();
     comm::check::LearnerCall window(call);  // library collectives and raw MPI calls of the step
@@ -807,97 +891,17 @@ std::string check_steps(const StepRun& r, int* done) {
     } else if (state.t != step) {
       f = call + ": state.t is " + std::to_string(state.t) + " after " + std::to_string(step) +
           " steps (each step counts one).";
-    } else if (r.max_sends > 0 && sends > r.max_sends) {
+    } else if (max_sends > 0 && sends > max_sends) {
       f = call + ": rank " + std::to_string(w.rank()) + " sent " + std::to_string(sends) +
           " messages in one step; one ring all-reduce of the " + std::to_string(P) + " gradients sends " +
-          std::to_string(r.max_sends) + ". Communicate once per step, after the last micro-batch.";
+          std::to_string(max_sends) + ". Communicate once per step, after the last micro-batch.";
     }
     if (stop_together(f)) break;  // before the broadcasts, which every rank must reach
-    const std::vector<float> grads = d_grads.download(), after = d_params.download(), m1 = d_m.download(),
-                             v1 = d_v.download();
-    // (a) Every rank holds rank 0's bits (the gradients: where every rank holds the sum).
-    std::vector<float> root_grads = grads, root_after = after;
-    MPI_Bcast(root_grads.data(), static_cast<int>(P), MPI_FLOAT, 0, MPI_COMM_WORLD);
-    MPI_Bcast(root_after.data(), static_cast<int>(P), MPI_FLOAT, 0, MPI_COMM_WORLD);
-    // The comparisons: every rank runs them all, then the ranks stop together or go on together.
-    f = [&]() -> std::string {
-      std::string f;
-      for (std::size_t i = 0; i < P && f.empty(); ++i) {
-        const bool grads_differ = !r.zero1 &&
-                                  std::binary_search(trained_all.begin(), trained_all.end(), i) &&
-                                  std::memcmp(&grads[i], &root_grads[i], sizeof(float)) != 0;
-        if (grads_differ || std::memcmp(&after[i], &root_after[i], sizeof(float)) != 0) {
-          std::ostringstream s;
-          s << call << ": rank " << w.rank() << " differs from rank 0 at " << element_name(m, i) << " (grads "
-            << grads[i] << " vs " << root_grads[i] << ", params " << after[i] << " vs " << root_after[i] << "): "
-            << (r.zero1 ? "after the all-gather every rank must hold every rank's updated chunk."
-                        : "after the all-reduce every rank must hold the same sum.");
-          f = s.str();
-        }
-      }
-      if (!f.empty()) return f;
-      // The guard band after the state.
-      for (std::size_t i = mine.count; i < mine.count + guard && f.empty(); ++i)
-        if (m1[i] != sentinel || v1[i] != sentinel)
-          f = call + ": the optimizer state was written at element " + std::to_string(i) + " of a buffer of " +
-              std::to_string(mine.count) + " floats" +
-              (r.zero1 ? " (this rank's chunk of the parameters): ZeRO-1 keeps the state of its own chunk only, "
-                         "chunk_of(parameter_count(), n, rank)."
-                       : ".");
-      if (!f.empty()) return f;
-      // (b) The gradient of the mean loss over the whole global batch at the parameters before
-      // the step (the n-rank sum lengthens the chain by n).
-      const lab12::reference::Pass ref = lab12::reference::run(m, before, b.x.data(), b.labels.data(), r.global_rows,
-                                                               1.0 / r.global_rows, true, n + r.extra_terms);
-      const std::vector<std::size_t>& checked = r.zero1 ? trained_mine : trained_all;
-      const std::vector<double> allow = scaled(ref.grads_mag, lab12::reference::gamma(ref.k));
-      f = compare(pick(grads, checked), pick(ref.grads, checked), pick(allow, checked), name(checked, "grads"),
-                  call + (r.zero1 ? ": this rank's chunk of the gradients after the reduce-scatter"
-                                  : ": the gradients after the all-reduce") +
-                      " (expected: of the mean loss over the whole global batch)");
-      if (!f.empty()) {
-        // Name the usual mistakes: a sum over ranks that is not averaged, or the rank's own shard only.
-        double ratio = 0;
-        std::size_t i = checked.empty() ? 0 : checked[0];
-        for (std::size_t j : checked)
-          if (std::fabs(ref.grads[j]) > std::fabs(ref.grads[i])) i = j;
-        if (ref.grads[i] != 0) ratio = grads[i] / ref.grads[i];
-        std::ostringstream s;
-        s.precision(3);
-        s << "\n    the largest gradient is " << ratio << " x the expected one";
-        if (n > 1 && std::fabs(ratio - n) < 0.1 * n)
-          s << ": about n = " << n << " times too large. Gradients summed over ranks must be averaged: scale each "
-            << "rank's loss by 1/(global batch), not 1/(its shard).";
-        f += s.str();
-        return f;
-      }
-      if (r.exact && !(f = check_exact_gradients(m, ref, grads, checked, call)).empty()) return f;
-      // (c) This rank's trained parameters: one optimizer step from `before` with these gradients
-      // and its state before the step. Frozen ones: unchanged, their state still zero.
-      const Expected e = expected_step(r.opt, step, pick(before, trained_mine), pick(grads, trained_mine),
-                                       pick(m0, trained_mine, mine.offset), pick(v0, trained_mine, mine.offset));
-      f = compare(pick(after, trained_mine), e.p, e.allow_p, name(trained_mine, "params"),
-                  call + ": the parameters after the optimizer step (expected: one step from the parameters before it "
-                         "with the summed gradients" +
-                      (r.zero1 ? " and this rank's state; this rank updates chunk [" + std::to_string(mine.offset) +
-                                     ", " + std::to_string(mine.offset + mine.count) + ") of the flat buffer)"
-                               : ")"));
-      for (std::size_t i = mine.offset; i < mine.offset + mine.count && f.empty(); ++i) {
-        if (std::binary_search(trained_mine.begin(), trained_mine.end(), i))
-          continue;
-        if (std::memcmp(&after[i], &before[i], sizeof(float)) != 0 || m1[i - mine.offset] != 0.0f ||
-            v1[i - mine.offset] != 0.0f) {
-          std::ostringstream s;
-          s << call << ": " << element_name(m, i) << " belongs to a frozen tensor but changed (params " << before[i]
-            << " -> " << after[i] << ", optimizer state " << m1[i - mine.offset] << ", " << v1[i - mine.offset]
-            << "): the optimizer must leave frozen tensors and their state alone (no weight decay either).";
-          f = s.str();
-        }
-      }
-      if (f.empty() && r.exact)
-        f = check_exact_update(r, step, mine, trained_mine, ref, before, after, m0, v0, m1, v1, call);
-      return f;
-    }();
+    s.grads = d_grads.download();
+    s.after = d_params.download();
+    s.m1 = d_m.download();
+    s.v1 = d_v.download();
+    f = compare_step(r, step, b, s, mine, guard, sentinel, call);
     if (stop_together(f)) break;
     ++*done;
   }
@@ -905,27 +909,28 @@ std::string check_steps(const StepRun& r, int* done) {
   return f;
 }
 
-// Data-parallel steps of ddp_train_step on one global batch per step (on exact data: exact).
-std::string check_ddp(lab12::Reduction reduction, const lab12::Optimizer& opt, const Mlp& m, int global_rows,
-                      int steps, std::uint64_t seed, int* done, bool exact = false) {
-  StepRun r = step_run(std::string("ddp_train_step(") + reduction_name(reduction) + ")", m, opt, global_rows, steps,
-                       seed, [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-                                 lab12::OptimizerState& state) {
-                         return lab12::ddp_train_step(reduction, m, b, params, grads, act, opt, state,
-                                                      comm::check::world());
-                       });
-  r.exact = exact;
-  return check_steps(r, done);
+// check_steps of each run in turn until the first failure; records the steps that matched
+// ("k/N steps matched <what>") and fails every rank with that failure.
+void check_runs(const std::vector<StepRun>& runs, const std::string& what) {
+  int done = 0, total = 0;
+  for (const StepRun& r : runs) total += r.steps;
+  const std::string f = run_lab([&] {
+    std::string e;
+    for (const StepRun& r : runs)
+      if (e.empty()) e = check_steps(r, &done);
+    return e;
+  });
+  record("measured", std::to_string(done) + "/" + std::to_string(total) + " steps matched " + what);
+  verdict(f);
 }
 
-std::string check_ddp_variants(lab12::Reduction reduction, const lab12::Optimizer& exact_opt, int* done) {
-  // 37 rows: uneven over 2-4 ranks; 3 rows: fewer rows than 4 ranks, empty shards.
-  std::string f = check_ddp(reduction, adamw(1e-2f, 0.01f), {{64, 32, 10}}, 37, 10, 600, done);
-  if (f.empty()) f = check_ddp(reduction, sgd(0.1f, 0.9f, 1e-3f), {{64, 32, 10}}, 64, 3, 700, done);
-  if (f.empty()) f = check_ddp(reduction, sgd(0.1f, 0.9f, 1e-3f), {{5, 7, 3}}, 3, 3, 800, done);
-  // Exact data: 32 rows (11, 11 and 10 over 3 ranks), bitwise.
-  if (f.empty()) f = check_ddp(reduction, exact_opt, {{16, 12, 8}}, 32, 10, 850, done, true);
-  return f;
+// 37 rows: uneven over 2-4 ranks; 3 rows: fewer rows than 4 ranks, empty shards. Exact data:
+// 32 rows (11, 11 and 10 over 3 ranks), bitwise.
+std::vector<StepRun> ddp_runs(lab12::Reduction reduction, const lab12::Optimizer& exact_opt) {
+  return {ddp_run(reduction, {{64, 32, 10}}, adamw(1e-2f, 0.01f), 37, 10, 600),
+          ddp_run(reduction, {{64, 32, 10}}, sgd(0.1f, 0.9f, 1e-3f), 64, 3, 700),
+          ddp_run(reduction, {{5, 7, 3}}, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 800),
+          ddp_run(reduction, {{16, 12, 8}}, exact_opt, 32, 10, 850, true)};
 }
 
 }  // namespace
@@ -944,23 +949,15 @@ WB_CHECK(Correctness, PerTensorDdpMatchesSingleProcess, .weight = 3,
          .passes = kDdpPasses,
          .hint = "Forward and backward on this rank's shard with scale 1/(global batch); one "
                  "ring_allreduce (sum) per tensor; then the optimizer step on every rank.") {
-  int done = 0;
-  const std::string f = run_lab(
-      [&] { return check_ddp_variants(lab12::Reduction::per_tensor, sgd(0.1f, 0.9f, 1e-2f), &done); });
-  record("measured", std::to_string(done) + "/26 steps matched (10 AdamW on 37 rows, 3 + 3 SGD; 10 SGD on exact "
-                                            "data)");
-  verdict(f);
+  check_runs(ddp_runs(lab12::Reduction::per_tensor, sgd(0.1f, 0.9f, 1e-2f)),
+             "(10 AdamW on 37 rows, 3 + 3 SGD; 10 SGD on exact data)");
 }
 
 WB_CHECK(Correctness, FlatDdpMatchesSingleProcess, .weight = 3,
          .passes = kDdpPasses,
          .hint = "The per-tensor step with one ring_allreduce over all parameter_count() gradients.") {
-  int done = 0;
-  const std::string f =
-      run_lab([&] { return check_ddp_variants(lab12::Reduction::flat, adamw(1e-2f, 0.01f), &done); });
-  record("measured", std::to_string(done) + "/26 steps matched (10 AdamW on 37 rows, 3 + 3 SGD; 10 AdamW on exact "
-                                            "data)");
-  verdict(f);
+  check_runs(ddp_runs(lab12::Reduction::flat, adamw(1e-2f, 0.01f)),
+             "(10 AdamW on 37 rows, 3 + 3 SGD; 10 AdamW on exact data)");
 }
 
 // The flat version's point: one collective per step. Its messages per step equal those of
@@ -1000,10 +997,7 @@ WB_CHECK(Performance, FlatSendsOneAllreducePerStep, .weight = 1, .ranks = {2, 4}
     }
     lab12::free_activations(&act);
     if (!e.empty()) return e;
-    w.barrier();
-    w.reset_stats();
-    lab10::ring_allreduce(d_grads.get(), d_grads.get(), P, comm::DataType::f32, comm::RedOp::sum, w);
-    one = w.stats().sends;
+    one = one_allreduce_sends(P);
     if (!library_calls.empty()) return library_calls;  // after the collective calls every rank makes
     if (flat > one) {
       std::ostringstream s;
@@ -1023,11 +1017,6 @@ WB_CHECK(Performance, FlatSendsOneAllreducePerStep, .weight = 1, .ranks = {2, 4}
 
 namespace {
 
-Mlp with_frozen(Mlp m, std::vector<bool> frozen) {
-  m.frozen = std::move(frozen);
-  return m;
-}
-
 std::string describe(const std::vector<lab12::Bucket>& bs) {
   std::ostringstream s;
   s << bs.size() << " bucket" << (bs.size() == 1 ? "" : "s") << " [";
@@ -1041,14 +1030,6 @@ struct BucketCase {
   Mlp m;
   std::size_t floats;
 };
-
-std::string frozen_name(const Mlp& m) {
-  std::string s;
-  const std::vector<Tensor> t = m.tensors();
-  for (std::size_t i = 0; i < t.size(); ++i)
-    if (!m.trains(static_cast<int>(i))) s += (s.empty() ? "" : ", ") + t[i].name;
-  return s.empty() ? "" : ", frozen " + s;
-}
 
 }  // namespace
 
@@ -1106,11 +1087,8 @@ std::string check_announcements(const Mlp& m, int rows, std::uint64_t seed) {
     lab12::BackwardOptions options;
     options.on_gradient = [&](int t) {
       order.push_back(t);
-      if (t >= 0 && t < static_cast<int>(tensors.size())) {
-        seen[t].resize(tensors[t].count);
-        cudaMemcpy(seen[t].data(), d_grads.get() + tensors[t].offset, tensors[t].count * sizeof(float),
-                   cudaMemcpyDeviceToHost);
-      }
+      if (t >= 0 && t < static_cast<int>(tensors.size()))
+        seen[t] = host_copy(d_grads.get() + tensors[t].offset, tensors[t].count);
       return cudaSuccess;
     };
     f = failed(lab12::mlp_backward(m, d_params.get(), d_x.get(), d_labels.get(), rows, 1.0f / std::max(rows, 1), act,
@@ -1160,27 +1138,11 @@ WB_CHECK(Correctness, BackwardReportsEachGradientOnce, .weight = 2, .ranks = {1}
   run_cases<Case>({{small, 37, 0}, {deep, 9, 0}, {with_frozen(small, {false, false, true, false}), 37, 0},
                    {with_frozen(deep, {true, true, false, false, false, false, false, false}), 37, 0},
                    {with_frozen(small, {false, true, false, true}), 5, 0}, {small, 0, 0}},
-                  [](const Case& c, int i) { return run_lab([&] { return check_announcements(c.m, c.rows, 3000 + i); }); },
+                  [](const Case& c, int i) {
+                    return run_lab([&] { return check_announcements(c.m, c.rows, 3000 + i); });
+                  },
                   "models (frozen tensors, an empty batch)");
 }
-
-namespace {
-
-std::string check_bucketed(const Mlp& m, std::size_t floats, const lab12::Optimizer& opt, int rows, int steps,
-                           std::uint64_t seed, int* done, bool exact = false) {
-  const std::string call = "bucketed_train_step(bucket_floats=" + std::to_string(floats) + frozen_name(m) + ", " +
-                           std::to_string(lab12::reference::buckets(m, floats).size()) + " buckets)";
-  StepRun r = step_run(call, m, opt, rows, steps, seed,
-                       [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-                           lab12::OptimizerState& state) {
-                         return lab12::bucketed_train_step(m, b, floats, params, grads, act, opt, state,
-                                                           comm::check::world());
-                       });
-  r.exact = exact;
-  return check_steps(r, done);
-}
-
-}  // namespace
 
 WB_CHECK(Correctness, BucketedDdpMatchesSingleProcess, .weight = 3,
          .passes = "35 steps: 1, 2 and 8 buckets, frozen `W1`, frozen layer 0 (weight decay on), empty shards; 10 "
@@ -1188,28 +1150,20 @@ WB_CHECK(Correctness, BucketedDdpMatchesSingleProcess, .weight = 3,
                    "tensors and their state unchanged",
          .hint = "mlp_backward calls on_gradient(t) for every trained tensor (b_l, then W_l), even with "
                  "an empty shard; skip frozen tensors in the backward, the buckets and the optimizer.") {
-  int done = 0;
   const Mlp small{{64, 32, 10}}, deep{{64, 32, 16, 16, 10}};
-  const std::string f = run_lab([&] {
-    std::string e = check_bucketed(small, 2410, adamw(1e-2f, 0.01f), 37, 10, 1600, &done);  // one bucket
-    if (e.empty()) e = check_bucketed(small, 300, adamw(1e-2f, 0.01f), 37, 3, 1700, &done);  // two
-    if (e.empty()) e = check_bucketed(deep, 1, sgd(0.1f, 0.9f, 1e-3f), 37, 3, 1800, &done);  // one per tensor
-    // A frozen weight between trained tensors (the backward still passes through it), and a
-    // frozen first layer (the backward stops above it): weight decay on, so a frozen tensor
-    // the optimizer touches moves.
-    if (e.empty())
-      e = check_bucketed(with_frozen(small, {false, false, true, false}), 300, adamw(1e-2f, 0.1f), 37, 3, 1900, &done);
-    if (e.empty())
-      e = check_bucketed(with_frozen(deep, {true, true, false, false, false, false, false, false}), 1,
-                         sgd(0.1f, 0.9f, 0.1f), 37, 3, 2000, &done);
-    if (e.empty()) e = check_bucketed({{5, 7, 3}}, 1, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 2100, &done);  // empty shards
-    // Exact data, two buckets ({b1, W1}: 104 floats, {b0, W0}: 204).
-    if (e.empty()) e = check_bucketed({{16, 12, 8}}, 100, sgd(0.1f, 0.9f, 1e-2f), 32, 10, 2150, &done, true);
-    return e;
-  });
-  record("measured", std::to_string(done) + "/35 steps matched (1, 2 and 8 buckets; frozen W1; frozen layer 0; "
-                                            "empty shards; 10 SGD on exact data)");
-  verdict(f);
+  check_runs({bucketed_run(small, 2410, adamw(1e-2f, 0.01f), 37, 10, 1600),  // one bucket
+              bucketed_run(small, 300, adamw(1e-2f, 0.01f), 37, 3, 1700),   // two
+              bucketed_run(deep, 1, sgd(0.1f, 0.9f, 1e-3f), 37, 3, 1800),   // one per tensor
+              // A frozen weight between trained tensors (the backward still passes through it), and a
+              // frozen first layer (the backward stops above it): weight decay on, so a frozen tensor
+              // the optimizer touches moves.
+              bucketed_run(with_frozen(small, {false, false, true, false}), 300, adamw(1e-2f, 0.1f), 37, 3, 1900),
+              bucketed_run(with_frozen(deep, {true, true, false, false, false, false, false, false}), 1,
+                           sgd(0.1f, 0.9f, 0.1f), 37, 3, 2000),
+              bucketed_run({{5, 7, 3}}, 1, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 2100),  // empty shards
+              // Exact data, two buckets ({b1, W1}: 104 floats, {b0, W0}: 204).
+              bucketed_run({{16, 12, 8}}, 100, sgd(0.1f, 0.9f, 1e-2f), 32, 10, 2150, true)},
+             "(1, 2 and 8 buckets; frozen W1; frozen layer 0; empty shards; 10 SGD on exact data)");
 }
 
 // The point of buckets: a bucket's all-reduce runs while the backward pass goes on. Rank 0
@@ -1297,75 +1251,22 @@ WB_CHECK(Performance, BucketAllreduceRunsInBackground, .weight = 2, .ranks = {2,
 
 // ---- step 11: gradient accumulation -----------------------------------------------------------
 
-namespace {
-
-// Messages one ring all-reduce of `count` floats sends from this rank (the learner's own).
-std::uint64_t one_allreduce_sends(std::size_t count) {
-  comm::Communicator& w = comm::check::world();
-  Device<float> d(std::vector<float>(count, 1.0f));
-  w.barrier();
-  w.reset_stats();
-  lab10::ring_allreduce(d.get(), d.get(), count, comm::DataType::f32, comm::RedOp::sum, w);
-  return w.stats().sends;
-}
-
-std::string check_accumulate(const Mlp& m, int micro, const lab12::Optimizer& opt, int rows, int steps,
-                             std::uint64_t seed, int* done, bool exact = false) {
-  comm::Communicator& w = comm::check::world();
-  StepRun r = step_run("accumulate_train_step(micro_batches=" + std::to_string(micro) + ")", m, opt, rows, steps,
-                       seed, [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-                                 lab12::OptimizerState& state) {
-                         return lab12::accumulate_train_step(m, b, micro, params, grads, act, opt, state, w);
-                       });
-  // Room for the largest micro-batch of the largest shard only.
-  const int largest_shard = (rows + w.size() - 1) / w.size();
-  r.act_rows = std::max(1, (largest_shard + micro - 1) / micro);
-  r.extra_terms = micro;
-  r.max_sends = std::max<std::uint64_t>(one_allreduce_sends(m.parameter_count()), 1);
-  r.exact = exact;
-  return check_steps(r, done);
-}
-
-}  // namespace
-
 WB_CHECK(Correctness, AccumulationMatchesSingleProcess, .weight = 2,
          .passes = "1, 2, 3 and 4 micro-batches (empty ones too), activations sized for one micro-batch; 10 AdamW "
                    "steps with 3 micro-batches on exact data: as the DDP checks (bitwise on exact data), and no "
                    "more messages per step than one ring all-reduce",
          .hint = "Micro-batch j of the shard is chunk_of(shard rows, micro_batches, j); the first "
                  "overwrites the gradients, the rest accumulate; one all-reduce after the last.") {
-  int done = 0;
-  const std::string f = run_lab([&] {
-    std::string e = check_accumulate({{64, 32, 10}}, 1, adamw(1e-2f, 0.01f), 37, 3, 2200, &done);
-    if (e.empty()) e = check_accumulate({{64, 32, 10}}, 2, adamw(1e-2f, 0.01f), 37, 10, 2300, &done);
-    if (e.empty()) e = check_accumulate({{64, 32, 10}}, 3, sgd(0.1f, 0.9f, 1e-3f), 64, 3, 2400, &done);
-    // More micro-batches than a shard has rows: empty micro-batches.
-    if (e.empty()) e = check_accumulate({{5, 7, 3}}, 4, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 2500, &done);
-    if (e.empty()) e = check_accumulate({{16, 12, 8}}, 3, adamw(1e-2f, 0.01f), 32, 10, 2550, &done, true);
-    return e;
-  });
-  record("measured", std::to_string(done) + "/29 steps matched (1, 2, 3 and 4 micro-batches; 10 AdamW with 3 "
-                                            "micro-batches on exact data)");
-  verdict(f);
+  check_runs({accumulate_run({{64, 32, 10}}, 1, adamw(1e-2f, 0.01f), 37, 3, 2200),
+              accumulate_run({{64, 32, 10}}, 2, adamw(1e-2f, 0.01f), 37, 10, 2300),
+              accumulate_run({{64, 32, 10}}, 3, sgd(0.1f, 0.9f, 1e-3f), 64, 3, 2400),
+              // More micro-batches than a shard has rows: empty micro-batches.
+              accumulate_run({{5, 7, 3}}, 4, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 2500),
+              accumulate_run({{16, 12, 8}}, 3, adamw(1e-2f, 0.01f), 32, 10, 2550, true)},
+             "(1, 2, 3 and 4 micro-batches; 10 AdamW with 3 micro-batches on exact data)");
 }
 
 // ---- step 12: ZeRO-1 ---------------------------------------------------------------------------
-
-namespace {
-
-std::string check_zero1(const Mlp& m, const lab12::Optimizer& opt, int rows, int steps, std::uint64_t seed,
-                        int* done, bool exact = false) {
-  StepRun r = step_run("zero1_train_step", m, opt, rows, steps, seed,
-                       [&](const lab12::Batch& b, float* params, float* grads, lab12::Activations& act,
-                           lab12::OptimizerState& state) {
-                         return lab12::zero1_train_step(m, b, params, grads, act, opt, state, comm::check::world());
-                       });
-  r.zero1 = true;
-  r.exact = exact;
-  return check_steps(r, done);
-}
-
-}  // namespace
 
 // Every rank keeps the optimizer state of its own chunk: the checker hands it buffers of
 // chunk_of(P, n, rank).count floats followed by a guard band the step must not write, so the
@@ -1377,33 +1278,22 @@ WB_CHECK(Correctness, Zero1MatchesSingleProcess, .weight = 3,
                    "past the chunk-sized state",
          .hint = "ring_reduce_scatter the gradients; update chunk_of(parameter_count(), n, rank) with "
                  "the shard's state (indexed from 0); ring_allgather the parameters.") {
-  comm::Communicator& w = comm::check::world();
-  int done = 0;
-  const std::string f = run_lab([&] {
-    // 2410, 66 and 295 parameters: none divides by 3 or 4.
-    std::string e = check_zero1({{64, 32, 10}}, adamw(1e-2f, 0.01f), 37, 10, 2600, &done);
-    if (e.empty()) e = check_zero1({{5, 7, 3}}, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 2700, &done);
-    if (e.empty()) e = check_zero1({{16, 12, 7}}, adamw(1e-2f, 0.01f), 32, 10, 2750, &done, true);
-    return e;
-  });
-  const std::size_t chunk = comm::check::reference_chunk(2410, w.size(), 0).count;
-  record("measured", std::to_string(done) + "/23 steps matched (10 AdamW on exact data); optimizer state per rank " +
-                         std::to_string(chunk) + " of 2410 floats (x2 for AdamW)");
-  verdict(f);
+  const std::size_t chunk = comm::check::reference_chunk(2410, comm::check::world().size(), 0).count;
+  // 2410, 66 and 295 parameters: none divides by 3 or 4.
+  check_runs({zero1_run({{64, 32, 10}}, adamw(1e-2f, 0.01f), 37, 10, 2600),
+              zero1_run({{5, 7, 3}}, sgd(0.1f, 0.9f, 1e-3f), 3, 3, 2700),
+              zero1_run({{16, 12, 7}}, adamw(1e-2f, 0.01f), 32, 10, 2750, true)},
+             "(10 AdamW on exact data); optimizer state per rank " + std::to_string(chunk) +
+                 " of 2410 floats (x2 for AdamW)");
 }
 
 // ---- training on the digits --------------------------------------------------------------------
 
 namespace {
 
-struct Digits {
-  std::vector<float> x;  // 1797 x 64, pixels / 16
-  std::vector<int> labels;
-  int rows = 0;
-};
-
-Digits load_digits(std::string* failure) {
-  Digits d;
+// The 1797 digits (x: 64 pixels / 16 per row).
+HostBatch load_digits(std::string* failure) {
+  HostBatch d;
   std::ifstream in(WB_LAB12_DIGITS);
   if (!in) {
     *failure = std::string("cannot read the digits data set at ") + WB_LAB12_DIGITS;
@@ -1424,12 +1314,21 @@ Digits load_digits(std::string* failure) {
   return d;
 }
 
+// The digits at[0], ..., at[rows - 1] as a batch.
+HostBatch digits_at(const HostBatch& d, const int* at, int rows) {
+  HostBatch b;
+  b.rows = rows;
+  for (int r = 0; r < rows; ++r) {
+    b.x.insert(b.x.end(), d.x.begin() + std::size_t(at[r]) * 64, d.x.begin() + std::size_t(at[r] + 1) * 64);
+    b.labels.push_back(d.labels[at[r]]);
+  }
+  return b;
+}
+
 }  // namespace
 
-// The reference training of the handout: model {64, 64, 10}, AdamW (lr 3e-3), global batch 64,
-// 20 epochs over 1437 training digits (a fixed shuffle), flat DDP over the ranks. The checker
-// measures test accuracy on the 360 held-out digits with its own double forward pass of the
-// learner's final parameters.
+// The reference training of the handout on 1437 training digits (a fixed shuffle); the test
+// accuracy is measured on the 360 held-out digits.
 WB_CHECK(Correctness, TrainingReachesAccuracy, .weight = 3, .timeout_s = 240, .ranks = {1, 2},
          .limits = {{"min_accuracy", 0.95}},
          .passes = "{64, 64, 10}, AdamW lr 3e-3, batch 64, 20 epochs, flat DDP: >= {min_accuracy:.0%} test "
@@ -1439,7 +1338,7 @@ WB_CHECK(Correctness, TrainingReachesAccuracy, .weight = 3, .timeout_s = 240, .r
   constexpr double kMinAccuracy = WB_LIMIT("min_accuracy");
   comm::Communicator& w = comm::check::world();
   std::string f;
-  const Digits d = load_digits(&f);
+  const HostBatch d = load_digits(&f);
   double accuracy = 0;
   if (f.empty()) f = run_lab([&] {
     const Mlp m{{64, 64, 10}};
@@ -1452,9 +1351,7 @@ WB_CHECK(Correctness, TrainingReachesAccuracy, .weight = 3, .timeout_s = 240, .r
         d_v(std::vector<float>(P, 0.0f));
     lab12::Activations act;
     std::string e = failed(lab12::allocate_activations(m, batch, &act), "allocate_activations");
-    lab12::Optimizer opt;
-    opt.kind = lab12::Optimizer::Kind::adamw;
-    opt.adamw = {3e-3f, 0.9f, 0.999f, 1e-8f, 1e-4f};
+    const lab12::Optimizer opt = adamw(3e-3f, 1e-4f);
     lab12::OptimizerState state{d_m.get(), d_v.get(), 0};
     std::mt19937_64 rng(99);
     std::vector<int> epoch_order(order.begin(), order.begin() + train);
@@ -1463,13 +1360,7 @@ WB_CHECK(Correctness, TrainingReachesAccuracy, .weight = 3, .timeout_s = 240, .r
       std::shuffle(epoch_order.begin(), epoch_order.end(), rng);
       for (int start = 0; start < train && e.empty(); start += batch) {
         const int rows = std::min(batch, train - start);
-        HostBatch b;
-        b.rows = rows;
-        for (int r = 0; r < rows; ++r) {
-          const int i = epoch_order[start + r];
-          b.x.insert(b.x.end(), d.x.begin() + std::size_t(i) * 64, d.x.begin() + std::size_t(i + 1) * 64);
-          b.labels.push_back(d.labels[i]);
-        }
+        const HostBatch b = digits_at(d, epoch_order.data() + start, rows);
         Device<float> d_x(b.x);
         Device<int> d_labels(b.labels);
         e = failed(lab12::ddp_train_step(lab12::Reduction::flat, m, {d_x.get(), d_labels.get(), rows},
@@ -1480,20 +1371,14 @@ WB_CHECK(Correctness, TrainingReachesAccuracy, .weight = 3, .timeout_s = 240, .r
     const std::string library_calls = window.close();
     lab12::free_activations(&act);
     if (!e.empty()) return e;
-    const std::vector<float> params = d_params.download();
-    std::vector<float> x;
-    std::vector<int> labels;
-    for (int k = train; k < d.rows; ++k) {
-      const int i = order[k];
-      x.insert(x.end(), d.x.begin() + std::size_t(i) * 64, d.x.begin() + std::size_t(i + 1) * 64);
-      labels.push_back(d.labels[i]);
-    }
     const int test = d.rows - train;
-    const lab12::reference::Pass p = lab12::reference::run(m, params, x.data(), labels.data(), test, 1.0, false);
+    const HostBatch t = digits_at(d, order.data() + train, test);
+    const lab12::reference::Pass p =
+        lab12::reference::run(m, d_params.download(), t.x.data(), t.labels.data(), test, 1.0, false);
     int right = 0;
     for (int r = 0; r < test; ++r) {
       const double* row = p.z.back().data() + std::size_t(r) * 10;
-      right += static_cast<int>(std::max_element(row, row + 10) - row) == labels[r];
+      right += static_cast<int>(std::max_element(row, row + 10) - row) == t.labels[r];
     }
     accuracy = double(right) / test;
     if (!library_calls.empty()) return library_calls;
