@@ -67,10 +67,11 @@ testing::AssertionResult no_out_of_bounds_writes(const GuardDamage& damage, std:
 std::string describe_unwritten(std::span<const float> original, std::span<const float> expected,
                                std::span<const float> got, std::string_view array);
 
-/// Records "passed/total cases correct" (the MEASURED column), for a check that counts its cases
-/// itself; run_cases() does it for a check whose cases are one loop.
-inline void record_cases(std::size_t passed, std::size_t total) {
-  record_measured(std::to_string(passed) + "/" + std::to_string(total) + " cases correct");
+/// Records "passed/total cases correct" (the MEASURED column; @p noun names what is counted when
+/// it is not cases: "20/20 shapes correct"), for a check that counts its cases itself; Cases,
+/// for_each_case() and run_cases() do it for the others.
+inline void record_cases(std::size_t passed, std::size_t total, std::string_view noun = "cases") {
+  record_measured(std::to_string(passed) + "/" + std::to_string(total) + " " + std::string(noun) + " correct");
 }
 
 /// @p check(), a verdict on @p call into the lab's code made on buffers of the checker; when a CUDA
@@ -87,27 +88,32 @@ void append_measured(std::string& text, std::string_view part);
 ///     wb::check::Cases cases(13);
 ///     for (int n : {1, 31, 32, 33}) for (std::uint64_t seed : {1, 2, 3}) WB_ASSERT(cases(check(n, seed)));
 ///     WB_ASSERT(cases(check_twice(33, 4)));
-/// for cases that are not the elements of one range (for_each_case() takes those).
+/// for cases that are not the elements of one range (for_each_case() takes those). @p noun names
+/// what is counted when it is not cases ("shapes": "20/20 shapes correct").
 class Cases {
  public:
-  explicit Cases(std::size_t total) : total_(total) { record_cases(0, total_); }
+  explicit Cases(std::size_t total, std::string_view noun = "cases") : total_(total), noun_(noun) {
+    record_cases(0, total_, noun_);
+  }
   /// @p result, the verdict on the next case, after counting it as passed when it holds.
   testing::AssertionResult operator()(testing::AssertionResult result) {
-    if (result) record_cases(++passed_, total_);
+    if (result) record_cases(++passed_, total_, noun_);
     return result;
   }
   std::size_t passed() const { return passed_; }
 
  private:
   std::size_t total_, passed_ = 0;
+  std::string noun_;
 };
 
 /// Checks every element of @p cases in order with @p check (a function of one case returning a
 /// testing::AssertionResult), recording "k/n cases correct" as they pass; the first failure, else
 /// success. Use as WB_ASSERT(for_each_case(shapes, [&](const Shape& s) { return check_shape(s); })).
+/// @p noun names what is counted when it is not cases (Cases).
 template <class Range, class Check>
-testing::AssertionResult for_each_case(const Range& cases, Check&& check) {
-  Cases counted(std::size(cases));
+testing::AssertionResult for_each_case(const Range& cases, Check&& check, std::string_view noun = "cases") {
+  Cases counted(std::size(cases), noun);
   for (const auto& c : cases) {
     if (testing::AssertionResult r = counted(check(c)); !r) return r;
   }

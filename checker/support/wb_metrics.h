@@ -148,3 +148,11 @@ inline double bandwidth_ratio(const std::string& name, double bytes_moved, const
 #else
 #define WB_SIM_METRICS_BEGIN() WB_NOT_MEASURED("this cusim build has no analysis API (cusim/analysis.h)")
 #endif
+
+/// After a check's run in a sim metric check whose run also compiles without the analysis API
+/// (it then only checks the result): NOT MEASURED without the API, or without instrumentation.
+#if WB_HAVE_CUSIM_ANALYSIS
+#define WB_REQUIRE_METRICS() WB_REQUIRE_ANALYSIS()
+#else
+#define WB_REQUIRE_METRICS() WB_SIM_METRICS_BEGIN()
+#endif

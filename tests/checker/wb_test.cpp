@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "wb/wb.h"
+#include "wb_block_order.h"
 #include "wb_check.h"
 #include "wb_compare_elements.h"
 
@@ -224,6 +225,28 @@ TEST(CheckSupport, GuardedNamesTheCallAroundAFailedCheckerCall) {
   wb::check::append_measured(text, "a: 1");
   wb::check::append_measured(text, "b: 2");
   EXPECT_EQ(text, "a: 1; b: 2");
+}
+
+TEST(CheckSupport, SameEveryRunNamesTheFirstDifferingElement) {
+  struct Got {
+    std::vector<float> a, b;
+  };
+  const auto steady = [](Got& got, int) {
+    got = {{1, 2, 3}, {4}};
+    return testing::AssertionSuccess();
+  };
+  EXPECT_TRUE(wb::check::same_every_run<Got>("f()", steady, {{"a", &Got::a}, {"b", &Got::b}}));
+  const auto drifting = [](Got& got, int run) {
+    got = {{1, 2, 3}, {run == 3 ? 4.5f : 4.0f}};
+    return testing::AssertionSuccess();
+  };
+  const testing::AssertionResult r =
+      wb::check::same_every_run<Got>("f()", drifting, {{"a", &Got::a}, {"b", &Got::b}}, "No atomics.");
+  EXPECT_STREQ(r.message(), "f(): run 3 gave a different b from run 1 on the same inputs (b[0]: 4.5 vs 4). No atomics.");
+  const auto failing = [](Got&, int run) {
+    return run == 2 ? testing::AssertionFailure() << "run 2 failed" : testing::AssertionSuccess();
+  };
+  EXPECT_STREQ(wb::check::same_every_run<Got>("f()", failing, {{"a", &Got::a}}).message(), "run 2 failed");
 }
 
 TEST(CheckSupport, VersusNamesTheRatioAndBothRates) {

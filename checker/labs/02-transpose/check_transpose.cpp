@@ -1,40 +1,26 @@
-// Checks for lab 02 (matrix transpose).
+// Checks for lab 02 (matrix transpose); what each check needs is the .passes of its WB_CHECK.
 //
-// Correctness: every version on square and non-square shapes, shapes that are and are not
-// multiples of the 32 x 32 tile, single rows and columns, empty matrices, and matrices
-// taller than gridDim.y can cover with one tile row per block. Input element (r, c) holds
-// the value r * cols + c + 1, so a wrong output element tells which input element it
-// holds; the output starts filled with 0xFF bytes (a NaN no transpose produces), so an
-// element never written is told apart from one written wrongly. A transpose computes
+// Input element (r, c) holds the value r * cols + c + 1, so a wrong output element tells which
+// input element it holds; the output starts filled with 0xFF bytes (a NaN no transpose produces),
+// so an element never written is told apart from one written wrongly. A transpose computes
 // nothing, so the comparison is exact. Both arrays carry guard zones.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing; racecheck
-// also on the tall matrix, where blocks of the tiled versions loop to a second tile.
-// Performance (sim): global sectors per warp-level request, and shared-memory wavefronts
-// per request, measured by cusim analysis on two shapes, each with its own limit:
-//   - 200 x 328, whose rows start on 32-byte sector boundaries (both sides multiples of 8
-//     floats), with partial tiles at both edges: a warp's 32 consecutive floats are exactly
-//     4 sectors, a partial warp fewer, so a coalesced side averages no more than a full
-//     warp's sectors (max_sectors_aligned);
-//   - 333 x 517, whose rows start anywhere inside a sector: 32 consecutive floats then
-//     straddle 5 sectors, the exact bound for a coalesced side (max_sectors_ragged).
-//   A strided side touches one sector per lane: 32 per request.
-// Performance (sim): no version launches more threads than the matrix padded to whole tiles
-// has elements (max_threads; cusim's launch log, cusim/checker.h).
-// Performance (cuda): transpose_conflict_free's bandwidth (it reads and writes every
-// element once) >= min_ratio x a device-to-device cudaMemcpy of the same bytes in the same run.
+// Performance (sim) measures cusim's analysis metrics on two shapes (kAlignedShape, kRaggedShape)
+// and reads cusim's launch log (cusim/checker.h); Performance (cuda) times transpose_conflict_free,
+// which reads and writes every element once, against a device-to-device cudaMemcpy of the same
+// bytes in the same run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "transpose.h"
 #include "wb/wb.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
@@ -45,9 +31,9 @@
 
 namespace {
 
-using wb::check::fixed;
-
 using wb::check::cuda_success;
+using wb::check::fixed;
+using wb::check::never_written;
 
 using TransposeFn = cudaError_t (*)(int, int, const float*, float*);
 
@@ -59,6 +45,7 @@ struct Version {
 const Version kNaive{"transpose_naive", &transpose_naive};
 const Version kTiled{"transpose_tiled", &transpose_tiled};
 const Version kConflictFree{"transpose_conflict_free", &transpose_conflict_free};
+const Version* const kAllVersions[] = {&kNaive, &kTiled, &kConflictFree};
 
 struct Shape {
   int rows;
@@ -89,17 +76,11 @@ std::string describe_call(const Version& v, Shape s) {
   return std::string(v.name) + "(rows=" + std::to_string(s.rows) + ", cols=" + std::to_string(s.cols) + ")";
 }
 
-bool unwritten(float value) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits == 0xFFFFFFFFu;
-}
-
 std::string number(double v) { return wb::check::significant(v, 9); }
 
 // What an output element holds, in words: "in(3, 7)" when its value names an input element.
 std::string describe_value(float got, Shape s) {
-  if (unwritten(got)) return "nothing (never written)";
+  if (never_written(got)) return "nothing (never written)";
   if (s.size() <= kMaxLabelledElements && got >= 1.0f && got <= static_cast<float>(s.size()) &&
       got == static_cast<float>(static_cast<std::int64_t>(got))) {
     const auto index = static_cast<std::int64_t>(got) - 1;
@@ -121,19 +102,19 @@ std::string describe_out_of_bounds(const wb::GuardDamage& damage, const char* ar
 // Compares out with the exact transpose of in and explains the first wrong elements.
 testing::AssertionResult output_matches(Shape s, const std::vector<float>& in, const std::vector<float>& got,
                                         const std::string& call) {
-  std::size_t wrong = 0, never_written = 0, never_written_in_edge = 0;
+  std::size_t wrong = 0, missing = 0, missing_in_edge = 0;  // missing: never written
   std::vector<std::size_t> first;
   // Full tiles end at these out row / column indices; beyond them lie the partial edge tiles.
   const int full_out_rows = s.cols / 32 * 32, full_out_cols = s.rows / 32 * 32;
-  for (int i = 0; i < s.cols; ++i) {          // out row i = input column i
-    for (int j = 0; j < s.rows; ++j) {        // out column j = input row j
+  for (int i = 0; i < s.cols; ++i) {    // out row i = input column i
+    for (int j = 0; j < s.rows; ++j) {  // out column j = input row j
       const std::size_t k = static_cast<std::size_t>(i) * s.rows + j;
       const float expected = in[static_cast<std::size_t>(j) * s.cols + i];
       if (std::memcmp(&got[k], &expected, sizeof(float)) == 0) continue;
       ++wrong;
-      if (unwritten(got[k])) {
-        ++never_written;
-        if (i >= full_out_rows || j >= full_out_cols) ++never_written_in_edge;
+      if (never_written(got[k])) {
+        ++missing;
+        if (i >= full_out_rows || j >= full_out_cols) ++missing_in_edge;
       }
       if (first.size() < 5) first.push_back(k);
     }
@@ -141,18 +122,18 @@ testing::AssertionResult output_matches(Shape s, const std::vector<float>& in, c
   if (wrong == 0) return testing::AssertionSuccess();
   testing::AssertionResult failure = testing::AssertionFailure();
   failure << call << ": " << wrong << " of " << s.size() << " elements of out are wrong";
-  if (never_written > 0) failure << " (" << never_written << " never written)";
+  if (missing > 0) failure << " (" << missing << " never written)";
   failure << ". out(i, j) = out[i * rows + j] must hold in(j, i) = in[j * cols + i]; first mismatches:";
   for (std::size_t k : first) {
     const std::size_t i = k / s.rows, j = k % s.rows;
     failure << "\n  out[" << k << "] = out(" << i << ", " << j << "): expected in(" << j << ", " << i
             << ") = " << number(in[j * s.cols + i]) << ", got " << describe_value(got[k], s);
   }
-  if (never_written == wrong && never_written_in_edge == never_written) {
+  if (missing == wrong && missing_in_edge == missing) {
     failure << "\nEvery element that is missing lies in a partial tile at the right or bottom edge of out: round "
                "the number of tiles (blocks) up, and let the threads of a partial tile store every element that "
                "exists (out row < cols and out column < rows).";
-  } else if (never_written == wrong) {
+  } else if (missing == wrong) {
     failure << "\nSome elements get no thread: check the grid size and how each thread's row and column are computed.";
   }
   return failure;
@@ -162,17 +143,15 @@ testing::AssertionResult output_matches(Shape s, const std::vector<float>& in, c
 // bounds, input untouched, output exact.
 testing::AssertionResult check_version(const Version& v, Shape s, std::uint64_t seed = 1) {
   const std::string call = describe_call(v, s);
-  try {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     const std::vector<float> input = make_input(s, seed);
     wb::DeviceBuffer<float> in(std::span<const float>(input), kGuard);
-    wb::DeviceBuffer<float> out(s.size(), kGuard);
-    out.fill_bytes(kUnwrittenByte);
-    if (auto r = cuda_success(v.run(s.rows, s.cols, in.data(), out.data()), call, v.name); !r) return r;
+    wb::check::Output<float> out(s.size(), "out", kUnwrittenByte);
+    if (auto r = cuda_success(v.run(s.rows, s.cols, in.data(), out.dev.data()), call, v.name); !r) return r;
     if (auto r = wb::check::device_clean_after(call); !r) return r;
-    const wb::GuardDamage out_damage = out.check_guards();
+    const wb::GuardDamage out_damage = out.dev.check_guards();
     const wb::GuardDamage in_damage = in.check_guards();
-    const std::vector<float> got = out.download();
-    testing::AssertionResult values = output_matches(s, input, got, call);
+    testing::AssertionResult values = output_matches(s, input, out.dev.download(), call);
     if (!out_damage.intact() || !in_damage.intact()) {
       testing::AssertionResult failure = testing::AssertionFailure();
       failure << call << " wrote out of bounds: ";
@@ -187,23 +166,12 @@ testing::AssertionResult check_version(const Version& v, Shape s, std::uint64_t 
       return testing::AssertionFailure() << call << " modified in, which is an input (const float*).";
     }
     return testing::AssertionSuccess();
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
-  }
+  });
 }
 
-void check_shapes(const Version& v, const std::vector<Shape>& shapes) {
-  int passed = 0;
-  const std::string total = std::to_string(shapes.size());
-  for (Shape s : shapes) {
-    auto result = check_version(v, s);
-    wb::check::record_measured(std::to_string(passed) + "/" + total + " shapes correct");
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_measured(std::to_string(passed) + "/" + total + " shapes correct");
+testing::AssertionResult check_shapes(const Version& v) {
+  return wb::check::for_each_case(kShapes, [&](Shape s) { return check_version(v, s); }, "shapes");
 }
-
 
 }  // namespace
 
@@ -218,36 +186,29 @@ WB_CHECK(Correctness, NaiveShapes, .weight = 2,
          .passes = kShapesPasses,
          .hint = "One thread per element: c = blockIdx.x * blockDim.x + threadIdx.x, r from the y "
                  "dimension; store out[c * rows + r] = in[r * cols + c] only when r < rows and c < cols.") {
-  check_shapes(kNaive, kShapes);
+  WB_ASSERT(check_shapes(kNaive));
 }
 
 WB_CHECK(Correctness, TiledShapes, .weight = 2,
          .passes = kShapesPasses,
          .hint = "Load the tile with the input's bounds (r < rows, c < cols) and store it with the "
                  "output's (out row < cols, out column < rows); __syncthreads() in between.") {
-  check_shapes(kTiled, kShapes);
+  WB_ASSERT(check_shapes(kTiled));
 }
 
 WB_CHECK(Correctness, ConflictFreeShapes, .weight = 2,
          .passes = kShapesPasses,
          .hint = "The same tile code as transpose_tiled, with the tile declared float[32][33].") {
-  check_shapes(kConflictFree, kShapes);
+  WB_ASSERT(check_shapes(kConflictFree));
 }
 
 WB_CHECK(Correctness, LargeShapes, .weight = 1,
          .passes = "every version on 1023 x 1025, 1 x 20011 and 20011 x 1",
          .hint = "Round the number of tiles up in both dimensions.") {
-  const std::vector<Shape> shapes = {{1023, 1025}, {1, 20011}, {20011, 1}};
-  int passed = 0;
-  for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
-    for (Shape s : shapes) {
-      auto result = check_version(*v, s);
-      wb::check::record_cases(passed, 9);
-      WB_ASSERT(result);
-      ++passed;
-    }
+  wb::check::Cases cases(9);
+  for (const Version* v : kAllVersions) {
+    for (Shape s : {Shape{1023, 1025}, Shape{1, 20011}, Shape{20011, 1}}) WB_ASSERT(cases(check_version(*v, s)));
   }
-  wb::check::record_cases(9, 9);
 }
 
 // Every version: each must loop over the tile rows (or element rows) its capped grid does not
@@ -260,23 +221,16 @@ WB_CHECK(Correctness, TallMatrix, .weight = 2,
          .hint = "gridDim.y and gridDim.z are at most 65535, and a matrix of 2^21 + 1 rows has 65537 tile "
                  "rows. Cap gridDim.y at 65535 and let each block loop over tile rows (tile_row += "
                  "gridDim.y * 32), or put the long dimension on gridDim.x.") {
-  int passed = 0;
-  for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
-    auto result = check_version(*v, kTallShape);
-    wb::check::record_measured(std::to_string(passed) + "/3 versions correct");
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_measured("3/3 versions correct");
+  WB_ASSERT(wb::check::for_each_case(
+      kAllVersions, [](const Version* v) { return check_version(*v, kTallShape); }, "versions"));
 }
 
 // ---- Host code (sim) -------------------------------------------------------------------
-//
+
+#if defined(CUSIM)
 // Fault injection (wb_host_checks.h): each kernel launch (and any allocation, copy or memset) of
 // every version fails in turn; the function must return that error at once, with no launch after
 // it and no device memory left.
-
-#if defined(CUSIM)
 WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
          .passes = "each version (70 x 100): its kernel launch is made to fail (cusim's fault "
                    "injection, like a launch that asks for more resources than an SM has); the "
@@ -284,15 +238,14 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
          .hint = "Test cudaGetLastError() right after the launch and return its error: return "
                  "cudaGetLastError(); (or if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) "
                  "return e; before any later call).") {
-  constexpr int rows = 70, cols = 100;
-  wb::DeviceBuffer<float> in{std::span<const float>(wb::random_floats(std::size_t(rows) * cols, 1200, -1.0f, 1.0f))};
-  wb::DeviceBuffer<float> out{std::size_t(rows) * cols};
-  const std::string shape = "(rows=70, cols=100)";
-  WB_ASSERT(wb::check::host::launch_errors_returned({
-      {"transpose_naive" + shape, "transpose_naive", [&] { return transpose_naive(rows, cols, in.data(), out.data()); }},
-      {"transpose_tiled" + shape, "transpose_tiled", [&] { return transpose_tiled(rows, cols, in.data(), out.data()); }},
-      {"transpose_conflict_free" + shape, "transpose_conflict_free",
-       [&] { return transpose_conflict_free(rows, cols, in.data(), out.data()); }}}));
+  constexpr Shape s{70, 100};
+  wb::DeviceBuffer<float> in{std::span<const float>(wb::random_floats(s.size(), 1200, -1.0f, 1.0f))};
+  wb::DeviceBuffer<float> out{s.size()};
+  std::vector<wb::check::host::ErrorPathCase> cases;
+  for (const Version* v : kAllVersions) {
+    cases.push_back({describe_call(*v, s), v->name, [&, v] { return v->run(s.rows, s.cols, in.data(), out.data()); }});
+  }
+  WB_ASSERT(wb::check::host::launch_errors_returned(cases));
 }
 #endif
 
@@ -309,7 +262,7 @@ const std::vector<Shape> kAnalysisShapes = {{33, 31}, {31, 33}, {1, 40}, {45, 1}
 void expect_no_reports(const std::vector<std::string>& tools, const char* what,
                        const std::vector<Shape>& tiled_extra = {}) {
   wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
-    for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
+    for (const Version* v : kAllVersions) {
       for (Shape s : kAnalysisShapes) keep_first(check_version(*v, s));
       if (v == &kNaive) continue;
       for (Shape s : tiled_extra) keep_first(check_version(*v, s));
@@ -344,13 +297,17 @@ WB_CHECK(Analysis, RacecheckClean, .weight = 2, .backends = "sim",
 #if defined(CUSIM)
 namespace {
 
-// Rows start on sector boundaries (multiples of 8 floats), with partial tiles at both edges.
+// Global sectors per warp-level request are measured on two shapes, each with its own bound (a
+// strided side touches one sector per lane: 32 per request). Here rows start on 32-byte sector
+// boundaries (both sides multiples of 8 floats), with partial tiles at both edges: a warp's 32
+// consecutive floats are exactly 4 sectors, a partial warp fewer, so a coalesced side averages no
+// more than a full warp's sectors (max_sectors_aligned).
 constexpr Shape kAlignedShape{200, 328};
-// Rows start anywhere inside a sector: 32 consecutive floats straddle 5 sectors.
+// Rows start anywhere inside a sector: 32 consecutive floats then straddle 5 sectors, the exact
+// bound for a coalesced side (max_sectors_ragged).
 constexpr Shape kRaggedShape{333, 517};
 
-// A check's bounds on global sectors per request (its limits max_sectors_aligned and
-// max_sectors_ragged), one per shape.
+// A check's limits max_sectors_aligned and max_sectors_ragged.
 struct SectorBounds {
   double aligned;  // on kAlignedShape
   double ragged;   // on kRaggedShape
@@ -358,37 +315,44 @@ struct SectorBounds {
 
 using wb::check::Traffic;
 
-#if WB_HAVE_CUSIM_ANALYSIS
-// Runs @p v on @p s (checking its result) and sums the metrics of every kernel it launched.
-// Returns the check's result alone: measure_both says in its own words when a correct run
-// moved nothing.
-testing::AssertionResult measure(const Version& v, Shape s, Traffic& t) {
-  testing::AssertionResult checked = testing::AssertionSuccess();
-  (void)wb::check::measure([&] { return checked = check_version(v, s); }, t);
-  return checked;
-}
-#endif
-
 struct Measured {
   Traffic aligned, ragged;
 };
 
+// Runs @p v on both shapes, checking the results, and sums the metrics of the kernels each run
+// launched; a correct run on kAlignedShape that loaded or stored nothing fails. Without cusim's
+// analysis API it only checks the result on kAlignedShape (WB_MEASURE_OR_SKIP then skips the check).
+testing::AssertionResult measure(const Version& v, Measured& m) {
 #if WB_HAVE_CUSIM_ANALYSIS
-// Runs @p v on both shapes, checking the results, and collects their metrics.
-testing::AssertionResult measure_both(const Version& v, Measured& m) {
-  if (auto ok = measure(v, kAlignedShape, m.aligned); !ok) return ok;
-  if (auto ok = measure(v, kRaggedShape, m.ragged); !ok) return ok;
+  const std::pair<Shape, Traffic*> runs[] = {{kAlignedShape, &m.aligned}, {kRaggedShape, &m.ragged}};
+  for (const auto& run : runs) {
+    // The check's result alone: the test below says in its own words when a correct run moved nothing.
+    testing::AssertionResult checked = testing::AssertionSuccess();
+    (void)wb::check::measure([&] { return checked = check_version(v, run.first); }, *run.second);
+    if (!checked) return checked;
+  }
   if (cusim::analysis::available() && (m.aligned.load_requests == 0 || m.aligned.store_requests == 0)) {
     return testing::AssertionFailure() << v.name
                                        << ": no global memory loads or stores were measured; did its kernel run?";
   }
   return testing::AssertionSuccess();
-}
+#else
+  (void)m;
+  return check_version(v, kAlignedShape);
 #endif
+}
 
-// Fails when one side's sectors per request exceed the bound of its shape.
-void expect_coalesced(const Version& v, const char* side, double aligned, double ragged, SectorBounds bound,
-                      const char* fix) {
+// "loads A / R, stores A / R sectors/request": global sectors per request on both shapes.
+std::string sectors_text(const Measured& m) {
+  return "loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) + ", stores " +
+         fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) + " sectors/request";
+}
+
+// Fails when one side's sectors per request (@p metric: Traffic::loads or Traffic::stores) exceed
+// the bound of its shape.
+void expect_coalesced(const Version& v, const char* side, const Measured& m, double (Traffic::*metric)() const,
+                      SectorBounds bound, const char* fix) {
+  const double aligned = (m.aligned.*metric)(), ragged = (m.ragged.*metric)();
   if (aligned > bound.aligned || ragged > bound.ragged) {
     ADD_FAILURE() << v.name << ": " << side << " touch " << fixed(aligned) << " global memory sectors per request on "
                   << kAlignedShape.rows << " x " << kAlignedShape.cols << " (at most " << fixed(bound.aligned)
@@ -403,17 +367,10 @@ void expect_coalesced(const Version& v, const char* side, double aligned, double
 }  // namespace
 
 // Measures @p version into `m`, or marks the running check NOT MEASURED and returns.
-#if WB_HAVE_CUSIM_ANALYSIS
-#define WB_MEASURE_OR_SKIP(version)                                                                       \
-  Measured m;                                                                                             \
-  WB_ASSERT(measure_both(version, m));                                                                    \
-  WB_REQUIRE_ANALYSIS()
-#else
-#define WB_MEASURE_OR_SKIP(version)                 \
-  Measured m;                                       \
-  WB_ASSERT(check_version(version, kAlignedShape)); \
-  WB_SIM_METRICS_BEGIN()
-#endif
+#define WB_MEASURE_OR_SKIP(version) \
+  Measured m;                       \
+  WB_ASSERT(measure(version, m));   \
+  WB_REQUIRE_METRICS()
 
 WB_CHECK(Performance, NaiveReadsCoalesced, .weight = 1, .backends = "sim",
          .limits = {{"max_sectors_aligned", 4.0}, {"max_sectors_ragged", 5.0}},
@@ -423,10 +380,8 @@ WB_CHECK(Performance, NaiveReadsCoalesced, .weight = 1, .backends = "sim",
                  "and use blocks 32 threads wide, so a warp reads 32 consecutive floats of one row.") {
   constexpr SectorBounds kBound{WB_LIMIT("max_sectors_aligned"), WB_LIMIT("max_sectors_ragged")};
   WB_MEASURE_OR_SKIP(kNaive);
-  wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
-                             ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
-                             " sectors/request");
-  expect_coalesced(kNaive, "its loads", m.aligned.loads(), m.ragged.loads(), kBound,
+  wb::check::record_measured(sectors_text(m));
+  expect_coalesced(kNaive, "its loads", m, &Traffic::loads, kBound,
                    "In version 1, consecutive threads (threadIdx.x) take consecutive columns c of one input "
                    "row: the reads are coalesced, the writes are strided (that is what versions 2 and 3 fix).");
 }
@@ -440,13 +395,11 @@ WB_CHECK(Performance, TiledCoalesced, .weight = 3, .backends = "sim",
                  "through shared memory.") {
   constexpr SectorBounds kBound{WB_LIMIT("max_sectors_aligned"), WB_LIMIT("max_sectors_ragged")};
   WB_MEASURE_OR_SKIP(kTiled);
-  wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
-                             ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
-                             " sectors/request; shared loads " + fixed(m.aligned.shared_loads()) + ", stores " +
+  wb::check::record_measured(sectors_text(m) + "; shared loads " + fixed(m.aligned.shared_loads()) + ", stores " +
                              fixed(m.aligned.shared_stores()) + " wavefronts/request");
-  expect_coalesced(kTiled, "its loads", m.aligned.loads(), m.ragged.loads(), kBound,
+  expect_coalesced(kTiled, "its loads", m, &Traffic::loads, kBound,
                    "Read the tile with threadIdx.x running along a row of in.");
-  expect_coalesced(kTiled, "its stores", m.aligned.stores(), m.ragged.stores(), kBound,
+  expect_coalesced(kTiled, "its stores", m, &Traffic::stores, kBound,
                    "Write the tile with threadIdx.x running along a row of out: out[(tile_col + j) * rows + "
                    "tile_row + threadIdx.x] = tile[threadIdx.x][j], so the transposition happens in shared memory.");
 }
@@ -463,13 +416,11 @@ WB_CHECK(Performance, ConflictFreeSharedMemory, .weight = 4, .backends = "sim",
   WB_MEASURE_OR_SKIP(kConflictFree);
   const double shared_loads = std::max(m.aligned.shared_loads(), m.ragged.shared_loads());
   const double shared_stores = std::max(m.aligned.shared_stores(), m.ragged.shared_stores());
-  wb::check::record_measured("loads " + fixed(m.aligned.loads()) + " / " + fixed(m.ragged.loads()) +
-                             ", stores " + fixed(m.aligned.stores()) + " / " + fixed(m.ragged.stores()) +
-                             " sectors/request; shared loads " + fixed(shared_loads) + ", stores " +
+  wb::check::record_measured(sectors_text(m) + "; shared loads " + fixed(shared_loads) + ", stores " +
                              fixed(shared_stores) + " wavefronts/request");
-  expect_coalesced(kConflictFree, "its loads", m.aligned.loads(), m.ragged.loads(), kBound,
+  expect_coalesced(kConflictFree, "its loads", m, &Traffic::loads, kBound,
                    "Read the tile with threadIdx.x running along a row of in.");
-  expect_coalesced(kConflictFree, "its stores", m.aligned.stores(), m.ragged.stores(), kBound,
+  expect_coalesced(kConflictFree, "its stores", m, &Traffic::stores, kBound,
                    "Write the tile with threadIdx.x running along a row of out.");
   if (shared_loads > kMaxWavefronts || shared_stores > kMaxWavefronts) {
     ADD_FAILURE() << kConflictFree.name << ": shared-memory bank conflicts: loads from the tile take "
@@ -497,7 +448,7 @@ WB_CHECK(Performance, NoIdleBlocks, .weight = 1, .backends = "sim", .limits = {{
                 "max_threads is the number of elements of s padded to whole 32 x 32 tiles");
   std::ostringstream text;
   std::vector<std::string> failures;
-  for (const Version* v : {&kNaive, &kTiled, &kConflictFree}) {
+  for (const Version* v : kAllVersions) {
     cusim::checker::clear_launches();
     WB_ASSERT(check_version(*v, s));
     const std::vector<cusim::checker::LaunchRecord> launches = cusim::checker::launches();
@@ -537,9 +488,7 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .t
     wb::DeviceBuffer<float> out(s.size());
     const double bytes = 2.0 * 4.0 * static_cast<double>(s.size());  // read and write every element
     const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * s.size());
-    std::ostringstream text;
-    text.precision(2);
-    text << std::fixed;
+    std::string text;
     double final_ratio = 0.0;
     for (const Version* v : {&kConflictFree, &kTiled, &kNaive}) {
       // Validate before timing; versions 1 and 2 are timed for the record only.
@@ -552,12 +501,12 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .t
           FAIL() << describe_call(*v, s) << " failed while running: " << wb::error_text(sync);
         }
         (void)cudaGetLastError();
-        text << "; " << v->name << " not timed (" << wb::error_text(sync) << ")";
+        text += "; " + std::string(v->name) + " not timed (" + wb::error_text(sync) + ")";
         continue;
       }
       if (auto r = output_matches(s, input, out.download(), describe_call(*v, s)); !r) {
         if (v == &kConflictFree) FAIL() << r.message();
-        text << "; " << v->name << " not timed (wrong result)";
+        text += "; " + std::string(v->name) + " not timed (wrong result)";
         continue;
       }
       const wb::Bandwidth b = wb::measure_bandwidth(bytes, [&] {
@@ -566,13 +515,13 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .t
       const double ratio = b.gb_per_s / copy.gb_per_s;
       if (v == &kConflictFree) {
         final_ratio = ratio;
-        text << ratio << " x copy (" << b.gb_per_s << " GB/s vs " << copy.gb_per_s << " GB/s)";
+        text += wb::check::versus(b.gb_per_s, copy.gb_per_s, "copy");
       } else {
-        text << "; " << v->name << " " << ratio << " x";
+        text += "; " + std::string(v->name) + " " + fixed(ratio) + " x";
       }
     }
-    wb::check::record_measured(text.str());
-    EXPECT_GE(final_ratio, kMinRatio) << "transpose_conflict_free reached " << text.str() << "; it needs "
+    wb::check::record_measured(text);
+    EXPECT_GE(final_ratio, kMinRatio) << "transpose_conflict_free reached " << text << "; it needs "
                                       << wb::check::as_written(kMinRatio) << " x the copy bandwidth. A transpose moves every byte once "
                                                       "in and once out, like a copy; with coalesced accesses on both "
                                                       "sides and no bank conflicts it runs close to copy speed.";

@@ -1,6 +1,6 @@
-// Checks for lab 03 (parallel reduction).
+// Checks for lab 03 (parallel reduction); what each check needs is the .passes of its WB_CHECK.
 //
-// Correctness: every sum is compared with the sum computed in double precision on the host.
+// Every sum is compared with the sum computed in double precision on the host.
 //   - Exact data: positive integer-valued floats whose total stays <= 2^24 (for n > 2^24:
 //     zeros and at most 2^24 ones). Every partial sum of any subset is then an integer
 //     <= 2^24, exactly representable, so every summation order gives exactly the same float:
@@ -11,72 +11,40 @@
 //     gamma(k) = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical
 //     Algorithms, 4.2). The bound is only finite for n < 2^24, so random data stops there;
 //     it catches what integer data cannot (a float value truncated to an integer, say).
-//   Max and min are exact. Adversarial inputs: all elements negative for max and all
-//   positive for min (an accumulator started at 0 is wrong), in one block and in many, results
-//   of both signs between blocks (integer atomics on float bits order negatives in reverse), the
-//   extreme at the first and the last index, n = 0 (the identities -inf and +inf).
-// Edge cases, for every version the interface allows them for: n = 0, 1, around 32, around
-//   one block of every allowed block size and one element past it, every n % 4 (the final
-//   versions' float4 loads leave 0 to 3 elements), grids larger and smaller than n, and one
-//   block past 65535 blocks in a pass of versions 1-4 (the limit of gridDim.y/z, not of x).
-//   Inputs are cudaMalloc-aligned, as the interface promises, so misalignment is not tested.
-//   Outputs and workspaces carry guard zones; the result starts as 0xFF bytes (a NaN), so a
-//   result never written is told apart from a wrong one.
-// Host code (sim, wb_host_checks.h): every function (n = 0 and 1000; the reference's calls that
-//   can fail are its launches, the cudaMemset of *d_out when n == 0 in versions 1-4 and the
-//   cudaMemsetAsync before reduce_sum_grid_stride's launch) holds as much device memory after a
-//   call as before, and when each of its cudaMalloc, cudaMemcpy(Async), cudaMemset(Async) calls
-//   and kernel launches fails in turn (cusim's fault injection) it returns that error at once: no
-//   work after it, no leak.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing.
-// Performance (sim), with cusim analysis metrics (each check's limits are in its WB_CHECK):
-//   - version 2: shared-memory wavefronts per request at most max_wavefronts (version 1's are
-//     recorded);
-//   - version 3: global loads at most max_load_sectors sectors per request, and no more blocks
-//     than 2 * blockDim.x elements per block need (counted as partial sums stored);
-//   - version 4: shared-memory requests per block at most blockDim.x / block_size_divisor (the
-//     full tree needs more, see the handout), loads as version 3's;
-//   - version 5: atomics == number of blocks (one per block), loads as version 3's;
-//   - reduce_sum: float4 loads, min_sectors to max_sectors global sectors per load request (16
-//     for a warp's 32 consecutive float4s; scalar loads give 4, lanes two float4s apart 32);
-//   - versions 1-4: the launch log shows no more threads than blocks of block_size (x 2 for
-//     versions 3 and 4) elements per block need in each pass, on n that are exact multiples of
-//     the elements per block (a rounded-up block count must not add a block there); reduce_sum,
-//     reduce_max, reduce_min: no launch has more threads than n rounded up to whole blocks
-//     (n = 33, 1000, 4099);
-//   - reduce_sum: reads each input byte once (bytes read at most max_read_ratio * 4n).
-// Performance (cuda): reduce_sum's read bandwidth on 2^26 floats at least min_ratio x the
-// bandwidth of a device-to-device cudaMemcpy of the same bytes, timed in the same run.
+// Max and min are exact.
+// Inputs are cudaMalloc-aligned, as the interface promises, so misalignment is not tested.
+// Outputs and workspaces carry guard zones; the result starts as 0xFF bytes (a NaN), so a
+// result never written is told apart from a wrong one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reduction.h"
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_host_checks.h"
 #include "wb_metrics.h"
 
 #if defined(CUSIM)
 #include <cusim/checker.h>
 #endif
-#include "wb_host_checks.h"
 
 namespace {
 
-using wb::check::fixed;
-
 using wb::check::cuda_success;
+using wb::check::fixed;
+using wb::check::never_written;
 
 constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr std::size_t kExactLimit = std::size_t(1) << 24;  // partial sums up to here are exact floats
@@ -148,12 +116,6 @@ double abs_sum(const std::vector<float>& v) {
 
 std::string number(double v) { return wb::check::significant(v, 9); }
 
-bool never_written(float v) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits == 0xFFFFFFFFu;
-}
-
 // ---- running student code --------------------------------------------------------------------
 
 // The memory around d_in is filled with a poison value, so that reading outside d_in[0..n)
@@ -162,29 +124,27 @@ constexpr float kSumPoison = std::numeric_limits<float>::quiet_NaN();
 constexpr float kMaxPoison = 3.0e38f;
 constexpr float kMinPoison = -3.0e38f;
 
+// A call of the lab's code on (d_in, d_out, d_workspace).
+using Launch = std::function<cudaError_t(const float*, float*, float*)>;
+
 // Runs @p launch on guarded device copies: the input (surrounded by @p poison), one result
 // float (filled with 0xFF bytes) and, when @p with_workspace, a guarded workspace. Checks the
 // status, device errors, writes out of bounds and the input; stores the result.
 testing::AssertionResult run_reduction(const std::vector<float>& input, const std::string& call, const char* function,
-                                       bool with_workspace, float poison,
-                                       const std::function<cudaError_t(const float*, float*, float*)>& launch,
-                                       float& result) {
-  try {
+                                       bool with_workspace, float poison, const Launch& launch, float& result) {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     wb::DeviceBuffer<float> in(std::span<const float>(input), kGuard);
     wb::check::fill_guards(in, poison);
-    wb::DeviceBuffer<float> out(1, kGuard);
-    out.fill_bytes(0xFF);
+    wb::check::Output<float> out(1, "d_out");
     wb::DeviceBuffer<float> workspace;
     if (with_workspace) {
       workspace = wb::DeviceBuffer<float>(reduce_workspace_floats(static_cast<int>(input.size())), kGuard);
       workspace.fill_bytes(0xFF);
     }
-    if (auto r = cuda_success(launch(in.data(), out.data(), with_workspace ? workspace.data() : nullptr), call, function);
-        !r) {
-      return r;
-    }
+    const cudaError_t status = launch(in.data(), out.dev.data(), with_workspace ? workspace.data() : nullptr);
+    if (auto r = cuda_success(status, call, function); !r) return r;
     if (auto r = wb::check::device_clean_after(call); !r) return r;
-    if (const wb::GuardDamage d = out.check_guards(); !d.intact()) {
+    if (const wb::GuardDamage d = out.dev.check_guards(); !d.intact()) {
       return testing::AssertionFailure() << call << " wrote " << d.modified << " float(s) next to *d_out (from d_out["
                                          << d.first_index << "] to d_out[" << d.last_index
                                          << "]): the result is one float; only one thread should store it, at d_out[0].";
@@ -205,11 +165,9 @@ testing::AssertionResult run_reduction(const std::vector<float>& input, const st
       return testing::AssertionFailure() << call << " modified d_in, which is an input (const float*): keep "
                                                     "partial sums in shared memory or the workspace.";
     }
-    result = out.download()[0];
+    result = out.dev.download()[0];
     return testing::AssertionSuccess();
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
-  }
+  });
 }
 
 // Explains a wrong sum of exact data: which prefix of the input it equals, if any.
@@ -238,24 +196,23 @@ std::string diagnose_exact(const std::vector<float>& v, double got, double expec
 
 testing::AssertionResult sum_matches(const Input& input, float got, const std::string& call) {
   const std::size_t n = input.values.size();
+  const std::string what = call + " [" + input.kind + ", seed " + std::to_string(input.seed) + "]";
   if (never_written(got)) {
-    return testing::AssertionFailure() << call << " [" << input.kind << ", seed " << input.seed
-                                       << "]: *d_out was never written (still the 0xFF bytes the checker put there).";
+    return testing::AssertionFailure() << what << ": *d_out was never written (still the 0xFF bytes the checker put "
+                                                  "there).";
   }
   if (std::isnan(got)) {
-    return testing::AssertionFailure() << call << " [" << input.kind << ", seed " << input.seed
-                                       << "]: the result is NaN. The checker fills the memory around d_in with NaN: "
-                                          "elements outside d_in[0..n) were read and added. Test every load "
-                                          "against n (the last block of a pass is usually partial).";
+    return testing::AssertionFailure() << what << ": the result is NaN. The checker fills the memory around d_in with "
+                                                  "NaN: elements outside d_in[0..n) were read and added. Test every "
+                                                  "load against n (the last block of a pass is usually partial).";
   }
   if (input.exact) {
     const double expected = exact_sum(input.values);
     if (static_cast<double>(got) == expected) return testing::AssertionSuccess();
     return testing::AssertionFailure()
-           << call << " [" << input.kind << ", seed " << input.seed << "]: got " << number(got) << ", expected "
-           << number(expected) << " exactly (the elements are positive integers whose partial sums are all exact "
-           << "in float, so every summation order gives " << number(expected) << "). "
-           << diagnose_exact(input.values, got, expected);
+           << what << ": got " << number(got) << ", expected " << number(expected)
+           << " exactly (the elements are positive integers whose partial sums are all exact in float, so every "
+           << "summation order gives " << number(expected) << "). " << diagnose_exact(input.values, got, expected);
   }
   const double expected = reference_sum(input.values);
   const double k = n > 0 ? static_cast<double>(n - 1) : 0.0;
@@ -263,16 +220,22 @@ testing::AssertionResult sum_matches(const Input& input, float got, const std::s
   const double allowed = gamma * abs_sum(input.values);
   const double diff = std::fabs(static_cast<double>(got) - expected);
   if (diff <= allowed) return testing::AssertionSuccess();
-  return testing::AssertionFailure() << call << " [" << input.kind << ", seed " << input.seed << "]: got " << number(got)
-                                     << ", expected " << number(expected) << " (difference " << number(diff)
-                                     << ", allowed " << number(allowed)
+  return testing::AssertionFailure() << what << ": got " << number(got) << ", expected " << number(expected)
+                                     << " (difference " << number(diff) << ", allowed " << number(allowed)
                                      << " = gamma(n-1) * sum|x|, the error bound of float summation in any order).";
+}
+
+// @p launch of @p function on @p input (see run_reduction), its sum compared with the reference.
+testing::AssertionResult check_sum(const Input& input, const std::string& call, const char* function,
+                                   bool with_workspace, const Launch& launch) {
+  float got = 0.0f;
+  if (auto r = run_reduction(input.values, call, function, with_workspace, kSumPoison, launch, got); !r) return r;
+  return sum_matches(input, got, call);
 }
 
 // ---- the versions ---------------------------------------------------------------------------------
 
 using TreeFn = cudaError_t (*)(const float*, int, float*, float*, int);
-using FinalFn = cudaError_t (*)(const float*, int, float*);
 
 struct TreeVersion {
   const char* name;
@@ -284,24 +247,16 @@ const TreeVersion kInterleaved{"reduce_sum_interleaved", &reduce_sum_interleaved
 const TreeVersion kSequential{"reduce_sum_sequential", &reduce_sum_sequential, 1};
 const TreeVersion kFirstAdd{"reduce_sum_first_add", &reduce_sum_first_add, 2};
 const TreeVersion kWarpShuffle{"reduce_sum_warp_shuffle", &reduce_sum_warp_shuffle, 2};
+const TreeVersion* const kTreeVersions[] = {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle};
 
 std::string tree_call(const TreeVersion& v, std::size_t n, int block_size) {
   return std::string(v.name) + "(n=" + std::to_string(n) + ", block_size=" + std::to_string(block_size) + ")";
 }
 
 testing::AssertionResult check_tree(const TreeVersion& v, const Input& input, int block_size) {
-  const std::size_t n = input.values.size();
-  const std::string call = tree_call(v, n, block_size);
-  float got = 0.0f;
-  if (auto r = run_reduction(input.values, call, v.name, true, kSumPoison,
-                             [&](const float* in, float* out, float* ws) {
-                               return v.run(in, static_cast<int>(n), out, ws, block_size);
-                             },
-                             got);
-      !r) {
-    return r;
-  }
-  return sum_matches(input, got, call);
+  const int n = static_cast<int>(input.values.size());
+  return check_sum(input, tree_call(v, input.values.size(), block_size), v.name, true,
+                   [&](const float* in, float* out, float* ws) { return v.run(in, n, out, ws, block_size); });
 }
 
 std::string grid_call(std::size_t n, int num_blocks, int block_size) {
@@ -310,48 +265,30 @@ std::string grid_call(std::size_t n, int num_blocks, int block_size) {
 }
 
 testing::AssertionResult check_grid_stride(const Input& input, int num_blocks, int block_size) {
-  const std::size_t n = input.values.size();
-  const std::string call = grid_call(n, num_blocks, block_size);
-  float got = 0.0f;
-  if (auto r = run_reduction(input.values, call, "reduce_sum_grid_stride", false, kSumPoison,
-                             [&](const float* in, float* out, float*) {
-                               return reduce_sum_grid_stride(in, static_cast<int>(n), out, num_blocks, block_size);
-                             },
-                             got);
-      !r) {
-    return r;
-  }
-  return sum_matches(input, got, call);
+  const int n = static_cast<int>(input.values.size());
+  return check_sum(input, grid_call(input.values.size(), num_blocks, block_size), "reduce_sum_grid_stride", false,
+                   [&](const float* in, float* out, float*) {
+                     return reduce_sum_grid_stride(in, n, out, num_blocks, block_size);
+                   });
 }
 
 testing::AssertionResult check_final_sum(const Input& input) {
-  const std::size_t n = input.values.size();
-  const std::string call = "reduce_sum(n=" + std::to_string(n) + ")";
-  float got = 0.0f;
-  if (auto r = run_reduction(input.values, call, "reduce_sum", false, kSumPoison,
-                             [&](const float* in, float* out, float*) { return reduce_sum(in, static_cast<int>(n), out); },
-                             got);
-      !r) {
-    return r;
-  }
-  return sum_matches(input, got, call);
+  const int n = static_cast<int>(input.values.size());
+  return check_sum(input, "reduce_sum(n=" + std::to_string(input.values.size()) + ")", "reduce_sum", false,
+                   [&](const float* in, float* out, float*) { return reduce_sum(in, n, out); });
 }
 
 // Max (is_max) or min of @p values, compared exactly.
 testing::AssertionResult check_extreme(bool is_max, const std::vector<float>& values, const std::string& what) {
   const char* function = is_max ? "reduce_max" : "reduce_min";
   const std::string call = std::string(function) + "(n=" + std::to_string(values.size()) + ") [" + what + "]";
-  float got = 0.0f;
+  const int n = static_cast<int>(values.size());
   const float poison = is_max ? kMaxPoison : kMinPoison;
-  if (auto r = run_reduction(values, call, function, false, poison,
-                             [&](const float* in, float* out, float*) {
-                               const int n = static_cast<int>(values.size());
-                               return is_max ? reduce_max(in, n, out) : reduce_min(in, n, out);
-                             },
-                             got);
-      !r) {
-    return r;
-  }
+  float got = 0.0f;
+  const Launch launch = [&](const float* in, float* out, float*) {
+    return is_max ? reduce_max(in, n, out) : reduce_min(in, n, out);
+  };
+  if (auto r = run_reduction(values, call, function, false, poison, launch, got); !r) return r;
   float expected = is_max ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
   std::size_t where = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -404,38 +341,23 @@ constexpr int kPastGridYBlock = 64;
 constexpr std::size_t kGridYLimit = 65535;
 
 void check_tree_version(const TreeVersion& v) {
-  const std::size_t total = kTreeSizes.size() * kTreeBlockSizes.size() + 3;
-  std::size_t passed = 0;
-  auto progress = [&] {
-    wb::check::record_cases(passed, total);
-  };
+  wb::check::Cases cases(kTreeSizes.size() * kTreeBlockSizes.size() + 3);
   std::uint64_t seed = 1;
   for (int block_size : kTreeBlockSizes) {
-    for (std::size_t n : kTreeSizes) {
-      auto result = check_tree(v, exact_input(n, seed++), block_size);
-      progress();
-      WB_ASSERT(result);
-      ++passed;
-    }
+    for (std::size_t n : kTreeSizes) WB_ASSERT(cases(check_tree(v, exact_input(n, seed++), block_size)));
   }
   for (std::size_t n : {std::size_t(1000), std::size_t(100003)}) {
-    auto result = check_tree(v, random_input(n, seed++), 256);
-    progress();
-    WB_ASSERT(result);
-    ++passed;
+    WB_ASSERT(cases(check_tree(v, random_input(n, seed++), 256)));
   }
   const std::size_t per_block = std::size_t(kPastGridYBlock) * v.elements_per_thread;
   const std::size_t past_limit = kGridYLimit * per_block + 1;
-  auto result = check_tree(v, exact_input(past_limit, seed++), kPastGridYBlock);
-  progress();
+  testing::AssertionResult result = cases(check_tree(v, exact_input(past_limit, seed++), kPastGridYBlock));
   if (!result) {
     result << " This n needs " << kGridYLimit + 1 << " blocks of " << kPastGridYBlock << " threads in the first pass ("
            << per_block << " elements per block): 65535 is the limit of gridDim.y and gridDim.z, but gridDim.x "
            << "goes to 2^31 - 1. Launch every block the pass needs along x; do not cap the grid.";
   }
   WB_ASSERT(result);
-  ++passed;
-  progress();
 }
 
 }  // namespace
@@ -491,16 +413,11 @@ WB_CHECK(Correctness, GridStrideSum, .weight = 2,
                                    {1000, 3, 96, false},      {1000, 4096, 32, false},  {65537, 13, 128, false},
                                    {(1 << 20) + 7, 64, 256, false}, {(1 << 20) + 7, 1, 1024, false},
                                    {100003, 7, 224, true}};
-  std::size_t passed = 0;
   std::uint64_t seed = 100;
-  for (const Case& c : cases) {
+  WB_ASSERT(wb::check::for_each_case(cases, [&](const Case& c) {
     const Input input = c.random ? random_input(c.n, seed++) : exact_input(c.n, seed++);
-    auto result = check_grid_stride(input, c.num_blocks, c.block_size);
-    wb::check::record_cases(passed, cases.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_cases(passed, cases.size());
+    return check_grid_stride(input, c.num_blocks, c.block_size);
+  }));
 }
 
 WB_CHECK(Correctness, SumAllSizes, .weight = 2,
@@ -508,24 +425,15 @@ WB_CHECK(Correctness, SumAllSizes, .weight = 2,
                    "2^20 + 7",
          .hint = "Handle n == 0 (the sum is 0) and the elements after the last full float4 if you load "
                  "float4s.") {
+  // Every n % 4 several times: float4 loads leave 0 to 3 elements after the last whole float4.
   const std::vector<std::size_t> sizes = {0,    1,    2,    3,    4,     5,     6,     7,      31,          32,
                                           33,   1023, 1024, 1025, 4098,  4099,  65537, 100003, (1 << 20) + 7};
-  std::size_t passed = 0;
-  const std::size_t total = sizes.size() + 3;
+  wb::check::Cases cases(sizes.size() + 3);
   std::uint64_t seed = 200;
-  for (std::size_t n : sizes) {
-    auto result = check_final_sum(exact_input(n, seed++));
-    wb::check::record_cases(passed, total);
-    WB_ASSERT(result);
-    ++passed;
-  }
+  for (std::size_t n : sizes) WB_ASSERT(cases(check_final_sum(exact_input(n, seed++))));
   for (std::size_t n : {std::size_t(3), std::size_t(1025), std::size_t(1 << 20) + 7}) {
-    auto result = check_final_sum(random_input(n, seed++));
-    wb::check::record_cases(passed, total);
-    WB_ASSERT(result);
-    ++passed;
+    WB_ASSERT(cases(check_final_sum(random_input(n, seed++))));
   }
-  wb::check::record_cases(passed, total);
 }
 
 // The largest sizes: 2^26 - 1 on the sim backend (about 10 s with analysis instrumentation);
@@ -538,15 +446,8 @@ WB_CHECK(Correctness, SumLarge, .weight = 1,
 #else
   const std::vector<std::size_t> sizes = {(std::size_t(1) << 26) - 1, std::size_t(1) << 26};
 #endif
-  std::size_t passed = 0;
   std::uint64_t seed = 300;
-  for (std::size_t n : sizes) {
-    auto result = check_final_sum(exact_input(n, seed++));
-    wb::check::record_cases(passed, sizes.size());
-    WB_ASSERT(result);
-    ++passed;
-  }
-  wb::check::record_cases(passed, sizes.size());
+  WB_ASSERT(wb::check::for_each_case(sizes, [&](std::size_t n) { return check_final_sum(exact_input(n, seed++)); }));
 }
 
 WB_CHECK(Correctness, MaxMin, .weight = 2,
@@ -568,11 +469,12 @@ WB_CHECK(Correctness, MaxMin, .weight = 2,
     std::reverse(v.begin(), v.end());
     inputs.emplace_back(v, "min at index 0, max at the last index");
   }
+  // All negative (for max) and all positive (for min): an accumulator started at 0 is wrong.
   inputs.emplace_back(wb::random_floats(1025, seed++, -2.0f, -1.0f), "all elements negative");
   inputs.emplace_back(wb::random_floats(1025, seed++, 1.0f, 2.0f), "all elements positive");
   // Many blocks: every block's result negative (or positive), and results of both signs, the
   // extreme's sign only at the start, so blocks combining their results (atomics on the float
-  // bits, say) meet both orders.
+  // bits, say, which order negatives in reverse) meet both orders.
   inputs.emplace_back(wb::random_floats(100003, seed++, -2.0f, -1.0f), "all elements negative");
   inputs.emplace_back(wb::random_floats(100003, seed++, 1.0f, 2.0f), "all elements positive");
   constexpr std::size_t kSignedPrefix = 4096;
@@ -581,17 +483,10 @@ WB_CHECK(Correctness, MaxMin, .weight = 2,
   inputs.emplace_back(mixed, "positive elements only among the first 4096, the rest negative");
   for (float& x : mixed) x = -x;
   inputs.emplace_back(mixed, "negative elements only among the first 4096, the rest positive");
-  std::size_t passed = 0;
-  const std::size_t total = 2 * inputs.size();
+  wb::check::Cases cases(2 * inputs.size());
   for (const auto& [values, what] : inputs) {
-    for (bool is_max : {true, false}) {
-      auto result = check_extreme(is_max, values, what);
-      wb::check::record_cases(passed, total);
-      WB_ASSERT(result);
-      ++passed;
-    }
+    for (bool is_max : {true, false}) WB_ASSERT(cases(check_extreme(is_max, values, what)));
   }
-  wb::check::record_cases(passed, total);
 }
 
 // ---- Host code (sim): device memory and CUDA errors (wb_host_checks.h) ------------------
@@ -608,7 +503,7 @@ struct HostCase {
   std::string call;
   const char* function;
   std::size_t n;
-  std::function<cudaError_t(const float*, float*, float*)> run;  // (d_in, d_out, d_workspace)
+  Launch run;                                                   // on buffers the check makes
   std::function<testing::AssertionResult(const Input&)> check;  // a checked call on its own buffers
 };
 
@@ -616,7 +511,7 @@ std::vector<HostCase> host_cases() {
   std::vector<HostCase> cases;
   for (std::size_t n : {std::size_t(0), std::size_t(1000)}) {
     const int in = static_cast<int>(n);
-    for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
+    for (const TreeVersion* v : kTreeVersions) {
       cases.push_back({tree_call(*v, n, 256), v->name, n,
                        [v, in](const float* d_in, float* out, float* ws) { return v->run(d_in, in, out, ws, 256); },
                        [v](const Input& input) { return check_tree(*v, input, 256); }});
@@ -646,18 +541,15 @@ WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
                    "holds as many allocations and bytes as before",
          .hint = "Use the workspace the caller passes in (d_workspace); cudaFree everything you "
                  "cudaMalloc before returning, on the error paths too.") {
-  const std::vector<HostCase> cases = host_cases();
   std::uint64_t seed = 900;
-  WB_ASSERT(wb::check::run_cases(cases.size(), [&](std::size_t i) {
-    const HostCase& c = cases[i];
+  WB_ASSERT(wb::check::for_each_case(host_cases(), [&](const HostCase& c) {
     const Input input = exact_input(c.n, seed++);
     return wb::check::host::frees_device_memory(c.call, c.function, [&] { return c.check(input); });
   }));
 }
 
-// Fault injection (wb_host_checks.h): every cudaMalloc, cudaMemcpy(Async), cudaMemset(Async),
-// cudaFuncSetAttribute and kernel launch of each call fails in turn; the call must return that
-// error at once, with no work after it and no leak.
+// Each call's healthy run first (a function that does not work yet has no error paths to test),
+// then wb::check::host::returns_injected_errors fails each of its CUDA calls in turn.
 WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
          .passes = "each `cudaMalloc`, `cudaMemcpy(Async)`, `cudaMemset(Async)` and kernel launch "
                    "that those calls make (n = 0 and 1000; the solution's: every launch, the "
@@ -667,17 +559,15 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
                    "launch or call after it, and frees what it had allocated",
          .hint = "Test the cudaError_t of every cudaMemset(Async), cudaMemcpy and cudaMalloc and return "
                  "it at once when it is not cudaSuccess, before any launch.") {
-  const std::vector<HostCase> cases = host_cases();
   wb::check::host::InjectionTally tally;
   std::uint64_t seed = 950;
-  for (const HostCase& c : cases) {
+  for (const HostCase& c : host_cases()) {
     wb::check::record_measured(tally.measured());
     const Input input = exact_input(c.n, seed++);
     wb::DeviceBuffer<float> in(std::span<const float>(input.values), kGuard);
     wb::DeviceBuffer<float> out(1, kGuard);
     wb::DeviceBuffer<float> workspace(std::max<std::size_t>(reduce_workspace_floats(static_cast<int>(c.n)), 1), kGuard);
     auto run = [&] { return c.run(in.data(), out.data(), workspace.data()); };
-    // The healthy call first: a function that does not work yet has no error paths to test.
     WB_ASSERT(cuda_success(run(), c.call, c.function));
     WB_ASSERT(wb::check::device_clean_after(c.call));
     WB_ASSERT(wb::check::host::returns_injected_errors(c.call, c.function, nullptr, run, tally));
@@ -691,14 +581,14 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
 #if defined(CUSIM)
 namespace {
 
-// Runs every function on a few sizes and fails on any report of @p tools. A report explains
-// a wrong result (a race usually does), so reports come first in the failure.
+// Runs every function on a few sizes and fails on any report of @p tools
+// (wb::check::expect_no_analysis_reports).
 void expect_no_reports(const std::vector<std::string>& tools, const char* what) {
   wb::check::expect_no_analysis_reports(tools, what, [&](const auto& keep_first) {
     std::uint64_t seed = 500;
     for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1000), std::size_t(4097)}) {
       const Input input = exact_input(n, seed++);
-      for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
+      for (const TreeVersion* v : kTreeVersions) {
         for (int block_size : {64, 256}) keep_first(check_tree(*v, input, block_size));
       }
       keep_first(check_grid_stride(input, 3, 96));
@@ -770,6 +660,7 @@ WB_CHECK(Performance, SequentialNoBankConflicts, .weight = 2, .backends = "sim",
                  "consecutive words, which lie in 32 different banks.") {
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
+  constexpr double kMaxWavefronts = WB_LIMIT("max_wavefronts");
   const Input input = exact_input(kMetricSize, 600);
   Traffic interleaved, sequential;
   WB_ASSERT(wb::check::measure([&] { return check_tree(kInterleaved, input, 256); }, interleaved, kInterleaved.name));
@@ -778,7 +669,6 @@ WB_CHECK(Performance, SequentialNoBankConflicts, .weight = 2, .backends = "sim",
   wb::check::record_measured("sequential: loads " + fixed(sequential.shared_loads()) + ", stores " +
                              fixed(sequential.shared_stores()) + " wavefronts/request (interleaved: " +
                              fixed(interleaved.shared_loads()) + ", " + fixed(interleaved.shared_stores()) + ")");
-  constexpr double kMaxWavefronts = WB_LIMIT("max_wavefronts");
   if (sequential.shared_loads() > kMaxWavefronts || sequential.shared_stores() > kMaxWavefronts) {
     ADD_FAILURE() << "reduce_sum_sequential: shared-memory bank conflicts: loads take " << fixed(sequential.shared_loads())
                   << " and stores " << fixed(sequential.shared_stores()) << " wavefronts per request (at most "
@@ -846,10 +736,9 @@ WB_CHECK(Performance, WarpShuffleTail, .weight = 2, .backends = "sim",
     // The shared-memory tree's requests (see the handout): block_size / 32 stores of the loaded
     // values, 3 per active warp and step for s >= 32, 15 for the five steps s = 16 .. 1.
     const double full_tree = block_size / 32.0 + 3 * (block_size / 32.0 - 1) + 15;
-    text += (text.empty() ? "" : "; ") + std::string("block_size ") + std::to_string(block_size) + ": " +
-            fixed(per_block) + " shared requests/block (limit " + fixed(limit) + "), loads " + fixed(t.loads()) +
-            " sectors/request";
-    wb::check::record_measured(text);
+    wb::check::append_measured(text, "block_size " + std::to_string(block_size) + ": " + fixed(per_block) +
+                                         " shared requests/block (limit " + fixed(limit) + "), loads " +
+                                         fixed(t.loads()) + " sectors/request");
     expect_coalesced_loads("reduce_sum_warp_shuffle", t.loads(), kMaxLoadSectors);
     if (per_block > limit) {
       ADD_FAILURE() << "reduce_sum_warp_shuffle(block_size=" << block_size << "): " << fixed(per_block)
@@ -880,9 +769,9 @@ WB_CHECK(Performance, OneAtomicPerBlock, .weight = 3, .backends = "sim",
                                  "reduce_sum_grid_stride"));
     WB_REQUIRE_ANALYSIS();
     const double per_block = double(t.atomics) / double(num_blocks);
-    text += (text.empty() ? "" : "; ") + std::to_string(num_blocks) + " x " + std::to_string(block_size) + ": " +
-            fixed(per_block) + " atomics/block, loads " + fixed(t.loads()) + " sectors/request";
-    wb::check::record_measured(text);
+    wb::check::append_measured(text, std::to_string(num_blocks) + " x " + std::to_string(block_size) + ": " +
+                                         fixed(per_block) + " atomics/block, loads " + fixed(t.loads()) +
+                                         " sectors/request");
     expect_coalesced_loads("reduce_sum_grid_stride", t.loads(), kMaxLoadSectors);
     if (t.atomics != static_cast<std::uint64_t>(num_blocks)) {
       ADD_FAILURE() << grid_call(input.values.size(), num_blocks, block_size) << ": " << t.atomics
@@ -908,8 +797,7 @@ WB_CHECK(Performance, SumReadsOnce, .weight = 2, .backends = "sim",
   Traffic t;
   WB_ASSERT(wb::check::measure([&] { return check_final_sum(input); }, t, "reduce_sum"));
   WB_REQUIRE_ANALYSIS();
-  const double n_bytes = 4.0 * static_cast<double>(input.values.size());
-  const double read_ratio = double(t.bytes_read) / n_bytes;
+  const double read_ratio = double(t.bytes_read) / (4.0 * static_cast<double>(input.values.size()));
   wb::check::record_measured(fixed(read_ratio) + " x 4n bytes read");
   if (read_ratio > kMaxReadRatio) {
     ADD_FAILURE() << "reduce_sum read " << t.bytes_read << " bytes for n = " << input.values.size() << " floats ("
@@ -918,6 +806,7 @@ WB_CHECK(Performance, SumReadsOnce, .weight = 2, .backends = "sim",
   }
 #endif
 }
+
 // reduce_sum's float4 loads, as Nsight Compute counts them: one request per warp instruction, a
 // warp's 32 x 16 consecutive bytes being 16 sectors (cusim's GCC plugin gives every vector access
 // its true width). Scalar loads of 32 consecutive floats take 4 sectors per request; float4 loads
@@ -974,7 +863,7 @@ WB_CHECK(Performance, NoIdleBlocks, .weight = 2, .backends = "sim",
   std::ostringstream text;
   std::vector<std::string> failures;
   std::uint64_t seed = 605;
-  for (const TreeVersion* v : {&kInterleaved, &kSequential, &kFirstAdd, &kWarpShuffle}) {
+  for (const TreeVersion* v : kTreeVersions) {
     std::uint64_t version_threads = 0, version_limit = 0;
     int version_failures = 0;
     for (int block_size : {64, 256}) {
@@ -1009,16 +898,12 @@ WB_CHECK(Performance, NoIdleBlocks, .weight = 2, .backends = "sim",
   }
   // The final versions choose their grid, but no launch should have more threads than n
   // rounded up to whole blocks: a block past that has no element to read.
-  for (const char* function : {"reduce_sum", "reduce_max", "reduce_min"}) {
+  for (const std::string fn : {"reduce_sum", "reduce_max", "reduce_min"}) {
     for (std::size_t n : {std::size_t(33), std::size_t(1000), std::size_t(4099)}) {
       const Input input = exact_input(n, seed++);
-      const std::string fn = function;
       cusim::checker::clear_launches();
-      if (fn == "reduce_sum") {
-        WB_ASSERT(check_final_sum(input));
-      } else {
-        WB_ASSERT(check_extreme(fn == "reduce_max", input.values, "exact integer data"));
-      }
+      WB_ASSERT(fn == "reduce_sum" ? check_final_sum(input)
+                                   : check_extreme(fn == "reduce_max", input.values, "exact integer data"));
       for (const auto& l : cusim::checker::launches()) {
         const std::uint64_t block = l.threads_per_block();
         const std::uint64_t threads = l.threads_per_launch();
@@ -1081,9 +966,7 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .t
     }
     const wb::Bandwidth sum = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(final_sum()); });
     const double ratio = sum.gb_per_s / copy.gb_per_s;
-    std::ostringstream text;
-    text.precision(2);
-    text << std::fixed << ratio << " x copy (" << sum.gb_per_s << " GB/s vs " << copy.gb_per_s << " GB/s)";
+    std::string text = wb::check::versus(sum.gb_per_s, copy.gb_per_s, "copy");
     // The ladder, for the record (block_size 256; version 5 with 4 blocks per multiprocessor).
     int device = 0, sms = 0;
     WB_CUDA_CHECK(cudaGetDevice(&device));
@@ -1096,14 +979,14 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .t
         {"v5", [&] { return reduce_sum_grid_stride(in.data(), n, out.data(), 4 * sms, 256); }}};
     for (const auto& [name, run] : ladder) {
       if (const std::string why = validate(run); !why.empty()) {
-        text << "; " << name << " not timed (" << why << ")";
+        text += "; " + std::string(name) + " not timed (" + why + ")";
         continue;
       }
       const wb::Bandwidth b = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(run()); });
-      text << "; " << name << " " << b.gb_per_s / copy.gb_per_s << " x";
+      text += "; " + std::string(name) + " " + fixed(b.gb_per_s / copy.gb_per_s) + " x";
     }
-    wb::check::record_measured(text.str());
-    EXPECT_GE(ratio, kMinRatio) << "reduce_sum reached " << text.str() << "; it needs " << wb::check::as_written(kMinRatio)
+    wb::check::record_measured(text);
+    EXPECT_GE(ratio, kMinRatio) << "reduce_sum reached " << text << "; it needs " << wb::check::as_written(kMinRatio)
                                 << " x the copy bandwidth. A reduction reads every byte once and computes almost "
                                    "nothing: it should stream memory as fast as a copy does.";
   } catch (const wb::CudaError& e) {

@@ -74,7 +74,6 @@ std::vector<std::int64_t> inclusive_prefix(const std::vector<int>& in) {
 
 // ---- running student code --------------------------------------------------------------------
 
-// SHARED CANDIDATE: lab 03 checks its input so too; wb::check::Input::unchanged does not check the guards.
 // Success when the call left @p dev, a guarded device copy of the input @p host named @p name, and
 // the memory around it as they were; @p advice ends the message for a modified input.
 template <class T>
@@ -915,7 +914,6 @@ testing::AssertionResult measure_scan(const ScanVersion& v, std::size_t n, std::
 double moved_per_4n(const Traffic& t, std::size_t n) { return double(t.bytes_read + t.bytes_written) / (4.0 * n); }
 #endif
 
-// SHARED CANDIDATE: labs 01 and 03 read cusim's launch log for blocks of whole warps and idle blocks too.
 // The first launch since clear_launches() whose blocks are not whole warps, or that has more threads
 // than @p n rounded up to whole blocks, explained for @p call; "" when there is none. A block past
 // that has nothing to do, and a block that is not whole warps leaves lanes of its last warp idle.

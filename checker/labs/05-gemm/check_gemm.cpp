@@ -95,7 +95,7 @@ std::size_t in_c(const Case& c, std::size_t i) {
   return at(static_cast<int>(i / c.N), c.ldc(), static_cast<int>(i % c.N));
 }
 
-// SHARED CANDIDATE: lab 07 has the same function.
+// True when @p a and @p b are the same bits (a NaN equals itself).
 bool same_bits(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
 
 // C elements are 0xFF bytes (a NaN) before a beta == 0 call: never written stays exactly that.
@@ -564,7 +564,7 @@ std::vector<float> cublas_result(const Case& c, const Data& d) {
   return C;
 }
 
-// SHARED CANDIDATE: "%.2e", beside wb::check::fixed and significant.
+// @p v as "%.2e".
 std::string scientific(double v) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.2e", v);
@@ -848,15 +848,12 @@ double shared_per_fma(const Traffic& t, const Case& c) {
 
 // Runs @p v on kMetricCase (checking its result) and sums the metrics of every kernel launched;
 // without cusim's analysis API it only checks the result (WB_MEASURE_OR_SKIP then skips the check).
-// SHARED CANDIDATE: WB_REQUIRE_METRICS (lab 02's WB_MEASURE_OR_SKIP has the same two branches).
 #if WB_HAVE_CUSIM_ANALYSIS
 testing::AssertionResult measure(const Version& v, Traffic& t) {
   return wb::check::measure([&] { return check_case(v, kMetricCase); }, t, v.name);
 }
-#define WB_REQUIRE_METRICS() WB_REQUIRE_ANALYSIS()
 #else
 testing::AssertionResult measure(const Version& v, Traffic&) { return check_case(v, kMetricCase); }
-#define WB_REQUIRE_METRICS() WB_SIM_METRICS_BEGIN()
 #endif
 
 }  // namespace

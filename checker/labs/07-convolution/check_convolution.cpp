@@ -354,7 +354,6 @@ std::string name_mistake(const std::vector<Mistake>& mistakes, const std::vector
   return "";
 }
 
-// SHARED CANDIDATE: the why of a compare_elements() built from optional sentences.
 // The sentences of @p parts that are not empty, joined by spaces.
 std::string sentences(std::initializer_list<std::string> parts) {
   std::string text;
@@ -908,8 +907,6 @@ namespace {
 #if defined(WB_HAVE_CUDA_BASELINES)
 const wb::TimingOptions kTiming{.warmup = 2, .repetitions = 11};
 
-// SHARED CANDIDATE: compare_elements() against a float reference (a vendor library's output) with one
-// allowance for every element.
 // Validates the output @p got of @p v (shape @p p) against cuDNN's @p expected, within 2 gamma(T + 1) T
 // of it (uniform data in [-1, 1): sum |terms| <= T for T terms).
 testing::AssertionResult close_to(const Version& v, const ConvParams& p, const std::vector<float>& got,

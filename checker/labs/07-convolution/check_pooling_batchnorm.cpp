@@ -1,95 +1,47 @@
 // Checks for lab 07, part 2: max and average pooling, batch normalization (NCHW, fp32).
 //
 // Correctness: every output is compared element by element with a double-precision reference
-// computed on the host from the same float inputs; the allowances are derived from the
+// computed on the host from the same float inputs, within an allowance derived from the
 // computation (u = 2^-24; T(M) = (16 + 4 sqrt(M)) u, the relative rounding of an M-term float sum
-// in any reasonable order, as in lab 06):
-//   - max pooling is exact: y and argmax must be bit-equal (a maximum rounds nothing). Planes are
-//     integer-valued, some all negative (a window on the border then shows whether padding was
-//     taken as a 0 candidate), some of two values only (ties everywhere: the first pixel of the
-//     window in row-major order must win), some uniform floats.
-//   - max pooling backward: dy is integer-valued, so every sum is exact in any order: bit-equal.
-//     argmax comes from the reference forward, so the backward is checked on its own.
-//   - average pooling: a sum of k in-image pixels in any order is within (k - 1) u sum|x| of the
-//     exact sum, and the division (or a multiplication by 1 / divisor) adds 2 u: allowed
-//     k u sum|x| / divisor + 3 u |y|. Both count_include_pad conventions, every shape.
-//   - average pooling backward: a sum of k terms dy / divisor: allowed (k + 2) u sum|dy / divisor|.
-//   - batch norm, training: over the M = N HW values of a channel, the mean within T(M) mean|x|
-//     (a float sum's rounding, which also bounds Welford's and Chan's updates); the variance within
-//     2 T(M) var + 2 d sqrt(var) + d^2, d = T(M) mean|x| (the sum of squares, and deviations taken
-//     from a mean known within d: Welford's running means are), so
-//     rstd = 1 / sqrt(var + eps) within rstd (var_allowed / (2 (var + eps)) + 2 u); y within
-//     |gamma| (|x - mean| rstd_allowed + rstd mean_allowed) + 4 u (|y| + |beta|); the running
-//     statistics within momentum times the statistic's allowance plus 4 u of their terms.
-//     Channels: uniform, mean 1e3 and standard deviation 1 (E[x^2] - E[x]^2 cancels every digit
-//     there, while the mean's rounding is allowed for exactly), constant (variance 0), wide.
-//     Shapes: M = 2 (where the unbiased variance differs from the biased one by a factor 2), C = 1,
-//     C = 300, HW = 1, 5, 49, 64 (odd planes take no 16-byte loads), M up to 150001 (the split
-//     over kBatchNormSplits blocks per channel).
-//   - batch norm, inference: elementwise, y = (x - rm) / sqrt(rv + eps) gamma + beta in any
-//     arrangement (folding gamma / sqrt(rv + eps) into a scale and a shift included): allowed
-//     6 u (|gamma| rstd (|x| + |rm|) + |beta| + |y|).
-//   - batch norm backward: dbeta within T(M) sum|dy|, dgamma within (T(M) + 4 u) sum|dy xhat|, dx
-//     within |gamma| rstd (their errors divided by M, the second times |xhat|) + 8 u of its terms.
-//   Inputs are surrounded by NaN (a read outside them shows), outputs start as 0xFF bytes (an
-//   element never written shows) and carry guard zones; the workspace too starts as 0xFF bytes
-//   (except in the analysis checks, where it is left unwritten for initcheck). A read a little
-//   past an array lands in its guard zone, which memcheck cannot see: the NaN there shows it.
-// Reproducibility: batch-norm training and backward run three times on the same inputs, the
-//   workspace holding other bytes before each run: bitwise equal outputs.
-// Analysis (sim): cusim memcheck/initcheck and racecheck/synccheck report nothing over every
-//   function; batch-norm training and backward, and max-pooling backward, use no atomics.
-// Performance (sim), cusim analysis metrics (traffic as the kernels request it); each check's
-// limits are the .limits of its WB_CHECK:
-//   - pooling: global sectors per load request at most max_loads, 4 stride_w + 1 at the metric
-//     shape's stride 2 (a warp's 32 outputs of a row read 32 pixels stride_w apart), and per store
-//     request at most max_stores (32 consecutive floats: 4), 2 x 16 x 32 x 64, 3 x 3 windows,
-//     stride 2, padding 1;
-//   - pooling: bytes read at most max_read_ratio x 4 x the (window, in-image pixel) pairs, each
-//     window's pixels read once (plus 4 N C P Q for max backward: dy once per output, where the
-//     argmax matches);
-//   - batch norm: bytes read in units of 4 N C HW at most max_training_reads (x twice: statistics,
-//     then y), max_inference_reads (x once) and max_backward_reads (x and dy twice each);
-//   - batch norm, HW % 4 == 0: at least min_efficiency of the bytes of every 32-byte sector loaded
-//     or stored used, and at least min_bytes_per_request bytes per load and store request.
-// Performance (cuda): bytes moved per second as a ratio to a device-to-device copy timed in the
-//   same run, at least min_ratio: maxpool2d_forward (3 x 3, stride 2, padding 1, 32 x 64 x 112 x
-//   112; x read, y and argmax written) and maxpool2d_backward (dy, argmax read, dx written); batch
-//   norm on 32 x 256 x 56 x 56: training (x twice, y once), inference (x, y), backward (x and dy
-//   twice, dx).
+// in any reasonable order, as in lab 06), explained where each reference is computed.
+// Inputs are surrounded by NaN (a read outside them shows), outputs start as 0xFF bytes (an element
+// never written shows) and carry guard zones; the workspace too starts as 0xFF bytes (except in the
+// analysis checks, where it is left unwritten for initcheck). A read a little past an array lands
+// in its guard zone, which memcheck cannot see: the NaN there shows it.
+// Performance: cusim's analysis metrics on sim (traffic as the kernels request it); on a GPU,
+// bytes moved per second as a ratio to a device-to-device copy timed in the same run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <span>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "pooling_batchnorm.h"
 #include "wb/wb.h"
+#include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_compare_elements.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
 
 namespace {
 
-using wb::check::fixed;
-
 using wb::check::after_call;
-using wb::check::cuda_success;
+using wb::check::compare_elements;
+using wb::check::fixed;
 using wb::check::Input;
 using wb::check::never_written;
 using wb::check::Output;
-using Checks = wb::check::BufferChecks;
 
-constexpr std::size_t kGuard = wb::DeviceBuffer<float>::kDefaultGuard;
 constexpr double kU = 0x1.0p-24;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kMomentum = 0.1f;
@@ -99,94 +51,81 @@ double sum_tolerance(double terms) { return (16.0 + 4.0 * std::sqrt(terms)) * kU
 
 std::string number(double v) { return wb::check::significant(v, 8); }
 
-std::string shown(float v) {
-  return never_written(v) ? std::string("nothing (never written: still the 0xFF bytes the checker put there)")
-                          : number(v);
-}
-
-// ---- device buffers (wb_buffers.h) ---------------------------------------------------------------------
-
 // While set (the analysis checks), the batch-norm workspace is left unwritten by the checker, so
 // that initcheck reports a read of an entry the call did not write.
 bool g_workspace_unwritten = false;
 
-// A call's verdict and what it produced.
-template <class T>
-struct CallResult {
-  testing::AssertionResult ok = testing::AssertionSuccess();
-  T got;
-};
-
+// A reference: each element's value and its allowed difference (0: bit-exact).
 struct Expected {
-  std::vector<double> value, allowed;  // allowed 0: bit-exact
+  std::vector<double> value, allowed;
+  explicit Expected(std::size_t n) : value(n, 0.0), allowed(n, 0.0) {}
 };
 
 // An NCHW tensor's dimensions and the names of its last two indices ("h", "w" or "p", "q").
 struct Dims {
   int N, C, H, W;
   const char *row = "h", *col = "w";
-  std::string at(std::size_t i) const {
-    const std::size_t w = i % W, h = i / W % H, c = i / (static_cast<std::size_t>(W) * H) % C,
-                      n = i / (static_cast<std::size_t>(W) * H * C);
-    return "[n=" + std::to_string(n) + "][c=" + std::to_string(c) + "][" + row + "=" + std::to_string(h) + "][" + col +
-           "=" + std::to_string(w) + "]";
+  // Names element i of @p array: "y[n=0][c=1][p=2][q=3]".
+  std::function<std::string(std::size_t)> of(std::string array) const {
+    return [d = *this, array](std::size_t i) {
+      const std::size_t plane = static_cast<std::size_t>(d.W) * d.H;
+      return array + "[n=" + std::to_string(i / plane / d.C) + "][c=" + std::to_string(i / plane % d.C) + "][" +
+             d.row + "=" + std::to_string(i / d.W % d.H) + "][" + d.col + "=" + std::to_string(i % d.W) + "]";
+    };
   }
 };
 
-// Element-wise comparison; @p why(i) explains a mismatch at element i.
-testing::AssertionResult compare(const std::string& call, const char* array, const Expected& e,
-                                 const std::vector<float>& got, const Dims& dims,
-                                 const std::function<std::string(std::size_t)>& why) {
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double g = got[i];
-    const bool ok = e.allowed[i] == 0.0 ? (!never_written(got[i]) && g == e.value[i])
-                                        : std::isfinite(g) && std::fabs(g - e.value[i]) <= e.allowed[i];
-    if (!ok && bad++ == 0) first = i;
-  }
-  if (bad == 0) return testing::AssertionSuccess();
-  testing::AssertionResult failure = testing::AssertionFailure();
-  failure << call << ": " << bad << " of " << got.size() << " elements of " << array << " are wrong; the first is "
-          << array << dims.at(first) << ": got " << shown(got[first]) << ", expected " << number(e.value[first]);
-  if (e.allowed[first] == 0.0) {
-    failure << " exactly.";
-  } else {
-    failure << " (allowed difference " << number(e.allowed[first]) << ").";
-  }
-  if (const std::string text = why(first); !text.empty()) failure << " " << text;
-  return failure;
+// The buffer checks of after_call() for @p buffers, in their order: an Output written in bounds, an
+// Input unchanged.
+template <class T>
+std::function<testing::AssertionResult()> verdict(const std::string& call, const Output<T>& b) {
+  return [&] { return b.in_bounds(call); };
+}
+template <class T>
+std::function<testing::AssertionResult()> verdict(const std::string& call, const Input<T>& b) {
+  return [&] { return b.unchanged(call); };
+}
+template <class... Buffers>
+wb::check::BufferChecks verdicts(const std::string& call, const Buffers&... buffers) {
+  return {verdict(call, buffers)...};
 }
 
 // ---- pooling: inputs and references ------------------------------------------------------------------------
 
-enum class PlaneKind { Ints, Negative, Ties, Floats };
+// The kinds of planes, each pixel drawn in turn: integers, all negative (a window on the border then
+// shows whether padding was taken as a 0 candidate), two values only (ties everywhere: the first
+// pixel of the window in row-major order must win), uniform floats.
+struct PlaneKind {
+  const char* text;
+  float (*draw)(wb::Random&);
+};
+const PlaneKind kPlaneKinds[] = {
+    {"integers in [-8, 8]", [](wb::Random& r) { return static_cast<float>(r.next_int(-8, 8)); }},
+    {"all negative (integers in [-100, -1])", [](wb::Random& r) { return static_cast<float>(r.next_int(-100, -1)); }},
+    {"only the values 1 and 2 (ties everywhere)", [](wb::Random& r) { return static_cast<float>(r.next_int(1, 2)); }},
+    {"uniform floats in [-1, 1)", [](wb::Random& r) { return static_cast<float>(-1.0 + 2.0 * r.next_unit_double()); }}};
+const PlaneKind* const kNegative = &kPlaneKinds[1];
 
-const char* describe(PlaneKind kind) {
-  switch (kind) {
-    case PlaneKind::Ints: return "integers in [-8, 8]";
-    case PlaneKind::Negative: return "all negative (integers in [-100, -1])";
-    case PlaneKind::Ties: return "only the values 1 and 2 (ties everywhere)";
-    case PlaneKind::Floats: return "uniform floats in [-1, 1)";
-  }
-  return "";
+// "N=2, C=3, H=7, W=9, window 3x3, stride 2x2, pad 1x1"
+std::string pool_shape(const PoolParams& p) {
+  return "N=" + std::to_string(p.N) + ", C=" + std::to_string(p.C) + ", H=" + std::to_string(p.H) +
+         ", W=" + std::to_string(p.W) + ", window " + std::to_string(p.R) + "x" + std::to_string(p.S) + ", stride " +
+         std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", pad " + std::to_string(p.pad_h) + "x" +
+         std::to_string(p.pad_w);
 }
 
 struct PoolCase {
   PoolParams p;
   int P, Q;
   std::vector<float> x;
-  std::vector<PlaneKind> kinds;  // per plane n * C + c
+  std::vector<const PlaneKind*> kinds;  // per plane n * C + c
   std::uint64_t seed;
   std::size_t in_size() const { return static_cast<std::size_t>(p.N) * p.C * p.H * p.W; }
   std::size_t out_size() const { return static_cast<std::size_t>(p.N) * p.C * P * Q; }
+  std::size_t plane_size() const { return static_cast<std::size_t>(p.H) * p.W; }
   Dims in_dims() const { return {p.N, p.C, p.H, p.W}; }
   Dims out_dims() const { return {p.N, p.C, P, Q, "p", "q"}; }
-  std::string shape() const {
-    return "N=" + std::to_string(p.N) + ", C=" + std::to_string(p.C) + ", H=" + std::to_string(p.H) +
-           ", W=" + std::to_string(p.W) + ", window " + std::to_string(p.R) + "x" + std::to_string(p.S) + ", stride " +
-           std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", pad " + std::to_string(p.pad_h) + "x" +
-           std::to_string(p.pad_w);
-  }
+  std::string shape() const { return pool_shape(p); }
   // The window of output (p, q) clipped to the image.
   struct Window {
     int h0, h1, w0, w1;
@@ -196,6 +135,9 @@ struct PoolCase {
     const int hs = op * p.stride_h - p.pad_h, ws = oq * p.stride_w - p.pad_w;
     return {std::max(hs, 0), std::min(hs + p.R, p.H), std::max(ws, 0), std::min(ws + p.S, p.W)};
   }
+  // The plane and the window of output element @p o.
+  int plane_of(std::size_t o) const { return static_cast<int>(o / (static_cast<std::size_t>(P) * Q)); }
+  Window window_of(std::size_t o) const { return window(static_cast<int>(o / Q % P), static_cast<int>(o % Q)); }
   bool padded(const Window& w) const { return w.pixels() < p.R * p.S; }
   // Calls f(plane, op, oq, window) for every output.
   template <class F>
@@ -204,6 +146,13 @@ struct PoolCase {
       for (int op = 0; op < P; ++op) {
         for (int oq = 0; oq < Q; ++oq) f(plane, op, oq, window(op, oq));
       }
+    }
+  }
+  // Calls f(i) for the index i in x of every pixel of window @p w of @p plane.
+  template <class F>
+  void for_each_pixel(int plane, const Window& w, F f) const {
+    for (int h = w.h0; h < w.h1; ++h) {
+      for (int c = w.w0; c < w.w1; ++c) f(plane * plane_size() + h * p.W + c);
     }
   }
   std::size_t out_index(int plane, int op, int oq) const {
@@ -216,6 +165,9 @@ struct PoolCase {
     for_each_output([&](int, int, int, Window w) { n += w.pixels(); });
     return n;
   }
+  std::string plane_note(std::size_t o) const {
+    return "This plane is " + std::string(kinds[plane_of(o)]->text) + ".";
+  }
 };
 
 PoolParams pool(int N, int C, int H, int W, int R, int S, int pad_h, int pad_w, int stride_h, int stride_w) {
@@ -226,21 +178,9 @@ PoolCase make_pool_case(PoolParams p, std::size_t first_kind, std::uint64_t seed
   PoolCase pc{p, pool_out_h(p), pool_out_w(p), {}, {}, seed};
   pc.x.resize(pc.in_size());
   wb::Random rng(seed * 7919 + 3);
-  const std::vector<PlaneKind> kinds = {PlaneKind::Ints, PlaneKind::Negative, PlaneKind::Ties, PlaneKind::Floats};
-  const std::size_t plane_size = static_cast<std::size_t>(p.H) * p.W;
   for (int plane = 0; plane < p.N * p.C; ++plane) {
-    const PlaneKind kind = kinds[(plane + first_kind) % kinds.size()];
-    pc.kinds.push_back(kind);
-    for (std::size_t i = 0; i < plane_size; ++i) {
-      float v = 0.0f;
-      switch (kind) {
-        case PlaneKind::Ints: v = static_cast<float>(rng.next_int(-8, 8)); break;
-        case PlaneKind::Negative: v = static_cast<float>(rng.next_int(-100, -1)); break;
-        case PlaneKind::Ties: v = static_cast<float>(rng.next_int(1, 2)); break;
-        case PlaneKind::Floats: v = static_cast<float>(-1.0 + 2.0 * rng.next_unit_double()); break;
-      }
-      pc.x[plane * plane_size + i] = v;
-    }
+    pc.kinds.push_back(&kPlaneKinds[(plane + first_kind) % std::size(kPlaneKinds)]);
+    for (std::size_t i = 0; i < pc.plane_size(); ++i) pc.x[plane * pc.plane_size() + i] = pc.kinds.back()->draw(rng);
   }
   return pc;
 }
@@ -261,40 +201,30 @@ struct MaxRef {
 };
 
 MaxRef maxpool_reference(const PoolCase& pc) {
-  MaxRef r;
-  r.y.resize(pc.out_size());
-  r.argmax.resize(pc.out_size());
+  MaxRef r{std::vector<float>(pc.out_size()), std::vector<int>(pc.out_size())};
   pc.for_each_output([&](int plane, int op, int oq, PoolCase::Window w) {
+    const std::size_t plane_start = plane * pc.plane_size();
     float best = -INFINITY;
-    int at = w.h0 * pc.p.W + w.w0;
-    for (int h = w.h0; h < w.h1; ++h) {
-      for (int c = w.w0; c < w.w1; ++c) {
-        if (pc.at(plane, h, c) > best) {
-          best = pc.at(plane, h, c);
-          at = h * pc.p.W + c;
-        }
+    std::size_t at = plane_start + w.h0 * pc.p.W + w.w0;
+    pc.for_each_pixel(plane, w, [&](std::size_t i) {
+      if (pc.x[i] > best) {
+        best = pc.x[i];
+        at = i;
       }
-    }
+    });
     r.y[pc.out_index(plane, op, oq)] = best;
-    r.argmax[pc.out_index(plane, op, oq)] = at;
+    r.argmax[pc.out_index(plane, op, oq)] = static_cast<int>(at - plane_start);
   });
   return r;
 }
 
-std::string plane_note(const PoolCase& pc, std::size_t out_index) {
-  const std::size_t plane = out_index / (static_cast<std::size_t>(pc.P) * pc.Q);
-  return "This plane is " + std::string(describe(pc.kinds[plane])) + ".";
-}
-
 std::string maxpool_diagnosis(const PoolCase& pc, std::size_t i, float got) {
-  const int plane = static_cast<int>(i / (static_cast<std::size_t>(pc.P) * pc.Q));
-  const int op = static_cast<int>(i / pc.Q % pc.P), oq = static_cast<int>(i % pc.Q);
-  const PoolCase::Window w = pc.window(op, oq);
-  std::string text = plane_note(pc, i) + " Its window covers rows " + std::to_string(w.h0) + ".." +
+  const PoolCase::Window w = pc.window_of(i);
+  std::string text = pc.plane_note(i) + " Its window covers rows " + std::to_string(w.h0) + ".." +
                      std::to_string(w.h1 - 1) + " and columns " + std::to_string(w.w0) + ".." +
                      std::to_string(w.w1 - 1) + " of the image";
   text += pc.padded(w) ? " (the rest of it is padding)." : ".";
-  if (got == 0.0f && pc.padded(w) && pc.kinds[plane] == PlaneKind::Negative) {
+  if (got == 0.0f && pc.padded(w) && pc.kinds[pc.plane_of(i)] == kNegative) {
     text += " Every pixel of this window is negative and the result is 0: the padding was taken as a candidate. "
             "Padding never wins in max pooling: take the maximum over the window's pixels inside the image only.";
   } else if (std::isnan(got) && !never_written(got)) {
@@ -303,64 +233,51 @@ std::string maxpool_diagnosis(const PoolCase& pc, std::size_t i, float got) {
   return text;
 }
 
-using MaxPoolFn = cudaError_t (*)(PoolParams, const float*, float*, int*);
-
-testing::AssertionResult run_maxpool(const PoolCase& pc, std::vector<float>& y, std::vector<int>& argmax,
-                                     const std::string& call) {
-  Input<float> x(pc.x, "x", kNaN);
-  Output<float> yo(pc.out_size(), "y");
-  Output<int> ao(pc.out_size(), "argmax");
-  if (auto r = after_call(maxpool2d_forward(pc.p, x.dev.data(), yo.dev.data(), ao.dev.data()), call,
-                          "maxpool2d_forward",
-                          {[&] { return yo.in_bounds(call); }, [&] { return ao.in_bounds(call); },
-                           [&] { return x.unchanged(call); }});
-      !r) {
-    return r;
+// The failure for output @p i, whose argmax is @p got instead of the reference's: what @p got is.
+testing::AssertionResult wrong_argmax(const std::string& call, const PoolCase& pc, const MaxRef& ref, std::size_t i,
+                                      int got) {
+  const int want = ref.argmax[i], gh = got / pc.p.W, gw = got % pc.p.W;
+  const PoolCase::Window w = pc.window_of(i);
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": " << pc.out_dims().of("argmax")(i) << " = " << got << ", expected " << want << " (h = "
+          << want / pc.p.W << ", w = " << want % pc.p.W << "; argmax is h * W + w within the plane). "
+          << pc.plane_note(i);
+  if (got == -1) {
+    failure << " Nothing was written there (the checker filled argmax with 0xFF bytes).";
+  } else if (got < 0 || gh < w.h0 || gh >= w.h1 || gw < w.w0 || gw >= w.w1) {
+    failure << " That is not a pixel of this window inside the image: argmax counts h * W + w within the "
+               "plane (not an offset in the window, not an index into the whole tensor).";
+  } else if (pc.at(pc.plane_of(i), gh, gw) == pc.at(pc.plane_of(i), want / pc.p.W, want % pc.p.W)) {
+    failure << " Both pixels hold the maximum " << number(ref.y[i])
+            << ": on a tie the first pixel of the window in row-major order (r, then s) wins; compare with > "
+               "(a later equal value does not replace the maximum), scanning rows then columns.";
   }
-  y = yo.dev.download();
-  argmax = ao.dev.download();
-  return testing::AssertionSuccess();
+  return failure;
 }
 
+// Max pooling is exact: y and argmax must be bit-equal to the reference (a maximum rounds nothing).
 testing::AssertionResult check_maxpool_forward(const PoolCase& pc) {
   const std::string call = "maxpool2d_forward(" + pc.shape() + ") [seed " + std::to_string(pc.seed) + "]";
-  try {
-    std::vector<float> y;
-    std::vector<int> argmax;
-    if (auto r = run_maxpool(pc, y, argmax, call); !r) return r;
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
+    Input<float> x(pc.x, "x", kNaN);
+    Output<float> yo(pc.out_size(), "y");
+    Output<int> ao(pc.out_size(), "argmax");
+    const cudaError_t status = maxpool2d_forward(pc.p, x.dev.data(), yo.dev.data(), ao.dev.data());
+    if (auto r = after_call(status, call, "maxpool2d_forward", verdicts(call, yo, ao, x)); !r) return r;
+    const std::vector<float> y = yo.dev.download();
+    const std::vector<int> argmax = ao.dev.download();
     const MaxRef ref = maxpool_reference(pc);
-    Expected e{std::vector<double>(ref.y.begin(), ref.y.end()), std::vector<double>(ref.y.size(), 0.0)};
-    if (auto r = compare(call, "y", e, y, pc.out_dims(), [&](std::size_t i) { return maxpool_diagnosis(pc, i, y[i]); });
+    Expected e(pc.out_size());
+    e.value.assign(ref.y.begin(), ref.y.end());
+    if (auto r = compare_elements(call, "y", y, e.value, e.allowed, pc.out_dims().of("y"),
+                                  [&](std::size_t i) { return maxpool_diagnosis(pc, i, y[i]); });
         !r) {
       return r;
     }
-    for (std::size_t i = 0; i < argmax.size(); ++i) {
-      if (argmax[i] == ref.argmax[i]) continue;
-      const int plane = static_cast<int>(i / (static_cast<std::size_t>(pc.P) * pc.Q));
-      const PoolCase::Window w = pc.window(static_cast<int>(i / pc.Q % pc.P), static_cast<int>(i % pc.Q));
-      const int want = ref.argmax[i], got = argmax[i];
-      testing::AssertionResult failure = testing::AssertionFailure();
-      failure << call << ": argmax" << pc.out_dims().at(i) << " = " << got << ", expected " << want << " (h = "
-              << want / pc.p.W << ", w = " << want % pc.p.W << "; argmax is h * W + w within the plane). "
-              << plane_note(pc, i);
-      const int gh = got / pc.p.W, gw = got % pc.p.W;
-      const bool inside = got >= 0 && gh >= w.h0 && gh < w.h1 && gw >= w.w0 && gw < w.w1;
-      if (got == -1) {
-        failure << " Nothing was written there (the checker filled argmax with 0xFF bytes).";
-      } else if (!inside) {
-        failure << " That is not a pixel of this window inside the image: argmax counts h * W + w within the "
-                   "plane (not an offset in the window, not an index into the whole tensor).";
-      } else if (pc.at(plane, gh, gw) == pc.at(plane, want / pc.p.W, want % pc.p.W)) {
-        failure << " Both pixels hold the maximum " << number(ref.y[i])
-                << ": on a tie the first pixel of the window in row-major order (r, then s) wins; compare with > "
-                   "(a later equal value does not replace the maximum), scanning rows then columns.";
-      }
-      return failure;
-    }
-    return testing::AssertionSuccess();
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+    const wb::check::Mismatches m =
+        wb::check::find_mismatches(argmax.size(), [&](std::size_t i) { return argmax[i] != ref.argmax[i]; });
+    return m.none() ? testing::AssertionSuccess() : wrong_argmax(call, pc, ref, m.first, argmax[m.first]);
+  });
 }
 
 // Integer-valued dy: every sum is exact in any order.
@@ -369,41 +286,26 @@ std::vector<float> int_dy(std::size_t n, std::uint64_t seed) {
   return std::vector<float>(v.begin(), v.end());
 }
 
-testing::AssertionResult run_maxpool_backward(const PoolCase& pc, const std::vector<float>& dy_host,
-                                              const std::vector<int>& argmax_host, std::vector<float>& dx,
-                                              const std::string& call) {
-  Input<float> dy(dy_host, "dy", kNaN);
-  Input<int> argmax(argmax_host, "argmax", -1);
-  Output<float> dxo(pc.in_size(), "dx");
-  if (auto r = after_call(maxpool2d_backward(pc.p, dy.dev.data(), argmax.dev.data(), dxo.dev.data()), call,
-                          "maxpool2d_backward",
-                          {[&] { return dxo.in_bounds(call); }, [&] { return dy.unchanged(call); },
-                           [&] { return argmax.unchanged(call); }});
-      !r) {
-    return r;
-  }
-  dx = dxo.dev.download();
-  return testing::AssertionSuccess();
-}
-
+// Max pooling backward: dy is integer-valued, so every sum is exact in any order: dx bit-equal.
+// argmax comes from the reference forward, so the backward is checked on its own.
 testing::AssertionResult check_maxpool_backward(const PoolCase& pc) {
   const std::string call = "maxpool2d_backward(" + pc.shape() + ") [seed " + std::to_string(pc.seed) + "]";
-  try {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     const MaxRef fwd = maxpool_reference(pc);
-    const std::vector<float> dy = int_dy(pc.out_size(), pc.seed * 11 + 5);
-    std::vector<float> dx;
-    if (auto r = run_maxpool_backward(pc, dy, fwd.argmax, dx, call); !r) return r;
-    Expected e{std::vector<double>(pc.in_size(), 0.0), std::vector<double>(pc.in_size(), 0.0)};
+    Input<float> dy(int_dy(pc.out_size(), pc.seed * 11 + 5), "dy", kNaN);
+    Input<int> argmax(fwd.argmax, "argmax", -1);
+    Output<float> dxo(pc.in_size(), "dx");
+    const cudaError_t status = maxpool2d_backward(pc.p, dy.dev.data(), argmax.dev.data(), dxo.dev.data());
+    if (auto r = after_call(status, call, "maxpool2d_backward", verdicts(call, dxo, dy, argmax)); !r) return r;
+    const std::vector<float> dx = dxo.dev.download();
+    Expected e(pc.in_size());
     std::vector<double> whole_window(pc.in_size(), 0.0);  // every window pixel getting dy
-    const std::size_t plane_size = static_cast<std::size_t>(pc.p.H) * pc.p.W;
     pc.for_each_output([&](int plane, int op, int oq, PoolCase::Window w) {
       const std::size_t o = pc.out_index(plane, op, oq);
-      e.value[plane * plane_size + fwd.argmax[o]] += dy[o];
-      for (int h = w.h0; h < w.h1; ++h) {
-        for (int c = w.w0; c < w.w1; ++c) whole_window[plane * plane_size + h * pc.p.W + c] += dy[o];
-      }
+      e.value[plane * pc.plane_size() + fwd.argmax[o]] += dy.host[o];
+      pc.for_each_pixel(plane, w, [&](std::size_t i) { whole_window[i] += dy.host[o]; });
     });
-    return compare(call, "dx", e, dx, pc.in_dims(), [&](std::size_t i) {
+    return compare_elements(call, "dx", dx, e.value, e.allowed, pc.in_dims().of("dx"), [&](std::size_t i) {
       if (!never_written(dx[i]) && dx[i] == whole_window[i] && whole_window[i] != e.value[i]) {
         return std::string("That is the sum of dy over every window containing this pixel: only the pixel a window "
                            "chose (its argmax) receives that window's gradient; compare argmax[n][c][p][q] with "
@@ -412,9 +314,7 @@ testing::AssertionResult check_maxpool_backward(const PoolCase& pc) {
       return std::string("dx[h][w] sums dy[p][q] over the windows containing (h, w) whose argmax is h * W + w; 0 for "
                          "a pixel no window chose. dy is integer-valued here, so the sum is exact.");
     });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
 }
 
 double avg_divisor(const PoolCase& pc, const PoolCase::Window& w, int include_pad) {
@@ -426,38 +326,39 @@ std::string convention(int include_pad) {
                      : "count_include_pad = 0: the divisor is the number of the window's pixels inside the image";
 }
 
+std::string avgpool_call(const char* function, const PoolCase& pc, int include_pad) {
+  return std::string(function) + "(" + pc.shape() + ", count_include_pad=" + std::to_string(include_pad) +
+         ") [seed " + std::to_string(pc.seed) + "]";
+}
+
+// Average pooling: a sum of k in-image pixels in any order is within (k - 1) u sum|x| of the exact
+// sum, and the division (or a multiplication by 1 / divisor) adds 2 u: allowed
+// k u sum|x| / divisor + 3 u |y|.
 testing::AssertionResult check_avgpool_forward(const PoolCase& pc, int include_pad) {
-  const std::string call = "avgpool2d_forward(" + pc.shape() + ", count_include_pad=" + std::to_string(include_pad) +
-                           ") [seed " + std::to_string(pc.seed) + "]";
-  try {
+  const std::string call = avgpool_call("avgpool2d_forward", pc, include_pad);
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     Input<float> x(pc.x, "x", kNaN);
     Output<float> y(pc.out_size(), "y");
-    if (auto r = after_call(avgpool2d_forward(pc.p, x.dev.data(), y.dev.data(), include_pad), call,
-                            "avgpool2d_forward", {[&] { return y.in_bounds(call); }, [&] { return x.unchanged(call); }});
-        !r) {
-      return r;
-    }
+    const cudaError_t status = avgpool2d_forward(pc.p, x.dev.data(), y.dev.data(), include_pad);
+    if (auto r = after_call(status, call, "avgpool2d_forward", verdicts(call, y, x)); !r) return r;
     const std::vector<float> got = y.dev.download();
-    Expected e{std::vector<double>(pc.out_size()), std::vector<double>(pc.out_size())};
+    Expected e(pc.out_size());
     std::vector<double> swapped(pc.out_size());
     pc.for_each_output([&](int plane, int op, int oq, PoolCase::Window w) {
       double s = 0.0, s_abs = 0.0;
-      for (int h = w.h0; h < w.h1; ++h) {
-        for (int c = w.w0; c < w.w1; ++c) {
-          s += pc.at(plane, h, c);
-          s_abs += std::fabs(pc.at(plane, h, c));
-        }
-      }
+      pc.for_each_pixel(plane, w, [&](std::size_t i) {
+        s += pc.x[i];
+        s_abs += std::fabs(pc.x[i]);
+      });
       const std::size_t o = pc.out_index(plane, op, oq);
       const double d = avg_divisor(pc, w, include_pad);
       e.value[o] = s / d;
       e.allowed[o] = w.pixels() * kU * s_abs / d + 3.0 * kU * std::fabs(s / d) + 1e-30;
       swapped[o] = s / avg_divisor(pc, w, !include_pad);
     });
-    return compare(call, "y", e, got, pc.out_dims(), [&](std::size_t i) {
-      const int op = static_cast<int>(i / pc.Q % pc.P), oq = static_cast<int>(i % pc.Q);
-      const PoolCase::Window w = pc.window(op, oq);
-      std::string text = plane_note(pc, i) + " This window has " + std::to_string(w.pixels()) + " of its " +
+    return compare_elements(call, "y", got, e.value, e.allowed, pc.out_dims().of("y"), [&](std::size_t i) {
+      const PoolCase::Window w = pc.window_of(i);
+      std::string text = pc.plane_note(i) + " This window has " + std::to_string(w.pixels()) + " of its " +
                          std::to_string(pc.p.R * pc.p.S) + " pixels inside the image; " + convention(include_pad) +
                          ".";
       if (std::fabs(got[i] - swapped[i]) <= e.allowed[i] && swapped[i] != e.value[i]) {
@@ -465,43 +366,32 @@ testing::AssertionResult check_avgpool_forward(const PoolCase& pc, int include_p
       }
       return text;
     });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
 }
 
+// Average pooling backward: a sum of k terms dy / divisor: allowed (k + 2) u sum|dy / divisor|.
 testing::AssertionResult check_avgpool_backward(const PoolCase& pc, int include_pad) {
-  const std::string call = "avgpool2d_backward(" + pc.shape() + ", count_include_pad=" + std::to_string(include_pad) +
-                           ") [seed " + std::to_string(pc.seed) + "]";
-  try {
+  const std::string call = avgpool_call("avgpool2d_backward", pc, include_pad);
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     Input<float> dy(int_dy(pc.out_size(), pc.seed * 13 + 7), "dy", kNaN);
     Output<float> dx(pc.in_size(), "dx");
-    if (auto r = after_call(avgpool2d_backward(pc.p, dy.dev.data(), dx.dev.data(), include_pad), call,
-                            "avgpool2d_backward",
-                            {[&] { return dx.in_bounds(call); }, [&] { return dy.unchanged(call); }});
-        !r) {
-      return r;
-    }
+    const cudaError_t status = avgpool2d_backward(pc.p, dy.dev.data(), dx.dev.data(), include_pad);
+    if (auto r = after_call(status, call, "avgpool2d_backward", verdicts(call, dx, dy)); !r) return r;
     const std::vector<float> got = dx.dev.download();
-    const std::size_t plane_size = static_cast<std::size_t>(pc.p.H) * pc.p.W;
-    std::vector<double> value(pc.in_size(), 0.0), abs_sum(pc.in_size(), 0.0), terms(pc.in_size(), 0.0),
-        swapped(pc.in_size(), 0.0);
+    Expected e(pc.in_size());
+    std::vector<double> abs_sum(pc.in_size(), 0.0), terms(pc.in_size(), 0.0), swapped(pc.in_size(), 0.0);
     pc.for_each_output([&](int plane, int op, int oq, PoolCase::Window w) {
       const double g = dy.host[pc.out_index(plane, op, oq)];
       const double t = g / avg_divisor(pc, w, include_pad), t_other = g / avg_divisor(pc, w, !include_pad);
-      for (int h = w.h0; h < w.h1; ++h) {
-        for (int c = w.w0; c < w.w1; ++c) {
-          const std::size_t i = plane * plane_size + h * pc.p.W + c;
-          value[i] += t;
-          abs_sum[i] += std::fabs(t);
-          terms[i] += 1.0;
-          swapped[i] += t_other;
-        }
-      }
+      pc.for_each_pixel(plane, w, [&](std::size_t i) {
+        e.value[i] += t;
+        abs_sum[i] += std::fabs(t);
+        terms[i] += 1.0;
+        swapped[i] += t_other;
+      });
     });
-    Expected e{value, std::vector<double>(pc.in_size())};
     for (std::size_t i = 0; i < e.allowed.size(); ++i) e.allowed[i] = (terms[i] + 2.0) * kU * abs_sum[i] + 1e-30;
-    return compare(call, "dx", e, got, pc.in_dims(), [&](std::size_t i) {
+    return compare_elements(call, "dx", got, e.value, e.allowed, pc.in_dims().of("dx"), [&](std::size_t i) {
       std::string text = "dx[h][w] sums dy[p][q] / divisor(p, q) over the " + std::to_string(int(terms[i])) +
                          " windows containing this pixel, with the forward's divisor (" + convention(include_pad) +
                          ").";
@@ -512,37 +402,47 @@ testing::AssertionResult check_avgpool_backward(const PoolCase& pc, int include_
       }
       return text;
     });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
 }
 
 // ---- batch norm: inputs and references -----------------------------------------------------------------------
 
-enum class ChannelKind { Uniform, Cancellation, Constant, Wide };
+float uniform(wb::Random& rng, double lo, double hi) {
+  return static_cast<float>(lo + (hi - lo) * rng.next_unit_double());
+}
 
-const char* describe(ChannelKind kind) {
-  switch (kind) {
-    case ChannelKind::Uniform: return "uniform in [-8, 8)";
-    case ChannelKind::Cancellation: return "of mean 1e3 and standard deviation 1";
-    case ChannelKind::Constant: return "constant (variance 0)";
-    case ChannelKind::Wide: return "uniform in [-100, 100)";
-  }
-  return "";
+// The kinds of channels, each value drawn in turn: uniform, of mean 1e3 and standard deviation 1
+// (E[x^2] - E[x]^2 cancels every digit there, while the mean's rounding is allowed for exactly),
+// constant (variance 0), wide.
+struct ChannelKind {
+  const char* text;
+  float (*draw)(wb::Random&);
+};
+const ChannelKind kChannelKinds[] = {
+    {"uniform in [-8, 8)", [](wb::Random& r) { return uniform(r, -8.0, 8.0); }},
+    {"of mean 1e3 and standard deviation 1", [](wb::Random& r) { return 1000.0f + uniform(r, -1.7320508, 1.7320508); }},
+    {"constant (variance 0)", [](wb::Random&) { return 3.25f; }},
+    {"uniform in [-100, 100)", [](wb::Random& r) { return uniform(r, -100.0, 100.0); }}};
+const ChannelKind *const kCancellation = &kChannelKinds[1], *const kConstant = &kChannelKinds[2];
+
+struct BnShape {
+  int N, C, HW;
+};
+
+std::string bn_shape(int N, int C, int HW) {
+  return "N=" + std::to_string(N) + ", C=" + std::to_string(C) + ", HW=" + std::to_string(HW);
 }
 
 struct BnCase {
   int N, C, HW;
   std::vector<float> x, gamma, beta, running_mean, running_var;
-  std::vector<ChannelKind> kinds;
+  std::vector<const ChannelKind*> kinds;
   std::uint64_t seed;
   std::size_t size() const { return static_cast<std::size_t>(N) * C * HW; }
   long long M() const { return static_cast<long long>(N) * HW; }
   Dims dims() const { return {N, C, 1, HW, "h", "hw"}; }
   int channel(std::size_t i) const { return static_cast<int>(i / HW % C); }
-  std::string shape() const {
-    return "N=" + std::to_string(N) + ", C=" + std::to_string(C) + ", HW=" + std::to_string(HW);
-  }
+  std::string shape() const { return bn_shape(N, C, HW); }
   // Calls f(index, c) for every element of channel c.
   template <class F>
   void for_channel(int c, F f) const {
@@ -553,36 +453,24 @@ struct BnCase {
   }
 };
 
-BnCase make_bn_case(int N, int C, int HW, std::size_t first_kind, std::uint64_t seed) {
-  BnCase b{N, C, HW, {}, {}, {}, {}, {}, {}, seed};
+BnCase make_bn_case(BnShape s, std::size_t first_kind, std::uint64_t seed) {
+  BnCase b{s.N, s.C, s.HW, {}, {}, {}, {}, {}, {}, seed};
   b.x.resize(b.size());
   wb::Random rng(seed * 104729 + 11);
-  auto uniform = [&](double lo, double hi) { return static_cast<float>(lo + (hi - lo) * rng.next_unit_double()); };
-  const std::vector<ChannelKind> kinds = {ChannelKind::Uniform, ChannelKind::Cancellation, ChannelKind::Constant,
-                                          ChannelKind::Wide};
-  for (int c = 0; c < C; ++c) b.kinds.push_back(kinds[(c + first_kind) % kinds.size()]);
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    switch (b.kinds[b.channel(i)]) {
-      case ChannelKind::Uniform: b.x[i] = uniform(-8.0, 8.0); break;
-      case ChannelKind::Cancellation: b.x[i] = 1000.0f + uniform(-1.7320508, 1.7320508); break;
-      case ChannelKind::Constant: b.x[i] = 3.25f; break;
-      case ChannelKind::Wide: b.x[i] = uniform(-100.0, 100.0); break;
-    }
-  }
-  for (int c = 0; c < C; ++c) {
-    b.gamma.push_back(uniform(0.5, 1.5));
-    b.beta.push_back(uniform(-0.5, 0.5));
-    b.running_mean.push_back(uniform(-1.0, 1.0));
-    b.running_var.push_back(uniform(0.5, 2.0));
+  for (int c = 0; c < b.C; ++c) b.kinds.push_back(&kChannelKinds[(c + first_kind) % std::size(kChannelKinds)]);
+  for (std::size_t i = 0; i < b.size(); ++i) b.x[i] = b.kinds[b.channel(i)]->draw(rng);
+  for (int c = 0; c < b.C; ++c) {
+    b.gamma.push_back(uniform(rng, 0.5, 1.5));
+    b.beta.push_back(uniform(rng, -0.5, 0.5));
+    b.running_mean.push_back(uniform(rng, -1.0, 1.0));
+    b.running_var.push_back(uniform(rng, 0.5, 2.0));
   }
   return b;
 }
 
-// Shapes (N, C, HW): M = N HW = 2 (twice), C = 1, C = 300, planes of 1, 5, 9, 12, 49, 64, 1000 and
-// 16384 values, M up to 150001 (every split of kBatchNormSplits used, odd planes).
-struct BnShape {
-  int N, C, HW;
-};
+// Shapes (N, C, HW): M = N HW = 2 (twice; there the unbiased variance differs from the biased one
+// by a factor 2), C = 1, C = 300, planes of 1, 5, 9, 12, 49, 64, 1000 and 16384 values (odd planes
+// take no 16-byte loads), M up to 150001 (every split of kBatchNormSplits blocks per channel used).
 // On a GPU also C = 70000, more channels than a grid's y dimension holds (65535); on the simulator
 // its 70000 blocks would take most of a minute.
 const std::vector<BnShape> kBnShapes = {{2, 3, 1},    {1, 4, 2},     {3, 1, 5},     {4, 5, 49},     {2, 3, 64},
@@ -592,6 +480,11 @@ const std::vector<BnShape> kBnShapes = {{2, 3, 1},    {1, 4, 2},     {3, 1, 5}, 
 #endif
 };
 
+// Batch norm, training: over the M = N HW values of a channel, the mean within T(M) mean|x| (a
+// float sum's rounding, which also bounds Welford's and Chan's updates); the variance within
+// 2 T(M) var + 2 d sqrt(var) + d^2, d = T(M) mean|x| (the sum of squares, and deviations taken from
+// a mean known within d: Welford's running means are), so rstd = 1 / sqrt(var + eps) within
+// rstd (var_allowed / (2 (var + eps)) + 2 u).
 struct ChannelStats {
   double mean, var, abs_mean, mean_allowed, var_allowed, rstd, rstd_allowed;
 };
@@ -619,26 +512,35 @@ ChannelStats channel_stats(const BnCase& b, int c) {
 }
 
 std::string channel_note(const BnCase& b, int c) {
-  return "Channel " + std::to_string(c) + " is " + describe(b.kinds[c]) + " (M = N * HW = " + std::to_string(b.M()) +
+  return "Channel " + std::to_string(c) + " is " + b.kinds[c]->text + " (M = N * HW = " + std::to_string(b.M()) +
          " values).";
 }
 
-const char* const kCancellation =
+const char* const kCancellationNote =
     " On this channel the variance is 1 and the mean 1000: E[x^2] - E[x]^2 subtracts two numbers near 1e6 whose "
     "rounding errors exceed the variance (catastrophic cancellation). Use Welford's algorithm (and Chan's "
     "combination of partials), or the mean first and then the mean of (x - mean)^2.";
 
-// The per-channel statistics: @p got[c] against @p want(c) within @p allowed(c), with a diagnosis.
-testing::AssertionResult compare_channels(const std::string& call, const char* array, const std::vector<float>& got,
-                                          const BnCase& b, const std::function<double(int)>& want,
-                                          const std::function<double(int)>& allowed,
-                                          const std::function<std::string(int, double)>& why) {
-  for (int c = 0; c < b.C; ++c) {
-    const double g = got[c];
-    if (!never_written(got[c]) && std::isfinite(g) && std::fabs(g - want(c)) <= allowed(c)) continue;
-    return testing::AssertionFailure() << call << ": " << array << "[" << c << "] = " << shown(got[c]) << ", expected "
-                                       << number(want(c)) << " (allowed difference " << number(allowed(c)) << "). "
-                                       << channel_note(b, c) << why(c, g);
+// A per-channel output: got[c] against want(c) within allowed(c); why(c, got[c]) explains a mismatch.
+struct PerChannel {
+  const char* array;
+  const std::vector<float>& got;
+  std::function<double(int)> want, allowed;
+  std::function<std::string(int, double)> why;
+};
+
+// Each of @p arrays in order, each channel in order: the first mismatch, with a diagnosis.
+testing::AssertionResult compare_channels(const std::string& call, const BnCase& b,
+                                          std::initializer_list<PerChannel> arrays) {
+  for (const PerChannel& a : arrays) {
+    for (int c = 0; c < b.C; ++c) {
+      const double g = a.got[c];
+      if (!never_written(a.got[c]) && std::isfinite(g) && std::fabs(g - a.want(c)) <= a.allowed(c)) continue;
+      return testing::AssertionFailure() << call << ": " << a.array << "[" << c << "] = "
+                                         << wb::check::shown_value(a.got[c]) << ", expected " << number(a.want(c))
+                                         << " (allowed difference " << number(a.allowed(c)) << "). "
+                                         << channel_note(b, c) << a.why(c, g);
+    }
   }
   return testing::AssertionSuccess();
 }
@@ -652,96 +554,80 @@ testing::AssertionResult run_bn_training(const BnCase& b, BnTrainingGot& got, co
   Input<float> x(b.x, "x", kNaN), gamma(b.gamma, "gamma", kNaN), beta(b.beta, "beta", kNaN);
   Output<float> y(b.size(), "y"), mean(b.C, "save_mean"), rstd(b.C, "save_rstd"),
       workspace(batchnorm_workspace_floats(b.C), "workspace", workspace_fill, !g_workspace_unwritten);
-  wb::DeviceBuffer<float> rm(std::span<const float>(b.running_mean), kGuard),
-      rv(std::span<const float>(b.running_var), kGuard);
+  // Updated in place: the running statistics start as the case's (guarded, not filled).
+  Output<float> rm(b.C, "running_mean", 0xFF, false), rv(b.C, "running_var", 0xFF, false);
+  rm.dev.upload(b.running_mean);
+  rv.dev.upload(b.running_var);
   const cudaError_t status =
       batchnorm_forward_training(b.N, b.C, b.HW, x.dev.data(), gamma.dev.data(), beta.dev.data(), kMomentum, kEps,
-                                 y.dev.data(), mean.dev.data(), rstd.dev.data(), rm.data(), rv.data(),
+                                 y.dev.data(), mean.dev.data(), rstd.dev.data(), rm.dev.data(), rv.dev.data(),
                                  workspace.dev.data());
   if (auto r = after_call(status, call, "batchnorm_forward_training",
-                          {[&] { return y.in_bounds(call); }, [&] { return mean.in_bounds(call); },
-                           [&] { return rstd.in_bounds(call); }, [&] { return workspace.in_bounds(call); },
-                           [&] { return wb::check::no_out_of_bounds_writes(rm.check_guards(), "running_mean", b.C, call); },
-                           [&] { return wb::check::no_out_of_bounds_writes(rv.check_guards(), "running_var", b.C, call); },
-                           [&] { return x.unchanged(call); }, [&] { return gamma.unchanged(call); },
-                           [&] { return beta.unchanged(call); }});
+                          verdicts(call, y, mean, rstd, workspace, rm, rv, x, gamma, beta));
       !r) {
     return r;
   }
-  got = {y.dev.download(), mean.dev.download(), rstd.dev.download(), rm.download(), rv.download()};
+  got = {y.dev.download(), mean.dev.download(), rstd.dev.download(), rm.dev.download(), rv.dev.download()};
   return testing::AssertionSuccess();
 }
 
+// The statistics as channel_stats() allows them; y within |gamma| (|x - mean| rstd_allowed + rstd
+// mean_allowed) + 4 u (|y| + |beta|); the running statistics within momentum times the
+// statistic's allowance plus 4 u of their terms.
 testing::AssertionResult check_bn_training(const BnCase& b) {
   const std::string call = "batchnorm_forward_training(" + b.shape() + ", momentum=0.1, eps=1e-5) [seed " +
                            std::to_string(b.seed) + "]";
-  try {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     BnTrainingGot got;
     if (auto r = run_bn_training(b, got, call); !r) return r;
     std::vector<ChannelStats> st;
     for (int c = 0; c < b.C; ++c) st.push_back(channel_stats(b, c));
     const double m = static_cast<double>(b.M()), mom = kMomentum;
-    if (auto r = compare_channels(
-            call, "save_mean", got.save_mean, b, [&](int c) { return st[c].mean; },
-            [&](int c) { return st[c].mean_allowed; },
-            [&](int, double) { return std::string(" The mean is the sum over the N * HW values of the channel / M."); });
-        !r) {
-      return r;
-    }
-    if (auto r = compare_channels(
-            call, "save_rstd", got.save_rstd, b, [&](int c) { return st[c].rstd; },
-            [&](int c) { return st[c].rstd_allowed; },
-            [&](int c, double g) {
-              const double unbiased = 1.0 / std::sqrt(st[c].var * m / (m - 1.0) + kEps);
-              if (std::fabs(g - unbiased) <= st[c].rstd_allowed && unbiased != st[c].rstd) {
-                return std::string(" That is 1 / sqrt(var * M / (M - 1) + eps): the batch is normalized with the "
-                                   "biased variance, sum (x - mean)^2 / M; only running_var takes the unbiased one.");
-              }
-              if (b.kinds[c] == ChannelKind::Cancellation) return std::string(kCancellation);
-              if (b.kinds[c] == ChannelKind::Constant) {
-                return std::string(" The variance is 0: rstd = 1 / sqrt(0 + eps), eps inside the square root.");
-              }
-              return std::string(" rstd = 1 / sqrt(var + eps), var = sum (x - mean)^2 / M (biased).");
-            });
-        !r) {
-      return r;
-    }
-    if (auto r = compare_channels(
-            call, "running_mean", got.running_mean, b,
-            [&](int c) { return (1.0 - mom) * b.running_mean[c] + mom * st[c].mean; },
-            [&](int c) {
-              return mom * st[c].mean_allowed + 4.0 * kU * (std::fabs(b.running_mean[c]) + std::fabs(mom * st[c].mean));
-            },
-            [&](int c, double) {
-              return " It was " + number(b.running_mean[c]) +
-                     " before the call: running_mean = (1 - momentum) running_mean + momentum mean (momentum 0.1).";
-            });
-        !r) {
-      return r;
-    }
-    if (auto r = compare_channels(
-            call, "running_var", got.running_var, b,
-            [&](int c) { return (1.0 - mom) * b.running_var[c] + mom * st[c].var * m / (m - 1.0); },
-            [&](int c) {
-              return mom * st[c].var_allowed * m / (m - 1.0) +
-                     4.0 * kU * (std::fabs(b.running_var[c]) + mom * st[c].var * m / (m - 1.0));
-            },
-            [&](int c, double g) {
-              const double biased = (1.0 - mom) * b.running_var[c] + mom * st[c].var;
-              std::string text = " It was " + number(b.running_var[c]) +
-                                 " before the call: running_var = (1 - momentum) running_var + momentum var M / "
-                                 "(M - 1).";
-              if (std::fabs(g - biased) <= mom * st[c].var_allowed + 4.0 * kU * std::fabs(biased) &&
-                  st[c].var != 0.0) {
-                text += " The result took the biased variance: the running estimate takes the unbiased one, "
-                        "sum (x - mean)^2 / (M - 1) (PyTorch's and cuDNN's convention).";
-              }
-              return text;
-            });
-        !r) {
-      return r;
-    }
-    Expected e{std::vector<double>(b.size()), std::vector<double>(b.size())};
+    const PerChannel save_mean{
+        "save_mean", got.save_mean, [&](int c) { return st[c].mean; }, [&](int c) { return st[c].mean_allowed; },
+        [&](int, double) { return std::string(" The mean is the sum over the N * HW values of the channel / M."); }};
+    const PerChannel save_rstd{
+        "save_rstd", got.save_rstd, [&](int c) { return st[c].rstd; }, [&](int c) { return st[c].rstd_allowed; },
+        [&](int c, double g) {
+          const double unbiased = 1.0 / std::sqrt(st[c].var * m / (m - 1.0) + kEps);
+          if (std::fabs(g - unbiased) <= st[c].rstd_allowed && unbiased != st[c].rstd) {
+            return std::string(" That is 1 / sqrt(var * M / (M - 1) + eps): the batch is normalized with the "
+                               "biased variance, sum (x - mean)^2 / M; only running_var takes the unbiased one.");
+          }
+          if (b.kinds[c] == kCancellation) return std::string(kCancellationNote);
+          if (b.kinds[c] == kConstant) {
+            return std::string(" The variance is 0: rstd = 1 / sqrt(0 + eps), eps inside the square root.");
+          }
+          return std::string(" rstd = 1 / sqrt(var + eps), var = sum (x - mean)^2 / M (biased).");
+        }};
+    const PerChannel running_mean{
+        "running_mean", got.running_mean, [&](int c) { return (1.0 - mom) * b.running_mean[c] + mom * st[c].mean; },
+        [&](int c) {
+          return mom * st[c].mean_allowed + 4.0 * kU * (std::fabs(b.running_mean[c]) + std::fabs(mom * st[c].mean));
+        },
+        [&](int c, double) {
+          return " It was " + number(b.running_mean[c]) +
+                 " before the call: running_mean = (1 - momentum) running_mean + momentum mean (momentum 0.1).";
+        }};
+    const PerChannel running_var{
+        "running_var", got.running_var,
+        [&](int c) { return (1.0 - mom) * b.running_var[c] + mom * st[c].var * m / (m - 1.0); },
+        [&](int c) {
+          return mom * st[c].var_allowed * m / (m - 1.0) +
+                 4.0 * kU * (std::fabs(b.running_var[c]) + mom * st[c].var * m / (m - 1.0));
+        },
+        [&](int c, double g) {
+          const double biased = (1.0 - mom) * b.running_var[c] + mom * st[c].var;
+          std::string text = " It was " + number(b.running_var[c]) +
+                             " before the call: running_var = (1 - momentum) running_var + momentum var M / (M - 1).";
+          if (std::fabs(g - biased) <= mom * st[c].var_allowed + 4.0 * kU * std::fabs(biased) && st[c].var != 0.0) {
+            text += " The result took the biased variance: the running estimate takes the unbiased one, "
+                    "sum (x - mean)^2 / (M - 1) (PyTorch's and cuDNN's convention).";
+          }
+          return text;
+        }};
+    if (auto r = compare_channels(call, b, {save_mean, save_rstd, running_mean, running_var}); !r) return r;
+    Expected e(b.size());
     for (std::size_t i = 0; i < b.size(); ++i) {
       const int c = b.channel(i);
       const ChannelStats& s = st[c];
@@ -750,37 +636,33 @@ testing::AssertionResult check_bn_training(const BnCase& b) {
       e.allowed[i] = std::fabs(b.gamma[c]) * (std::fabs(b.x[i] - s.mean) * s.rstd_allowed + s.rstd * s.mean_allowed) +
                      4.0 * kU * (std::fabs(y) + std::fabs(b.beta[c])) + 1e-30;
     }
-    return compare(call, "y", e, got.y, b.dims(), [&](std::size_t i) {
+    return compare_elements(call, "y", got.y, e.value, e.allowed, b.dims().of("y"), [&](std::size_t i) {
       std::string text = channel_note(b, b.channel(i)) + " y = (x - mean) * rstd * gamma[c] + beta[c].";
       if (b.HW % 4 != 0) text += " HW = " + std::to_string(b.HW) + " is not a multiple of 4: planes are not 16-byte aligned.";
       return text;
     });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
 }
 
+// Batch norm, inference: elementwise, y = (x - rm) / sqrt(rv + eps) gamma + beta in any arrangement
+// (folding gamma / sqrt(rv + eps) into a scale and a shift included): allowed
+// 6 u (|gamma| rstd (|x| + |rm|) + |beta| + |y|).
 testing::AssertionResult check_bn_inference(const BnCase& b) {
   const std::string call = "batchnorm_forward_inference(" + b.shape() + ", eps=1e-5) [seed " + std::to_string(b.seed) + "]";
-  try {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     Input<float> x(b.x, "x", kNaN), gamma(b.gamma, "gamma", kNaN), beta(b.beta, "beta", kNaN),
         rm(b.running_mean, "running_mean", kNaN), rv(b.running_var, "running_var", kNaN);
     Output<float> y(b.size(), "y");
     const cudaError_t status = batchnorm_forward_inference(b.N, b.C, b.HW, x.dev.data(), gamma.dev.data(),
                                                            beta.dev.data(), rm.dev.data(), rv.dev.data(), kEps,
                                                            y.dev.data());
-    if (auto r = after_call(status, call, "batchnorm_forward_inference",
-                            {[&] { return y.in_bounds(call); }, [&] { return x.unchanged(call); },
-                             [&] { return rm.unchanged(call); }, [&] { return rv.unchanged(call); }});
-        !r) {
-      return r;
-    }
+    if (auto r = after_call(status, call, "batchnorm_forward_inference", verdicts(call, y, x, rm, rv)); !r) return r;
     const std::vector<float> got = y.dev.download();
     auto value = [&](std::size_t i, int c) {
       return (b.x[i] - static_cast<double>(b.running_mean[c])) / std::sqrt(b.running_var[c] + static_cast<double>(kEps)) *
                  b.gamma[c] + b.beta[c];
     };
-    Expected e{std::vector<double>(b.size()), std::vector<double>(b.size())};
+    Expected e(b.size());
     for (std::size_t i = 0; i < b.size(); ++i) {
       const int c = b.channel(i);
       const double rstd = 1.0 / std::sqrt(b.running_var[c] + static_cast<double>(kEps));
@@ -790,7 +672,7 @@ testing::AssertionResult check_bn_inference(const BnCase& b) {
                           std::fabs(b.beta[c]) + std::fabs(e.value[i])) +
                      1e-30;
     }
-    return compare(call, "y", e, got, b.dims(), [&](std::size_t i) {
+    return compare_elements(call, "y", got, e.value, e.allowed, b.dims().of("y"), [&](std::size_t i) {
       const int c = b.channel(i);
       std::string text = "y = (x - running_mean[c]) / sqrt(running_var[c] + eps) * gamma[c] + beta[c], here with c = " +
                          std::to_string(c) + ".";
@@ -801,9 +683,7 @@ testing::AssertionResult check_bn_inference(const BnCase& b) {
       }
       return text;
     });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
 }
 
 // Backward inputs: x of the case, dy uniform in [-1, 1), save_mean and save_rstd the reference's
@@ -813,10 +693,10 @@ struct BnBackwardCase {
   std::vector<float> dy, mean, rstd;
 };
 
-BnBackwardCase make_bn_backward_case(int N, int C, int HW, std::size_t first_kind, std::uint64_t seed) {
-  BnBackwardCase k{make_bn_case(N, C, HW, first_kind, seed), {}, {}, {}};
-  k.dy = wb::random_floats(k.b.size(), seed * 31 + 7, -1.0f, 1.0f);
-  for (int c = 0; c < C; ++c) {
+BnBackwardCase make_bn_backward_case(BnCase b) {
+  BnBackwardCase k{std::move(b), {}, {}, {}};
+  k.dy = wb::random_floats(k.b.size(), k.b.seed * 31 + 7, -1.0f, 1.0f);
+  for (int c = 0; c < k.b.C; ++c) {
     const ChannelStats s = channel_stats(k.b, c);
     k.mean.push_back(static_cast<float>(s.mean));
     k.rstd.push_back(static_cast<float>(s.rstd));
@@ -839,10 +719,7 @@ testing::AssertionResult run_bn_backward(const BnBackwardCase& k, BnGradsGot& go
       batchnorm_backward(b.N, b.C, b.HW, dy.dev.data(), x.dev.data(), gamma.dev.data(), mean.dev.data(),
                          rstd.dev.data(), dx.dev.data(), dgamma.dev.data(), dbeta.dev.data(), workspace.dev.data());
   if (auto r = after_call(status, call, "batchnorm_backward",
-                          {[&] { return dx.in_bounds(call); }, [&] { return dgamma.in_bounds(call); },
-                           [&] { return dbeta.in_bounds(call); }, [&] { return workspace.in_bounds(call); },
-                           [&] { return dy.unchanged(call); }, [&] { return x.unchanged(call); },
-                           [&] { return mean.unchanged(call); }, [&] { return rstd.unchanged(call); }});
+                          verdicts(call, dx, dgamma, dbeta, workspace, dy, x, mean, rstd));
       !r) {
     return r;
   }
@@ -850,10 +727,12 @@ testing::AssertionResult run_bn_backward(const BnBackwardCase& k, BnGradsGot& go
   return testing::AssertionSuccess();
 }
 
+// Batch norm backward: dbeta within T(M) sum|dy|, dgamma within (T(M) + 4 u) sum|dy xhat|, dx
+// within |gamma| rstd (their errors divided by M, the second times |xhat|) + 8 u of its terms.
 testing::AssertionResult check_bn_backward(const BnBackwardCase& k) {
   const BnCase& b = k.b;
   const std::string call = "batchnorm_backward(" + b.shape() + ") [seed " + std::to_string(b.seed) + "]";
-  try {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     BnGradsGot got;
     if (auto r = run_bn_backward(k, got, call); !r) return r;
     const double m = static_cast<double>(b.M()), t = sum_tolerance(m);
@@ -872,16 +751,13 @@ testing::AssertionResult check_bn_backward(const BnBackwardCase& k) {
       return std::string(" dbeta[c] = sum of dy and dgamma[c] = sum of dy * xhat over the channel's N * HW values: "
                          "every block's partial sums, added once each.");
     };
-    if (auto r = compare_channels(call, "dbeta", got.dbeta, b, [&](int c) { return dbeta[c]; }, dbeta_allowed, sum_note);
+    if (auto r = compare_channels(call, b,
+                                  {{"dbeta", got.dbeta, [&](int c) { return dbeta[c]; }, dbeta_allowed, sum_note},
+                                   {"dgamma", got.dgamma, [&](int c) { return dgamma[c]; }, dgamma_allowed, sum_note}});
         !r) {
       return r;
     }
-    if (auto r = compare_channels(call, "dgamma", got.dgamma, b, [&](int c) { return dgamma[c]; }, dgamma_allowed,
-                                  sum_note);
-        !r) {
-      return r;
-    }
-    Expected e{std::vector<double>(b.size()), std::vector<double>(b.size())};
+    Expected e(b.size());
     for (std::size_t i = 0; i < b.size(); ++i) {
       const int c = b.channel(i);
       const double a = std::fabs(b.gamma[c]) * k.rstd[c], xh = xhat(i);
@@ -891,7 +767,7 @@ testing::AssertionResult check_bn_backward(const BnBackwardCase& k) {
                           8.0 * kU * (std::fabs(k.dy[i]) + std::fabs(dbeta[c] / m) + std::fabs(xh * dgamma[c] / m))) +
                      4.0 * kU * std::fabs(e.value[i]) + 1e-30;
     }
-    return compare(call, "dx", e, got.dx, b.dims(), [&](std::size_t i) {
+    return compare_elements(call, "dx", got.dx, e.value, e.allowed, b.dims().of("dx"), [&](std::size_t i) {
       const int c = b.channel(i);
       std::string text = channel_note(b, c) +
                          " dx = gamma[c] * rstd[c] * (dy - dbeta[c] / M - xhat * dgamma[c] / M), xhat = (x - mean) * rstd.";
@@ -902,9 +778,24 @@ testing::AssertionResult check_bn_backward(const BnBackwardCase& k) {
       }
       return text;
     });
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
+}
+
+// The cases of a pooling check: every shape s of kPoolShapes (its planes' kinds rotated by s, seed
+// seed0 + s), @p conventions times in a row (count_include_pad 0, then 1).
+testing::AssertionResult pool_cases(std::uint64_t seed0, std::size_t conventions,
+                                    const std::function<testing::AssertionResult(const PoolCase&, int)>& check) {
+  return wb::check::run_cases(conventions * kPoolShapes.size(), [&](std::size_t i) {
+    const std::size_t s = i / conventions;
+    return check(make_pool_case(kPoolShapes[s], s, seed0 + s), static_cast<int>(i % conventions));
+  });
+}
+
+// The cases of a batch-norm check: every shape s of kBnShapes (its channels' kinds rotated by s,
+// seed seed0 + s).
+testing::AssertionResult bn_cases(std::uint64_t seed0, const std::function<testing::AssertionResult(BnCase)>& check) {
+  return wb::check::run_cases(kBnShapes.size(),
+                              [&](std::size_t s) { return check(make_bn_case(kBnShapes[s], s, seed0 + s)); });
 }
 
 }  // namespace
@@ -919,9 +810,7 @@ WB_CHECK(Correctness, MaxPoolForward, .weight = 2,
          .hint = "Clip the window to the image (padding is never a candidate), start from -INFINITY, "
                  "scan rows then columns and replace only on v > best (the first maximum wins ties); "
                  "argmax = h * W + w within the plane.") {
-  WB_ASSERT(wb::check::run_cases(kPoolShapes.size(), [](std::size_t s) {
-    return check_maxpool_forward(make_pool_case(kPoolShapes[s], s, 1000 + s));
-  }));
+  WB_ASSERT(pool_cases(1000, 1, [](const PoolCase& pc, int) { return check_maxpool_forward(pc); }));
 }
 
 WB_CHECK(Correctness, MaxPoolBackward, .weight = 2,
@@ -929,9 +818,7 @@ WB_CHECK(Correctness, MaxPoolBackward, .weight = 2,
                    "the reference",
          .hint = "A thread per input pixel: for the outputs p0..p1, q0..q1 whose windows contain it, add "
                  "dy[p][q] only where argmax[p][q] == h * W + w.") {
-  WB_ASSERT(wb::check::run_cases(kPoolShapes.size(), [](std::size_t s) {
-    return check_maxpool_backward(make_pool_case(kPoolShapes[s], s, 1100 + s));
-  }));
+  WB_ASSERT(pool_cases(1100, 1, [](const PoolCase& pc, int) { return check_maxpool_backward(pc); }));
 }
 
 WB_CHECK(Correctness, AvgPoolForward, .weight = 2,
@@ -939,22 +826,14 @@ WB_CHECK(Correctness, AvgPoolForward, .weight = 2,
                    "pixels, u = 2^-24)",
          .hint = "Sum the window's pixels inside the image; divide by R * S when count_include_pad is "
                  "nonzero, else by the number of those pixels.") {
-  // Case i: shape i / 2, count_include_pad i % 2.
-  WB_ASSERT(wb::check::run_cases(2 * kPoolShapes.size(), [](std::size_t i) {
-    const std::size_t s = i / 2;
-    return check_avgpool_forward(make_pool_case(kPoolShapes[s], s, 1200 + s), static_cast<int>(i % 2));
-  }));
+  WB_ASSERT(pool_cases(1200, 2, check_avgpool_forward));
 }
 
 WB_CHECK(Correctness, AvgPoolBackward, .weight = 2,
          .passes = "both conventions: `|dx - ref| <= (k + 2) u sum|dy / divisor|` (k windows)",
          .hint = "dx[h][w] = sum over the windows containing (h, w) of dy[p][q] / divisor(p, q), with "
                  "the forward's divisor convention.") {
-  // Case i: shape i / 2, count_include_pad i % 2.
-  WB_ASSERT(wb::check::run_cases(2 * kPoolShapes.size(), [](std::size_t i) {
-    const std::size_t s = i / 2;
-    return check_avgpool_backward(make_pool_case(kPoolShapes[s], s, 1300 + s), static_cast<int>(i % 2));
-  }));
+  WB_ASSERT(pool_cases(1300, 2, check_avgpool_backward));
 }
 
 WB_CHECK(Correctness, BatchNormTraining, .weight = 3,
@@ -963,40 +842,25 @@ WB_CHECK(Correctness, BatchNormTraining, .weight = 3,
                    "used); channels uniform, of mean 1e3 and std 1, constant, wide",
          .hint = "Per channel over N * HW values: Welford/Chan (no E[x^2] - E[x]^2); normalize with the "
                  "biased variance m2 / M, update running_var with the unbiased m2 / (M - 1).") {
-  WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
-    return check_bn_training(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1400 + s));
-  }));
+  WB_ASSERT(bn_cases(1400, check_bn_training));
 }
 
 WB_CHECK(Correctness, BatchNormInference, .weight = 1,
          .passes = "y elementwise, the same shapes",
          .hint = "The channel of element i of an NCHW tensor is (i / HW) % C; y = (x - running_mean) / "
                  "sqrt(running_var + eps) * gamma + beta.") {
-  WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
-    return check_bn_inference(make_bn_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1500 + s));
-  }));
+  WB_ASSERT(bn_cases(1500, check_bn_inference));
 }
 
 WB_CHECK(Correctness, BatchNormBackward, .weight = 3,
          .passes = "dbeta, dgamma, then dx, the same shapes",
          .hint = "dbeta = sum dy, dgamma = sum dy * xhat per channel; dx = gamma * rstd * (dy - dbeta / "
                  "M - xhat * dgamma / M).") {
-  WB_ASSERT(wb::check::run_cases(kBnShapes.size(), [](std::size_t s) {
-    return check_bn_backward(make_bn_backward_case(kBnShapes[s].N, kBnShapes[s].C, kBnShapes[s].HW, s, 1600 + s));
-  }));
+  WB_ASSERT(bn_cases(1600, [](BnCase b) { return check_bn_backward(make_bn_backward_case(std::move(b))); }));
 }
 
 namespace {
 
-// The first element where @p again differs from @p first in bits, or "".
-std::string first_difference(const std::vector<float>& first, const std::vector<float>& again, const char* name) {
-  for (std::size_t i = 0; i < first.size() && i < again.size(); ++i) {
-    if (std::memcmp(&first[i], &again[i], sizeof(float)) != 0) {
-      return std::string(name) + "[" + std::to_string(i) + "]: " + number(again[i]) + " vs " + number(first[i]);
-    }
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -1006,59 +870,27 @@ WB_CHECK(Correctness, BatchNormReproducible, .weight = 2,
          .hint = "No atomicAdd for the sums over a channel, and nothing read from the workspace that this "
                  "call did not write: per-block partials stored (not added) in the workspace, combined in a "
                  "fixed order by a second kernel.") {
-  const unsigned char fills[3] = {0x00, 0xFF, 0x3C};
-  std::size_t passed = 0;
-  const std::size_t total = 4;
-  // Runs a function three times, the workspace holding fills[run - 1] before each; every named
-  // output must equal run 1's bit for bit.
-  auto expect_same_runs = [&](const std::string& call, const auto& run_once, const auto& outputs) {
-    auto first = run_once(fills[0]);
-    if (!first.ok) return first.ok;
-    for (int run = 2; run <= 3; ++run) {
-      auto again = run_once(fills[run - 1]);
-      if (!again.ok) return again.ok;
-      for (auto [name, a, g] : outputs(first.got, again.got)) {
-        if (const std::string d = first_difference(*a, *g, name); !d.empty()) {
-          return testing::AssertionFailure()
-                 << call << ": run " << run << " gave a different " << name << " from run 1 on the same inputs (" << d
-                 << "). The result must not depend on timing (atomics) nor on what the workspace held before the "
-                    "call: store each block's partials, then combine them in a fixed order.";
-        }
-      }
-    }
-    return testing::AssertionSuccess();
-  };
-  using Field = std::tuple<const char*, const std::vector<float>*, const std::vector<float>*>;
+  // Each run finds the workspace holding other bytes, and starts the blocks in another order.
+  constexpr unsigned char kFills[3] = {0x00, 0xFF, 0x3C};
+  constexpr const char* kAdvice =
+      "The result must not depend on timing (atomics) nor on what the workspace held before the call: store each "
+      "block's partials, then combine them in a fixed order.";
+  wb::check::Cases cases(4);
   for (BnShape s : {BnShape{8, 2, 1000}, BnShape{4, 3, 16384}}) {
-    const BnCase b = make_bn_case(s.N, s.C, s.HW, 0, 1700 + s.HW);
+    const BnCase b = make_bn_case(s, 0, 1700 + s.HW);
     const std::string training = "batchnorm_forward_training(" + b.shape() + ")";
-    WB_ASSERT(expect_same_runs(
-        training,
-        [&](unsigned char fill) {
-          CallResult<BnTrainingGot> r;
-          r.ok = run_bn_training(b, r.got, training, fill);
-          return r;
-        },
-        [](const BnTrainingGot& a, const BnTrainingGot& g) {
-          return std::vector<Field>{{"y", &a.y, &g.y},
-                                    {"save_mean", &a.save_mean, &g.save_mean},
-                                    {"save_rstd", &a.save_rstd, &g.save_rstd},
-                                    {"running_var", &a.running_var, &g.running_var}};
-        }));
-    wb::check::record_cases(++passed, total);
-    const BnBackwardCase k = make_bn_backward_case(s.N, s.C, s.HW, 0, 1800 + s.HW);
+    WB_ASSERT(cases(wb::check::same_every_run<BnTrainingGot>(
+        training, [&](BnTrainingGot& got, int k) { return run_bn_training(b, got, training, kFills[k - 1]); },
+        {{"y", &BnTrainingGot::y},
+         {"save_mean", &BnTrainingGot::save_mean},
+         {"save_rstd", &BnTrainingGot::save_rstd},
+         {"running_var", &BnTrainingGot::running_var}},
+        kAdvice)));
+    const BnBackwardCase k = make_bn_backward_case(make_bn_case(s, 0, 1800 + s.HW));
     const std::string backward = "batchnorm_backward(" + k.b.shape() + ")";
-    WB_ASSERT(expect_same_runs(
-        backward,
-        [&](unsigned char fill) {
-          CallResult<BnGradsGot> r;
-          r.ok = run_bn_backward(k, r.got, backward, fill);
-          return r;
-        },
-        [](const BnGradsGot& a, const BnGradsGot& g) {
-          return std::vector<Field>{{"dx", &a.dx, &g.dx}, {"dgamma", &a.dgamma, &g.dgamma}, {"dbeta", &a.dbeta, &g.dbeta}};
-        }));
-    wb::check::record_cases(++passed, total);
+    WB_ASSERT(cases(wb::check::same_every_run<BnGradsGot>(
+        backward, [&](BnGradsGot& got, int r) { return run_bn_backward(k, got, backward, kFills[r - 1]); },
+        {{"dx", &BnGradsGot::dx}, {"dgamma", &BnGradsGot::dgamma}, {"dbeta", &BnGradsGot::dbeta}}, kAdvice)));
   }
 }
 
@@ -1071,6 +903,8 @@ WB_CHECK(Correctness, BatchNormReproducible, .weight = 2,
 #if defined(CUSIM)
 namespace {
 
+using wb::check::host::ErrorPathCase;
+
 struct PoolHostBuffers {
   PoolParams p;
   wb::DeviceBuffer<float> x, y, dx;
@@ -1079,6 +913,18 @@ struct PoolHostBuffers {
       : p(q), x{std::span<const float>(wb::random_floats(std::size_t(q.N) * q.C * q.H * q.W, seed, -1.0f, 1.0f))},
         y{std::size_t(q.N) * q.C * pool_out_h(q) * pool_out_w(q)}, dx{std::size_t(q.N) * q.C * q.H * q.W},
         argmax{std::size_t(q.N) * q.C * pool_out_h(q) * pool_out_w(q)} {}
+  // Every pooling function on these buffers, in order.
+  void add_cases(std::vector<ErrorPathCase>& cases) {
+    const std::string shape = "(" + pool_shape(p) + ")";
+    auto add = [&](const char* function, std::function<cudaError_t()> run) {
+      cases.push_back({function + shape, function, std::move(run)});
+    };
+    add("maxpool2d_forward", [this] { return maxpool2d_forward(p, x.data(), y.data(), argmax.data()); });
+    // After maxpool2d_forward above: argmax holds its indices.
+    add("maxpool2d_backward", [this] { return maxpool2d_backward(p, y.data(), argmax.data(), dx.data()); });
+    add("avgpool2d_forward", [this] { return avgpool2d_forward(p, x.data(), y.data(), 0); });
+    add("avgpool2d_backward", [this] { return avgpool2d_backward(p, y.data(), dx.data(), 1); });
+  }
 };
 
 struct BnHostBuffers {
@@ -1094,46 +940,28 @@ struct BnHostBuffers {
         rstd{std::size_t(c)}, running_mean{std::span<const float>(std::vector<float>(std::size_t(c), 0.0f))},
         running_var{std::span<const float>(std::vector<float>(std::size_t(c), 1.0f))}, dgamma{std::size_t(c)},
         dbeta{std::size_t(c)}, workspace{batchnorm_workspace_floats(c)} {}
+  // Every batch-norm function on these buffers, in order.
+  void add_cases(std::vector<ErrorPathCase>& cases) {
+    const std::string shape = "(" + bn_shape(N, C, HW) + ")";
+    auto add = [&](const char* function, std::function<cudaError_t()> run) {
+      cases.push_back({function + shape, function, std::move(run)});
+    };
+    add("batchnorm_forward_training", [this] {
+      return batchnorm_forward_training(N, C, HW, x.data(), gamma.data(), beta.data(), 0.1f, 1e-5f, y.data(),
+                                        mean.data(), rstd.data(), running_mean.data(), running_var.data(),
+                                        workspace.data());
+    });
+    add("batchnorm_forward_inference", [this] {
+      return batchnorm_forward_inference(N, C, HW, x.data(), gamma.data(), beta.data(), running_mean.data(),
+                                         running_var.data(), 1e-5f, y.data());
+    });
+    // After the training forward above: mean and rstd are its statistics.
+    add("batchnorm_backward", [this] {
+      return batchnorm_backward(N, C, HW, dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(),
+                                dgamma.data(), dbeta.data(), workspace.data());
+    });
+  }
 };
-
-void add_pool_host_cases(PoolHostBuffers* b, std::vector<wb::check::host::ErrorPathCase>& cases) {
-  const PoolParams p = b->p;
-  const std::string shape = "(N=" + std::to_string(p.N) + ", C=" + std::to_string(p.C) + ", H=" + std::to_string(p.H) +
-                            ", W=" + std::to_string(p.W) + ", window " + std::to_string(p.R) + "x" +
-                            std::to_string(p.S) + ", stride " + std::to_string(p.stride_h) + "x" +
-                            std::to_string(p.stride_w) + ", pad " + std::to_string(p.pad_h) + "x" +
-                            std::to_string(p.pad_w) + ")";
-  auto add = [&](const char* function, std::function<cudaError_t()> run) {
-    cases.push_back({function + shape, function, std::move(run)});
-  };
-  add("maxpool2d_forward", [b, p] { return maxpool2d_forward(p, b->x.data(), b->y.data(), b->argmax.data()); });
-  // After maxpool2d_forward above: argmax holds its indices.
-  add("maxpool2d_backward", [b, p] { return maxpool2d_backward(p, b->y.data(), b->argmax.data(), b->dx.data()); });
-  add("avgpool2d_forward", [b, p] { return avgpool2d_forward(p, b->x.data(), b->y.data(), 0); });
-  add("avgpool2d_backward", [b, p] { return avgpool2d_backward(p, b->y.data(), b->dx.data(), 1); });
-}
-
-void add_bn_host_cases(BnHostBuffers* b, std::vector<wb::check::host::ErrorPathCase>& cases) {
-  const int N = b->N, C = b->C, HW = b->HW;
-  const std::string shape = "(N=" + std::to_string(N) + ", C=" + std::to_string(C) + ", HW=" + std::to_string(HW) + ")";
-  auto add = [&](const char* function, std::function<cudaError_t()> run) {
-    cases.push_back({function + shape, function, std::move(run)});
-  };
-  add("batchnorm_forward_training", [b, N, C, HW] {
-    return batchnorm_forward_training(N, C, HW, b->x.data(), b->gamma.data(), b->beta.data(), 0.1f, 1e-5f, b->y.data(),
-                                      b->mean.data(), b->rstd.data(), b->running_mean.data(), b->running_var.data(),
-                                      b->workspace.data());
-  });
-  add("batchnorm_forward_inference", [b, N, C, HW] {
-    return batchnorm_forward_inference(N, C, HW, b->x.data(), b->gamma.data(), b->beta.data(), b->running_mean.data(),
-                                       b->running_var.data(), 1e-5f, b->y.data());
-  });
-  // After the training forward above: mean and rstd are its statistics.
-  add("batchnorm_backward", [b, N, C, HW] {
-    return batchnorm_backward(N, C, HW, b->dy.data(), b->x.data(), b->gamma.data(), b->mean.data(), b->rstd.data(),
-                              b->dx.data(), b->dgamma.data(), b->dbeta.data(), b->workspace.data());
-  });
-}
 
 }  // namespace
 
@@ -1145,11 +973,11 @@ WB_CHECK(Correctness, PoolBnHostReturnsCudaErrors, .weight = 1, .backends = "sim
                  "kernels) and return its error before launching the next.") {
   PoolHostBuffers p1(pool(2, 3, 9, 9, 3, 3, 1, 1, 2, 2), 1500), p2(pool(1, 4, 8, 8, 2, 2, 0, 0, 2, 2), 1510);
   BnHostBuffers b1(2, 3, 81, 1520), b2(4, 2, 4096, 1530);
-  std::vector<wb::check::host::ErrorPathCase> cases;
-  add_pool_host_cases(&p1, cases);
-  add_pool_host_cases(&p2, cases);
-  add_bn_host_cases(&b1, cases);
-  add_bn_host_cases(&b2, cases);
+  std::vector<ErrorPathCase> cases;
+  p1.add_cases(cases);
+  p2.add_cases(cases);
+  b1.add_cases(cases);
+  b2.add_cases(cases);
   WB_ASSERT(wb::check::host::launch_errors_returned(cases));
 }
 #endif
@@ -1175,10 +1003,10 @@ void expect_no_reports(const std::vector<std::string>& tools, const char* what) 
       }
     }
     for (BnShape s : {BnShape{2, 3, 1}, BnShape{3, 2, 5}, BnShape{2, 5, 64}, BnShape{2, 2, 3000}}) {
-      const BnCase b = make_bn_case(s.N, s.C, s.HW, 0, seed++);
+      const BnCase b = make_bn_case(s, 0, seed++);
       keep_first(check_bn_training(b));
       keep_first(check_bn_inference(b));
-      keep_first(check_bn_backward(make_bn_backward_case(s.N, s.C, s.HW, 0, seed++)));
+      keep_first(check_bn_backward(make_bn_backward_case(make_bn_case(s, 0, seed++))));
     }
     g_workspace_unwritten = false;
   });
@@ -1208,12 +1036,13 @@ WB_CHECK(Analysis, PoolBatchNormRacecheckClean, .weight = 2, .backends = "sim",
 namespace {
 
 #if WB_HAVE_CUSIM_ANALYSIS
-std::uint64_t atomics_of(const std::function<testing::AssertionResult()>& run, bool& ok, std::string& message) {
+// @p run's verdict (a correctness check), with the atomic operations of the kernels it launched in
+// @p atomics.
+testing::AssertionResult count_atomics(const std::function<testing::AssertionResult()>& run, std::uint64_t& atomics) {
   wb::check::Traffic t;
   testing::AssertionResult r = wb::check::measure(run, t);
-  ok = static_cast<bool>(r);
-  if (!ok) message = r.message();
-  return t.atomics;
+  atomics = t.atomics;
+  return r;
 }
 #endif
 
@@ -1230,14 +1059,13 @@ WB_CHECK(Analysis, BatchNormNoAtomics, .weight = 2, .backends = "sim",
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   std::string text;
-  const BnCase b = make_bn_case(8, 2, 1000, 0, 2000);
-  const BnBackwardCase k = make_bn_backward_case(8, 2, 1000, 0, 2001);
+  const BnCase b = make_bn_case({8, 2, 1000}, 0, 2000);
+  const BnBackwardCase k = make_bn_backward_case(make_bn_case({8, 2, 1000}, 0, 2001));
   for (bool training : {true, false}) {
-    bool ok = false;
-    std::string message;
-    const std::uint64_t atomics =
-        atomics_of([&] { return training ? check_bn_training(b) : check_bn_backward(k); }, ok, message);
-    WB_ASSERT_ANALYSIS_RUN(ok ? testing::AssertionSuccess() : testing::AssertionFailure() << message, "atomic operations");
+    std::uint64_t atomics = 0;
+    WB_ASSERT_ANALYSIS_RUN(
+        count_atomics([&] { return training ? check_bn_training(b) : check_bn_backward(k); }, atomics),
+        "atomic operations");
     WB_REQUIRE_ANALYSIS();
     const char* function = training ? "batchnorm_forward_training" : "batchnorm_backward";
     text += (text.empty() ? "" : "; ") + std::string(function) + ": " + std::to_string(atomics) + " atomics";
@@ -1259,10 +1087,8 @@ WB_CHECK(Analysis, MaxPoolBackwardNoAtomics, .weight = 2, .backends = "sim",
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
   const PoolCase pc = make_pool_case(pool(2, 4, 33, 35, 3, 3, 1, 1, 2, 2), 0, 2002);
-  bool ok = false;
-  std::string message;
-  const std::uint64_t atomics = atomics_of([&] { return check_maxpool_backward(pc); }, ok, message);
-  WB_ASSERT_ANALYSIS_RUN(ok ? testing::AssertionSuccess() : testing::AssertionFailure() << message, "atomic operations");
+  std::uint64_t atomics = 0;
+  WB_ASSERT_ANALYSIS_RUN(count_atomics([&] { return check_maxpool_backward(pc); }, atomics), "atomic operations");
   WB_REQUIRE_ANALYSIS();
   wb::check::record_measured(std::to_string(atomics) + " atomics");
   if (atomics != 0) {
@@ -1289,35 +1115,62 @@ const PoolParams kGappedPool = pool(2, 16, 32, 64, 2, 2, 0, 0, 3, 3);
 const BnShape kMetricBn{4, 4, 16384};
 
 #if WB_HAVE_CUSIM_ANALYSIS
-struct PoolTraffic {
+// One function's run at a metric shape, and the traffic its kernels made.
+struct Measured {
   const char* function;
-  wb::check::Traffic t;
-  double bound_bytes;  // what each (window, pixel) pair read once comes to
-  std::string shape;
+  std::string shape;  // its call's arguments
+  double unit;        // pooling: the bytes of one read per (window, pixel) pair; batch norm: 4 N C HW
+  const char* needs = "";  // batch norm: what it must read (BatchNormReadsTwice)
+  wb::check::Traffic t{};
+  double reads() const { return t.bytes_read / unit; }
 };
 
-std::vector<PoolTraffic> measure_pooling(bool& ok, std::string& message, bool gapped = false) {
+// Measures @p runs[i] (a correctness check) into @p out[i], in order; the first failure ends it.
+testing::AssertionResult measure_each(std::vector<Measured>& out,
+                                      const std::vector<std::function<testing::AssertionResult()>>& runs) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (auto r = wb::check::measure(runs[i], out[i].t, out[i].function); !r) return r;
+  }
+  return testing::AssertionSuccess();
+}
+
+// Every pooling function at kMetricPool (count_include_pad 0), then with @p gapped the max-pooling
+// backward at kGappedPool.
+testing::AssertionResult measure_pooling(std::vector<Measured>& out, bool gapped = false) {
   const PoolCase pc = make_pool_case(kMetricPool, 0, 2100);
   const PoolCase gc = make_pool_case(kGappedPool, 0, 2101);
   const double pairs = 4.0 * pc.window_pixels();
-  std::vector<PoolTraffic> out = {{"maxpool2d_forward", {}, pairs, pc.shape()},
-                                  {"maxpool2d_backward", {}, pairs + 4.0 * pc.out_size(), pc.shape()},
-                                  {"avgpool2d_forward", {}, pairs, pc.shape()},
-                                  {"avgpool2d_backward", {}, pairs, pc.shape()}};
+  out = {{"maxpool2d_forward", pc.shape(), pairs},
+         {"maxpool2d_backward", pc.shape(), pairs + 4.0 * pc.out_size()},
+         {"avgpool2d_forward", pc.shape(), pairs},
+         {"avgpool2d_backward", pc.shape(), pairs}};
   std::vector<std::function<testing::AssertionResult()>> runs = {
       [&] { return check_maxpool_forward(pc); }, [&] { return check_maxpool_backward(pc); },
       [&] { return check_avgpool_forward(pc, 0); }, [&] { return check_avgpool_backward(pc, 0); }};
   if (gapped) {
-    out.push_back({"maxpool2d_backward", {}, 4.0 * gc.window_pixels() + 4.0 * gc.out_size(), gc.shape()});
+    out.push_back({"maxpool2d_backward", gc.shape(), 4.0 * gc.window_pixels() + 4.0 * gc.out_size()});
     runs.push_back([&] { return check_maxpool_backward(gc); });
   }
-  ok = true;
-  for (std::size_t i = 0; i < runs.size() && ok; ++i) {
-    testing::AssertionResult r = wb::check::measure(runs[i], out[i].t, out[i].function);
-    ok = static_cast<bool>(r);
-    if (!ok) message = r.message();
-  }
-  return out;
+  return measure_each(out, runs);
+}
+
+// Every batch-norm function at kMetricBn.
+testing::AssertionResult measure_bn(std::vector<Measured>& out) {
+  const BnCase b = make_bn_case(kMetricBn, 0, 2200);
+  const BnBackwardCase k = make_bn_backward_case(make_bn_case(kMetricBn, 0, 2201));
+  const double bytes = 4.0 * kMetricBn.N * kMetricBn.C * kMetricBn.HW;
+  out = {{"batchnorm_forward_training", b.shape(), bytes, "x at most twice: once for the statistics, once to write y"},
+         {"batchnorm_forward_inference", b.shape(), bytes, "x once"},
+         {"batchnorm_backward", b.shape(), bytes, "x and dy at most twice each: once for the sums, once to write dx"}};
+  return measure_each(out, {[&] { return check_bn_training(b); }, [&] { return check_bn_inference(b); },
+                            [&] { return check_bn_backward(k); }});
+}
+
+// "<function> <text(m)>; ..." over @p all: a metric check's measured value, before its unit.
+std::string per_function(const std::vector<Measured>& all, const std::function<std::string(const Measured&)>& text) {
+  std::string joined;
+  for (const Measured& m : all) joined += (joined.empty() ? "" : "; ") + std::string(m.function) + " " + text(m);
+  return joined;
 }
 #endif
 
@@ -1329,26 +1182,22 @@ WB_CHECK(Performance, PoolCoalesced, .weight = 2, .backends = "sim",
                    "stores <= {max_stores:.2f}; 2 x 16 x 32 x 64, 3 x 3, stride 2, pad 1",
          .hint = "Let consecutive threads take consecutive outputs of a row (the fastest index is q, then "
                  "p, then the plane) for the forward, consecutive pixels of a row for the backward.") {
-  // max_loads is 4 stride_w + 1 at kMetricPool's stride_w = 2.
+  // max_loads is 4 stride_w + 1 at kMetricPool's stride_w = 2: a warp's 32 outputs of a row read 32
+  // pixels stride_w apart; a store of 32 consecutive floats touches 4 sectors.
   constexpr double kMaxLoads = WB_LIMIT("max_loads"), kMaxStores = WB_LIMIT("max_stores");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
-  bool ok = false;
-  std::string message;
-  const std::vector<PoolTraffic> all = measure_pooling(ok, message);
-  if (!ok) FAIL() << message;
+  std::vector<Measured> all;
+  WB_ASSERT(measure_pooling(all));
   WB_REQUIRE_ANALYSIS();
-  std::string text;
-  for (const PoolTraffic& p : all) {
-    text += (text.empty() ? "" : "; ") + std::string(p.function) + " " + fixed(p.t.loads()) + " / " +
-            fixed(p.t.stores());
-  }
-  wb::check::record_measured(text + " sectors per load / store request");
-  for (const PoolTraffic& p : all) {
+  wb::check::record_measured(
+      per_function(all, [](const Measured& p) { return fixed(p.t.loads()) + " / " + fixed(p.t.stores()); }) +
+      " sectors per load / store request");
+  for (const Measured& p : all) {
     if (p.t.loads() > kMaxLoads || p.t.stores() > kMaxStores) {
-      FAIL() << p.function << "(N=2, C=16, H=32, W=64, window 3x3, stride 2x2, pad 1x1): " << fixed(p.t.loads())
-             << " sectors per load request and " << fixed(p.t.stores()) << " per store request (at most "
-             << fixed(kMaxLoads) << " and " << fixed(kMaxStores)
+      FAIL() << p.function << "(" << p.shape << "): " << fixed(p.t.loads()) << " sectors per load request and "
+             << fixed(p.t.stores()) << " per store request (at most " << fixed(kMaxLoads) << " and "
+             << fixed(kMaxStores)
              << "). A warp's 32 lanes should take 32 consecutive outputs (or pixels) of a row: then one load of a "
                 "window offset spans 32 * stride_w consecutive floats and a store 32 consecutive floats. More sectors "
                 "mean the lanes are far apart (for example the plane index varying fastest).";
@@ -1366,21 +1215,16 @@ WB_CHECK(Performance, PoolReadsOnce, .weight = 2, .backends = "sim", .limits = {
   constexpr double kMaxReadRatio = WB_LIMIT("max_read_ratio");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
-  bool ok = false;
-  std::string message;
-  const std::vector<PoolTraffic> all = measure_pooling(ok, message, true);
-  if (!ok) FAIL() << message;
+  std::vector<Measured> all;
+  WB_ASSERT(measure_pooling(all, true));
   WB_REQUIRE_ANALYSIS();
-  std::string text;
-  for (const PoolTraffic& p : all) {
-    text += (text.empty() ? "" : "; ") + std::string(p.function) + (&p == &all.back() ? " (stride 3) " : " ") +
-            fixed(p.t.bytes_read / p.bound_bytes) + "x";
-  }
-  wb::check::record_measured(text + " the bytes of one read per (window, pixel) pair");
-  for (const PoolTraffic& p : all) {
-    const double ratio = p.t.bytes_read / p.bound_bytes;
-    if (ratio > kMaxReadRatio) {
-      FAIL() << p.function << "(" << p.shape << ") read " << fixed(ratio)
+  wb::check::record_measured(per_function(all, [&](const Measured& p) {
+                               return (&p == &all.back() ? "(stride 3) " : "") + fixed(p.reads()) + "x";
+                             }) +
+                             " the bytes of one read per (window, pixel) pair");
+  for (const Measured& p : all) {
+    if (p.reads() > kMaxReadRatio) {
+      FAIL() << p.function << "(" << p.shape << ") read " << fixed(p.reads())
              << " x the bytes of one read per (window, pixel) pair (at most " << wb::check::as_written(kMaxReadRatio)
              << "). Each window's pixels need one "
                 "read: keep the running maximum and its position together instead of a second pass to find the "
@@ -1390,36 +1234,6 @@ WB_CHECK(Performance, PoolReadsOnce, .weight = 2, .backends = "sim", .limits = {
   }
 #endif
 }
-
-namespace {
-
-#if WB_HAVE_CUSIM_ANALYSIS
-struct BnTraffic {
-  const char* function;
-  wb::check::Traffic t;
-  const char* what;  // what it must read (BatchNormReadsTwice)
-};
-
-std::vector<BnTraffic> measure_bn(bool& ok, std::string& message) {
-  const BnCase b = make_bn_case(kMetricBn.N, kMetricBn.C, kMetricBn.HW, 0, 2200);
-  const BnBackwardCase k = make_bn_backward_case(kMetricBn.N, kMetricBn.C, kMetricBn.HW, 0, 2201);
-  std::vector<BnTraffic> out = {
-      {"batchnorm_forward_training", {}, "x at most twice: once for the statistics, once to write y"},
-      {"batchnorm_forward_inference", {}, "x once"},
-      {"batchnorm_backward", {}, "x and dy at most twice each: once for the sums, once to write dx"}};
-  const std::vector<std::function<testing::AssertionResult()>> runs = {
-      [&] { return check_bn_training(b); }, [&] { return check_bn_inference(b); }, [&] { return check_bn_backward(k); }};
-  ok = true;
-  for (std::size_t i = 0; i < runs.size() && ok; ++i) {
-    testing::AssertionResult r = wb::check::measure(runs[i], out[i].t, out[i].function);
-    ok = static_cast<bool>(r);
-    if (!ok) message = r.message();
-  }
-  return out;
-}
-#endif
-
-}  // namespace
 
 WB_CHECK(Performance, BatchNormReadsTwice, .weight = 3, .backends = "sim",
          .limits = {{"max_training_reads", 2.05}, {"max_inference_reads", 1.05}, {"max_backward_reads", 4.10}},
@@ -1433,24 +1247,16 @@ WB_CHECK(Performance, BatchNormReadsTwice, .weight = 3, .backends = "sim",
                                       WB_LIMIT("max_backward_reads")};
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
-  bool ok = false;
-  std::string message;
-  const std::vector<BnTraffic> all = measure_bn(ok, message);
-  if (!ok) FAIL() << message;
+  std::vector<Measured> all;
+  WB_ASSERT(measure_bn(all));
   WB_REQUIRE_ANALYSIS();
-  const double bytes = 4.0 * kMetricBn.N * kMetricBn.C * kMetricBn.HW;
-  std::string text;
-  for (const BnTraffic& b : all) {
-    text += (text.empty() ? "" : "; ") + std::string(b.function) + " " + fixed(b.t.bytes_read / bytes);
-  }
-  wb::check::record_measured(text + " x 4NCHW bytes read");
+  wb::check::record_measured(per_function(all, [](const Measured& b) { return fixed(b.reads()); }) +
+                             " x 4NCHW bytes read");
   ASSERT_EQ(all.size(), std::size(kReadsAllowed));
   for (std::size_t i = 0; i < all.size(); ++i) {
-    const BnTraffic& b = all[i];
-    const double reads = b.t.bytes_read / bytes;
-    if (reads > kReadsAllowed[i]) {
-      FAIL() << b.function << "(N=" << kMetricBn.N << ", C=" << kMetricBn.C << ", HW=" << kMetricBn.HW << ") read "
-             << fixed(reads) << " x 4NCHW bytes (at most " << fixed(kReadsAllowed[i]) << ": " << b.what
+    if (all[i].reads() > kReadsAllowed[i]) {
+      FAIL() << all[i].function << "(" << all[i].shape << ") read " << fixed(all[i].reads())
+             << " x 4NCHW bytes (at most " << fixed(kReadsAllowed[i]) << ": " << all[i].needs
              << "). A separate pass for the mean and another for the variance reads x once more: Welford's algorithm "
                 "gives both in one pass.";
     }
@@ -1472,27 +1278,22 @@ WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
   constexpr double kMinBytesPerRequest = WB_LIMIT("min_bytes_per_request");
   WB_SIM_METRICS_BEGIN();
 #if WB_HAVE_CUSIM_ANALYSIS
-  bool ok = false;
-  std::string message;
-  const std::vector<BnTraffic> all = measure_bn(ok, message);
-  if (!ok) FAIL() << message;
+  std::vector<Measured> all;
+  WB_ASSERT(measure_bn(all));
   WB_REQUIRE_ANALYSIS();
   auto per_request = [](double bytes, std::uint64_t requests) { return wb::check::Traffic::ratio(bytes, requests); };
-  std::string text;
-  for (const BnTraffic& b : all) {
-    text += (text.empty() ? "" : "; ") + std::string(b.function) + " " + fixed(100.0 * b.t.load_efficiency()) +
-            "% / " + fixed(100.0 * b.t.store_efficiency()) + "%, " +
-            fixed(per_request(b.t.bytes_read, b.t.load_requests), 0) + " / " +
-            fixed(per_request(b.t.bytes_written, b.t.store_requests), 0) + " B";
-  }
-  wb::check::record_measured(text + " (sector bytes used, bytes per request; loads / stores)");
-  const std::string shape = "(N=" + std::to_string(kMetricBn.N) + ", C=" + std::to_string(kMetricBn.C) +
-                            ", HW=" + std::to_string(kMetricBn.HW) + ")";
-  for (const BnTraffic& b : all) {
+  wb::check::record_measured(per_function(all, [&](const Measured& b) {
+                               return fixed(100.0 * b.t.load_efficiency()) + "% / " +
+                                      fixed(100.0 * b.t.store_efficiency()) + "%, " +
+                                      fixed(per_request(b.t.bytes_read, b.t.load_requests), 0) + " / " +
+                                      fixed(per_request(b.t.bytes_written, b.t.store_requests), 0) + " B";
+                             }) +
+                             " (sector bytes used, bytes per request; loads / stores)");
+  for (const Measured& b : all) {
     for (auto [name, efficiency] :
          {std::pair{"loads", b.t.load_efficiency()}, std::pair{"stores", b.t.store_efficiency()}}) {
       if (efficiency < kMinEfficiency) {
-        FAIL() << b.function << shape << ": its " << name << " use only " << fixed(100.0 * efficiency)
+        FAIL() << b.function << "(" << b.shape << "): its " << name << " use only " << fixed(100.0 * efficiency)
                << "% of the bytes of the 32-byte sectors they touch (at least " << fixed(100.0 * kMinEfficiency, 0)
                << "%). Consecutive threads must access "
                   "consecutive floats or 16-byte chunks of a plane, not elements of different channels or planes.";
@@ -1501,7 +1302,7 @@ WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
     for (auto [name, bytes] : {std::pair{"loads", per_request(b.t.bytes_read, b.t.load_requests)},
                                std::pair{"stores", per_request(b.t.bytes_written, b.t.store_requests)}}) {
       if (bytes < kMinBytesPerRequest) {
-        FAIL() << b.function << shape << ": its " << name << " carry " << fixed(bytes, 0)
+        FAIL() << b.function << "(" << b.shape << "): its " << name << " carry " << fixed(bytes, 0)
                << " bytes per warp request (at least " << wb::check::as_written(kMinBytesPerRequest)
                << "; 32 lanes of 4-byte accesses carry 128, of 16-byte ones "
                   "512). HW % 4 == 0 here, so every plane starts 16-byte aligned: take the vectorized path, a float4 "
@@ -1566,9 +1367,9 @@ WB_CHECK(Performance, BatchNormBandwidth, .weight = 6, .backends = "cuda", .time
                  "thread per round), per-channel parameters read once per block, and no extra pass over "
                  "x.") {
   constexpr double kMinBandwidth = WB_LIMIT("min_ratio");
-  WB_ASSERT(check_bn_training(make_bn_case(8, 16, 3136, 0, 2400)));
-  WB_ASSERT(check_bn_inference(make_bn_case(8, 16, 3136, 0, 2401)));
-  WB_ASSERT(check_bn_backward(make_bn_backward_case(8, 16, 3136, 0, 2402)));
+  WB_ASSERT(check_bn_training(make_bn_case({8, 16, 3136}, 0, 2400)));
+  WB_ASSERT(check_bn_inference(make_bn_case({8, 16, 3136}, 0, 2401)));
+  WB_ASSERT(check_bn_backward(make_bn_backward_case(make_bn_case({8, 16, 3136}, 0, 2402))));
   std::string text;
   try {
     constexpr int N = 32, C = 256, HW = 56 * 56;

@@ -1,51 +1,25 @@
-// Checks for lab 08 (attention: unfused, fused fp32, fused on tensor cores, fused backward).
-//
-// Correctness: every output is compared with a double-precision reference computed on the host
-// from the same inputs (16-bit inputs rounded first). The allowance follows the FlashAttention
-// tests: over each output tensor, the kernel's largest error must be at most twice the largest
-// error of a straightforward host reference in the kernel's own precision (fp32 scores, softmax
-// and sums; for the 16-bit versions P and O also rounded to 16 bits, as tensor cores take them),
-// plus a floor of 2e-5 (fp32) or 1e-5 (16-bit) times the tensor's largest reference value. So a
-// bf16 kernel is judged against what bf16 can do, and an fp32 kernel against fp32. L (the
-// logsumexp) is checked the same way; a row that sees no key must give O = 0 and L = -inf exactly.
-// Inputs: Q and K uniform in [-2, 2) and V in [-1, 1), with rows of three kinds: plain, spiky (Q
-// row x 8: one key dominates) and very negative (every score near -300: exp underflows unless the
-// row maximum is subtracted). Outputs start as 0xFF bytes and carry guard zones; inputs are
-// surrounded by NaN. Lengths 1, 17, 31, 32, 33, 113, 128, 203, 1023, 1024 (4096 on a GPU); D 32,
-// 64, 128; causal and not; Tq < Tk and Tq > Tk (rows that see no key). A wrong result is compared
-// with attention under the usual mistakes (the causal mask off by one or top-left aligned, no mask,
-// the scale applied twice or not at all) and the message names the one it matches.
-// Determinism: the fused forward versions and the backward run three times: bitwise equal.
-// Host code (sim): each cudaFuncSetAttribute, kernel launch, allocation, copy and memset of every
-//   function fails in turn (cusim's fault injection); the function returns that error at once, with
-//   no work after it and no device memory left.
-// Analysis (sim): memcheck/initcheck and racecheck/synccheck report nothing.
-// Performance (sim), cusim analysis metrics; each check's limits are the .limits of its WB_CHECK:
-//   - the fused versions write no T x T buffer: global bytes written at most max_written x (O + L);
-//   - they read K and V once per tile of at least query_tile query rows: bytes read at most
-//     max_read x (Q + (K + V) x ceil(Tq / query_tile));
-//   - causal calls skip the tiles above the diagonal: bytes read at most max_read_fraction x the
-//     non-causal call's;
-//   - global accesses use at least min_sector_use of the sectors they move; shared loads take at
-//     most max_shared_wavefronts wavefronts per 128 bytes (1 is free of bank conflicts, whatever
-//     the access width; the reference takes 1.00, unpadded WMMA tiles 2.3).
-// Performance (cuda): TFLOP/s counted as 4 B H Tq Tk D (x0.5 causal), as a ratio to a cuBLAS bf16
-// GEMM of 4096^3 timed in the same run: attention_forward_bf16 at least min_ratio x at B4 H16
-// T4096 D128; attention_forward (fp32) at least min_speedup x attention_unfused at B1 H16 T4096
-// D64.
+// Checks for lab 08 (attention: unfused, fused fp32, fused on tensor cores, fused backward). Every output
+// is compared with a double-precision reference computed on the host from the same inputs (16-bit inputs
+// rounded first), within twice the error of a plain host computation in the kernel's own precision
+// (error_of()); a wrong result is compared with attention under the usual mistakes, and the message names
+// the one it matches (compare()). Outputs start as 0xFF bytes and carry guard zones; inputs are surrounded
+// by NaN. What each check requires is its WB_CHECK's .passes text.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "attention.h"
@@ -53,6 +27,7 @@
 #include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_compare_elements.h"
 #include "wb_float16.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
@@ -77,7 +52,7 @@ using wb::check::to_fp16;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string number(double v) { return wb::check::significant(v, 7); }
+std::string number(double v) { return wb::check::significant(v, 8); }
 
 // ---- 16-bit formats on the host ------------------------------------------------------------------------
 
@@ -105,8 +80,6 @@ std::vector<float> decode(Precision p, const std::vector<std::uint16_t>& v) {
   return out;
 }
 
-bool never_written16(std::uint16_t h) { return h == 0xFFFF; }
-
 // ---- cases ---------------------------------------------------------------------------------------------
 
 std::string shape_text(const AttentionShape& s) {
@@ -120,7 +93,7 @@ struct Case {
 };
 
 // Lengths 1, 17, 31, 32, 33, 113, 128, 203, 1023, 1024 and 4096 (GPU); every D; causal and not;
-// Tq < Tk and Tq > Tk.
+// Tq < Tk and Tq > Tk (rows that see no key).
 const std::vector<Case> kCases = {
     {{1, 2, 1, 1, 32, 0}},        {{1, 2, 1, 1, 64, 1}},       {{2, 1, 17, 17, 64, 1}},
     {{1, 2, 31, 31, 128, 0}},     {{1, 1, 32, 32, 32, 1}},     {{1, 2, 33, 33, 64, 0}},
@@ -130,27 +103,19 @@ const std::vector<Case> kCases = {
     {{1, 2, 1023, 1023, 128, 1}, true}, {{1, 2, 1024, 1024, 64, 0}, true}, {{2, 2, 4096, 4096, 64, 1}, true},
     {{1, 2, 4096, 4096, 128, 0}, true}};
 
-bool on_gpu() {
 #if defined(CUSIM)
-  return false;
+constexpr bool kOnGpu = false;
 #else
-  return true;
+constexpr bool kOnGpu = true;
 #endif
-}
 
+// The kinds of query rows (make_data()), as a failure message describes the row of the largest error.
 enum class RowKind { Plain, Spiky, VeryNegative, Dominant };
-
-const char* describe(RowKind k) {
-  switch (k) {
-    case RowKind::Plain: return "plain (Q, K uniform in [-2, 2))";
-    case RowKind::Spiky: return "spiky (the Q row multiplied by 8: one key dominates)";
-    case RowKind::VeryNegative: return "very negative (every score near -300)";
-    case RowKind::Dominant:
-      return "dominant (one visible key, preferably in the last 16 of a 64-key tile, scores about 150 above every "
-             "other: exp of the scores minus a maximum that misses it overflows)";
-  }
-  return "";
-}
+const char* const kRowKindText[] = {
+    "plain (Q, K uniform in [-2, 2))", "spiky (the Q row multiplied by 8: one key dominates)",
+    "very negative (every score near -300)",
+    "dominant (one visible key, preferably in the last 16 of a 64-key tile, scores about 150 above every other: "
+    "exp of the scores minus a maximum that misses it overflows)"};
 
 struct Data {
   AttentionShape s{};
@@ -160,8 +125,10 @@ struct Data {
   std::vector<RowKind> kinds;  // per query row (b, h, i)
 };
 
-// K rows share a common direction u (plus noise), so a query row -c u has every score very
-// negative while plain rows stay unaffected.
+// Q uniform in [-2, 2), V in [-1, 1). Query rows are plain, but every seventh from the fourth on is spiky,
+// from the sixth on very negative (exp underflows unless the row maximum is subtracted) and from the seventh
+// on dominant (where it sees a key). K rows share a common direction u (plus noise), so a query row -c u has
+// every score very negative while plain rows stay unaffected.
 Data make_data(const AttentionShape& s, Precision p, std::uint64_t seed) {
   Data d;
   d.s = s;
@@ -186,12 +153,8 @@ Data make_data(const AttentionShape& s, Precision p, std::uint64_t seed) {
       // key in the last 16 of a 64-key tile where there is one (a kernel that takes a tile's maximum
       // over fragments of 16 keys must not miss it), else the last visible key.
       int j = end - 1;
-      for (int t = end - 1; t >= 0; --t) {
-        if (t % 64 >= 48) {
-          j = t;
-          break;
-        }
-      }
+      while (j >= 0 && j % 64 < 48) --j;
+      if (j < 0) j = end - 1;
       const float* kj = d.k.data() + (row / s.tq * s.tk + j) * s.d;
       const float c = 1800.0f / std::sqrt(static_cast<float>(s.d));
       for (int x = 0; x < s.d; ++x) qr[x] = c * (kj[x] - 2.0f);
@@ -213,26 +176,18 @@ Data make_data(const AttentionShape& s, Precision p, std::uint64_t seed) {
 
 // ---- references ------------------------------------------------------------------------------------------
 
-// The mistakes a wrong result is compared with.
+// The mistakes a wrong result is compared with, and what the message says of each (kVariantText[v]).
 enum class Variant { Exact, MaskIncludesNextKey, MaskExcludesDiagonal, MaskTopLeft, NoMask, ScaleTwice, NoScale };
-
-const char* variant_text(Variant v) {
-  switch (v) {
-    case Variant::Exact: return "";
-    case Variant::MaskIncludesNextKey:
-      return "the causal mask off by one: query i also sees key i + (Tk - Tq) + 1 (use j <= i + Tk - Tq, not <)";
-    case Variant::MaskExcludesDiagonal:
-      return "the causal mask off by one: query i does not see key i + (Tk - Tq), its own position (the mask is "
-             "j <= i + Tk - Tq)";
-    case Variant::MaskTopLeft:
-      return "the causal mask aligned to the top left (j <= i): with Tq != Tk it must be aligned to the bottom "
-             "right, j <= i + (Tk - Tq)";
-    case Variant::NoMask: return "no causal mask at all";
-    case Variant::ScaleTwice: return "the scale 1/sqrt(D) applied twice";
-    case Variant::NoScale: return "no scale: S = Q K^T without the 1/sqrt(D)";
-  }
-  return "";
-}
+const char* const kVariantText[] = {
+    "",
+    "the causal mask off by one: query i also sees key i + (Tk - Tq) + 1 (use j <= i + Tk - Tq, not <)",
+    "the causal mask off by one: query i does not see key i + (Tk - Tq), its own position (the mask is "
+    "j <= i + Tk - Tq)",
+    "the causal mask aligned to the top left (j <= i): with Tq != Tk it must be aligned to the bottom right, "
+    "j <= i + (Tk - Tq)",
+    "no causal mask at all",
+    "the scale 1/sqrt(D) applied twice",
+    "no scale: S = Q K^T without the 1/sqrt(D)"};
 
 // Keys query i may see under variant v: [0, end).
 int visible_end(const AttentionShape& s, int i, Variant v) {
@@ -275,8 +230,43 @@ void parallel_for(int n, const std::function<void(int)>& body) {
   for (int t = started + 1; t < threads; ++t) worker(t);  // the workers that could not start
 }
 
-// Double precision, or the kernel's precision (fp32 arithmetic in order; for 16-bit inputs P and
-// O rounded to 16 bits as the tensor cores take them).
+// One query row of attention over keys [0, end) of head bh, in T: double, or float as the kernel
+// computes (dot products by fma; for 16-bit inputs P and O rounded to 16 bits, as the tensor cores take
+// them). Writes the row of O and returns its L.
+template <class T>
+double attention_row(const Data& d, std::size_t bh, const float* q, int end, double scale, double* o) {
+  const AttentionShape& s = d.s;
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  auto mul_add = [](T a, T b, T acc) -> T {
+    if constexpr (kFloat) return std::fma(a, b, acc);
+    return acc + a * b;
+  };
+  auto kernel_rounded = [&](T x) -> T {
+    if constexpr (kFloat) return round_to(d.precision, x);
+    return x;
+  };
+  std::vector<T> score(end), acc(s.d, T(0));
+  T m = -std::numeric_limits<T>::infinity();
+  for (int j = 0; j < end; ++j) {
+    const float* k = d.k.data() + (bh * s.tk + j) * s.d;
+    T dot = 0;
+    for (int c = 0; c < s.d; ++c) dot = mul_add(q[c], k[c], dot);
+    score[j] = dot * static_cast<T>(scale);
+    m = std::max(m, score[j]);
+  }
+  T l = 0;
+  for (int j = 0; j < end; ++j) {
+    const T p = std::exp(score[j] - m);
+    l += p;
+    const T pv = kernel_rounded(p);
+    const float* vr = d.v.data() + (bh * s.tk + j) * s.d;
+    for (int c = 0; c < s.d; ++c) acc[c] = mul_add(pv, vr[c], acc[c]);
+  }
+  for (int c = 0; c < s.d; ++c) o[c] = kernel_rounded(acc[c] / l);
+  return m + std::log(l);
+}
+
+// Attention in double, or in the kernel's precision (attention_row<float>), under variant v.
 Forward reference(const Data& d, Variant v = Variant::Exact, bool same_precision = false) {
   const AttentionShape& s = d.s;
   Forward f;
@@ -287,61 +277,26 @@ Forward reference(const Data& d, Variant v = Variant::Exact, bool same_precision
   if (v == Variant::NoScale) scale = 1.0;
   // Every row is independent: the rows run in parallel.
   parallel_for(s.batch * s.heads * s.tq, [&](int row_index) {
-    const int bh = row_index / s.tq, i = row_index % s.tq;
-    std::vector<double> score(s.tk);
-    std::vector<float> score32(s.tk);
-    {
-      const std::size_t row = static_cast<std::size_t>(bh) * s.tq + i;
-      const float* q = d.q.data() + row * s.d;
-      const int end = visible_end(s, i, v);
-      if (end == 0) return;
-      double* o = f.o.data() + row * s.d;
-      if (!same_precision) {
-        double m = -kInf;
-        for (int j = 0; j < end; ++j) {
-          const float* k = d.k.data() + (static_cast<std::size_t>(bh) * s.tk + j) * s.d;
-          double dot = 0.0;
-          for (int c = 0; c < s.d; ++c) dot += static_cast<double>(q[c]) * k[c];
-          score[j] = dot * scale;
-          m = std::max(m, score[j]);
-        }
-        double l = 0.0;
-        for (int j = 0; j < end; ++j) {
-          const double p = std::exp(score[j] - m);
-          l += p;
-          const float* vr = d.v.data() + (static_cast<std::size_t>(bh) * s.tk + j) * s.d;
-          for (int c = 0; c < s.d; ++c) o[c] += p * vr[c];
-        }
-        for (int c = 0; c < s.d; ++c) o[c] /= l;
-        f.lse[row] = m + std::log(l);
-      } else {
-        const float scale32 = static_cast<float>(scale);
-        float m = -INFINITY;
-        for (int j = 0; j < end; ++j) {
-          const float* k = d.k.data() + (static_cast<std::size_t>(bh) * s.tk + j) * s.d;
-          float dot = 0.0f;
-          for (int c = 0; c < s.d; ++c) dot = std::fma(q[c], k[c], dot);
-          score32[j] = dot * scale32;
-          m = std::max(m, score32[j]);
-        }
-        float l = 0.0f;
-        std::vector<float> acc(s.d, 0.0f);
-        for (int j = 0; j < end; ++j) {
-          const float p = std::exp(score32[j] - m);
-          l += p;
-          const float pv = round_to(d.precision, p);
-          const float* vr = d.v.data() + (static_cast<std::size_t>(bh) * s.tk + j) * s.d;
-          for (int c = 0; c < s.d; ++c) acc[c] = std::fma(pv, vr[c], acc[c]);
-        }
-        for (int c = 0; c < s.d; ++c) o[c] = round_to(d.precision, acc[c] / l);
-        f.lse[row] = m + std::log(l);
-      }
-    }
+    const std::size_t bh = row_index / s.tq, row = row_index;
+    const int end = visible_end(s, row_index % s.tq, v);
+    if (end == 0) return;
+    const float* q = d.q.data() + row * s.d;
+    double* o = f.o.data() + row * s.d;
+    f.lse[row] = same_precision ? attention_row<float>(d, bh, q, end, scale, o)
+                                : attention_row<double>(d, bh, q, end, scale, o);
   });
   return f;
 }
 
 // ---- comparing -------------------------------------------------------------------------------------------
+
+// O of a 16-bit version as floats; an element never written (0xFFFF) reads as a float never written.
+std::vector<float> read_16bit(Precision p, const std::vector<std::uint16_t>& bits) {
+  std::vector<float> out = decode(p, bits);
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    if (bits[i] == 0xFFFF) std::memset(&out[i], 0xFF, sizeof(float));
+  return out;
+}
 
 double max_abs(const std::vector<double>& v) {
   double m = 0.0;
@@ -356,67 +311,84 @@ struct Worst {
 };
 
 // The largest |got - ref| and where it is. A non-finite reference (L = -inf) must be matched
-// exactly; NaN and the elements flagged in @p unwritten count as infinitely wrong.
+// exactly; NaN (so every element never written) counts as infinitely wrong.
 template <class T>
-Worst worst_error(const std::vector<T>& got, const std::vector<double>& ref,
-                  const std::vector<bool>* unwritten = nullptr) {
+Worst worst_error(const std::vector<T>& got, const std::vector<double>& ref) {
   Worst w{0, -1.0};
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double g = static_cast<double>(got[i]);
     double err = std::isfinite(ref[i]) ? std::fabs(g - ref[i]) : (g == ref[i] ? 0.0 : kInf);
-    if (std::isnan(err) || (unwritten && (*unwritten)[i])) err = kInf;
+    if (std::isnan(err)) err = kInf;
     if (err > w.error) w = {i, err};
   }
   if (w.error < 0.0) w.error = 0.0;
   return w;
 }
 
-struct Allowance {
+// How far an output tensor is from its exact reference, and what it is allowed. The allowance follows
+// the FlashAttention tests: twice the largest error of a plain host computation in the kernel's own
+// precision (`same`: fp32 scores, softmax and sums; for the 16-bit versions P and O also rounded to 16
+// bits, as tensor cores take them), plus a floor of 2e-5 (fp32) or 1e-5 (16-bit) times the tensor's
+// largest reference value. So a bf16 kernel is judged against what bf16 can do, and an fp32 kernel
+// against fp32.
+struct Error {
+  Worst worst;
   double allowed = 0.0, ref_error = 0.0;
+  bool within() const { return worst.error <= allowed; }
 };
 
-Allowance allowance(const std::vector<double>& same, const std::vector<double>& exact, Precision p) {
+Error error_of(const std::vector<float>& got, const std::vector<double>& exact, const std::vector<double>& same,
+               Precision p) {
   const double floor = (p == Precision::Fp32 ? 2e-5 : 1e-5) * std::max(1.0, max_abs(exact));
   const double e = worst_error(same, exact).error;
-  return {2.0 * e + floor, e};
+  return {worst_error(got, exact), 2.0 * e + floor, e};
 }
 
-std::string position(const AttentionShape& s, std::size_t index, int width) {
+// "b=0, h=1, i=3, c=5": where element `index` of a tensor of `rows` rows (`row_name`) per head and `width`
+// columns lies.
+std::string position(const AttentionShape& s, std::size_t index, int width, int rows, const char* row_name) {
   const std::size_t row = index / width;
-  const std::size_t bh = row / s.tq, i = row % s.tq;
-  std::string text = "b=" + std::to_string(bh / s.heads) + ", h=" + std::to_string(bh % s.heads) +
-                     ", i=" + std::to_string(i);
+  const std::size_t bh = row / rows, i = row % rows;
+  std::string text = "b=" + std::to_string(bh / s.heads) + ", h=" + std::to_string(bh % s.heads) + ", " +
+                     row_name + "=" + std::to_string(i);
   if (width > 1) text += ", c=" + std::to_string(index % width);
   return text;
 }
 
-// The verdict on one output tensor (width: D for O, 1 for L).
-testing::AssertionResult compare(const std::string& call, const char* name, const Data& d, const std::vector<float>& got,
-                                 const std::vector<bool>& unwritten, const Forward& exact, const Forward& same,
+// "<call>: <name> is wrong; the largest error is at <name>[<where>]: got ..., expected ... (allowed ...)."
+testing::AssertionResult largest_error_failure(const std::string& call, const char* name, const std::string& where,
+                                               const std::vector<float>& got, const std::vector<double>& ref,
+                                               const Error& e, Precision p) {
+  const std::size_t worst = e.worst.index;
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << call << ": " << name << " is wrong; the largest error is at " << name << "[" << where
+          << "]: got " << wb::check::shown_value(got[worst]) << ", expected " << number(ref[worst]);
+  if (std::isfinite(ref[worst]))
+    failure << " (allowed error " << number(e.allowed) << ": twice the " << number(e.ref_error) << " of a plain "
+            << precision_name(p) << " host computation, plus a floor)";
+  return failure << ".";
+}
+
+// The verdict on one output tensor of the forward (O, or L when is_lse), with what the row of its largest
+// error tells of the cause.
+testing::AssertionResult compare(const std::string& call, const char* name, const Data& d,
+                                 const std::vector<float>& got, const Forward& exact, const Forward& same,
                                  bool is_lse) {
   const std::vector<double>& ref = is_lse ? exact.lse : exact.o;
-  const Allowance a = allowance(is_lse ? same.lse : same.o, ref, d.precision);
-  const Worst w = worst_error(got, ref, &unwritten);
-  if (w.error <= a.allowed) return testing::AssertionSuccess();
-  const std::size_t worst = w.index;
+  const Error e = error_of(got, ref, is_lse ? same.lse : same.o, d.precision);
+  if (e.within()) return testing::AssertionSuccess();
+  const std::size_t worst = e.worst.index;
   const int width = is_lse ? 1 : d.s.d;
-  testing::AssertionResult failure = testing::AssertionFailure();
-  failure << call << ": " << name << " is wrong; the largest error is at " << name << "[" << position(d.s, worst, width)
-          << "]: got ";
-  if (unwritten[worst]) failure << "nothing (never written: still the 0xFF bytes the checker put there)";
-  else failure << number(got[worst]);
-  failure << ", expected " << number(ref[worst]);
-  if (std::isfinite(ref[worst]))
-    failure << " (allowed error " << number(a.allowed) << ": twice the " << number(a.ref_error) << " of a plain "
-            << precision_name(d.precision) << " host computation, plus a floor)";
-  failure << ".";
+  testing::AssertionResult failure =
+      largest_error_failure(call, name, position(d.s, worst, width, d.s.tq, "i"), got, ref, e, d.precision);
   const std::size_t row = worst / width;
-  failure << " That row is " << describe(d.kinds[row]) << ".";
+  failure << " That row is " << kRowKindText[static_cast<int>(d.kinds[row])] << ".";
   const int i = static_cast<int>(row % d.s.tq);
   if (visible_end(d.s, i, Variant::Exact) == 0)
     failure << " Query " << i << " sees no key (causal with Tq > Tk: it would see keys j <= i + (Tk - Tq) < 0): its "
             << (is_lse ? "L must be -infinity" : "O must be 0") << ", as FlashAttention gives.";
-  if (!unwritten[worst] && std::isnan(got[worst])) {
+  if (never_written(got[worst])) return failure;
+  if (std::isnan(got[worst])) {
     if (d.kinds[row] == RowKind::VeryNegative)
       failure << " NaN on a row whose scores are all near -300: exp(-300) is 0 in float, so the sum is 0 and 0/0 "
                  "is NaN unless the row's running maximum is subtracted before exp.";
@@ -424,28 +396,26 @@ testing::AssertionResult compare(const std::string& call, const char* name, cons
       failure << " NaN: the checker surrounds Q, K and V with NaN, so a row past Tq or Tk may have been read. Fill "
                  "the rows of the last tile that lie past the end with zeros instead of loading them.";
   }
-  if (is_lse && !unwritten[worst] && std::isfinite(got[worst])) {
+  if (is_lse && std::isfinite(got[worst])) {
     // A running sum that is not rescaled when the maximum grows keeps terms exp(s - m_old) > exp(s - m):
     // every wrong L comes out too large.
-    bool all_larger = true;
-    for (std::size_t i = 0; i < got.size() && all_larger; ++i)
-      if (std::isfinite(ref[i]) && std::fabs(got[i] - ref[i]) > a.allowed) all_larger = got[i] > ref[i];
-    if (all_larger)
+    const auto wrong_but_not_larger = [&](std::size_t j) {
+      return std::isfinite(ref[j]) && std::fabs(got[j] - ref[j]) > e.allowed && !(got[j] > ref[j]);
+    };
+    if (wb::check::find_mismatches(got.size(), wrong_but_not_larger).none())
       failure << " Every wrong L is too large: is the running sum rescaled, l = l * exp(m_old - m_new) + rowsum, "
                  "when a tile raises the row's maximum (and the output accumulator with it)?";
   }
   // Which usual mistake does the output match?
-  if (!unwritten[worst]) {
-    for (Variant v : {Variant::MaskIncludesNextKey, Variant::MaskExcludesDiagonal, Variant::MaskTopLeft, Variant::NoMask,
-                      Variant::ScaleTwice, Variant::NoScale}) {
-      if (!d.s.causal && (v != Variant::ScaleTwice && v != Variant::NoScale)) continue;
-      const Forward alt = reference(d, v);
-      const std::vector<double>& alt_ref = is_lse ? alt.lse : alt.o;
-      if (alt_ref == ref) continue;
-      if (worst_error(got, alt_ref).error <= a.allowed) {
-        failure << " The output matches attention with " << variant_text(v) << ".";
-        break;
-      }
+  for (Variant v : {Variant::MaskIncludesNextKey, Variant::MaskExcludesDiagonal, Variant::MaskTopLeft, Variant::NoMask,
+                    Variant::ScaleTwice, Variant::NoScale}) {
+    if (!d.s.causal && (v != Variant::ScaleTwice && v != Variant::NoScale)) continue;
+    const Forward alt = reference(d, v);
+    const std::vector<double>& alt_ref = is_lse ? alt.lse : alt.o;
+    if (alt_ref == ref) continue;
+    if (worst_error(got, alt_ref).error <= e.allowed) {
+      failure << " The output matches attention with " << kVariantText[static_cast<int>(v)] << ".";
+      break;
     }
   }
   return failure;
@@ -455,76 +425,66 @@ testing::AssertionResult compare(const std::string& call, const char* name, cons
 
 struct ForwardResult {
   std::vector<float> o, lse;
-  std::vector<bool> o_unwritten, lse_unwritten;
 };
 
-using Fp32Forward = std::function<cudaError_t(const float*, const float*, const float*, float*, float*, AttentionShape)>;
-
-testing::AssertionResult run_fp32(const Fp32Forward& fn, const char* function, const Data& d, const std::string& call,
-                                  ForwardResult& out) {
-  Input<float> q(d.q, "q", kNaN), k(d.k, "k", kNaN), v(d.v, "v", kNaN);
-  Output<float> o(attention_q_elements(d.s), "o"), lse(attention_rows(d.s), "lse");
-  if (auto r = after_call(fn(q.dev.data(), k.dev.data(), v.dev.data(), o.dev.data(), lse.dev.data(), d.s), call,
-                          function,
+// Runs one forward version, whose elements are E (float, __nv_bfloat16 or __half), on d's inputs with E's NaN
+// around them, and reads O and L back: @p launch is called as the lab's attention_forward*() functions are.
+template <class E, class Launch>
+testing::AssertionResult run_forward(const Data& d, const std::string& call, const char* function, Launch&& launch,
+                                     ForwardResult& out) {
+  constexpr bool kFp32 = std::is_same_v<E, float>;
+  using T = std::conditional_t<kFp32, float, std::uint16_t>;  // E on the host: the bits of a 16-bit type
+  auto input = [&](const std::vector<float>& values) {
+    if constexpr (kFp32) return values;
+    else return encode(d.precision, values);
+  };
+  T nan{};
+  if constexpr (kFp32) nan = kNaN;
+  else nan = d.precision == Precision::Bf16 ? 0x7FC0 : 0x7E00;
+  Input<T> q(input(d.q), "q", nan), k(input(d.k), "k", nan), v(input(d.v), "v", nan);
+  Output<T> o(attention_q_elements(d.s), "o");
+  Output<float> lse(attention_rows(d.s), "lse");
+  auto dev = [](T* x) { return reinterpret_cast<E*>(x); };
+  if (auto r = after_call(launch(dev(q.dev.data()), dev(k.dev.data()), dev(v.dev.data()), dev(o.dev.data()),
+                                 lse.dev.data(), d.s),
+                          call, function,
                           {[&] { return o.in_bounds(call); }, [&] { return lse.in_bounds(call); },
                            [&] { return q.unchanged(call); }, [&] { return k.unchanged(call); },
                            [&] { return v.unchanged(call); }});
       !r)
     return r;
-  out.o = o.dev.download();
+  if constexpr (kFp32) out.o = o.dev.download();
+  else out.o = read_16bit(d.precision, o.dev.download());
   out.lse = lse.dev.download();
-  out.o_unwritten.resize(out.o.size());
-  out.lse_unwritten.resize(out.lse.size());
-  for (std::size_t i = 0; i < out.o.size(); ++i) out.o_unwritten[i] = never_written(out.o[i]);
-  for (std::size_t i = 0; i < out.lse.size(); ++i) out.lse_unwritten[i] = never_written(out.lse[i]);
   return testing::AssertionSuccess();
 }
 
-testing::AssertionResult run_16bit(const Data& d, const std::string& call, ForwardResult& out) {
-  const bool bf16 = d.precision == Precision::Bf16;
-  const char* function = bf16 ? "attention_forward_bf16" : "attention_forward_fp16";
-  const std::uint16_t poison = bf16 ? 0x7FC0 : 0x7E00;
-  Input<std::uint16_t> q(encode(d.precision, d.q), "q", poison), k(encode(d.precision, d.k), "k", poison),
-      v(encode(d.precision, d.v), "v", poison);
-  Output<std::uint16_t> o(attention_q_elements(d.s), "o");
-  Output<float> lse(attention_rows(d.s), "lse");
-  cudaError_t status;
-  if (bf16) {
-    auto p = [](auto* x) { return reinterpret_cast<__nv_bfloat16*>(x); };
-    status = attention_forward_bf16(p(q.dev.data()), p(k.dev.data()), p(v.dev.data()), p(o.dev.data()),
-                                    lse.dev.data(), d.s);
-  } else {
-    auto p = [](auto* x) { return reinterpret_cast<__half*>(x); };
-    status = attention_forward_fp16(p(q.dev.data()), p(k.dev.data()), p(v.dev.data()), p(o.dev.data()),
-                                    lse.dev.data(), d.s);
+testing::AssertionResult run_unfused(const Data& d, const std::string& call, ForwardResult& out) {
+  Output<float> ws(attention_unfused_workspace_floats(d.s), "workspace");
+  const auto unfused = [&](const float* q, const float* k, const float* v, float* o, float* lse, AttentionShape s) {
+    return attention_unfused(q, k, v, o, lse, s, ws.dev.data());
+  };
+  testing::AssertionResult r = run_forward<float>(d, call, "attention_unfused", unfused, out);
+  const std::string text = r ? std::string() : std::string(r.message());
+  if (text.find("cudaErrorMisalignedAddress") != std::string::npos || text.find("Misaligned") != std::string::npos) {
+    const long long tt = static_cast<long long>(d.s.tq) * d.s.tk;
+    r << "\nattention_unfused passes pointers into its workspace to lab 06's softmax_forward(), which is promised "
+         "16-byte-aligned pointers (softmax_layernorm.h) and may load 16 bytes from its first element.";
+    if (tt % 4 != 0) {
+      r << " Here Tq * Tk = " << tt << " is not a multiple of 4, so probs = scores + Tq * Tk starts off a 16-byte "
+           "boundary.";
+    }
+    r << " Take scores, probs and kt from unfused_workspace(workspace, shape) (attention.h): each starts 16-byte "
+         "aligned.";
   }
-  if (auto r = after_call(status, call, function,
-                          {[&] { return o.in_bounds(call); }, [&] { return lse.in_bounds(call); },
-                           [&] { return q.unchanged(call); }, [&] { return k.unchanged(call); },
-                           [&] { return v.unchanged(call); }});
-      !r)
-    return r;
-  const std::vector<std::uint16_t> raw = o.dev.download();
-  out.o = decode(d.precision, raw);
-  out.o_unwritten.resize(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) out.o_unwritten[i] = never_written16(raw[i]);
-  out.lse = lse.dev.download();
-  out.lse_unwritten.resize(out.lse.size());
-  for (std::size_t i = 0; i < out.lse.size(); ++i) out.lse_unwritten[i] = never_written(out.lse[i]);
-  return testing::AssertionSuccess();
+  return r;
 }
 
 enum class Version { Unfused, Fused, Bf16, Fp16 };
+const char* const kVersionNames[] = {"attention_unfused", "attention_forward", "attention_forward_bf16",
+                                     "attention_forward_fp16"};
 
-const char* version_name(Version v) {
-  switch (v) {
-    case Version::Unfused: return "attention_unfused";
-    case Version::Fused: return "attention_forward";
-    case Version::Bf16: return "attention_forward_bf16";
-    case Version::Fp16: return "attention_forward_fp16";
-  }
-  return "";
-}
+const char* version_name(Version v) { return kVersionNames[static_cast<int>(v)]; }
 
 Precision version_precision(Version v) {
   return v == Version::Bf16 ? Precision::Bf16 : v == Version::Fp16 ? Precision::Fp16 : Precision::Fp32;
@@ -532,44 +492,24 @@ Precision version_precision(Version v) {
 
 testing::AssertionResult run_version(Version v, const Data& d, const std::string& call, ForwardResult& out) {
   switch (v) {
-    case Version::Unfused: {
-      Output<float> ws(attention_unfused_workspace_floats(d.s), "workspace");
-      testing::AssertionResult r = run_fp32(
-          [&](const float* q, const float* k, const float* vv, float* o, float* lse, AttentionShape s) {
-            return attention_unfused(q, k, vv, o, lse, s, ws.dev.data());
-          },
-          "attention_unfused", d, call, out);
-      const std::string text = r ? std::string() : std::string(r.message());
-      if (text.find("cudaErrorMisalignedAddress") != std::string::npos || text.find("Misaligned") != std::string::npos) {
-        const long long tt = static_cast<long long>(d.s.tq) * d.s.tk;
-        r << "\nattention_unfused passes pointers into its workspace to lab 06's softmax_forward(), which is promised "
-             "16-byte-aligned pointers (softmax_layernorm.h) and may load 16 bytes from its first element.";
-        if (tt % 4 != 0) {
-          r << " Here Tq * Tk = " << tt << " is not a multiple of 4, so probs = scores + Tq * Tk starts off a 16-byte "
-               "boundary.";
-        }
-        r << " Take scores, probs and kt from unfused_workspace(workspace, shape) (attention.h): each starts 16-byte "
-             "aligned.";
-      }
-      return r;
-    }
-    case Version::Fused: return run_fp32(&attention_forward, "attention_forward", d, call, out);
-    default: return run_16bit(d, call, out);
+    case Version::Unfused: return run_unfused(d, call, out);
+    case Version::Fused: return run_forward<float>(d, call, version_name(v), attention_forward, out);
+    case Version::Bf16: return run_forward<__nv_bfloat16>(d, call, version_name(v), attention_forward_bf16, out);
+    case Version::Fp16: return run_forward<__half>(d, call, version_name(v), attention_forward_fp16, out);
   }
+  return testing::AssertionFailure() << "unknown version";
 }
 
 testing::AssertionResult check_forward(Version v, const Data& d) {
   const std::string call = std::string(version_name(v)) + "(" + shape_text(d.s) + ") [seed " +
                            std::to_string(d.seed) + "]";
-  try {
+  return wb::check::guarded(call, [&] {
     ForwardResult got;
     if (auto r = run_version(v, d, call, got); !r) return r;
     const Forward exact = reference(d), same = reference(d, Variant::Exact, true);
-    if (auto r = compare(call, "lse", d, got.lse, got.lse_unwritten, exact, same, true); !r) return r;
-    return compare(call, "o", d, got.o, got.o_unwritten, exact, same, false);
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+    if (auto r = compare(call, "lse", d, got.lse, exact, same, true); !r) return r;
+    return compare(call, "o", d, got.o, exact, same, false);
+  });
 }
 
 // Every case of kCases that runs on this backend and passes `keep`.
@@ -577,7 +517,7 @@ template <class Keep>
 std::vector<AttentionShape> cases(Keep keep) {
   std::vector<AttentionShape> out;
   for (const Case& c : kCases)
-    if ((!c.gpu_only || on_gpu()) && keep(c.s)) out.push_back(c.s);
+    if ((!c.gpu_only || kOnGpu) && keep(c.s)) out.push_back(c.s);
   return out;
 }
 
@@ -586,6 +526,7 @@ testing::AssertionResult check_version(Version v, const std::vector<AttentionSha
     return check_forward(v, make_data(shapes[i], version_precision(v), seed + i));
   });
 }
+
 
 // ---- backward ------------------------------------------------------------------------------------------------
 
@@ -678,70 +619,65 @@ testing::AssertionResult run_backward(const BackwardCase& b, const std::string& 
   return testing::AssertionSuccess();
 }
 
+// The rows of dK or dV (@p got) left exactly 0 though queries see their keys (the loop over the query tiles
+// of a key tile missed those queries), explained; "" when there are none.
+std::string missed_key_rows(const AttentionShape& s, const char* name, const std::vector<float>& got,
+                            const std::vector<double>& exact, double allowed) {
+  const int d = s.d;
+  const wb::check::Mismatches zero = wb::check::find_mismatches(got.size() / d, [&](std::size_t kr) {
+    bool got_zero = true, want_zero = true;
+    for (int c = 0; c < d; ++c) {
+      got_zero = got_zero && got[kr * d + c] == 0.0f;
+      want_zero = want_zero && std::fabs(exact[kr * d + c]) <= allowed;
+    }
+    return got_zero && !want_zero;
+  });
+  if (zero.none()) return "";
+  const int first_zero = static_cast<int>(zero.first % s.tk);
+  std::ostringstream out;
+  out << " " << zero.count << " key rows of " << name << " are exactly 0 though queries see those keys (the "
+      << "first: j=" << first_zero << ")";
+  if (s.causal && s.tq != s.tk) {
+    const int first_query = std::max(0, first_zero - (s.tk - s.tq));
+    out << ". The causal mask is aligned to the bottom right: query i sees key j when j <= i + (Tk - Tq), "
+        << "so key j=" << first_zero << " is seen from query i=" << first_query << " on (Tq=" << s.tq
+        << ", Tk=" << s.tk << "), not from i = j as when Tq == Tk. Start each key tile's loop over query "
+        << "tiles at the tile of query max(0, j0 - (Tk - Tq)), j0 the tile's first key.";
+  } else {
+    out << ": the loop over query tiles of a key tile must visit every query that sees one of its keys.";
+  }
+  return out.str();
+}
+
 testing::AssertionResult check_backward(const BackwardCase& b) {
-  const std::string call = "attention_backward(" + shape_text(b.d.s) + ") [seed " + std::to_string(b.d.seed) + "]";
-  try {
+  const AttentionShape& s = b.d.s;
+  const std::string call = "attention_backward(" + shape_text(s) + ") [seed " + std::to_string(b.d.seed) + "]";
+  return wb::check::guarded(call, [&] {
     GradsGot got;
     if (auto r = run_backward(b, call, got); !r) return r;
     const Grads exact = backward_reference(b.d, b.o, b.lse, b.dout, false);
     const Grads single = backward_reference(b.d, b.o, b.lse, b.dout, true);
-    const int rows_q = b.d.s.tq;
-    for (auto [name, g, e, sp, is_q] :
-         {std::tuple{"dq", &got.dq, &exact.dq, &single.dq, true}, std::tuple{"dk", &got.dk, &exact.dk, &single.dk, false},
-          std::tuple{"dv", &got.dv, &exact.dv, &single.dv, false}}) {
-      const Allowance a = allowance(*sp, *e, Precision::Fp32);
-      std::vector<bool> unwritten(g->size());
-      for (std::size_t i = 0; i < g->size(); ++i) unwritten[i] = never_written((*g)[i]);
-      const Worst w = worst_error(*g, *e, &unwritten);
-      if (w.error <= a.allowed) continue;
-      const std::size_t worst = w.index;
-      const int d = b.d.s.d;
-      const std::size_t row = worst / d, bh = row / (is_q ? rows_q : b.d.s.tk), t = row % (is_q ? rows_q : b.d.s.tk);
-      testing::AssertionResult failure = testing::AssertionFailure();
-      failure << call << ": " << name << " is wrong; the largest error is at " << name << "[b=" << bh / b.d.s.heads
-              << ", h=" << bh % b.d.s.heads << ", " << (is_q ? "i=" : "j=") << t << ", c=" << worst % d << "]: got "
-              << (never_written((*g)[worst]) ? std::string("nothing (never written)") : number((*g)[worst]))
-              << ", expected " << number((*e)[worst]) << " (allowed error " << number(a.allowed) << ": twice the "
-              << number(a.ref_error) << " of a plain fp32 host computation, plus a floor).";
-      if (!is_q) {
-        // Key rows left exactly 0 that some query sees: the loop over queries missed them.
-        const AttentionShape& sh = b.d.s;
-        int zero_rows = 0, first_zero = -1;
-        for (std::size_t kr = 0; kr < g->size() / d; ++kr) {
-          bool got_zero = true, want_zero = true;
-          for (int c = 0; c < d; ++c) {
-            got_zero = got_zero && (*g)[kr * d + c] == 0.0f;
-            want_zero = want_zero && std::fabs((*e)[kr * d + c]) <= a.allowed;
-          }
-          if (got_zero && !want_zero && zero_rows++ == 0) first_zero = static_cast<int>(kr % sh.tk);
-        }
-        if (zero_rows > 0) {
-          failure << " " << zero_rows << " key rows of " << name << " are exactly 0 though queries see those keys (the "
-                  << "first: j=" << first_zero << ")";
-          if (sh.causal && sh.tq != sh.tk) {
-            const int first_query = std::max(0, first_zero - (sh.tk - sh.tq));
-            failure << ". The causal mask is aligned to the bottom right: query i sees key j when j <= i + (Tk - Tq), "
-                    << "so key j=" << first_zero << " is seen from query i=" << first_query << " on (Tq=" << sh.tq
-                    << ", Tk=" << sh.tk << "), not from i = j as when Tq == Tk. Start each key tile's loop over query "
-                    << "tiles at the tile of query max(0, j0 - (Tk - Tq)), j0 the tile's first key.";
-          } else {
-            failure << ": the loop over query tiles of a key tile must visit every query that sees one of its keys.";
-          }
-          wb::check::record_hint(
-              "Per key tile, visit every query tile that has a query seeing one of the tile's keys: with the causal "
-              "mask aligned to the bottom right, from query max(0, j0 - (Tk - Tq)) to Tq - 1.");
-          return failure;
-        }
+    for (auto [name, g, e, sp, is_q] : {std::tuple{"dq", &got.dq, &exact.dq, &single.dq, true},
+                                        std::tuple{"dk", &got.dk, &exact.dk, &single.dk, false},
+                                        std::tuple{"dv", &got.dv, &exact.dv, &single.dv, false}}) {
+      const Error error = error_of(*g, *e, *sp, Precision::Fp32);
+      if (error.within()) continue;
+      const std::string where = position(s, error.worst.index, s.d, is_q ? s.tq : s.tk, is_q ? "i" : "j");
+      testing::AssertionResult failure = largest_error_failure(call, name, where, *g, *e, error, Precision::Fp32);
+      if (const std::string missed = is_q ? "" : missed_key_rows(s, name, *g, *e, error.allowed);
+          !missed.empty()) {
+        wb::check::record_hint(
+            "Per key tile, visit every query tile that has a query seeing one of the tile's keys: with the causal "
+            "mask aligned to the bottom right, from query max(0, j0 - (Tk - Tq)) to Tq - 1.");
+        return failure << missed;
       }
-      failure << " Recompute P = exp(S - L) from the saved logsumexp L (not a fresh softmax of the tile); Delta = "
-                 "rowsum(dO * O); dS = P * (dP - Delta); dQ = scale dS K, dK = scale dS^T Q, dV = P^T dO"
-              << (b.d.s.causal ? "; masked entries have P = 0 and dS = 0." : ".");
-      return failure;
+      return failure << " Recompute P = exp(S - L) from the saved logsumexp L (not a fresh softmax of the tile); "
+                        "Delta = rowsum(dO * O); dS = P * (dP - Delta); dQ = scale dS K, dK = scale dS^T Q, dV = "
+                        "P^T dO"
+                     << (s.causal ? "; masked entries have P = 0 and dS = 0." : ".");
     }
     return testing::AssertionSuccess();
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed around " << call << ": " << e.what();
-  }
+  });
 }
 
 // Backward shapes: the host reference is O(Tq Tk D) per head in double and float.
@@ -749,10 +685,7 @@ std::vector<AttentionShape> backward_shapes() {
   std::vector<AttentionShape> out = {{1, 2, 1, 1, 32, 0}, {2, 1, 17, 17, 64, 1}, {1, 1, 33, 33, 128, 0},
                                      {1, 1, 113, 113, 32, 1}, {1, 1, 17, 113, 64, 1}, {1, 1, 113, 17, 64, 1},
                                      {1, 1, 203, 203, 64, 0}};
-  if (on_gpu()) {
-    out.push_back({1, 2, 1023, 1023, 128, 1});
-    out.push_back({1, 1, 1024, 1024, 64, 0});
-  }
+  if (kOnGpu) out.insert(out.end(), {{1, 2, 1023, 1023, 128, 1}, {1, 1, 1024, 1024, 64, 0}});
   return out;
 }
 
@@ -769,8 +702,8 @@ WB_CHECK(Correctness, Unfused, .weight = 2,
                  "(-INFINITY where j > i + Tk - Tq) and store L = m + log(sum exp(S - m)) per row, P = "
                  "softmax_forward(S), O = sgemm(Tq, D, Tk, 1, P, V).") {
   // The unfused version moves Tq x Tk scores: keep it to the shorter lengths on the CPU.
-  WB_ASSERT(check_version(Version::Unfused, cases([](const AttentionShape& s) { return on_gpu() || s.tq * s.tk <= 1 << 16; }),
-                100));
+  const auto short_on_cpu = [](const AttentionShape& s) { return kOnGpu || s.tq * s.tk <= 1 << 16; };
+  WB_ASSERT(check_version(Version::Unfused, cases(short_on_cpu), 100));
 }
 
 WB_CHECK(Correctness, FusedForward, .weight = 3,
@@ -822,7 +755,8 @@ WB_CHECK(Correctness, Backward, .weight = 3,
          .hint = "Two kernels avoid atomics: one per key tile accumulates dK and dV over the query tiles, "
                  "one per query tile accumulates dQ over the key tiles; both recompute S and P = exp(S - L).") {
   const std::vector<AttentionShape> shapes = backward_shapes();
-  WB_ASSERT(wb::check::run_cases(shapes.size(), [&](std::size_t i) { return check_backward(backward_case(shapes[i], 600 + i)); }));
+  WB_ASSERT(wb::check::run_cases(shapes.size(),
+                                 [&](std::size_t i) { return check_backward(backward_case(shapes[i], 600 + i)); }));
 }
 
 WB_CHECK(Correctness, Deterministic, .weight = 2,
@@ -831,43 +765,23 @@ WB_CHECK(Correctness, Deterministic, .weight = 2,
          .hint = "Give every output element one owner that sums in a fixed order: no atomicAdd of partial "
                  "results (the order blocks arrive in changes the rounding).") {
   const AttentionShape s{1, 2, 203, 203, 64, 1};
-  std::size_t passed = 0;
+  wb::check::Cases cases(3);
   for (Version v : {Version::Fused, Version::Bf16}) {
     const Data d = make_data(s, version_precision(v), 700);
     const std::string call = std::string(version_name(v)) + "(" + shape_text(s) + ")";
-    ForwardResult first, again;
-    WB_ASSERT(run_version(v, d, call, first));
-    for (int run = 2; run <= 3; ++run) {
-      const wb::check::BlockOrderOfRun order(run);
-      WB_ASSERT(run_version(v, d, call, again));
-      if (std::memcmp(first.o.data(), again.o.data(), first.o.size() * sizeof(float)) != 0 ||
-          std::memcmp(first.lse.data(), again.lse.data(), first.lse.size() * sizeof(float)) != 0)
-        FAIL() << call << ": run " << run << " gave a different result from run 1 on the same inputs.";
-    }
-    wb::check::record_cases(++passed, 3);
+    WB_ASSERT(cases(wb::check::same_every_run<ForwardResult>(
+        call, [&](ForwardResult& got, int) { return run_version(v, d, call, got); },
+        {{"o", &ForwardResult::o}, {"lse", &ForwardResult::lse}})));
   }
   const BackwardCase b = backward_case(s, 701);
   const std::string call = "attention_backward(" + shape_text(s) + ")";
-  GradsGot first, again;
-  WB_ASSERT(run_backward(b, call, first));
-  for (int run = 2; run <= 3; ++run) {
-    const wb::check::BlockOrderOfRun order(run);
-    WB_ASSERT(run_backward(b, call, again));
-    for (auto [x, y, name] : {std::tuple{&first.dq, &again.dq, "dq"}, std::tuple{&first.dk, &again.dk, "dk"},
-                              std::tuple{&first.dv, &again.dv, "dv"}})
-      if (std::memcmp(x->data(), y->data(), x->size() * sizeof(float)) != 0)
-        FAIL() << call << ": run " << run << " gave a different " << name
-               << " from run 1 on the same inputs. Accumulate each gradient row in one block, in a fixed order, "
-                  "with no floating-point atomics.";
-  }
-  wb::check::record_cases(++passed, 3);
+  WB_ASSERT(cases(wb::check::same_every_run<GradsGot>(
+      call, [&](GradsGot& got, int) { return run_backward(b, call, got); },
+      {{"dq", &GradsGot::dq}, {"dk", &GradsGot::dk}, {"dv", &GradsGot::dv}},
+      "Accumulate each gradient row in one block, in a fixed order, with no floating-point atomics.")));
 }
 
 // ---- Host code (sim) ------------------------------------------------------------------------------------
-//
-// Fault injection (wb_host_checks.h): each cudaFuncSetAttribute (raising a kernel's shared-memory
-// limit), kernel launch, and any allocation, copy or memset a version makes fails in turn; the
-// function must return that error at once, with no launch after it and no device memory left.
 
 #if defined(CUSIM)
 WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
@@ -959,8 +873,6 @@ testing::AssertionResult measure_version(Version v, const AttentionShape& s, Tra
   return wb::check::measure([&] { return check_forward(v, d); }, t, version_name(v));
 }
 
-double element_bytes(Version v) { return v == Version::Bf16 || v == Version::Fp16 ? 2.0 : 4.0; }
-
 }  // namespace
 
 WB_CHECK(Performance, FusedTraffic, .weight = 3, .backends = "sim",
@@ -980,45 +892,44 @@ WB_CHECK(Performance, FusedTraffic, .weight = 3, .backends = "sim",
   constexpr double kMaxReadRatio = WB_LIMIT("max_read");
   constexpr double kMinQueryTile = WB_LIMIT("query_tile");
   constexpr double kMinSectorEfficiency = WB_LIMIT("min_sector_use");
-  constexpr double kMaxSharedLoadWavefronts = WB_LIMIT("max_shared_wavefronts");  // per 128 bytes (1: no conflict)
+  // Per 128 bytes (1: no conflict, whatever the access width); the reference takes 1.00, unpadded WMMA tiles 2.3.
+  constexpr double kMaxSharedLoadWavefronts = WB_LIMIT("max_shared_wavefronts");
   const AttentionShape s{1, 2, 256, 256, 64, 0};
   std::string text;
   for (Version v : {Version::Fused, Version::Bf16, Version::Fp16}) {
     Traffic t;
     WB_ASSERT(measure_version(v, s, t));
     WB_REQUIRE_ANALYSIS();
-    const double eb = element_bytes(v);
+    const double eb = version_precision(v) == Precision::Fp32 ? 4.0 : 2.0;  // bytes per element of Q, K, V, O
     const double out_bytes = eb * attention_q_elements(s) + 4.0 * attention_rows(s);
     const double tiles = std::ceil(static_cast<double>(s.tq) / kMinQueryTile);
     const double read_bound = eb * (attention_q_elements(s) + 2.0 * attention_kv_elements(s) * tiles);
     const double written = t.bytes_written / out_bytes, read = t.bytes_read / read_bound;
-    text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + ": written " + fixed(written) +
-            " x (O + L), read " + fixed(read) + " x bound, sector use " + fixed(t.load_efficiency()) + "/" +
-            fixed(t.store_efficiency()) + ", shared wavefronts per 128 bytes " +
-            fixed(t.shared_loads_per_128_bytes()) + " loads/" + fixed(t.shared_stores_per_128_bytes()) + " stores";
-    wb::check::record_measured(text);
+    wb::check::append_measured(text, std::string(version_name(v)) + ": written " + fixed(written) +
+                                         " x (O + L), read " + fixed(read) + " x bound, sector use " +
+                                         fixed(t.load_efficiency()) + "/" + fixed(t.store_efficiency()) +
+                                         ", shared wavefronts per 128 bytes " + fixed(t.shared_loads_per_128_bytes()) +
+                                         " loads/" + fixed(t.shared_stores_per_128_bytes()) + " stores");
+    const std::string call = std::string(version_name(v)) + "(" + shape_text(s) + ")";
     if (written > kMaxWrittenRatio)
-      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") wrote " << t.bytes_written << " bytes to global "
-                    << "memory, " << fixed(written) << " x the " << out_bytes
-                    << " bytes of O and L (at most " << fixed(kMaxWrittenRatio)
+      ADD_FAILURE() << call << " wrote " << t.bytes_written << " bytes to global memory, " << fixed(written)
+                    << " x the " << out_bytes << " bytes of O and L (at most " << fixed(kMaxWrittenRatio)
                     << " x). A fused kernel keeps the Tq x Tk scores on chip: no score or probability buffer in "
                        "global memory.";
     if (read > kMaxReadRatio)
-      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") read " << t.bytes_read << " bytes, " << fixed(read)
+      ADD_FAILURE() << call << " read " << t.bytes_read << " bytes, " << fixed(read)
                     << " x the bound for K and V read once per tile of " << wb::check::as_written(kMinQueryTile)
                     << " query rows (at most " << fixed(kMaxReadRatio) << " x). Give each block at least "
                     << wb::check::as_written(kMinQueryTile)
                     << " query rows, and load each K/V tile once per block into shared memory.";
     if (t.shared_loads_per_128_bytes() > kMaxSharedLoadWavefronts)
-      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << "): shared-memory loads took "
-                    << fixed(t.shared_loads_per_128_bytes())
+      ADD_FAILURE() << call << ": shared-memory loads took " << fixed(t.shared_loads_per_128_bytes())
                     << " wavefronts per 128 bytes (at most " << fixed(kMaxSharedLoadWavefronts)
                     << "; 1 is conflict-free). Bank conflicts: rows of a shared tile whose length is a multiple of "
                        "128 bytes put a column in one bank; pad each row (one float, or 8 halves for WMMA tiles).";
     if (t.load_efficiency() < kMinSectorEfficiency || t.store_efficiency() < kMinSectorEfficiency)
-      ADD_FAILURE() << version_name(v) << "(" << shape_text(s) << ") used " << fixed(t.load_efficiency())
-                    << " of the bytes of the sectors it loaded and " << fixed(t.store_efficiency())
-                    << " of those it stored (at least " << fixed(kMinSectorEfficiency)
+      ADD_FAILURE() << call << " used " << fixed(t.load_efficiency()) << " of the bytes of the sectors it loaded and "
+                    << fixed(t.store_efficiency()) << " of those it stored (at least " << fixed(kMinSectorEfficiency)
                     << "). Let consecutive threads load consecutive 16-byte pieces of a row, and write O row by row.";
   }
 #endif
@@ -1039,8 +950,7 @@ WB_CHECK(Performance, CausalSkipsTiles, .weight = 2, .backends = "sim", .limits 
     WB_ASSERT(measure_version(v, {1, 1, 1024, 1024, 32, 1}, causal));
     WB_REQUIRE_ANALYSIS();
     const double fraction = static_cast<double>(causal.bytes_read) / static_cast<double>(full.bytes_read);
-    text += (text.empty() ? "" : "; ") + std::string(version_name(v)) + " " + fixed(fraction) + " x";
-    wb::check::record_measured(text);
+    wb::check::append_measured(text, std::string(version_name(v)) + " " + fixed(fraction) + " x");
     if (fraction > kMaxCausalReadFraction)
       ADD_FAILURE() << version_name(v) << "(T=1024, D=32): the causal call read " << fixed(fraction)
                     << " x the bytes of the non-causal one (at most " << fixed(kMaxCausalReadFraction)
@@ -1056,6 +966,7 @@ WB_CHECK(Performance, CausalSkipsTiles, .weight = 2, .backends = "sim", .limits 
 #if !defined(CUSIM)
 namespace {
 
+// FLOPs of a call: 4 B H Tq Tk D (the two products), half that when causal.
 double attention_flops(const AttentionShape& s) {
   const double f = 4.0 * s.batch * s.heads * static_cast<double>(s.tq) * s.tk * s.d;
   return s.causal ? f / 2.0 : f;

@@ -10,34 +10,20 @@
 
 #include "comm/check.h"
 #include "comm/error.h"
+#include "comm_check/lab_checks.h"
 #include "point_to_point.h"
 
 namespace {
 
+using comm::Collective;
 using comm::DataType;
 using comm::RedOp;
 using comm::check::agree_all;
+using comm::check::expect_lab_verdict;
 using comm::check::gather_text;
 using comm::check::record;
-using comm::check::run_lab_code;
+using comm::check::run_counted;
 using comm::check::world;
-
-comm::AllreduceFn naive() {
-  return [](const void* s, void* r, std::size_t c, DataType t, RedOp op, comm::Communicator& w) {
-    lab09::naive_allreduce(s, r, c, t, op, w);
-  };
-}
-
-void sweep(DataType type, RedOp op) {
-  std::size_t cases = 0;
-  std::string failure =
-      comm::check::sweep_allreduce([](std::size_t, DataType) { return naive(); }, type, op, &cases, "naive_allreduce");
-  if (!failure.empty()) {
-    record("measured", std::to_string(cases) + " cases passed before the failing one");
-    FAIL() << failure;
-  }
-  record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
-}
 
 // The communicator's own clock on rank 0's round trips in the same run: from the post of
 // the i-th send to rank 1 to the completion of the i-th receive from it. A learner's one-way
@@ -92,11 +78,8 @@ WB_CHECK(Correctness, PingPongMovesTheBytesBackAndForth, .weight = 1,
     // Rank 0 starts with the pattern, rank 1 with zeros: the pattern must travel.
     if (r == 0) comm::copy(buf.data(), buf.space(), pattern.data(), comm::MemorySpace::host, bytes);
     else comm::fill_bytes(buf.data(), buf.space(), 0, bytes);
-    w.reset_stats();
-    w.record_message_times(true);
     double t = -1;
-    std::string ni = run_lab_code([&] { t = lab09::pingpong(w, buf.data(), bytes, iters); }, "pingpong");
-    w.record_message_times(false);
+    std::string ni = run_counted(w, [&] { t = lab09::pingpong(w, buf.data(), bytes, iters); }, "pingpong", true);
     if (!ni.empty()) FAIL() << ni;
     comm::copy(host.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
     const comm::Stats st = w.stats();
@@ -133,8 +116,7 @@ WB_CHECK(Correctness, FitAlphaBetaRecoversAKnownLine, .weight = 1,
                  "alpha = mean_t - beta mean_b.") {
   constexpr double kExactAlphaTol = WB_LIMIT("exact_alpha_tol"), kExactBetaTol = WB_LIMIT("exact_beta_tol");
   constexpr double kNoisyBetaRel = WB_LIMIT("noisy_beta_rel"), kSkewedAlphaRel = WB_LIMIT("skewed_alpha_rel");
-  std::string failure;
-  std::string ni = run_lab_code([&] {
+  expect_lab_verdict([&] {
     const double alpha = 1.5e-6, beta = 2.0e-10;
     std::vector<lab09::Sample> exact, noisy;
     for (double b = 8; b <= 8e6; b *= 4) {
@@ -164,28 +146,23 @@ WB_CHECK(Correctness, FitAlphaBetaRecoversAKnownLine, .weight = 1,
           << "largest message is 20% slow; expected within " << 100 * kSkewedAlphaRel << "% of 2 us. Weight "
           << "the residuals by 1/t^2 so the largest messages do not decide alpha.";
     }
-    failure = s.str();
+    return s.str();
   });
-  if (!ni.empty()) FAIL() << ni;
-  EXPECT_TRUE(failure.empty()) << failure;
 }
 
 WB_CHECK(Correctness, FitAlphaBetaRejectsAnUndeterminedLine, .weight = 1,
          .passes = "two samples of the same size (an undetermined line) throw a `comm::Error` (COMM_THROW)",
          .hint = "When all sizes are equal, Sxx is 0: throw with COMM_THROW.") {
-  std::string outcome;
-  std::string ni = run_lab_code([&] {
+  expect_lab_verdict([]() -> std::string {
     try {
       lab09::fit_alpha_beta({{1024, 1e-6}, {1024, 2e-6}});
-      outcome = "fit_alpha_beta accepted two samples of the same size; the line is undetermined: throw (COMM_THROW)";
     } catch (const comm::NotImplemented&) {
       throw;
     } catch (const comm::Error&) {
-      outcome = "";
+      return "";
     }
+    return "fit_alpha_beta accepted two samples of the same size; the line is undetermined: throw (COMM_THROW)";
   });
-  if (!ni.empty()) FAIL() << ni;
-  EXPECT_TRUE(outcome.empty()) << outcome;
 }
 
 // The six sweeps of naive_allreduce: one type and operator each, one hint for all.
@@ -196,7 +173,7 @@ WB_CHECK(Correctness, FitAlphaBetaRejectsAnUndeterminedLine, .weight = 1,
                      "out of place; bit-exact on every rank",                                      \
            .hint = "Rank 0 must reduce every other rank's buffer exactly once, then send the result " \
                    "to every rank.") {                                                               \
-    sweep(TYPE, OP);                                                                                 \
+    comm::check::expect_allreduce_sweep(lab09::naive_allreduce, TYPE, OP, "naive_allreduce");          \
   }
 NAIVE_SWEEP(NaiveAllreduceFloatSum, DataType::f32, RedOp::sum)
 NAIVE_SWEEP(NaiveAllreduceFloatMax, DataType::f32, RedOp::max)
@@ -213,12 +190,7 @@ WB_CHECK(Correctness, NaiveAllreduceGoesThroughTheRoot, .weight = 1,
   comm::Communicator& w = world();
   const int n = w.size();
   const std::size_t count = 10007, bytes = count * 4;
-  comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
-  comm::fill_bytes(send.data(), send.space(), 0, bytes);
-  w.reset_stats();
-  std::string ni =
-      run_lab_code([&] { lab09::naive_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); },
-                   "naive_allreduce");
+  std::string ni = comm::check::run_allreduce_counted(w, lab09::naive_allreduce, count, "naive_allreduce");
   if (!ni.empty()) FAIL() << ni;
   const comm::Stats st = w.stats();
   const std::uint64_t peers = static_cast<std::uint64_t>(n - 1);
@@ -239,29 +211,23 @@ WB_CHECK(Correctness, PredictedNaiveTimeFollowsTheModel, .weight = 1, .limits = 
                    "`2 (n-1) (alpha + bytes beta)` within a relative {rel_tol}",
          .hint = "2 (n-1) (alpha + bytes beta): the root's messages happen one after another.") {
   constexpr double kRelTol = WB_LIMIT("rel_tol");
-  std::string failure;
-  std::string ni = run_lab_code([&] {
+  expect_lab_verdict([]() -> std::string {
     const lab09::AlphaBeta m{3e-6, 5e-10};
     for (int n : {2, 3, 8})
       for (std::size_t b : {std::size_t(8), std::size_t(1) << 20}) {
         const double want = 2.0 * (n - 1) * (m.alpha + b * m.beta);
         const double got = lab09::predicted_naive_allreduce_time(m, n, b);
-        if (std::fabs(got - want) > kRelTol * want) {
-          failure = "predicted_naive_allreduce_time(n=" + std::to_string(n) + ", bytes=" + std::to_string(b) +
-                    ") = " + std::to_string(got) + ", expected 2(n-1)(alpha + bytes beta) = " + std::to_string(want);
-          return;
-        }
+        if (std::fabs(got - want) > kRelTol * want)
+          return "predicted_naive_allreduce_time(n=" + std::to_string(n) + ", bytes=" + std::to_string(b) +
+                 ") = " + std::to_string(got) + ", expected 2(n-1)(alpha + bytes beta) = " + std::to_string(want);
       }
+    return "";
   });
-  if (!ni.empty()) FAIL() << ni;
-  EXPECT_TRUE(failure.empty()) << failure;
 }
 
 // ---- steps 5 and 6: linear broadcast, reduce, gather and scatter ----------------------------
 
 namespace {
-
-using comm::Collective;
 
 comm::check::CollectiveFn linear(Collective kind) {
   return [kind](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root, comm::Communicator& w) {
@@ -275,21 +241,14 @@ comm::check::CollectiveFn linear(Collective kind) {
   };
 }
 
-// Sweeps of `kind` (counts, roots, in and out of place) for each type and operator, compared
-// bit for bit with the library's collective.
-void collective_sweep(Collective kind, std::vector<std::pair<DataType, RedOp>> cases_of) {
-  std::size_t cases = 0;
-  for (auto [type, op] : cases_of) {
-    std::size_t passed = 0;
-    std::string failure = comm::check::sweep_collective(linear(kind), kind, type, op, &passed,
-                                                        std::string("linear_") + comm::name_of(kind));
-    cases += passed;
-    if (!failure.empty()) {
-      record("measured", std::to_string(cases) + " cases passed before the failing one");
-      FAIL() << failure;
-    }
-  }
-  record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
+// Sweeps of linear_<kind> (counts, roots, in and out of place), compared bit for bit with the
+// library's collective: float and int32 (reduce: float sum, int32 max, double sum).
+void linear_sweep(Collective kind) {
+  const bool reduce = kind == Collective::reduce;
+  std::vector<std::pair<DataType, RedOp>> cases = {{DataType::f32, RedOp::sum},
+                                                   {DataType::i32, reduce ? RedOp::max : RedOp::sum}};
+  if (reduce) cases.push_back({DataType::f64, RedOp::sum});
+  comm::check::expect_collective_sweeps(linear(kind), kind, std::string("linear_") + comm::name_of(kind), cases);
 }
 
 }  // namespace
@@ -304,26 +263,25 @@ WB_CHECK(Correctness, LinearBroadcast, .weight = 1,
          .passes = kLinearPasses,
          .hint = "The root copies sendbuf to recvbuf unless they are the same buffer, then sends recvbuf "
                  "to every rank but itself; every root 0..n-1 must work.") {
-  collective_sweep(Collective::broadcast, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
+  linear_sweep(Collective::broadcast);
 }
 WB_CHECK(Correctness, LinearReduce, .weight = 1,
          .passes = kLinearPasses,
          .hint = "Receive into comm.scratch(), not into recvbuf on a rank that is not the root; start "
                  "the root's recvbuf from its own sendbuf (unless in place).") {
-  collective_sweep(Collective::reduce,
-                   {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::max}, {DataType::f64, RedOp::sum}});
+  linear_sweep(Collective::reduce);
 }
 WB_CHECK(Correctness, LinearGather, .weight = 1,
          .passes = kLinearPasses,
          .hint = "Rank q's block starts at byte q * count * size_of(type) of the root's recvbuf, whoever "
                  "the root is; in place the root's block is already there.") {
-  collective_sweep(Collective::gather, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
+  linear_sweep(Collective::gather);
 }
 WB_CHECK(Correctness, LinearScatter, .weight = 1,
          .passes = kLinearPasses,
          .hint = "Block q of the root's sendbuf goes to rank q; the root keeps its own block (already in "
                  "place when recvbuf == sendbuf + root * block).") {
-  collective_sweep(Collective::scatter, {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
+  linear_sweep(Collective::scatter);
 }
 
 // Linear means one step: the root exchanges one message with each other rank, the others one
@@ -339,12 +297,9 @@ WB_CHECK(Correctness, LinearCollectivesTalkToTheRootOnly, .weight = 1,
   comm::fill_bytes(send.data(), send.space(), 0, block * n);
   std::ostringstream local;
   for (Collective kind : {Collective::broadcast, Collective::reduce, Collective::gather, Collective::scatter}) {
-    w.reset_stats();
-    w.record_message_times(true);
-    std::string ni = run_lab_code(
-        [&] { linear(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); },
-        std::string("linear_") + comm::name_of(kind));
-    w.record_message_times(false);
+    std::string ni = run_counted(
+        w, [&] { linear(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); },
+        std::string("linear_") + comm::name_of(kind), true);
     if (!ni.empty()) FAIL() << ni;
     // Data flows out of the root for broadcast and scatter, into it for reduce and gather.
     const bool outward = kind == Collective::broadcast || kind == Collective::scatter;

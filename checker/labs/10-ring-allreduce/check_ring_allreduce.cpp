@@ -12,6 +12,7 @@
 #include "comm/error.h"
 #include "comm/harness.h"
 #include "comm/reduce.h"
+#include "comm_check/lab_checks.h"
 #include "ring_allreduce.h"
 #include "timed.h"
 
@@ -20,41 +21,18 @@ namespace {
 using comm::DataType;
 using comm::RedOp;
 using comm::check::agree_all;
+using comm::check::ceil_log2;
+using comm::check::expect_lab_verdict;
 using comm::check::gather_text;
-using comm::check::world;
-
 using comm::check::record;
-
-// `learner` names the lab's function `body` runs: a library collective or raw MPI call it makes
-// is the failure (comm::check::LearnerCall).
-std::string run_lab(const std::function<void()>& body, const std::string& learner = "") {
-  return comm::check::run_lab_code(body, learner);
-}
-
-comm::AllreduceFn plain() {
-  return [](const void* s, void* r, std::size_t c, DataType t, RedOp op, comm::Communicator& w) {
-    lab10::ring_allreduce(s, r, c, t, op, w);
-  };
-}
+using comm::check::run_lab_code;
+using comm::check::world;
 
 comm::AllreduceFn pipelined(std::size_t segment_bytes) {
   return [segment_bytes](const void* s, void* r, std::size_t c, DataType t, RedOp op, comm::Communicator& w) {
     lab10::ring_allreduce_pipelined(s, r, c, t, op, w, segment_bytes);
   };
 }
-
-void sweep(const std::function<comm::AllreduceFn(std::size_t count, DataType)>& make, DataType type, RedOp op,
-           const std::string& name) {
-  std::size_t cases = 0;
-  std::string failure = comm::check::sweep_allreduce(make, type, op, &cases, name);
-  if (!failure.empty()) {
-    record("measured", std::to_string(cases) + " cases passed before the failing one");
-    FAIL() << failure;
-  }
-  record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
-}
-
-std::vector<std::size_t> counts_for_chunk_tests() { return {0, 1, 2, 3, 7, 8, 9, 10, 100, 1000003}; }
 
 }  // namespace
 
@@ -65,25 +43,21 @@ WB_CHECK(Correctness, ChunkOfPartition, .weight = 1,
                    "count = 0, 1, 2, 3, 7, 8, 9, 10, 100, 1000003",
          .hint = "Chunk c starts at c*(count/n) + min(c, count%n) and holds count/n elements, plus one "
                  "when c < count%n.") {
-  std::string failure;
-  std::string ni = run_lab([&] {
-    for (std::size_t count : counts_for_chunk_tests())
-      for (int n = 1; n <= 9 && failure.empty(); ++n)
+  expect_lab_verdict([]() -> std::string {
+    for (std::size_t count : std::vector<std::size_t>{0, 1, 2, 3, 7, 8, 9, 10, 100, 1000003})
+      for (int n = 1; n <= 9; ++n)
         for (int c = 0; c < n; ++c) {
           const lab10::Chunk got = lab10::chunk_of(count, n, c);
           const comm::check::Range want = comm::check::reference_chunk(count, n, c);
-          if (got.offset != want.offset || got.count != want.count) {
-            std::ostringstream s;
-            s << "chunk_of(count=" << count << ", n=" << n << ", c=" << c << ") returned {offset " << got.offset
-              << ", count " << got.count << "}, expected {offset " << want.offset << ", count " << want.count
-              << "}: chunks cover [0, count) in order; the first count % n chunks hold one element more.";
-            failure = s.str();
-            break;
-          }
+          if (got.offset == want.offset && got.count == want.count) continue;
+          std::ostringstream s;
+          s << "chunk_of(count=" << count << ", n=" << n << ", c=" << c << ") returned {offset " << got.offset
+            << ", count " << got.count << "}, expected {offset " << want.offset << ", count " << want.count
+            << "}: chunks cover [0, count) in order; the first count % n chunks hold one element more.";
+          return s.str();
         }
+    return "";
   });
-  if (!ni.empty()) FAIL() << ni;
-  EXPECT_TRUE(failure.empty()) << failure;
 }
 
 // ---- step 2 ---------------------------------------------------------------------------
@@ -105,24 +79,22 @@ WB_CHECK(Correctness, ReduceScatterLeavesChunkRankReduced, .weight = 1,
       comm::Buffer buf = w.allocate(bytes);
       comm::copy(buf.data(), buf.space(), input.data(), comm::MemorySpace::host, bytes);
       std::string ni =
-          run_lab([&] { lab10::ring_reduce_scatter(buf.data(), count, type, op, w); }, "ring_reduce_scatter");
+          run_lab_code([&] { lab10::ring_reduce_scatter(buf.data(), count, type, op, w); }, "ring_reduce_scatter");
       if (!ni.empty()) FAIL() << ni;
       comm::copy(got.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
       const comm::check::Range own = comm::check::reference_chunk(count, n, r);
       comm::Mismatch m;
       std::size_t wrong = comm::count_wrong(got.data() + own.offset * elem, expect.data() + own.offset * elem, nullptr,
                                             own.count, type, &m);
-      std::string local;
-      if (wrong) {
-        std::ostringstream s;
-        s << "reduce-scatter of " << count << " " << comm::name_of(type) << " with " << comm::name_of(op) << ": chunk "
-          << r << " [" << own.offset << ", " << own.offset + own.count << ") should hold the reduction over all " << n
-          << " ranks, but " << wrong << " elements are wrong; first at index " << own.offset + m.index
-          << ": expected " << m.expected << ", got " << m.got
-          << ". After n-1 steps rank r must own chunk r: at step s send chunk (r-s-1) mod n, receive (r-s-2) mod n.";
-        local = s.str();
-      }
-      if (!agree_all(local.empty())) FAIL() << gather_text(local);
+      std::ostringstream local;
+      if (wrong)
+        local << "reduce-scatter of " << count << " " << comm::name_of(type) << " with " << comm::name_of(op)
+              << ": chunk " << r << " [" << own.offset << ", " << own.offset + own.count
+              << ") should hold the reduction over all " << n << " ranks, but " << wrong
+              << " elements are wrong; first at index " << own.offset + m.index << ": expected " << m.expected
+              << ", got " << m.got << ". After n-1 steps rank r must own chunk r: at step s send chunk (r-s-1) mod n, "
+              << "receive (r-s-2) mod n.";
+      if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
       ++cases;
     }
   }
@@ -151,26 +123,24 @@ WB_CHECK(Correctness, AllgatherDistributesEveryChunk, .weight = 1,
       std::memcpy(start.data() + own.offset * elem, expect.data() + own.offset * elem, own.count * elem);
       comm::Buffer buf = w.allocate(bytes);
       comm::copy(buf.data(), buf.space(), start.data(), comm::MemorySpace::host, bytes);
-      std::string ni = run_lab([&] { lab10::ring_allgather(buf.data(), count, type, w); }, "ring_allgather");
+      std::string ni = run_lab_code([&] { lab10::ring_allgather(buf.data(), count, type, w); }, "ring_allgather");
       if (!ni.empty()) FAIL() << ni;
       comm::copy(got.data(), comm::MemorySpace::host, buf.data(), buf.space(), bytes);
       comm::Mismatch m;
       std::size_t wrong = comm::count_wrong(got.data(), expect.data(), nullptr, count, type, &m);
-      std::string local;
+      std::ostringstream local;
       if (wrong) {
-        int chunk = 0;
+        int chunk = 0;  // the chunk of the first wrong element, which its owner rank sent around
         for (int c = 0; c < n; ++c) {
-          auto rc = comm::check::reference_chunk(count, n, c);
+          const comm::check::Range rc = comm::check::reference_chunk(count, n, c);
           if (m.index >= rc.offset && m.index < rc.offset + rc.count) chunk = c;
         }
-        std::ostringstream s;
-        s << "all-gather of " << count << " " << comm::name_of(type) << ": " << wrong
-          << " elements wrong; first at index " << m.index << " (chunk " << chunk << ", owned by rank " << chunk
-          << "): expected " << m.expected << ", got " << m.got
-          << ". At step s rank r sends chunk (r-s) mod n and receives chunk (r-s-1) mod n.";
-        local = s.str();
+        local << "all-gather of " << count << " " << comm::name_of(type) << ": " << wrong
+              << " elements wrong; first at index " << m.index << " (chunk " << chunk << ", owned by rank " << chunk
+              << "): expected " << m.expected << ", got " << m.got
+              << ". At step s rank r sends chunk (r-s) mod n and receives chunk (r-s-1) mod n.";
       }
-      if (!agree_all(local.empty())) FAIL() << gather_text(local);
+      if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
       ++cases;
     }
   }
@@ -186,7 +156,7 @@ WB_CHECK(Correctness, AllgatherDistributesEveryChunk, .weight = 1,
                      "bit-exact on every rank",                                                          \
            .hint = "Check chunk offsets for count % n != 0 and that every chunk is reduced once and then " \
                    "gathered.") {                                                                      \
-    sweep([](std::size_t, DataType) { return plain(); }, TYPE, OP, "ring_allreduce");                  \
+    comm::check::expect_allreduce_sweep(lab10::ring_allreduce, TYPE, OP, "ring_allreduce");            \
   }
 RING_SWEEP(RingAllreduceFloatSum, DataType::f32, RedOp::sum)
 RING_SWEEP(RingAllreduceFloatMax, DataType::f32, RedOp::max)
@@ -200,10 +170,9 @@ WB_CHECK(Correctness, RingAllreduceRandomFloatWithinErrorBound, .weight = 1,
                    "`gamma(n-1) sum |x|` of the exact sum",
          .hint = "Each element must be reduced exactly once per rank; any order of additions is fine.") {
   const std::size_t count = (std::size_t(1) << 20) / 4 + 3;
-  std::string failure =
-      comm::check::check_allreduce(plain(), count, DataType::f32, RedOp::sum, false, comm::DataMode::random, 99,
-                                   "ring_allreduce");
-  EXPECT_TRUE(failure.empty()) << failure;
+  std::string failure = comm::check::check_allreduce(lab10::ring_allreduce, count, DataType::f32, RedOp::sum, false,
+                                                     comm::DataMode::random, 99, "ring_allreduce");
+  if (!failure.empty()) ADD_FAILURE() << failure;
 }
 
 WB_CHECK(Correctness, RingAllreduce64MiB, .weight = 1, .timeout_s = 300,
@@ -211,18 +180,8 @@ WB_CHECK(Correctness, RingAllreduce64MiB, .weight = 1, .timeout_s = 300,
                    "float sum and int32 max, out of place: bit-exact on every rank",
          .hint = "Large buffers need non-blocking calls: post the receive before sending, never two "
                  "blocking sends facing each other.") {
-  // 64 MiB per rank: float sum and int32 max, plain and pipelined, out of place.
-  const int n = world().size();
-  for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
-    const std::size_t count = (std::size_t(64) << 20) / comm::size_of(type);
-    for (auto [fn, name] : {std::pair{plain(), "ring_allreduce"},
-                            std::pair{pipelined(lab10::default_segment_bytes), "ring_allreduce_pipelined"}}) {
-      std::string failure =
-          comm::check::check_allreduce(fn, count, type, op, false, comm::DataMode::verifiable, 7, name);
-      ASSERT_TRUE(failure.empty()) << failure;
-    }
-  }
-  record("measured", "64 MiB bit-exact with " + std::to_string(n) + " ranks");
+  comm::check::expect_allreduce_64mib({{lab10::ring_allreduce, "ring_allreduce"},
+                                       {pipelined(lab10::default_segment_bytes), "ring_allreduce_pipelined"}});
 }
 
 WB_CHECK(Correctness, RingAllreduceSendsTheOptimalVolume, .weight = 1,
@@ -232,18 +191,12 @@ WB_CHECK(Correctness, RingAllreduceSendsTheOptimalVolume, .weight = 1,
   comm::Communicator& w = world();
   const int n = w.size();
   const std::size_t count = (std::size_t(1) << 20) / 4 + 3, bytes = count * 4;
-  comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
-  comm::fill_bytes(send.data(), send.space(), 0, bytes);
-  w.reset_stats();
-  std::string ni = run_lab(
-      [&] { lab10::ring_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); }, "ring_allreduce");
+  std::string ni = comm::check::run_allreduce_counted(w, lab10::ring_allreduce, count, "ring_allreduce");
   if (!ni.empty()) FAIL() << ni;
   double mine = static_cast<double>(w.stats().bytes_sent), total = 0;
   w.library_allreduce(&mine, &total, 1, DataType::f64, RedOp::sum);
   const double want = 2.0 * (n - 1) * static_cast<double>(bytes);
-  std::ostringstream m;
-  m << static_cast<std::size_t>(total) << " bytes sent by all ranks";
-  record("measured", m.str());
+  record("measured", std::to_string(static_cast<std::size_t>(total)) + " bytes sent by all ranks");
   EXPECT_EQ(total, want) << "a ring all-reduce of " << count << " floats over " << n << " ranks sends each chunk n-1 "
                          << "times in the reduce-scatter and n-1 times in the all-gather: " << want
                          << " bytes in total, but the ranks sent " << total
@@ -261,8 +214,9 @@ WB_CHECK(Correctness, RingAllreduceSendsTheOptimalVolume, .weight = 1,
            .hint = "Segments of different steps must not be confused: sender and receiver must agree " \
                    "on which segment each tag names.") {                                             \
     /* small segments so every size of the sweep is cut into several segments */                   \
-    sweep([](std::size_t count, DataType t) { return pipelined(count < 4096 ? 2 * comm::size_of(t) : 4096); }, \
-          TYPE, OP, "ring_allreduce_pipelined");                                                     \
+    comm::check::expect_allreduce_sweep(                                                             \
+        [](std::size_t count, DataType t) { return pipelined(count < 4096 ? 2 * comm::size_of(t) : 4096); }, TYPE, \
+        OP, "ring_allreduce_pipelined");                                                             \
   }
 PIPELINED_SWEEP(PipelinedFloatSum, DataType::f32, RedOp::sum)
 PIPELINED_SWEEP(PipelinedFloatMax, DataType::f32, RedOp::max)
@@ -287,7 +241,7 @@ WB_CHECK(Correctness, PipelinedWrapsTagsPastMaxTag, .weight = 1, .ranks = {2, 3,
   const std::size_t count = nseg * static_cast<std::size_t>(n);
   std::string failure = comm::check::check_allreduce(pipelined(sizeof(float)), count, DataType::f32, RedOp::sum,
                                                      false, comm::DataMode::verifiable, 5, "ring_allreduce_pipelined");
-  EXPECT_TRUE(failure.empty()) << failure;
+  if (!failure.empty()) ADD_FAILURE() << failure;
 }
 
 WB_CHECK(Correctness, PipelinedKeepsTwoSegmentsInFlight, .weight = 1,
@@ -303,13 +257,8 @@ WB_CHECK(Correctness, PipelinedKeepsTwoSegmentsInFlight, .weight = 1,
   constexpr double kMinOverlappedShare = WB_LIMIT("min_overlapped_share");
   comm::Communicator& w = world();
   const int n = w.size();
-  const std::size_t count = (std::size_t(1) << 20) / 4 + 3, bytes = count * 4, segment = 16 * 1024;
-  comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
-  comm::fill_bytes(send.data(), send.space(), 0, bytes);
-  w.reset_stats();
-  std::string ni = run_lab(
-      [&] { lab10::ring_allreduce_pipelined(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w, segment); },
-      "ring_allreduce_pipelined");
+  const std::size_t count = (std::size_t(1) << 20) / 4 + 3, segment = 16 * 1024;
+  std::string ni = comm::check::run_allreduce_counted(w, pipelined(segment), count, "ring_allreduce_pipelined");
   if (!ni.empty()) FAIL() << ni;
   const comm::Stats st = w.stats();
   std::ostringstream local;
@@ -335,10 +284,9 @@ WB_CHECK(Correctness, PipelinedKeepsTwoSegmentsInFlight, .weight = 1,
     local << st.reduced_elements << " elements reduced; the reduce-scatter reduces at most (n-1) x "
           << largest << " = " << (n - 1) * largest << " (is a segment reduced more than once?)";
   }
-  std::ostringstream m;
-  m << "max " << st.max_pending_recvs << " receives in flight, " << st.reductions_overlapped << "/" << st.reductions
-    << " reductions overlapped";
-  record("measured", m.str());
+  record("measured", "max " + std::to_string(st.max_pending_recvs) + " receives in flight, " +
+                         std::to_string(st.reductions_overlapped) + "/" + std::to_string(st.reductions) +
+                         " reductions overlapped");
   if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
 }
 
@@ -347,42 +295,29 @@ WB_CHECK(Correctness, PipelinedKeepsTwoSegmentsInFlight, .weight = 1,
 namespace {
 
 using AlltoallFn = void (*)(const void*, void*, std::size_t, DataType, comm::Communicator&);
+using Messages = std::vector<comm::MessageTime>;
 
-comm::check::CollectiveFn collective(AlltoallFn f) {
-  return [f](const void* s, void* r, std::size_t c, DataType t, RedOp, int, comm::Communicator& w) {
+// The all-to-all `f` (the lab's `name`) against the library's: float and int32, every size of the
+// sweep, out of place and in place.
+void sweep_alltoall(AlltoallFn f, const std::string& name) {
+  auto fn = [f](const void* s, void* r, std::size_t c, DataType t, RedOp, int, comm::Communicator& w) {
     f(s, r, c, t, w);
   };
+  comm::check::expect_collective_sweeps(fn, comm::Collective::alltoall, name,
+                                        {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::sum}});
 }
 
-// The all-to-all against the library's, float and int32, every size of the sweep, out of
-// place and in place.
-void sweep_alltoall(AlltoallFn f, const std::string& name) {
-  std::size_t passed = 0;
-  for (DataType type : {DataType::f32, DataType::i32}) {
-    std::size_t cases = 0;
-    std::string failure = comm::check::sweep_collective(collective(f), comm::Collective::alltoall, type, RedOp::sum,
-                                                        &cases, name);
-    passed += cases;
-    if (!failure.empty()) {
-      record("measured", std::to_string(passed) + " cases passed before the failing one");
-      FAIL() << failure;
-    }
-  }
-  record("measured", std::to_string(passed) + "/" + std::to_string(passed) + " cases bit-exact");
-}
-
-// Runs an all-to-all of `count` floats per block out of place with message times recorded;
-// returns "" or the not-implemented text, and this rank's sends and receives in posted order.
-std::string trace_alltoall(AlltoallFn f, const std::string& name, std::size_t count,
-                           std::vector<comm::MessageTime>* sends, std::vector<comm::MessageTime>* recvs) {
+// Runs the all-to-all `f` (the lab's `name`) of `count` floats per block out of place with its
+// messages recorded; returns "" or the not-implemented text, and this rank's sends and receives
+// in posted order.
+std::string trace_alltoall(AlltoallFn f, const std::string& name, std::size_t count, Messages* sends,
+                           Messages* recvs) {
   comm::Communicator& w = world();
   const std::size_t bytes = static_cast<std::size_t>(w.size()) * count * 4;
   comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
   comm::fill_bytes(send.data(), send.space(), 0, bytes);
-  w.reset_stats();
-  w.record_message_times(true);
-  std::string ni = run_lab([&] { f(send.data(), recv.data(), count, DataType::f32, w); }, name);
-  w.record_message_times(false);
+  std::string ni = comm::check::run_counted(w, [&] { f(send.data(), recv.data(), count, DataType::f32, w); }, name,
+                                            true);
   for (const comm::MessageTime& m : w.message_times()) (m.recv ? recvs : sends)->push_back(m);
   return ni;
 }
@@ -392,12 +327,6 @@ std::string trace_alltoall(AlltoallFn f, const std::string& name, std::size_t co
 std::size_t blocks_with_bit(int n, int k) {
   const std::size_t period = std::size_t(2) << k, half = std::size_t(1) << k, un = static_cast<std::size_t>(n);
   return un / period * half + (un % period > half ? un % period - half : 0);
-}
-
-int ceil_log2(int n) {
-  int d = 0;
-  while ((1 << d) < n) ++d;
-  return d;
 }
 
 }  // namespace
@@ -419,7 +348,7 @@ WB_CHECK(Correctness, PairwiseExchangeOrder, .weight = 1,
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   const std::size_t count = 1027, block = count * 4;
-  std::vector<comm::MessageTime> sends, recvs;
+  Messages sends, recvs;
   std::string ni = trace_alltoall(lab10::alltoall_pairwise, "alltoall_pairwise", count, &sends, &recvs);
   if (!ni.empty()) FAIL() << ni;
   std::ostringstream local;
@@ -431,18 +360,16 @@ WB_CHECK(Correctness, PairwiseExchangeOrder, .weight = 1,
   } else if (recvs.size() != want) {
     local << "received " << recvs.size() << " messages, expected n-1 = " << want << ": one block from each other rank";
   } else {
-    for (int s = 1; s < n; ++s) {
+    for (int s = 1; s < n && local.str().empty(); ++s) {
       const comm::MessageTime& m = sends[static_cast<std::size_t>(s - 1)];
       const int to = (r + s) % n;
-      if (m.bytes != block) {
+      if (m.bytes != block)
         local << "the message of step " << s << " carried " << m.bytes << " bytes, expected one block of " << count
               << " floats = " << block << " bytes.";
-      } else if (m.peer != to) {
+      else if (m.peer != to)
         local << "the message of step " << s << " went to rank " << m.peer << ", expected rank (r+s) mod n = " << to
               << ". At step s every rank sends to r+s and receives from r-s, so each step is a permutation; in rank "
               << "order (0, 1, ...) all ranks would send to the same rank first and queue up there.";
-      }
-      if (!local.str().empty()) break;
     }
   }
   std::ostringstream measured;
@@ -469,7 +396,7 @@ WB_CHECK(Correctness, BruckSendsLogNMessages, .weight = 1,
   comm::Communicator& w = world();
   const int n = w.size(), r = w.rank();
   const std::size_t count = 3, block = count * 4;  // small blocks: Bruck's regime
-  std::vector<comm::MessageTime> sends, recvs;
+  Messages sends, recvs;
   std::string ni = trace_alltoall(lab10::alltoall_bruck, "alltoall_bruck", count, &sends, &recvs);
   if (!ni.empty()) FAIL() << ni;
   const int rounds = ceil_log2(n);
@@ -488,19 +415,17 @@ WB_CHECK(Correctness, BruckSendsLogNMessages, .weight = 1,
   } else if (recvs.size() != want) {
     local << "received " << recvs.size() << " messages, expected ceil(log2 n) = " << want << ", one per round.";
   } else {
-    for (int k = 0; k < rounds; ++k) {
+    for (int k = 0; k < rounds && local.str().empty(); ++k) {
       const comm::MessageTime& m = sends[static_cast<std::size_t>(k)];
       const int to = (r + (1 << k)) % n;
       const std::size_t blocks = blocks_with_bit(n, k);
-      if (m.peer != to) {
+      if (m.peer != to)
         local << "the message of round " << k << " went to rank " << m.peer << ", expected rank (r + " << (1 << k)
               << ") mod n = " << to << ": round k sends to the rank 2^k to the right.";
-      } else if (m.bytes != blocks * block) {
+      else if (m.bytes != blocks * block)
         local << "the message of round " << k << " carried " << m.bytes << " bytes, expected " << blocks
               << " blocks of " << block << " bytes = " << blocks * block << ": round k sends every working block "
               << "whose index has bit k set (" << blocks << " of the " << n << " indices).";
-      }
-      if (!local.str().empty()) break;
     }
   }
   std::ostringstream measured;
@@ -521,8 +446,7 @@ WB_CHECK(Analysis, PredictedAlltoallTimesFollowTheModel, .weight = 1,
          .hint = "Pairwise: (n-1)(alpha + block_bytes beta). Bruck: for each round k < ceil(log2 n), "
                  "alpha + B_k block_bytes beta with B_k the indices in [0, n) with bit k set.") {
   constexpr double kAbsTol = WB_LIMIT("abs_tol"), kRelTol = WB_LIMIT("rel_tol");
-  std::string failure;
-  std::string ni = run_lab([&] {
+  expect_lab_verdict([]() -> std::string {
     const lab10::AlphaBeta m{2e-6, 1e-9};
     auto close = [](double a, double b) { return std::fabs(a - b) <= kAbsTol + kRelTol * std::fabs(b); };
     for (int n : {1, 2, 3, 4, 5, 7, 8, 16, 24})
@@ -545,14 +469,10 @@ WB_CHECK(Analysis, PredictedAlltoallTimesFollowTheModel, .weight = 1,
           s << "predicted_bruck_alltoall_time(n=" << n << ", block_bytes=" << b << ") = " << got_bruck << ", expected "
             << bruck << ": " << ceil_log2(n) << " rounds moving B_k = {" << blocks.str()
             << "} blocks (the indices in [0, n) with bit k set), each round alpha + B_k block_bytes beta.";
-        if (!s.str().empty()) {
-          failure = s.str();
-          return;
-        }
+        if (!s.str().empty()) return s.str();
       }
+    return "";
   });
-  if (!ni.empty()) FAIL() << ni;
-  if (!failure.empty()) FAIL() << failure;
 }
 
 // ---- performance ----------------------------------------------------------------------
@@ -567,27 +487,21 @@ WB_CHECK(Performance, PipelinedRingBusbwVsMpiAllreduce, .weight = 2, .ranks = {2
   constexpr double kMinBusbwRatio = WB_LIMIT("min_busbw_ratio");
   comm::Communicator& w = world();
   const int n = w.size();
-  if (n != 2 && n != 4) GTEST_SKIP() << "measured with 2 and 4 ranks only (this run has " << n << ")";
-  // Ranks time-slicing one GPU would time the GPU's context switches, not the ring: not measured.
-  if (const std::string why = comm::check::shared_gpu_reason(comm::check::gpu_sharing(w), w.memory_space());
-      !why.empty()) {
-    GTEST_SKIP() << why;
-  }
+  comm::check::GpuSharing sharing;
+  if (const std::string why = comm::check::not_timed_reason(w, &sharing); !why.empty()) GTEST_SKIP() << why;
   comm::HarnessOptions o;
   o.min_bytes = o.max_bytes = 16 << 20;
   o.iters = 10;
   o.warmup = 2;
   comm::check::VsLibrary res;
-  std::string ni = run_lab([&] { res = lab10::timed::pipelined_vs_library(o, lab10::default_segment_bytes, w); },
-                           "ring_allreduce_pipelined");
+  std::string ni = run_lab_code([&] { res = lab10::timed::pipelined_vs_library(o, lab10::default_segment_bytes, w); },
+                                "ring_allreduce_pipelined");
   if (!ni.empty()) FAIL() << ni;
   ASSERT_EQ(res.lab.wrong, 0u) << "the pipelined ring gave wrong results at 16 MiB";
   const double ratio = res.lab.busbw / res.library.busbw;
-  std::ostringstream m;
-  m.precision(2);
-  m << std::fixed << ratio << "x (" << res.lab.busbw << " vs " << res.library.busbw << " GB/s)";
-  record("measured", m.str());
-  EXPECT_GE(ratio, kMinBusbwRatio) << "ring_allreduce_pipelined reaches " << m.str()
+  const std::string measured = comm::check::ratio_text(res.lab.busbw, res.library.busbw, "GB/s");
+  record("measured", measured);
+  EXPECT_GE(ratio, kMinBusbwRatio) << "ring_allreduce_pipelined reaches " << measured
                                    << " of MPI_Allreduce's bus bandwidth at 16 MiB float sum with " << n
                                    << " ranks; the goal is " << kMinBusbwRatio << "x. Avoid copies and allocations "
                                    << "inside the loop (use comm.scratch), keep two segments in flight and try "

@@ -10,16 +10,22 @@
 #include "comm/check.h"
 #include "comm/error.h"
 #include "comm/harness.h"
+#include "comm_check/lab_checks.h"
 #include "timed.h"
 #include "tree_allreduce.h"
 
 namespace {
 
+using comm::Collective;
 using comm::DataType;
 using comm::RedOp;
 using comm::check::agree_all;
+using comm::check::ceil_log2;
+using comm::check::CollectiveFn;
+using comm::check::expect_lab_verdict;
 using comm::check::gather_text;
 using comm::check::record;
+using comm::check::run_counted;
 using comm::check::run_lab_code;
 using comm::check::world;
 
@@ -55,8 +61,20 @@ std::string links_text(lab11::TreeLinks l) {
   return s.str();
 }
 
-bool same(lab11::TreeLinks a, lab11::TreeLinks b) {
-  return a.parent == b.parent && a.child0 == b.child0 && a.child1 == b.child1;
+// The lab's layout function `name` against `reference` for every rank, n = 1..16; `why(n)` ends the
+// message of a difference.
+void expect_layout(lab11::TreeLinks (*lab)(int, int), lab11::TreeLinks (*reference)(int, int), const std::string& name,
+                   const std::function<std::string(int n)>& why) {
+  expect_lab_verdict([&]() -> std::string {
+    for (int n = 1; n <= 16; ++n)
+      for (int r = 0; r < n; ++r) {
+        const lab11::TreeLinks got = lab(n, r), want = reference(n, r);
+        if (got.parent != want.parent || got.child0 != want.child0 || got.child1 != want.child1)
+          return name + "(n=" + std::to_string(n) + ", rank=" + std::to_string(r) + ") returned " + links_text(got) +
+                 ", expected " + links_text(want) + " (" + why(n) + ")";
+      }
+    return "";
+  });
 }
 
 comm::AllreduceFn single(std::size_t seg) {
@@ -71,41 +89,13 @@ comm::AllreduceFn dual(std::size_t seg) {
 }
 
 void sweep(comm::AllreduceFn (*make)(std::size_t), DataType type, RedOp op) {
-  std::size_t cases = 0;
   // Small segments for small counts, so every size of the sweep is pipelined.
-  std::string failure = comm::check::sweep_allreduce(
+  comm::check::expect_allreduce_sweep(
       [make](std::size_t count, DataType t) { return make(count < 4096 ? 2 * comm::size_of(t) : 8192); }, type, op,
-      &cases, make == single ? "tree_allreduce" : "double_tree_allreduce");
-  if (!failure.empty()) {
-    record("measured", std::to_string(cases) + " cases passed before the failing one");
-    FAIL() << failure;
-  }
-  record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
-}
-
-// Bytes sent by the busiest rank for one all-reduce of `count` floats by `fn` (the lab's `name`).
-std::uint64_t busiest_rank_bytes(const comm::AllreduceFn& fn, const std::string& name, std::size_t count,
-                                 std::string* ni) {
-  comm::Communicator& w = world();
-  comm::Buffer send = w.allocate(count * 4), recv = w.allocate(count * 4);
-  comm::fill_bytes(send.data(), send.space(), 0, count * 4);
-  w.reset_stats();
-  *ni = run_lab_code([&] { fn(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w); }, name);
-  double mine = static_cast<double>(w.stats().bytes_sent), most = 0;
-  w.library_allreduce(&mine, &most, 1, DataType::f64, RedOp::max);
-  return static_cast<std::uint64_t>(most);
+      make == single ? "tree_allreduce" : "double_tree_allreduce");
 }
 
 // ---- rooted collectives (steps 5-7) ---------------------------------------------------------
-
-using comm::Collective;
-using comm::check::CollectiveFn;
-
-int ceil_log2(int n) {
-  int d = 0;
-  while ((1 << d) < n) ++d;
-  return d;
-}
 
 CollectiveFn binomial(Collective kind) {
   return [kind](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root, comm::Communicator& w) {
@@ -132,26 +122,28 @@ CollectiveFn chain(Collective kind, std::size_t segment_bytes) {
   };
 }
 
-struct SweepCase {
-  DataType type;
-  RedOp op;
-  CollectiveFn fn;
-};
+// The types and operators of the rooted sweeps: float sum and int32 max (reduce: also double sum).
+std::vector<std::pair<DataType, RedOp>> sweep_cases(Collective kind) {
+  std::vector<std::pair<DataType, RedOp>> cases = {{DataType::f32, RedOp::sum}, {DataType::i32, RedOp::max}};
+  if (kind == Collective::reduce) cases.push_back({DataType::f64, RedOp::sum});
+  return cases;
+}
 
-// Sweeps of `kind` (counts, roots, in and out of place) for each case, compared bit for bit
-// with the library's collective; `name` names the lab's function.
-void collective_sweep(Collective kind, const std::string& name, const std::vector<SweepCase>& sweeps) {
-  std::size_t cases = 0;
-  for (const SweepCase& c : sweeps) {
-    std::size_t passed = 0;
-    std::string failure = comm::check::sweep_collective(c.fn, kind, c.type, c.op, &passed, name);
-    cases += passed;
-    if (!failure.empty()) {
-      record("measured", std::to_string(cases) + " cases passed before the failing one");
-      FAIL() << failure;
-    }
-  }
-  record("measured", std::to_string(cases) + "/" + std::to_string(cases) + " cases bit-exact");
+// Sweeps of binomial_<kind> (counts, roots, in and out of place) for each of sweep_cases(kind),
+// compared bit for bit with the library's collective.
+void binomial_sweep(Collective kind) {
+  comm::check::expect_collective_sweeps(binomial(kind), kind, std::string("binomial_") + comm::name_of(kind),
+                                        sweep_cases(kind));
+}
+
+// The same of chain_<kind>: the 1 MiB case in segments of 4 KiB (float: 256 segments) or of 4098
+// bytes (int32 and double: not a whole number of 4- or 8-byte elements, segments of 1024 or 512).
+void chain_sweep(Collective kind) {
+  const CollectiveFn by_type = [kind](const void* s, void* r, std::size_t c, DataType t, RedOp op, int root,
+                                      comm::Communicator& w) {
+    chain(kind, t == DataType::f32 ? 4096 : 4098)(s, r, c, t, op, root, w);
+  };
+  comm::check::expect_collective_sweeps(by_type, kind, std::string("chain_") + comm::name_of(kind), sweep_cases(kind));
 }
 
 // Every rank's `mine`, on every rank.
@@ -173,20 +165,8 @@ WB_CHECK(Correctness, BinaryTreeLayout, .weight = 1,
                    "spells it out) for every rank, n = 1..16",
          .hint = "Follow the layout in tree_allreduce.h literally: lowest set bit, parent, then children "
                  "with lowbit halving.") {
-  std::string failure;
-  std::string ni = run_lab_code([&] {
-    for (int n = 1; n <= 16 && failure.empty(); ++n)
-      for (int r = 0; r < n; ++r) {
-        auto got = lab11::binary_tree(n, r), want = reference_tree(n, r);
-        if (!same(got, want)) {
-          failure = "binary_tree(n=" + std::to_string(n) + ", rank=" + std::to_string(r) + ") returned " +
-                    links_text(got) + ", expected " + links_text(want) + " (see the layout in tree_allreduce.h)";
-          break;
-        }
-      }
-  });
-  if (!ni.empty()) FAIL() << ni;
-  EXPECT_TRUE(failure.empty()) << failure;
+  expect_layout(lab11::binary_tree, reference_tree, "binary_tree",
+                [](int) { return "see the layout in tree_allreduce.h"; });
 }
 
 WB_CHECK(Correctness, SecondTreeLayout, .weight = 1,
@@ -194,21 +174,8 @@ WB_CHECK(Correctness, SecondTreeLayout, .weight = 1,
                    "for every rank, n = 1..16",
          .hint = "Odd n: evaluate binary_tree at (r-1+n)%n and map each neighbour q to (q+1)%n. Even n: "
                  "use n-1-r and map q to n-1-q.") {
-  std::string failure;
-  std::string ni = run_lab_code([&] {
-    for (int n = 1; n <= 16 && failure.empty(); ++n)
-      for (int r = 0; r < n; ++r) {
-        auto got = lab11::second_tree(n, r), want = reference_second(n, r);
-        if (!same(got, want)) {
-          failure = "second_tree(n=" + std::to_string(n) + ", rank=" + std::to_string(r) + ") returned " +
-                    links_text(got) + ", expected " + links_text(want) + " (" +
-                    (n % 2 ? "odd n: shift by one rank" : "even n: mirror") + ")";
-          break;
-        }
-      }
-  });
-  if (!ni.empty()) FAIL() << ni;
-  EXPECT_TRUE(failure.empty()) << failure;
+  expect_layout(lab11::second_tree, reference_second, "second_tree",
+                [](int n) { return n % 2 ? "odd n: shift by one rank" : "even n: mirror"; });
 }
 
 #define TREE_SWEEP(NAME, TYPE, OP)                                                                    \
@@ -247,13 +214,7 @@ WB_CHECK(Correctness, DoubleTree64MiB, .weight = 1, .timeout_s = 300,
                    "bit-exact on every rank",
          .hint = "Segments and windows must cover the whole range of each tree, including a short last "
                  "segment.") {
-  for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
-    const std::size_t count = (std::size_t(64) << 20) / comm::size_of(type);
-    std::string failure = comm::check::check_allreduce(dual(lab11::default_segment_bytes), count, type, op, false,
-                                                       comm::DataMode::verifiable, 7, "double_tree_allreduce");
-    ASSERT_TRUE(failure.empty()) << failure;
-  }
-  record("measured", "64 MiB bit-exact with " + std::to_string(world().size()) + " ranks");
+  comm::check::expect_allreduce_64mib({{dual(lab11::default_segment_bytes), "double_tree_allreduce"}});
 }
 
 WB_CHECK(Correctness, TreeIsPipelined, .weight = 1, .limits = {{"min_recvs_in_flight", 2.0}},
@@ -265,12 +226,7 @@ WB_CHECK(Correctness, TreeIsPipelined, .weight = 1, .limits = {{"min_recvs_in_fl
   constexpr double kMinRecvsInFlight = WB_LIMIT("min_recvs_in_flight");
   comm::Communicator& w = world();
   const std::size_t count = 200003, seg = 16 * 1024;
-  comm::Buffer send = w.allocate(count * 4), recv = w.allocate(count * 4);
-  comm::fill_bytes(send.data(), send.space(), 0, count * 4);
-  w.reset_stats();
-  std::string ni = run_lab_code(
-      [&] { lab11::tree_allreduce(send.data(), recv.data(), count, DataType::f32, RedOp::sum, w, seg); },
-      "tree_allreduce");
+  std::string ni = comm::check::run_allreduce_counted(w, single(seg), count, "tree_allreduce");
   if (!ni.empty()) FAIL() << ni;
   const comm::Stats st = w.stats();
   const std::uint64_t segments = (count * 4 + seg - 1) / seg;
@@ -298,10 +254,13 @@ WB_CHECK(Correctness, DoubleTreeBalancesTheLoad, .weight = 1, .limits = {{"max_s
   // 100000 floats: many 16 KiB segments. 8192 floats: two segments, the smallest message that
   // must already go over both trees (only one that fits one segment may take a single tree).
   constexpr double kMaxSentFactor = WB_LIMIT("max_sent_factor");
+  comm::Communicator& w = world();
   for (const std::size_t count : {std::size_t(100000), std::size_t(8192)}) {  // even: two equal halves
-    std::string ni;
-    const std::uint64_t most = busiest_rank_bytes(dual(16 * 1024), "double_tree_allreduce", count, &ni);
+    std::string ni = comm::check::run_allreduce_counted(w, dual(16 * 1024), count, "double_tree_allreduce");
     if (!ni.empty()) FAIL() << ni;
+    double mine = static_cast<double>(w.stats().bytes_sent), most_sent = 0;  // by the busiest rank
+    w.library_allreduce(&mine, &most_sent, 1, DataType::f64, RedOp::max);
+    const auto most = static_cast<std::uint64_t>(most_sent);
     // Each rank is interior (sends a half up and twice down: 3 halves) in at most one tree
     // and a leaf (sends a half up) in the other: at most max_sent_factor x count elements.
     const auto bound = static_cast<std::uint64_t>(kMaxSentFactor * static_cast<double>(count * 4));
@@ -322,13 +281,11 @@ WB_CHECK(Correctness, AlgorithmSelectorFollowsTheModel, .weight = 1,
                    "relative {rel_tol}; `select_algorithm` picks the smaller prediction (the tree on ties)",
          .hint = "Implement the formulas of tree_allreduce.h; ceil(log2 n) is the tree depth.") {
   constexpr double kAbsTol = WB_LIMIT("abs_tol"), kRelTol = WB_LIMIT("rel_tol");
-  std::string failure;
-  std::string ni = run_lab_code([&] {
+  expect_lab_verdict([]() -> std::string {
     const lab11::AlphaBeta m{2e-6, 1e-9};
     auto close = [](double a, double b) { return std::fabs(a - b) <= kAbsTol + kRelTol * std::fabs(b); };
     for (int n : {2, 3, 4, 5, 8, 16}) {
-      int d = 0;
-      while ((1 << d) < n) ++d;
+      const int d = ceil_log2(n);
       for (std::size_t b : {std::size_t(8), std::size_t(4096), std::size_t(1) << 20, std::size_t(64) << 20}) {
         const double ring = 2.0 * (n - 1) * m.alpha + 2.0 * (n - 1) / n * b * m.beta;
         const double tree = 2.0 * d * m.alpha + 2.0 * b * m.beta;
@@ -342,21 +299,15 @@ WB_CHECK(Correctness, AlgorithmSelectorFollowsTheModel, .weight = 1,
         else if (lab11::select_algorithm(m, n, b) != (tree <= ring ? lab11::Algorithm::tree : lab11::Algorithm::ring))
           s << "select_algorithm(n=" << n << ", bytes=" << b << ") picked the slower algorithm (ring " << ring
             << " s, tree " << tree << " s)";
-        if (!s.str().empty()) {
-          failure = s.str();
-          return;
-        }
+        if (!s.str().empty()) return s.str();
       }
       const double x = std::max(0.0, n * ((n - 1) - d) * m.alpha / m.beta);
-      if (!close(lab11::predicted_crossover_bytes(m, n), x)) {
-        failure = "predicted_crossover_bytes(n=" + std::to_string(n) +
-                  ") = " + std::to_string(lab11::predicted_crossover_bytes(m, n)) + ", expected " + std::to_string(x);
-        return;
-      }
+      if (!close(lab11::predicted_crossover_bytes(m, n), x))
+        return "predicted_crossover_bytes(n=" + std::to_string(n) +
+               ") = " + std::to_string(lab11::predicted_crossover_bytes(m, n)) + ", expected " + std::to_string(x);
     }
+    return "";
   });
-  if (!ni.empty()) FAIL() << ni;
-  EXPECT_TRUE(failure.empty()) << failure;
 }
 
 WB_CHECK(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce, .weight = 2, .ranks = {2, 4},
@@ -369,12 +320,8 @@ WB_CHECK(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce, .weight = 2, 
                  "children, send up, recv down, send down.") {
   comm::Communicator& w = world();
   const int n = w.size();
-  if (n != 2 && n != 4) GTEST_SKIP() << "measured with 2 and 4 ranks only (this run has " << n << ")";
-  // Ranks time-slicing one GPU would time the GPU's context switches, not the tree: not measured.
-  const comm::check::GpuSharing sharing = comm::check::gpu_sharing(w);
-  if (const std::string why = comm::check::shared_gpu_reason(sharing, w.memory_space()); !why.empty()) {
-    GTEST_SKIP() << why;
-  }
+  comm::check::GpuSharing sharing;
+  if (const std::string why = comm::check::not_timed_reason(w, &sharing); !why.empty()) GTEST_SKIP() << why;
   comm::HarnessOptions o;
   o.min_bytes = o.max_bytes = 8;
   o.iters = 300;
@@ -405,11 +352,9 @@ WB_CHECK(Performance, DoubleTreeSmallMessageLatencyVsMpiAllreduce, .weight = 2, 
     GTEST_SKIP() << m.str();
   }
   const double ratio = res.lab.time_us / res.library.time_us;
-  std::ostringstream m;
-  m.precision(2);
-  m << std::fixed << ratio << "x (" << res.lab.time_us << " vs " << res.library.time_us << " us)";
-  record("measured", m.str());
-  EXPECT_LE(ratio, kMaxRatio) << "double_tree_allreduce takes " << m.str() << " of MPI_Allreduce's time for 8 "
+  const std::string measured = comm::check::ratio_text(res.lab.time_us, res.library.time_us, "us");
+  record("measured", measured);
+  EXPECT_LE(ratio, kMaxRatio) << "double_tree_allreduce takes " << measured << " of MPI_Allreduce's time for 8 "
                               << "bytes with " << n << " ranks; the goal is " << kMaxRatio << "x. Small messages "
                               << "pay per message: avoid allocations, extra messages and copies when the whole "
                               << "buffer is one segment.";
@@ -428,36 +373,27 @@ WB_CHECK(Correctness, BinomialBroadcast, .weight = 1,
          .hint = "Relative ranks v = (rank - root + n) % n: receive once from v - msb(v), then send to v "
                  "+ mask for every larger mask with v + mask < n; map peers back with (v + root) % n. "
                  "Out of place, the root also copies sendbuf into recvbuf.") {
-  collective_sweep(Collective::broadcast, "binomial_broadcast",
-                   {{DataType::f32, RedOp::sum, binomial(Collective::broadcast)},
-                    {DataType::i32, RedOp::max, binomial(Collective::broadcast)}});
+  binomial_sweep(Collective::broadcast);
 }
 WB_CHECK(Correctness, BinomialReduce, .weight = 1,
          .passes = kBinomialPasses,
          .hint = "Accumulate in recvbuf on the root only; elsewhere in comm.scratch(bytes, slot) (a "
                  "non-root's recvbuf must stay untouched). Receive each child's partial result into a "
                  "second scratch slot and reduce it into the accumulator.") {
-  collective_sweep(Collective::reduce, "binomial_reduce",
-                   {{DataType::f32, RedOp::sum, binomial(Collective::reduce)},
-                    {DataType::i32, RedOp::max, binomial(Collective::reduce)},
-                    {DataType::f64, RedOp::sum, binomial(Collective::reduce)}});
+  binomial_sweep(Collective::reduce);
 }
 WB_CHECK(Correctness, BinomialGather, .weight = 1,
          .passes = kBinomialPasses,
          .hint = "A subtree's blocks are contiguous in relative order; the root must rotate them into "
                  "rank order: relative block j belongs to rank (j + root) % n.") {
-  collective_sweep(Collective::gather, "binomial_gather",
-                   {{DataType::f32, RedOp::sum, binomial(Collective::gather)},
-                    {DataType::i32, RedOp::max, binomial(Collective::gather)}});
+  binomial_sweep(Collective::gather);
 }
 WB_CHECK(Correctness, BinomialScatter, .weight = 1,
          .passes = kBinomialPasses,
          .hint = "The root first rotates its blocks into relative order (block of rank (j + root) % n to "
                  "position j); each rank keeps block 0 of its range and sends child v + mask the "
                  "min(mask, size - mask) blocks starting at position mask.") {
-  collective_sweep(Collective::scatter, "binomial_scatter",
-                   {{DataType::f32, RedOp::sum, binomial(Collective::scatter)},
-                    {DataType::i32, RedOp::max, binomial(Collective::scatter)}});
+  binomial_sweep(Collective::scatter);
 }
 // What passes, for ChainBroadcast, ChainReduce.
 constexpr char kChainPasses[] = "`chain_<collective>` against the library's collective, bit-exact on every rank: "
@@ -466,32 +402,22 @@ constexpr char kChainPasses[] = "`chain_<collective>` against the library's coll
                                 "bytes (not a whole number of elements) for the 1 MiB case, of 3 elements and 1 byte "
                                 "for the small ones";
 
-// 4 KiB segments cut the 1 MiB case into 256 segments; 4098 bytes is not a whole number of
-// 4- or 8-byte elements (segments of 1024 or 512 elements).
 WB_CHECK(Correctness, ChainBroadcast, .weight = 1,
          .passes = kChainPasses,
          .hint = "Segments hold segment_bytes / elem_size whole elements (at least one); the last "
                  "segment is shorter. Receive straight into place from the predecessor and forward from "
                  "there.") {
-  collective_sweep(Collective::broadcast, "chain_broadcast",
-                   {{DataType::f32, RedOp::sum, chain(Collective::broadcast, 4096)},
-                    {DataType::i32, RedOp::max, chain(Collective::broadcast, 4098)}});
+  chain_sweep(Collective::broadcast);
 }
 WB_CHECK(Correctness, ChainReduce, .weight = 1,
          .passes = kChainPasses,
          .hint = "Segment k of your own input is at element k * seg, byte k * seg * elem_size; a scratch "
                  "slot may be reused only after the isend that read it has completed.") {
-  collective_sweep(Collective::reduce, "chain_reduce",
-                   {{DataType::f32, RedOp::sum, chain(Collective::reduce, 4096)},
-                    {DataType::i32, RedOp::max, chain(Collective::reduce, 4098)},
-                    {DataType::f64, RedOp::sum, chain(Collective::reduce, 4098)}});
+  chain_sweep(Collective::reduce);
 }
 
-// The shape of the four binomial trees, from root n-1 (relative ranks wrap around): the root
-// exchanges ceil(log2 n) messages, every other rank exactly one with its parent (a gather
-// sends its whole subtree in one message), and no rank is more than ceil(log2 n) hops from the
-// root. A linear version (the root talks to all n-1 others) and a chain (the root talks to
-// one rank, the last rank is n-1 hops away) both fail here.
+// The shape of the four binomial trees, from root n-1 (relative ranks wrap around). A linear version
+// (the root talks to all n-1 others) and a chain (the last rank is n-1 hops away) both fail here.
 WB_CHECK(Correctness, BinomialTreeShape, .weight = 1,
          .passes = "binomial broadcast, reduce, gather and scatter of 1000 floats (per rank) from root n-1: the "
                    "root exchanges `ceil(log2 n)` messages (and moves the whole buffer per child, or the n-1 other "
@@ -505,14 +431,11 @@ WB_CHECK(Correctness, BinomialTreeShape, .weight = 1,
   const std::size_t count = 1000, block = count * 4;
   comm::Buffer send = w.allocate(block * n), recv = w.allocate(block * n);
   comm::fill_bytes(send.data(), send.space(), 0, block * n);
-  std::ostringstream local;
+  std::ostringstream local;  // one line per collective that went wrong on this rank
   for (Collective kind : {Collective::broadcast, Collective::reduce, Collective::gather, Collective::scatter}) {
-    w.reset_stats();
-    w.record_message_times(true);
-    std::string ni = run_lab_code(
-        [&] { binomial(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); },
-        std::string("binomial_") + comm::name_of(kind));
-    w.record_message_times(false);
+    std::string ni = run_counted(
+        w, [&] { binomial(kind)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); },
+        std::string("binomial_") + comm::name_of(kind), true);
     if (!ni.empty()) FAIL() << ni;
     // Data flows out of the root for broadcast and scatter, into it for reduce and gather.
     const bool outward = kind == Collective::broadcast || kind == Collective::scatter;
@@ -565,18 +488,15 @@ WB_CHECK(Correctness, BinomialTreeShape, .weight = 1,
       why << (path.size() > static_cast<std::size_t>(d) + 2 ? " ..." : "")
           << "); in a binomial tree no rank is more than ceil(log2 n) = " << d << " hops away";
     }
-    if (!why.str().empty()) local << what << why.str() << ".\n";
+    if (!why.str().empty()) local << (local.str().empty() ? "" : "\n") << what << why.str() << ".";
   }
   record("measured", "messages per rank and tree depth for broadcast, reduce, gather and scatter");
-  std::string text = local.str();
-  if (!text.empty()) text.pop_back();  // the last newline: gather_text ends each rank's text
-  if (!agree_all(text.empty()))
-    FAIL() << gather_text(text) << "Work in relative ranks v = (rank - root + n) % n; the README spells out each tree.";
+  if (!agree_all(local.str().empty()))
+    FAIL() << gather_text(local.str())
+           << "Work in relative ranks v = (rank - root + n) % n; the README spells out each tree.";
 }
 
-// The chain, from root n-1 (its successor is rank 0): each rank talks to its predecessor and
-// successor only, every message is one segment, and a receiving rank keeps a second receive
-// posted while it waits for a segment, for most segments.
+// The chain from root n-1, whose successor is rank 0.
 WB_CHECK(Correctness, ChainIsPipelined, .weight = 1, .limits = {{"min_overlapped_share", 0.5}},
          .passes = "`chain_broadcast` and `chain_reduce` of 100003 floats from root n-1, 8 KiB segments: messages "
                    "only between chain neighbours in the right direction, none larger than a segment, one per "
@@ -592,17 +512,13 @@ WB_CHECK(Correctness, ChainIsPipelined, .weight = 1, .limits = {{"min_overlapped
   comm::Buffer send = w.allocate(bytes), recv = w.allocate(bytes);
   comm::fill_bytes(send.data(), send.space(), 0, bytes);
   const int pos = (r - root + n) % n, prev = (r - 1 + n) % n, next = (r + 1) % n;
-  std::ostringstream local;
+  std::ostringstream local;  // one line per collective that went wrong on this rank
   std::string overlaps;  // this rank's count of overlapped waits, per direction it receives in
   for (Collective kind : {Collective::broadcast, Collective::reduce}) {
-    w.reset_stats();
-    w.record_message_times(true);
-    std::string ni =
-        run_lab_code([&] { chain(kind, seg)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); },
-                     std::string("chain_") + comm::name_of(kind));
-    w.record_message_times(false);
+    std::string ni = run_counted(
+        w, [&] { chain(kind, seg)(send.data(), recv.data(), count, DataType::f32, RedOp::sum, root, w); },
+        std::string("chain_") + comm::name_of(kind), true);
     if (!ni.empty()) FAIL() << ni;
-    const std::vector<comm::MessageTime> msgs = w.message_times();
     // Broadcast: segments come from the predecessor and go to the successor; reduce: the reverse.
     const bool bcast = kind == Collective::broadcast;
     const bool receives = n > 1 && (bcast ? pos > 0 : pos < n - 1), sends = n > 1 && (bcast ? pos < n - 1 : pos > 0);
@@ -610,7 +526,7 @@ WB_CHECK(Correctness, ChainIsPipelined, .weight = 1, .limits = {{"min_overlapped
     std::vector<const comm::MessageTime*> in;
     std::uint64_t out = 0;
     std::ostringstream why;
-    for (const comm::MessageTime& m : msgs) {
+    for (const comm::MessageTime& m : w.message_times()) {
       if (m.bytes > seg && why.str().empty())
         why << "a message of " << m.bytes << " bytes " << (m.recv ? "from" : "to") << " rank " << m.peer
             << " is larger than a segment (" << seg << " bytes): cut the buffer into segments";
@@ -639,14 +555,12 @@ WB_CHECK(Correctness, ChainIsPipelined, .weight = 1, .limits = {{"min_overlapped
             << "arrives while the previous one is forwarded";
     }
     if (!why.str().empty())
-      local << comm::name_of(kind) << " of " << bytes << " bytes from root " << root << ", " << seg
-            << "-byte segments (" << n << " ranks): " << why.str() << ".\n";
+      local << (local.str().empty() ? "" : "\n") << comm::name_of(kind) << " of " << bytes << " bytes from root "
+            << root << ", " << seg << "-byte segments (" << n << " ranks): " << why.str() << ".";
   }
   record("measured", std::to_string(segments) + " segments; rank " + std::to_string(r) +
                          " waited with the next receive posted: " + (overlaps.empty() ? "no receives" : overlaps));
-  std::string text = local.str();
-  if (!text.empty()) text.pop_back();  // the last newline: gather_text ends each rank's text
-  if (!agree_all(text.empty())) FAIL() << gather_text(text);
+  if (!agree_all(local.str().empty())) FAIL() << gather_text(local.str());
 }
 
 WB_CHECK(Analysis, PredictedBroadcastTimesFollowTheModel, .weight = 1,
@@ -658,8 +572,7 @@ WB_CHECK(Analysis, PredictedBroadcastTimesFollowTheModel, .weight = 1,
                  "= ceil(bytes / segment_bytes) and s = min(bytes, segment_bytes); both 0 for n = 1, the "
                  "chain also for bytes = 0.") {
   constexpr double kAbsTol = WB_LIMIT("abs_tol"), kRelTol = WB_LIMIT("rel_tol");
-  std::string failure;
-  std::string ni = run_lab_code([&] {
+  expect_lab_verdict([]() -> std::string {
     const lab11::AlphaBeta m{2e-6, 1e-9};
     auto close = [](double a, double b) { return std::fabs(a - b) <= kAbsTol + kRelTol * std::fabs(b); };
     for (int n : {1, 2, 3, 4, 5, 8, 16}) {
@@ -684,13 +597,9 @@ WB_CHECK(Analysis, PredictedBroadcastTimesFollowTheModel, .weight = 1,
               << " segments of s = " << std::min(b, seg)
               << " bytes: n - 1 steps for the first segment to reach the tail, one more for each other segment";
         }
-        if (!s.str().empty()) {
-          failure = s.str();
-          return;
-        }
+        if (!s.str().empty()) return s.str();
       }
     }
+    return "";
   });
-  if (!ni.empty()) FAIL() << ni;
-  EXPECT_TRUE(failure.empty()) << failure;
 }

@@ -79,8 +79,6 @@ inline bool stop_together(std::string& f) {
   return true;
 }
 
-// SHARED CANDIDATE: labs 09-11 write this verdict inline (if (!agree_all(local.empty())) FAIL() <<
-// gather_text(local), nine times); with stop_together and failed_elsewhere it could be comm::check's.
 // The verdict of a check: passes iff `local` is empty on every rank; the failure message
 // carries every rank's own text.
 inline void verdict(const std::string& local) {
@@ -281,8 +279,6 @@ inline lab12::Optimizer sgd(float lr, float momentum, float weight_decay) {
   return o;
 }
 
-// SHARED CANDIDATE: labs 09-11 count a collective the same way (reset_stats, the call, stats():
-// RingAllreduceSendsTheOptimalVolume, busiest_rank_bytes); comm::check could own that pattern.
 // The messages one lab10::ring_allreduce of `count` floats (device memory, as the trainer's) sends
 // from this rank, counted now: the learner's own all-reduce, a step's budget.
 inline std::uint64_t one_allreduce_sends(std::size_t count) {
