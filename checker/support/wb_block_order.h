@@ -48,8 +48,8 @@ class BlockOrderOfRun {
 /// Three runs of @p call on the same inputs: @p run(got, k) makes run k (1, 2, 3) into a fresh
 /// @p Got, with the blocks started in run k's order (BlockOrderOfRun; a run may vary more, such as
 /// what a workspace holds before it). Each of @p outputs (its name, a member of Got) must come out
-/// of runs 2 and 3 bitwise as from run 1; else "<call>: run <k> gave a different <name> from run 1
-/// on the same inputs (<name>[i]: <run k's> vs <run 1's>)." and @p advice. The first failing run's
+/// of runs 2 and 3 bitwise as from run 1; else "{call}: run {k} gave a different {name} from run 1
+/// on the same inputs ({name}[i]: {run k's} vs {run 1's})." and @p advice. The first failing run's
 /// own verdict comes first.
 template <class Got, class Run>
 testing::AssertionResult same_every_run(const std::string& call, Run&& run,

@@ -48,7 +48,7 @@ const char* lab_sources();
 
 /// Success when @p code is cudaSuccess. Otherwise a failure that says which call failed
 /// and how; cudaErrorNotYetImplemented, what a skeleton returns, becomes
-/// "not implemented yet: <function> in <lab sources>".
+/// "not implemented yet: {function} in {lab sources}".
 testing::AssertionResult cuda_success(cudaError_t code, std::string_view call, std::string_view function);
 
 /// After student code returned cudaSuccess: waits for the device and fails when a kernel
@@ -76,7 +76,7 @@ inline void record_cases(std::size_t passed, std::size_t total, std::string_view
 
 /// @p check(), a verdict on @p call into the lab's code made on buffers of the checker; when a CUDA
 /// call of the checker's own (an allocation, a copy) throws wb::CudaError meanwhile, a failure that
-/// says so: "a CUDA call of the checker failed around <call>: <error>".
+/// says so: "a CUDA call of the checker failed around {call}: {error}".
 testing::AssertionResult guarded(std::string_view call, const std::function<testing::AssertionResult()>& check);
 
 /// Appends @p part to @p text ("; " between parts) and records the whole as the MEASURED column:

@@ -60,10 +60,10 @@ inline std::string shown_value(float v) {
                           : significant(v, 8);
 }
 
-/// The failure for @p m (not none()) among @p n elements of @p array: "<call>: <count> of <n>
-/// elements of <array> are wrong; the first is <where>: got <got>, expected <expected>" then
+/// The failure for @p m (not none()) among @p n elements of @p array: "{call}: {count} of {n}
+/// elements of {array} are wrong; the first is {where}: got {got}, expected {expected}" then
 /// " exactly." when @p allowed is 0, "." when @p expected is not finite, else " (allowed difference
-/// <allowed>).", then @p why when it is not empty.
+/// {allowed}).", then @p why when it is not empty.
 inline testing::AssertionResult wrong_elements(std::string_view call, std::string_view array, const Mismatches& m,
                                                std::size_t n, std::string_view where, float got, double expected,
                                                double allowed, std::string_view why = {}) {

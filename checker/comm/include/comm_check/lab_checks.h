@@ -98,7 +98,7 @@ inline void expect_lab_verdict(const std::function<std::string()>& verdict) {
 
 /// check_allreduce of 64 MiB per rank, float sum then int32 max (out of place, verifiable data,
 /// seed 7), of each of `fns` (the lab's all-reduce and its name) in turn; the first failure fails
-/// the check, else "64 MiB bit-exact with <n> ranks" is recorded.
+/// the check, else "64 MiB bit-exact with {n} ranks" is recorded.
 inline void expect_allreduce_64mib(const std::vector<std::pair<AllreduceFn, std::string>>& fns) {
   for (auto [type, op] : {std::pair{DataType::f32, RedOp::sum}, std::pair{DataType::i32, RedOp::max}}) {
     const std::size_t count = (std::size_t(64) << 20) / size_of(type);
@@ -120,7 +120,7 @@ inline std::string not_timed_reason(Communicator& comm, GpuSharing* sharing) {
   return shared_gpu_reason(*sharing, comm.memory_space());
 }
 
-/// "<lab / library>x (<lab> vs <library> <unit>)" with two decimals: a timed comparison as the
+/// "<lab / library>x ({lab} vs {library} {unit})" with two decimals: a timed comparison as the
 /// MEASURED column shows it.
 inline std::string ratio_text(double lab, double library, const std::string& unit) {
   std::ostringstream m;
