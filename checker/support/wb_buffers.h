@@ -70,19 +70,45 @@ bool guards_hold(const wb::DeviceBuffer<T>& buffer, T value) {
   return true;
 }
 
-/// An input on the device, surrounded by @p poison, checked for modification afterwards.
+/// The index of the first guard element of @p buffer (negative before it, size() and up after it)
+/// that no longer holds the bytes of @p value; 0 when all do (0 is never a guard's index).
+template <class T>
+std::ptrdiff_t first_damaged_guard(const wb::DeviceBuffer<T>& buffer, T value) {
+  const auto guard = static_cast<std::ptrdiff_t>(buffer.guard());
+  std::vector<T> zone(buffer.guard());
+  for (const bool after : {false, true}) {
+    const T* start = after ? buffer.data() + buffer.size() : buffer.data() - guard;
+    WB_CUDA_CHECK(cudaMemcpy(zone.data(), start, zone.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    for (std::ptrdiff_t i = 0; i < guard; ++i) {
+      if (std::memcmp(&zone[i], &value, sizeof value) != 0) {
+        return after ? static_cast<std::ptrdiff_t>(buffer.size()) + i : i - guard;
+      }
+    }
+  }
+  return 0;
+}
+
+/// An input on the device, surrounded by @p poison, checked for modification afterwards: its
+/// elements and the poison around it (a write just outside an input, which memcheck cannot see
+/// when it lands in the guard zone).
 template <class T>
 struct Input {
   std::vector<T> host;
   wb::DeviceBuffer<T> dev;
   const char* name;
-  Input(std::vector<T> values, const char* array_name, T poison = default_poison<T>())
-      : host(std::move(values)), name(array_name) {
+  T poison;
+  Input(std::vector<T> values, const char* array_name, T poison_value = default_poison<T>())
+      : host(std::move(values)), name(array_name), poison(poison_value) {
     dev = wb::DeviceBuffer<T>(host.size(), kGuardElements);
     dev.upload(std::span<const T>(host));
     fill_guards(dev, poison);
   }
   testing::AssertionResult unchanged(const std::string& call) const {
+    if (const std::ptrdiff_t i = first_damaged_guard(dev, poison); i != 0) {
+      return testing::AssertionFailure() << call << " wrote " << name << "[" << i << "], outside the input " << name
+                                         << " (" << host.size() << " elements), which it must only read: test "
+                                         << "every index against the size of the array it writes.";
+    }
     const std::vector<T> after = dev.download();
     if (!after.empty() && std::memcmp(after.data(), host.data(), after.size() * sizeof(T)) != 0) {
       return testing::AssertionFailure() << call << " modified " << name << ", which is an input.";

@@ -8,6 +8,7 @@
 
 #include "wb/wb.h"
 #include "wb_block_order.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_compare_elements.h"
 
@@ -247,6 +248,23 @@ TEST(CheckSupport, SameEveryRunNamesTheFirstDifferingElement) {
     return run == 2 ? testing::AssertionFailure() << "run 2 failed" : testing::AssertionSuccess();
   };
   EXPECT_STREQ(wb::check::same_every_run<Got>("f()", failing, {{"a", &Got::a}}).message(), "run 2 failed");
+}
+
+TEST(CheckSupport, InputNamesAWriteIntoItsGuardZone) {
+  wb::check::Input<float> x(std::vector<float>{1, 2, 3}, "x");
+  EXPECT_TRUE(x.unchanged("f()"));
+  const float v = 7.0f;
+  ASSERT_EQ(cudaMemcpy(x.dev.data() + 3, &v, sizeof v, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_STREQ(x.unchanged("f()").message(),
+               "f() wrote x[3], outside the input x (3 elements), which it must only read: test every index against "
+               "the size of the array it writes.");
+  wb::check::Input<int> before(std::vector<int>{1, 2}, "before");
+  const int w = 0;
+  ASSERT_EQ(cudaMemcpy(before.dev.data() - 1, &w, sizeof w, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_NE(std::string(before.unchanged("g()").message()).find("wrote before[-1]"), std::string::npos);
+  ASSERT_EQ(cudaMemcpy(x.dev.data() + 3, &x.poison, sizeof v, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(x.dev.data(), &v, sizeof v, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_STREQ(x.unchanged("f()").message(), "f() modified x, which is an input.");
 }
 
 TEST(CheckSupport, VersusNamesTheRatioAndBothRates) {
