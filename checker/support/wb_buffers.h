@@ -11,10 +11,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -57,23 +59,10 @@ void fill_guards(wb::DeviceBuffer<T>& buffer, T value) {
   }
 }
 
-/// True when every guard element of @p buffer still holds exactly the bytes of @p value.
-template <class T>
-bool guards_hold(const wb::DeviceBuffer<T>& buffer, T value) {
-  std::vector<T> zone(buffer.guard());
-  for (const T* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
-    WB_CUDA_CHECK(cudaMemcpy(zone.data(), start, zone.size() * sizeof(T), cudaMemcpyDeviceToHost));
-    for (const T& v : zone) {
-      if (std::memcmp(&v, &value, sizeof v) != 0) return false;
-    }
-  }
-  return true;
-}
-
 /// The index of the first guard element of @p buffer (negative before it, size() and up after it)
-/// that no longer holds the bytes of @p value; 0 when all do (0 is never a guard's index).
+/// that no longer holds the bytes of @p value; none when all do.
 template <class T>
-std::ptrdiff_t first_damaged_guard(const wb::DeviceBuffer<T>& buffer, T value) {
+std::optional<std::ptrdiff_t> first_damaged_guard(const wb::DeviceBuffer<T>& buffer, T value) {
   const auto guard = static_cast<std::ptrdiff_t>(buffer.guard());
   std::vector<T> zone(buffer.guard());
   for (const bool after : {false, true}) {
@@ -85,7 +74,13 @@ std::ptrdiff_t first_damaged_guard(const wb::DeviceBuffer<T>& buffer, T value) {
       }
     }
   }
-  return 0;
+  return std::nullopt;
+}
+
+/// True when every guard element of @p buffer still holds exactly the bytes of @p value.
+template <class T>
+bool guards_hold(const wb::DeviceBuffer<T>& buffer, T value) {
+  return !first_damaged_guard(buffer, value).has_value();
 }
 
 /// An input on the device, surrounded by @p poison, checked for modification afterwards: its
@@ -104,8 +99,8 @@ struct Input {
     fill_guards(dev, poison);
   }
   testing::AssertionResult unchanged(const std::string& call) const {
-    if (const std::ptrdiff_t i = first_damaged_guard(dev, poison); i != 0) {
-      return testing::AssertionFailure() << call << " wrote " << name << "[" << i << "], outside the input " << name
+    if (const std::optional<std::ptrdiff_t> i = first_damaged_guard(dev, poison)) {
+      return testing::AssertionFailure() << call << " wrote " << name << "[" << *i << "], outside the input " << name
                                          << " (" << host.size() << " elements), which it must only read: test "
                                          << "every index against the size of the array it writes.";
     }

@@ -68,8 +68,7 @@ std::string describe_unwritten(std::span<const float> original, std::span<const 
                                std::span<const float> got, std::string_view array);
 
 /// Records "passed/total cases correct" (the MEASURED column; @p noun names what is counted when
-/// it is not cases: "20/20 shapes correct"), for a check that counts its cases itself; Cases,
-/// for_each_case() and run_cases() do it for the others.
+/// it is not cases: "20/20 shapes correct"). Cases, for_each_case() and run_cases() record it.
 inline void record_cases(std::size_t passed, std::size_t total, std::string_view noun = "cases") {
   record_measured(std::to_string(passed) + "/" + std::to_string(total) + " " + std::string(noun) + " correct");
 }
@@ -125,12 +124,10 @@ testing::AssertionResult for_each_case(const Range& cases, Check&& check, std::s
 /// WB_ASSERT(run_cases(n, [&](std::size_t i) { return check_case(cases[i]); })).
 inline testing::AssertionResult run_cases(std::size_t count,
                                           const std::function<testing::AssertionResult(std::size_t)>& one) {
+  Cases counted(count);
   for (std::size_t i = 0; i < count; ++i) {
-    testing::AssertionResult r = one(i);
-    record_cases(r ? i + 1 : i, count);
-    if (!r) return r;
+    if (testing::AssertionResult r = counted(one(i)); !r) return r;
   }
-  if (count == 0) record_cases(0, 0);
   return testing::AssertionSuccess();
 }
 

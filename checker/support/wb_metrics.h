@@ -29,8 +29,6 @@
 #endif
 
 #if !defined(CUSIM)
-#include <cstdio>
-
 #include "wb/bandwidth.h"
 #endif
 
@@ -117,19 +115,13 @@ inline testing::AssertionResult measure(const std::function<testing::AssertionRe
 #if !defined(CUSIM)
 /// Bandwidth of @p run (@p bytes_moved read plus written per call) as a ratio to a
 /// device-to-device copy of the same traffic, timed in the same run. Appends
-/// "name: R x copy (B vs C GB/s)" to @p text, records @p text as the check's measured value and
-/// returns the ratio.
+/// "name R x copy (B GB/s vs C GB/s)" to @p text (append_measured) and returns the ratio.
 inline double bandwidth_ratio(const std::string& name, double bytes_moved, const std::function<void()>& run,
                               std::string& text) {
   const wb::Bandwidth copy = wb::device_copy_bandwidth(static_cast<std::size_t>(bytes_moved / 2));
   const wb::Bandwidth b = wb::measure_bandwidth(bytes_moved, run);
-  const double ratio = b.gb_per_s / copy.gb_per_s;
-  char buffer[200];
-  std::snprintf(buffer, sizeof buffer, "%s%s %.2f x copy (%.0f vs %.0f GB/s)", text.empty() ? "" : "; ", name.c_str(),
-                ratio, b.gb_per_s, copy.gb_per_s);
-  text += buffer;
-  record_measured(text);
-  return ratio;
+  append_measured(text, name + " " + versus(b.gb_per_s, copy.gb_per_s, "copy"));
+  return b.gb_per_s / copy.gb_per_s;
 }
 #endif
 

@@ -9,14 +9,13 @@
 // saxpy_host is also called with n < 0 (nothing to do), and on sim (cusim/checker.h) its device
 // allocations are counted before and after each call (a leak), and each of its cudaMalloc and
 // cudaMemcpy calls is made to fail in turn (the error must come back, nothing may leak).
-// Analysis (sim): cusim memcheck must report nothing.
+// Analysis (sim): cusim memcheck and initcheck must report nothing.
 // Performance: what each check needs is the .passes of its WB_CHECK.
 #include <gtest/gtest.h>
 
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -100,7 +99,7 @@ std::string describe_call(const char* function, const Problem& p, const std::str
 testing::AssertionResult check_device_call(const Problem& p, const std::string& call, const char* function,
                                            const std::string& coverage_hint,
                                            const std::function<cudaError_t(const float*, float*)>& launch) {
-  try {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     wb::DeviceBuffer<float> x(std::span<const float>(p.x), kGuard);
     wb::DeviceBuffer<float> y(std::span<const float>(p.y), kGuard);
     if (auto r = cuda_success(launch(x.data(), y.data()), call, function); !r) return r;
@@ -112,9 +111,7 @@ testing::AssertionResult check_device_call(const Problem& p, const std::string& 
       return testing::AssertionFailure() << call << " modified x, which is an input (const float*).";
     }
     return y_matches(p, y.download(), call, coverage_hint);
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
-  }
+  });
 }
 
 // saxpy_host's host arrays: copies of p.x and p.y followed by kHostGuard sentinels, which a copy of
@@ -179,7 +176,7 @@ testing::AssertionResult check_grid_stride(int n, std::uint64_t seed, int num_bl
 testing::AssertionResult check_saxpy_twice(int n, std::uint64_t seed) {
   const Problem p = make_problem(n, seed);
   const std::string call = describe_call("saxpy", p) + ", twice on the same arrays";
-  try {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     wb::DeviceBuffer<float> x(std::span<const float>(p.x), kGuard);
     wb::DeviceBuffer<float> y(std::span<const float>(p.y), kGuard);
     for (int k = 0; k < 2; ++k) {
@@ -210,9 +207,7 @@ testing::AssertionResult check_saxpy_twice(int n, std::uint64_t seed) {
     }
     failure << cmp.describe("y");
     return failure;
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
-  }
+  });
 }
 
 struct GridCase {

@@ -112,7 +112,7 @@ template <class T>
 testing::AssertionResult run_scan(const std::vector<T>& input, const std::string& call, const char* function,
                                   bool with_workspace, const std::function<cudaError_t(const T*, T*, void*)>& launch,
                                   std::vector<T>& output) {
-  try {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     ScanBuffers<T> b(input, with_workspace);
     b.out.fill_bytes(kUnwrittenByte);
     b.workspace.fill_bytes(kUnwrittenByte);
@@ -129,9 +129,7 @@ testing::AssertionResult run_scan(const std::vector<T>& input, const std::string
     if (auto r = input_unchanged(b.in, input, "d_in", call, advice); !r) return r;
     output = b.out.download();
     return testing::AssertionSuccess();
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
-  }
+  });
 }
 
 // Explains a wrong int scan: the first wrong index, and the pattern behind it. @p look_back: the
@@ -481,7 +479,7 @@ testing::AssertionResult run_histogram(const HistogramVersion& v, const Histogra
   const std::size_t n = h.values.size();
   const std::size_t bins = static_cast<std::size_t>(h.num_bins);
   std::vector<unsigned> got;
-  try {
+  const testing::AssertionResult ran = wb::check::guarded(call, [&]() -> testing::AssertionResult {
     std::vector<unsigned> memory = h.values;
     memory.resize(n + h.tail, 0u);
     HistogramBuffers b(memory, h.num_bins);
@@ -505,9 +503,9 @@ testing::AssertionResult run_histogram(const HistogramVersion& v, const Histogra
     }
     if (auto r = input_unchanged(b.values, memory, "d_values", call, "."); !r) return r;
     got = b.bins.download();
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
-  }
+    return testing::AssertionSuccess();
+  });
+  if (!ran) return ran;
   return histogram_matches(h, got, call);
 }
 
@@ -1099,9 +1097,8 @@ WB_CHECK(Performance, HistogramPrivatized, .weight = 3, .backends = "sim", .limi
     WB_REQUIRE_ANALYSIS();
     const std::size_t used_bins = bins_with_values(h);
     const std::uint64_t limit = std::uint64_t(kBlocks) * used_bins;
-    text += (text.empty() ? "" : "; ") + h.kind + ": " + std::to_string(t.global_atomics) + " global atomics (limit " +
-            std::to_string(limit) + "), loads " + fixed(t.loads()) + " sectors/request";
-    wb::check::record_measured(text);
+    wb::check::append_measured(text, h.kind + ": " + std::to_string(t.global_atomics) + " global atomics (limit " +
+                               std::to_string(limit) + "), loads " + fixed(t.loads()) + " sectors/request");
     const std::string call = histogram_call(shared, h);
     const bool empty_bins_merged =
         used_bins < std::size_t(kBins) && t.global_atomics <= std::uint64_t(kBlocks) * kBins;

@@ -228,7 +228,7 @@ testing::AssertionResult explain_launch_failure(const Case& c, testing::Assertio
 // zones and must come back unchanged; C carries guard zones that must stay untouched.
 testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d, const std::string& call,
                                   std::vector<float>& c_out) {
-  try {
+  return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     // The guard zones are whole 16-byte units; a shift of s floats more puts the matrix s floats past
     // a 16-byte boundary (and the guard after it s floats longer).
     const std::size_t guard = c.exact ? 0 : wb::check::kGuardElements;
@@ -258,9 +258,7 @@ testing::AssertionResult run_once(const Version& v, const Case& c, const Data& d
     }
     c_out = C.download();
     return testing::AssertionSuccess();
-  } catch (const wb::CudaError& e) {
-    return testing::AssertionFailure() << "a CUDA call of the checker failed after " << call << ": " << e.what();
-  }
+  });
 }
 
 // Where the wrong elements lie: the rows and columns they span, whether they are all in the

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -598,22 +597,15 @@ WB_CHECK(Correctness, ConvBackwardFilterReproducible, .weight = 2,
   const std::string call = "conv2d_backward_filter(" + describe(p) + ")";
   const Input x(wb::random_floats(x_size(p), 510), "x");
   const Input dy(wb::random_floats(y_size(p), 511), "dy");
-  const Outcome first = run_version(kBackwardFilter, p, x, dy, call);
-  WB_ASSERT(first.ok);
-  for (int again = 2; again <= 3; ++again) {
-    const wb::check::BlockOrderOfRun order(again);
-    const Outcome r = run_version(kBackwardFilter, p, x, dy, call);
-    WB_ASSERT(r.ok);
-    const wb::check::Mismatches m = wb::check::find_mismatches(
-        r.out.size(), [&](std::size_t i) { return std::memcmp(&first.out[i], &r.out[i], sizeof(float)) != 0; });
-    if (!m.none()) {
-      FAIL() << call << ", run " << again << " of 3 on the same inputs: dw[" << m.first
-             << "] = " << wb::check::significant(r.out[m.first], 7) << ", run 1 gave "
-             << wb::check::significant(first.out[m.first], 7)
-             << ". The sum over N P Q must be added in the same order every time: store per-block partial sums in "
-                "the workspace and add them in a fixed order in a second kernel, not with atomicAdd.";
-    }
-  }
+  WB_ASSERT(wb::check::same_every_run<Outcome>(
+      call,
+      [&](Outcome& o, int) {
+        o = run_version(kBackwardFilter, p, x, dy, call);
+        return o.ok;
+      },
+      {{"dw", &Outcome::out}},
+      "The sum over N P Q must be added in the same order every time: store per-block partial sums in the "
+      "workspace and add them in a fixed order in a second kernel, not with atomicAdd."));
 }
 
 WB_CHECK(Correctness, ConvBnReluInference, .weight = 2,
@@ -787,8 +779,7 @@ WB_CHECK(Performance, ImplicitGemmNoWorkspace, .weight = 3, .backends = "sim",
     WB_ASSERT(measure_version(*v, 800, t));
     WB_REQUIRE_ANALYSIS();
     const double ratio = t.bytes_written / y_bytes;
-    text += (text.empty() ? "" : "; ") + std::string(v->name) + " wrote " + fixed(ratio) + " x y";
-    wb::check::record_measured(text);
+    wb::check::append_measured(text, std::string(v->name) + " wrote " + fixed(ratio) + " x y");
     if (v != &kIm2col && t.bytes_written > y_bytes) {
       FAIL() << metric_call(*v) << " wrote " << t.bytes_written << " bytes to global memory, " << fixed(ratio)
              << " x the " << y_bytes
@@ -962,10 +953,10 @@ WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_
       const wb::Timing ours =
           wb::time_median([&] { WB_CUDA_CHECK(conv2d_forward(p, x.data(), w.data(), y.data())); }, kTiming);
       const double ratio = base.median_ms / ours.median_ms;
-      text += (text.empty() ? "" : "; ") + std::string(s.name) + " " + fixed(ratio) + " x cuDNN (" +
-              fixed(flops(p) / ours.median_ms / 1e9, 1) + " vs " + fixed(flops(p) / base.median_ms / 1e9, 1) +
-              " TFLOP/s, " + cudnn.forward_algorithm() + ")";
-      wb::check::record_measured(text);
+      wb::check::append_measured(text, std::string(s.name) + " " + fixed(ratio) + " x cuDNN (" +
+                                 fixed(flops(p) / ours.median_ms / 1e9, 1) + " vs " +
+                                 fixed(flops(p) / base.median_ms / 1e9, 1) + " TFLOP/s, " +
+                                 cudnn.forward_algorithm() + ")");
       if (ratio < kMinRatio) slow.push_back(s.name);
     }
     if (!slow.empty()) {
@@ -1020,9 +1011,8 @@ WB_CHECK(Performance, BackwardVsCudnn, .weight = 6, .backends = "cuda", .timeout
       const double filter_ratio = speedup(
           [&] { cudnn.backward_filter(x.data(), dy.data(), dw_ref.data()); },
           [&] { WB_CUDA_CHECK(conv2d_backward_filter(p, x.data(), dy.data(), dw.data(), workspace.data())); });
-      text += (text.empty() ? "" : "; ") + std::string(s.name) + " dgrad " + fixed(data_ratio) + " x, wgrad " +
-              fixed(filter_ratio) + " x cuDNN";
-      wb::check::record_measured(text);
+      wb::check::append_measured(text, std::string(s.name) + " dgrad " + fixed(data_ratio) + " x, wgrad " +
+                                 fixed(filter_ratio) + " x cuDNN");
       if (data_ratio < kMinRatio) slow.push_back(std::string("dgrad ") + s.name);
       if (filter_ratio < kMinRatio) slow.push_back(std::string("wgrad ") + s.name);
     }

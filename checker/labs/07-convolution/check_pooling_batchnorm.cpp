@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <limits>
@@ -535,7 +534,7 @@ testing::AssertionResult compare_channels(const std::string& call, const BnCase&
   for (const PerChannel& a : arrays) {
     for (int c = 0; c < b.C; ++c) {
       const double g = a.got[c];
-      if (!never_written(a.got[c]) && std::isfinite(g) && std::fabs(g - a.want(c)) <= a.allowed(c)) continue;
+      if (wb::check::within(a.got[c], a.want(c), a.allowed(c))) continue;
       return testing::AssertionFailure() << call << ": " << a.array << "[" << c << "] = "
                                          << wb::check::shown_value(a.got[c]) << ", expected " << number(a.want(c))
                                          << " (allowed difference " << number(a.allowed(c)) << "). "
@@ -859,11 +858,6 @@ WB_CHECK(Correctness, BatchNormBackward, .weight = 3,
   WB_ASSERT(bn_cases(1600, [](BnCase b) { return check_bn_backward(make_bn_backward_case(std::move(b))); }));
 }
 
-namespace {
-
-
-}  // namespace
-
 WB_CHECK(Correctness, BatchNormReproducible, .weight = 2,
          .passes = "training and backward three times, the workspace holding other bytes and the blocks "
                    "started in another order each time: bitwise equal",
@@ -1068,8 +1062,7 @@ WB_CHECK(Analysis, BatchNormNoAtomics, .weight = 2, .backends = "sim",
         "atomic operations");
     WB_REQUIRE_ANALYSIS();
     const char* function = training ? "batchnorm_forward_training" : "batchnorm_backward";
-    text += (text.empty() ? "" : "; ") + std::string(function) + ": " + std::to_string(atomics) + " atomics";
-    wb::check::record_measured(text);
+    wb::check::append_measured(text, std::string(function) + ": " + std::to_string(atomics) + " atomics");
     if (atomics != 0) {
       FAIL() << function << "(N=8, C=2, HW=1000): " << atomics
              << " atomic operations. Float atomics add in whatever order the blocks arrive, so the rounding, and the "

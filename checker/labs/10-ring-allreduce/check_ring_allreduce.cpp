@@ -487,8 +487,7 @@ WB_CHECK(Performance, PipelinedRingBusbwVsMpiAllreduce, .weight = 2, .ranks = {2
   constexpr double kMinBusbwRatio = WB_LIMIT("min_busbw_ratio");
   comm::Communicator& w = world();
   const int n = w.size();
-  comm::check::GpuSharing sharing;
-  if (const std::string why = comm::check::not_timed_reason(w, &sharing); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = comm::check::not_timed_reason(w); !why.empty()) GTEST_SKIP() << why;
   comm::HarnessOptions o;
   o.min_bytes = o.max_bytes = 16 << 20;
   o.iters = 10;

@@ -559,21 +559,13 @@ def destructor_sleeps(t: Test) -> None:
             print(f"note  {r.name} is NOT MEASURED here, as for the solution ({r.message})")
             continue
         t.check(r.status == runner.PASSED, f"{r.name} passes as it does for the solution", r.message[:300])
-    # A judge that waited for the worker's end would wait until the check's time limit. The judge
-    # ends a worker within 1.5 s of asking it to stop, so each check may take the solution's time
-    # (timed in this run: SaxpyLargeSizes alone takes 9-13 s on a 2-core machine) and a margin.
-    solution = t.build_dir / "bin" / "check_01_saxpy_solution"
-    base = {}
-    if solution.is_file():
-        base = {r.name: r.duration_s for r in runner.run_lab_checks(t.lab, solution, checks=[r.name for r in t.results])}
-    else:
-        print("note  no solution binary: each check is held to 10 s instead of the solution's time")
-    slow = []
-    for r in t.results:
-        limit = 1.5 * base[r.name] + 5 if r.name in base else 10
-        if r.duration_s >= limit:
-            slow.append(f"{r.name} {r.duration_s:.1f} s (at most {limit:.1f} s)")
-    t.check(not slow, "every check took about as long as the solution's (the worker's end is not waited for)",
+    # A judge that waited for the worker's end would wait until the check's time limit (the
+    # worker sleeps 1000 s). It ends a worker within 1.5 s of asking it to stop (judge.cpp), so
+    # each check must end well inside its limit; the solution's own time (SaxpyLargeSizes: 9-13 s
+    # on a 2-core machine) is no fixed bound.
+    slow = [f"{r.name} {r.duration_s:.1f} s of {t.lab.timeout_for(r.name):g} s" for r in t.results
+            if r.duration_s >= t.lab.timeout_for(r.name) / 2]
+    t.check(not slow, "every check ended well inside its time limit (the worker's end is not waited for)",
             "; ".join(slow))
     t.no_process_left()
 

@@ -112,12 +112,15 @@ inline void expect_allreduce_64mib(const std::vector<std::pair<AllreduceFn, std:
 
 /// Why a Performance check, timed with 2 and 4 ranks, does not time this run (for GTEST_SKIP): another
 /// rank count, or ranks that would time-slice one GPU and so time the GPU's context switches, not the
-/// lab's algorithm (shared_gpu_reason). "" when it times; *sharing then holds gpu_sharing(comm).
-inline std::string not_timed_reason(Communicator& comm, GpuSharing* sharing) {
-  if (comm.size() != 2 && comm.size() != 4)
+/// lab's algorithm (shared_gpu_reason). "" when it times; *sharing (when given) then holds
+/// gpu_sharing(comm).
+inline std::string not_timed_reason(Communicator& comm, GpuSharing* sharing = nullptr) {
+  if (comm.size() != 2 && comm.size() != 4) {
     return "measured with 2 and 4 ranks only (this run has " + std::to_string(comm.size()) + ")";
-  *sharing = gpu_sharing(comm);
-  return shared_gpu_reason(*sharing, comm.memory_space());
+  }
+  const GpuSharing found = gpu_sharing(comm);
+  if (sharing) *sharing = found;
+  return shared_gpu_reason(found, comm.memory_space());
 }
 
 /// "<lab / library>x ({lab} vs {library} {unit})" with two decimals: a timed comparison as the
