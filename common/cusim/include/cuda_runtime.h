@@ -14,6 +14,7 @@
 
 #include "cusim/vector_types.h"
 #include "cusim/runtime_api.h"
+#include "cusim/texture_api.h"
 #include "cusim/device.h"
 #include "cusim/device_functions.h"
 #include "cusim/atomics.h"
@@ -25,6 +26,10 @@
 #define __CUDA_RUNTIME_H__
 #define __CUDA_RUNTIME_API_H__
 #define __DRIVER_TYPES_H__
+#define __DRIVER_FUNCTIONS_H__
+#define __TEXTURE_TYPES_H__
+#define __SURFACE_TYPES_H__
+#define __CHANNEL_DESCRIPTOR_H__
 #define __VECTOR_TYPES_H__
 #define __VECTOR_FUNCTIONS_H__
 #define __DEVICE_LAUNCH_PARAMETERS_H__

@@ -37,6 +37,21 @@ void note_stream_work(cudaStream_t stream, const std::string& what, const std::s
 /// Records the calling thread as one of cusim's own (cusim::checker::own_threads).
 void note_own_thread();
 bool quiet();
+/// Device memory as cudaMalloc gives it (and releases it), reported under the name @p api.
+cudaError_t device_allocate(void** ptr, size_t size, const char* api);
+cudaError_t device_release(void* ptr, const char* api);
+/// cudaMemcpy2D's checks and copy, reported under the name @p api.
+cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                    cudaMemcpyKind kind, const char* api);
+/// cudaDeviceReset for texture.cpp: every CUDA array (its memory is already released), texture
+/// and surface object is gone.
+void reset_arrays_and_objects();
+/// Reports @p err from the runtime call @p api ("api at file:line: detail") and returns it.
+cudaError_t runtime_error(cudaError_t err, const char* api, const std::string& detail);
+/// The sticky error of the context (a runtime call returns it first), else cudaSuccess.
+cudaError_t runtime_prologue();
+/// The sticky error, else the failure injected into this call of @p api, else cudaSuccess.
+cudaError_t runtime_injection_point(const char* api);
 
 constexpr size_t kStaticSharedLimit = 48 * 1024;
 constexpr size_t kDynamicSharedOptinLimit = 227 * 1024;

@@ -700,6 +700,7 @@ cudaError_t cudaDeviceReset() {
         s.max_dyn_smem.clear();
         s.device_bytes = 0;
     }
+    reset_arrays_and_objects();
     clear_sticky_error();
     tls_last_error = cudaSuccess;
     return cudaSuccess;
@@ -1030,6 +1031,28 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, 
     return cudaSuccess;
 }
 }  // namespace
+
+namespace cusim::detail {
+// For the CUDA arrays, textures and surfaces of texture.cpp: device memory, 2D copies and the
+// runtime's errors under the name of the API the program called.
+cudaError_t device_allocate(void** ptr, size_t size, const char* api) { return allocate(ptr, size, true, api); }
+cudaError_t device_release(void* ptr, const char* api) { return release(ptr, true, api); }
+cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                    cudaMemcpyKind kind, const char* api) {
+    return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, api);
+}
+cudaError_t runtime_error(cudaError_t err, const char* api, const std::string& detail) {
+    return api_error(err, api, detail);
+}
+cudaError_t runtime_prologue() {
+    CUSIM_API_PROLOGUE();
+    return cudaSuccess;
+}
+cudaError_t runtime_injection_point(const char* api) {
+    CUSIM_INJECTION_POINT(api);
+    return cudaSuccess;
+}
+}  // namespace cusim::detail
 
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind) {
