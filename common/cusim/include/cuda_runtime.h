@@ -15,6 +15,7 @@
 #include "cusim/vector_types.h"
 #include "cusim/runtime_api.h"
 #include "cusim/texture_api.h"
+#include "cusim/graph_api.h"
 #include "cusim/device.h"
 #include "cusim/device_functions.h"
 #include "cusim/atomics.h"

@@ -1,6 +1,7 @@
 // Internal interfaces shared by cusim's runtime and scheduler translation units.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #define CUSIM_NO_SITE_MACROS 1
@@ -43,6 +44,20 @@ cudaError_t device_release(void* ptr, const char* api);
 /// cudaMemcpy2D's checks and copy, reported under the name @p api.
 cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                     cudaMemcpyKind kind, const char* api);
+/// Stream capture (graph.cpp). When @p stream is being captured into a graph: records @p work
+/// (run later, on the stream a launch of the graph gives it) as a node of type @p type and returns
+/// true; else false, and the caller does the work now.
+bool capture_operation(cudaStream_t stream, cudaGraphNodeType type, const char* what,
+                       std::function<void(cudaStream_t)> work);
+/// cudaEventRecord on a captured stream: the event keeps the stream's place in the capture (true).
+bool capture_event_record(cudaEvent_t event, cudaStream_t stream);
+/// cudaStreamWaitEvent within a capture: 1 handled (the stream joined the capture, or an edge
+/// added), 0 no capture involved, -1 the stream and the event belong to different captures.
+int capture_event_wait(cudaStream_t stream, cudaEvent_t event);
+/// cudaErrorStreamCaptureUnsupported (the capture invalidated) when @p stream is being captured.
+cudaError_t capture_forbids_sync(cudaStream_t stream, const char* api);
+/// cudaDeviceReset for graph.cpp: every capture ends.
+void reset_graphs();
 /// cudaDeviceReset for texture.cpp: every CUDA array (its memory is already released), texture
 /// and surface object is gone.
 void reset_arrays_and_objects();

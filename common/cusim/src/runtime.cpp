@@ -384,6 +384,10 @@ const char* cudaGetErrorName(cudaError_t e) {
         N(cudaErrorHostMemoryAlreadyRegistered) N(cudaErrorHostMemoryNotRegistered)
         N(cudaErrorHardwareStackError) N(cudaErrorIllegalInstruction) N(cudaErrorMisalignedAddress)
         N(cudaErrorLaunchFailure) N(cudaErrorCooperativeLaunchTooLarge) N(cudaErrorNotPermitted) N(cudaErrorNotSupported) N(cudaErrorUnknown)
+        N(cudaErrorIllegalState) N(cudaErrorStreamCaptureUnsupported) N(cudaErrorStreamCaptureInvalidated)
+        N(cudaErrorStreamCaptureMerge) N(cudaErrorStreamCaptureUnmatched) N(cudaErrorStreamCaptureUnjoined)
+        N(cudaErrorStreamCaptureIsolation) N(cudaErrorStreamCaptureImplicit) N(cudaErrorCapturedEvent)
+        N(cudaErrorStreamCaptureWrongThread) N(cudaErrorGraphExecUpdateFailure)
 #undef N
     }
     return "cudaErrorUnknown";
@@ -422,6 +426,21 @@ const char* cudaGetErrorString(cudaError_t e) {
         case cudaErrorNotPermitted: return "operation not permitted";
         case cudaErrorNotSupported: return "operation not supported";
         case cudaErrorUnknown: return "unknown error";
+        case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
+        case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+        case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+        case cudaErrorStreamCaptureMerge: return "operation would result in a merge of separate capture sequences";
+        case cudaErrorStreamCaptureUnmatched: return "capture was not ended in the same stream as it began";
+        case cudaErrorStreamCaptureUnjoined: return "capturing stream has unjoined work";
+        case cudaErrorStreamCaptureIsolation:
+            return "dependency created on uncaptured work in another stream";
+        case cudaErrorStreamCaptureImplicit:
+            return "operation would make the legacy stream depend on a capturing blocking stream";
+        case cudaErrorCapturedEvent: return "operation not permitted on an event last recorded in a capturing stream";
+        case cudaErrorStreamCaptureWrongThread:
+            return "attempt to terminate a thread-local capture sequence from another thread";
+        case cudaErrorGraphExecUpdateFailure:
+            return "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update";
     }
     return "unrecognized error code";
 }
@@ -701,6 +720,7 @@ cudaError_t cudaDeviceReset() {
         s.device_bytes = 0;
     }
     reset_arrays_and_objects();
+    reset_graphs();
     clear_sticky_error();
     tls_last_error = cudaSuccess;
     return cudaSuccess;
@@ -1008,6 +1028,9 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpyAsync", "the stream is not a valid stream handle");
     if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
+    if (capture_operation(stream, cudaGraphNodeTypeMemcpy, "cudaMemcpyAsync",
+                          [=](cudaStream_t) { cudaMemcpy(dst, src, count, kind); }))
+        return cudaSuccess;
     note_stream_work(stream, "cudaMemcpyAsync", api_site());
     if (count) std::memmove(dst, src, count);
     if (count && analysis_hooks::instrumented) analysis_hooks::on_host_write(dst, count);
@@ -1065,6 +1088,10 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
     CUSIM_INJECTION_POINT("cudaMemcpy2DAsync");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpy2DAsync", "the stream is not a valid stream handle");
+    if (capture_operation(stream, cudaGraphNodeTypeMemcpy, "cudaMemcpy2DAsync", [=](cudaStream_t) {
+            memcpy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2DAsync");
+        }))
+        return cudaSuccess;
     note_stream_work(stream, "cudaMemcpy2DAsync", api_site());
     return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2DAsync");
 }
@@ -1126,6 +1153,9 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t str
     CUSIM_INJECTION_POINT("cudaMemsetAsync");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemsetAsync", "the stream is not a valid stream handle");
+    if (capture_operation(stream, cudaGraphNodeTypeMemset, "cudaMemsetAsync",
+                          [=](cudaStream_t) { memset_impl(ptr, value, count, "cudaMemsetAsync"); }))
+        return cudaSuccess;
     note_stream_work(stream, "cudaMemsetAsync", api_site());
     return memset_impl(ptr, value, count, "cudaMemsetAsync");
 }
@@ -1183,6 +1213,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
     CUSIM_API_PROLOGUE();
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaStreamSynchronize", "not a live stream");
+    if (cudaError_t e = capture_forbids_sync(stream, "cudaStreamSynchronize")) return e;
     State& s = state();
     std::lock_guard<std::mutex> lk(s.mu);
     s.pending.erase(stream);
@@ -1218,6 +1249,9 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userD
     if (!fn) return api_error(cudaErrorInvalidValue, "cudaLaunchHostFunc", "fn is NULL");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaLaunchHostFunc", "not a live stream");
+    if (capture_operation(stream, cudaGraphNodeTypeHost, "cudaLaunchHostFunc",
+                          [fn, userData](cudaStream_t) { fn(userData); }))
+        return cudaSuccess;
     note_stream_work(stream, "cudaLaunchHostFunc", api_site());
     fn(userData);
     return cudaSuccess;
@@ -1300,6 +1334,12 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
     CUSIM_API_PROLOGUE();
     if (!valid_stream(stream) || !valid_event(event))
         return api_error(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent", "invalid stream or event");
+    if (const int captured = capture_event_wait(stream, event)) {
+        if (captured < 0)
+            return api_error(cudaErrorStreamCaptureIsolation, "cudaStreamWaitEvent",
+                             "the event was recorded in another capture than the stream's");
+        return cudaSuccess;
+    }
     // A stream that is not non-blocking is ordered with the default stream: what it waits for is
     // waited for by what follows on the default stream too.
     const bool ordered = stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread ||
@@ -1337,6 +1377,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     CUSIM_API_PROLOGUE();
     if (!valid_event(event) || !valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaEventRecord", "invalid event or stream");
+    if (capture_event_record(event, stream)) return cudaSuccess;
     event->recorded = true;
     event->when = std::chrono::steady_clock::now();
     const bool user_stream = stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread;

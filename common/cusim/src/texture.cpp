@@ -674,6 +674,9 @@ cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
 }
 
 cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t stream) {
+    if (p && capture_operation(stream, cudaGraphNodeTypeMemcpy, "cudaMemcpy3DAsync",
+                               [copy = *p](cudaStream_t) { cudaMemcpy3D(&copy); }))
+        return cudaSuccess;
     if (cudaError_t e = async_stream(stream, "cudaMemcpy3DAsync")) return e;
     return cudaMemcpy3D(p);
 }

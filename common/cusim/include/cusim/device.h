@@ -1,7 +1,10 @@
 // Kernel-side built-ins of cusim: thread coordinates, barriers, warp intrinsics, shared memory
 // and the launch entry point the source rewriter calls.
 #pragma once
+#include <atomic>
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <source_location>
 #include <tuple>
 #include <type_traits>
@@ -224,6 +227,22 @@ void* dynamic_shared();
 /// `*getter()` before each block runs.
 bool register_dynamic_shared_pointer(void** (*getter)());
 
+namespace detail {
+/// Streams being captured into graphs (graph.cpp), and this thread's graph node being built by
+/// cudaGraphAddKernelNode: a launch then is recorded, not run.
+extern std::atomic<int> g_stream_captures;
+extern thread_local bool tls_recording_launch;
+/// True when a launch on @p stream must be recorded (the stream is being captured).
+bool stream_is_captured(cudaStream_t stream);
+inline bool launch_is_recorded(cudaStream_t stream) {
+    return tls_recording_launch ||
+           (g_stream_captures.load(std::memory_order_relaxed) > 0 && stream_is_captured(stream));
+}
+/// Records a launch (its arguments already copied into @p replay, which launches it on the stream it
+/// is given) as a kernel node: of the capture of @p stream, or of the node being built.
+void record_launch(cudaStream_t stream, const char* kernel_name, std::function<void(cudaStream_t)> replay);
+}  // namespace detail
+
 /// Launch entry point emitted by the source rewriter for `kernel<<<...>>>(args)`.
 template <class F, class... A>
 void launch(const launch_config& cfg, const char* file, int line, const char* kernel_name, const void* kernel_id,
@@ -231,6 +250,24 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
     // Arguments are evaluated once, on the host, as CUDA does; each simulated thread then calls the
     // kernel with them, so parameter conversions are exactly those of a CUDA launch.
     std::tuple<std::decay_t<A>...> values(std::forward<A>(args)...);
+    if (__builtin_expect(detail::launch_is_recorded(cfg.stream), 0)) {
+        // Captured into a graph: the arguments are copied now, and every launch of the graph
+        // launches the kernel with them.
+        auto owned = std::make_shared<std::tuple<std::decay_t<A>...>>(std::move(values));
+        const launch_config saved = cfg;
+        std::decay_t<F> kernel_call = call;
+        detail::record_launch(cfg.stream, kernel_name,
+                              [owned, saved, file, line, kernel_name, kernel_id, kernel_call](cudaStream_t stream) {
+                                  launch_config c = saved;
+                                  c.stream = stream;
+                                  std::apply(
+                                      [&](const auto&... a) {
+                                          ::cusim::launch(c, file, line, kernel_name, kernel_id, kernel_call, a...);
+                                      },
+                                      *owned);
+                              });
+        return;
+    }
     auto body = [&]() { std::apply(call, values); };
     using Body = decltype(body);
 #ifdef __SANITIZE_THREAD__

@@ -1,0 +1,858 @@
+// CUDA graphs (include/cusim/graph_api.h): graphs of nodes, stream capture, executable graphs.
+//
+// A node holds what it does as a function of the stream it runs on (its arguments copied when the
+// node was made). An executable graph is a copy of its graph's nodes in an order that respects every
+// dependency; launching it runs them in that order, each completing before the next, as every
+// stream operation does in cusim. A stream being captured has a capture and a tail (the nodes the
+// stream's next operation depends on); an event recorded on it keeps the tail, and a stream that
+// waits for that event joins the capture with the event's tail as its own.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "internal.h"
+
+struct CUgraph_st;
+
+struct CUgraphNode_st {
+    CUgraph_st* graph = nullptr;
+    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+    std::string what;                                // for reports: "kernel 'k'", "cudaMemcpyAsync", ...
+    std::function<void(cudaStream_t)> run;           // what the node does
+    std::vector<CUgraphNode_st*> deps;
+    cudaKernelNodeParams kernel{};                   // kernel nodes made by cudaGraphAddKernelNode
+    CUgraph_st* child = nullptr;                     // child graph nodes: the graph's own copy
+    void* allocation = nullptr;                      // memory allocation nodes
+    size_t allocation_bytes = 0;
+};
+
+struct CUgraph_st {
+    std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
+    std::vector<CUgraph_st*> children;  // owned copies of child graphs
+    ~CUgraph_st();
+};
+
+struct CUgraphExec_st {
+    struct Step {
+        const CUgraphNode_st* origin;
+        cudaGraphNodeType type;
+        std::function<void(cudaStream_t)> run;
+    };
+    std::vector<Step> steps;
+};
+
+namespace cusim::detail {
+
+std::atomic<int> g_stream_captures{0};
+thread_local bool tls_recording_launch = false;
+
+namespace {
+
+struct Capture {
+    CUgraph_st* graph;
+    cudaStream_t origin;
+    cudaStreamCaptureMode mode;
+    unsigned long long id;
+    bool invalidated = false;
+};
+struct Tail {
+    Capture* capture;
+    std::vector<CUgraphNode_st*> nodes;
+};
+
+std::mutex g_mu;
+std::map<cudaStream_t, Tail> g_streams;  // streams in a capture
+std::map<cudaEvent_t, Tail> g_events;    // events recorded in a capture
+std::set<CUgraph_st*> g_graphs;
+std::set<CUgraphExec_st*> g_execs;
+unsigned long long g_next_capture_id = 1;
+size_t g_graph_memory = 0, g_graph_memory_high = 0;
+thread_local CUgraphNode_st* tls_node_being_built = nullptr;  // cudaGraphAddKernelNode
+thread_local cudaStreamCaptureMode tls_capture_mode = cudaStreamCaptureModeGlobal;
+
+cudaError_t fail(cudaError_t err, const char* api, const std::string& detail) { return runtime_error(err, api, detail); }
+
+bool live_graph(const CUgraph_st* g) { return g && g_graphs.count(const_cast<CUgraph_st*>(g)); }
+
+CUgraphNode_st* add_node(CUgraph_st* g, cudaGraphNodeType type, std::string what,
+                         std::function<void(cudaStream_t)> run, std::vector<CUgraphNode_st*> deps) {
+    auto n = std::make_unique<CUgraphNode_st>();
+    n->graph = g, n->type = type, n->what = std::move(what), n->run = std::move(run), n->deps = std::move(deps);
+    g->nodes.push_back(std::move(n));
+    return g->nodes.back().get();
+}
+
+/// Checks the dependency list of a new node of @p g; "" or the reason it is refused.
+std::string check_deps(const CUgraph_st* g, const cudaGraphNode_t* deps, size_t n) {
+    if (n && !deps) return "pDependencies is NULL but numDependencies is " + std::to_string(n);
+    for (size_t i = 0; i < n; ++i) {
+        if (!deps[i] || deps[i]->graph != g) return "dependency " + std::to_string(i) + " is not a node of this graph";
+        for (size_t j = 0; j < i; ++j)
+            if (deps[j] == deps[i]) return "dependency " + std::to_string(i) + " is listed twice";
+    }
+    return "";
+}
+
+/// The nodes of @p g in an order where each comes after all its dependencies.
+std::vector<CUgraphNode_st*> topological(const CUgraph_st* g) {
+    std::vector<CUgraphNode_st*> order;
+    std::set<const CUgraphNode_st*> done;
+    std::function<void(CUgraphNode_st*)> visit = [&](CUgraphNode_st* n) {
+        if (!done.insert(n).second) return;
+        for (CUgraphNode_st* d : n->deps) visit(d);
+        order.push_back(n);
+    };
+    for (const auto& n : g->nodes) visit(n.get());
+    return order;
+}
+
+/// Runs every node of @p g in dependency order on @p stream (a child graph node's work).
+void run_graph(const CUgraph_st* g, cudaStream_t stream) {
+    for (CUgraphNode_st* n : topological(g)) n->run(stream);
+}
+
+CUgraph_st* clone_graph(const CUgraph_st* g, std::map<const CUgraphNode_st*, CUgraphNode_st*>* mapping = nullptr) {
+    auto* c = new CUgraph_st;
+    std::map<const CUgraphNode_st*, CUgraphNode_st*> map;
+    for (const auto& n : g->nodes) {
+        auto copy = std::make_unique<CUgraphNode_st>(*n);
+        copy->graph = c;
+        if (n->child) {
+            copy->child = clone_graph(n->child);
+            c->children.push_back(copy->child);
+            CUgraph_st* child = copy->child;
+            copy->run = [child](cudaStream_t s) { run_graph(child, s); };
+        }
+        map[n.get()] = copy.get();
+        c->nodes.push_back(std::move(copy));
+    }
+    for (auto& n : c->nodes)
+        for (auto& d : n->deps) d = map.at(d);
+    if (mapping) *mapping = map;
+    return c;
+}
+
+/// Adds an operation issued to a captured stream as a node after the stream's tail.
+void capture_node(Tail& t, cudaGraphNodeType type, std::string what, std::function<void(cudaStream_t)> run) {
+    CUgraphNode_st* n = add_node(t.capture->graph, type, std::move(what), std::move(run), t.nodes);
+    t.nodes = {n};
+}
+
+std::string kernel_node_what(const char* name) { return "kernel '" + std::string(name ? name : "?") + "'"; }
+
+/// The launch of @p p as a node's work, its arguments copied now through the kernel's registration
+/// (the same path as cudaLaunchKernel): the launch is recorded into @p node, not run.
+cudaError_t record_kernel(CUgraphNode_st* node, const cudaKernelNodeParams& p, const char* api) {
+    if (!p.func) return fail(cudaErrorInvalidDeviceFunction, api, "func is NULL");
+    if (p.extra) return fail(cudaErrorNotSupported, api, "the extra form of kernel arguments is not modelled by cusim");
+    node->run = nullptr;
+    tls_node_being_built = node;
+    tls_recording_launch = true;
+    const cudaError_t e = cudaLaunchKernel(static_cast<const void*>(p.func), p.gridDim, p.blockDim, p.kernelParams,
+                                           p.sharedMemBytes, nullptr);
+    tls_recording_launch = false;
+    tls_node_being_built = nullptr;
+    if (e != cudaSuccess) return e;
+    if (!node->run) return fail(cudaErrorInvalidDeviceFunction, api, "func is not a kernel cusim can launch");
+    node->kernel = p;
+    node->kernel.kernelParams = nullptr;  // copied into the node; the caller's array may go away
+    return cudaSuccess;
+}
+
+/// A memset node's work: @p value written as elements of elementSize bytes, row by row.
+std::function<void(cudaStream_t)> memset_work(const cudaMemsetParams& p) {
+    return [p](cudaStream_t) {
+        std::vector<unsigned char> row(p.width * p.elementSize);
+        for (size_t i = 0; i < p.width; ++i) std::memcpy(&row[i * p.elementSize], &p.value, p.elementSize);
+        for (size_t r = 0; r < p.height; ++r)
+            cudaMemcpy(static_cast<char*>(p.dst) + r * p.pitch, row.data(), row.size(), cudaMemcpyHostToDevice);
+    };
+}
+
+std::string check_memset(const cudaMemsetParams* p) {
+    if (!p || !p->dst) return "pMemsetParams or its dst is NULL";
+    if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4)
+        return "elementSize is " + std::to_string(p->elementSize) + " (1, 2 or 4)";
+    if (p->height > 1 && p->pitch < p->width * p->elementSize) return "pitch is smaller than a row";
+    return "";
+}
+
+std::function<void(cudaStream_t)> memcpy_work(const cudaMemcpy3DParms& p) {
+    return [p](cudaStream_t) { cudaMemcpy3D(&p); };
+}
+
+/// The start of a node-adding call: the graph and the dependencies checked.
+cudaError_t node_prologue(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n, const char* api) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (!out) return fail(cudaErrorInvalidValue, api, "pGraphNode is NULL");
+    if (!live_graph(g)) return fail(cudaErrorInvalidValue, api, "graph is not a live graph (cudaGraphCreate)");
+    if (std::string why = check_deps(g, deps, n); !why.empty()) return fail(cudaErrorInvalidValue, api, why);
+    return cudaSuccess;
+}
+
+std::vector<CUgraphNode_st*> dep_list(const cudaGraphNode_t* deps, size_t n) {
+    return n ? std::vector<CUgraphNode_st*>(deps, deps + n) : std::vector<CUgraphNode_st*>{};
+}
+
+CUgraphExec_st::Step* exec_step(CUgraphExec_st* e, const CUgraphNode_st* node) {
+    for (auto& s : e->steps)
+        if (s.origin == node) return &s;
+    return nullptr;
+}
+
+}  // namespace
+
+
+void release_graph_memory(size_t bytes) { g_graph_memory -= bytes; }
+
+bool stream_is_captured(cudaStream_t stream) {
+    std::lock_guard<std::mutex> lk(g_mu);
+    return g_streams.count(stream) != 0;
+}
+
+void record_launch(cudaStream_t stream, const char* kernel_name, std::function<void(cudaStream_t)> replay) {
+    if (tls_node_being_built) {
+        tls_node_being_built->what = kernel_node_what(kernel_name);
+        tls_node_being_built->run = std::move(replay);
+        return;
+    }
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = g_streams.find(stream);
+    if (it == g_streams.end()) return;  // the capture ended meanwhile (another thread)
+    capture_node(it->second, cudaGraphNodeTypeKernel, kernel_node_what(kernel_name), std::move(replay));
+}
+
+bool capture_operation(cudaStream_t stream, cudaGraphNodeType type, const char* what,
+                       std::function<void(cudaStream_t)> work) {
+    if (g_stream_captures.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = g_streams.find(stream);
+    if (it == g_streams.end()) return false;
+    capture_node(it->second, type, what, std::move(work));
+    return true;
+}
+
+bool capture_event_record(cudaEvent_t event, cudaStream_t stream) {
+    if (g_stream_captures.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = g_streams.find(stream);
+    if (it == g_streams.end()) return false;
+    g_events[event] = it->second;
+    return true;
+}
+
+int capture_event_wait(cudaStream_t stream, cudaEvent_t event) {
+    if (g_stream_captures.load(std::memory_order_relaxed) == 0) return 0;
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto ev = g_events.find(event);
+    auto st = g_streams.find(stream);
+    if (ev == g_events.end()) return st == g_streams.end() ? 0 : 1;  // an event outside the capture: no edge
+    if (st == g_streams.end()) {
+        g_streams[stream] = ev->second;  // the stream joins the capture
+        return 1;
+    }
+    if (st->second.capture != ev->second.capture) return -1;
+    for (CUgraphNode_st* n : ev->second.nodes)
+        if (std::find(st->second.nodes.begin(), st->second.nodes.end(), n) == st->second.nodes.end())
+            st->second.nodes.push_back(n);
+    return 1;
+}
+
+cudaError_t capture_forbids_sync(cudaStream_t stream, const char* api) {
+    if (g_stream_captures.load(std::memory_order_relaxed) == 0) return cudaSuccess;
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = g_streams.find(stream);
+    if (it == g_streams.end()) return cudaSuccess;
+    it->second.capture->invalidated = true;
+    return fail(cudaErrorStreamCaptureUnsupported, api,
+                "the stream is being captured into a graph, where it cannot be waited for; the capture is now "
+                "invalid (end it with cudaStreamEndCapture, then wait for the graph's launch instead)");
+}
+
+void reset_graphs() {
+    std::lock_guard<std::mutex> lk(g_mu);
+    std::set<Capture*> captures;
+    for (auto& [s, t] : g_streams) captures.insert(t.capture);
+    for (Capture* c : captures) {
+        if (c->origin) --g_stream_captures;
+        delete c->graph;
+        delete c;
+    }
+    g_streams.clear();
+    g_events.clear();
+}
+
+}  // namespace cusim::detail
+
+CUgraph_st::~CUgraph_st() {
+    for (const auto& n : nodes)
+        if (n->type == cudaGraphNodeTypeMemAlloc && n->allocation) {
+            cusim::detail::device_release(n->allocation, "cudaGraphDestroy");
+            cusim::detail::release_graph_memory(n->allocation_bytes);
+        }
+    for (CUgraph_st* c : children) delete c;
+}
+
+using namespace cusim::detail;
+
+// ---- Stream capture ---------------------------------------------------------------------------
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+    const char* api = "cudaStreamBeginCapture";
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (stream == nullptr || stream == cudaStreamLegacy)
+        return fail(cudaErrorStreamCaptureUnsupported, api,
+                    "the legacy default stream cannot be captured: capture a stream created with cudaStreamCreate");
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle, api, "the stream is not a valid stream handle");
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (g_streams.count(stream)) return fail(cudaErrorIllegalState, api, "the stream is already being captured");
+    auto* graph = new CUgraph_st;
+    g_graphs.insert(graph);
+    auto* c = new Capture{graph, stream, mode, g_next_capture_id++};
+    g_streams[stream] = Tail{c, {}};
+    ++g_stream_captures;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
+    const char* api = "cudaStreamEndCapture";
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (!pGraph) return fail(cudaErrorInvalidValue, api, "pGraph is NULL");
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = g_streams.find(stream);
+    if (it == g_streams.end()) return fail(cudaErrorIllegalState, api, "the stream is not being captured");
+    Capture* c = it->second.capture;
+    if (c->origin != stream)
+        return fail(cudaErrorStreamCaptureUnmatched, api,
+                    "the capture was begun on another stream: end it on the stream that began it");
+    // Every node must lead to the origin stream's tail: work of a joined stream that never joined
+    // back (an event the origin waited for) is unjoined.
+    std::set<const CUgraphNode_st*> reached;
+    std::vector<const CUgraphNode_st*> todo(it->second.nodes.begin(), it->second.nodes.end());
+    while (!todo.empty()) {
+        const CUgraphNode_st* n = todo.back();
+        todo.pop_back();
+        if (!reached.insert(n).second) continue;
+        for (const CUgraphNode_st* d : n->deps) todo.push_back(d);
+    }
+    const CUgraphNode_st* unjoined = nullptr;
+    for (const auto& n : c->graph->nodes)
+        if (!reached.count(n.get())) unjoined = n.get();
+    const bool invalidated = c->invalidated;
+    for (auto s = g_streams.begin(); s != g_streams.end();) s = s->second.capture == c ? g_streams.erase(s) : std::next(s);
+    for (auto e = g_events.begin(); e != g_events.end();) e = e->second.capture == c ? g_events.erase(e) : std::next(e);
+    --g_stream_captures;
+    CUgraph_st* graph = c->graph;
+    delete c;
+    if (invalidated || unjoined) {
+        g_graphs.erase(graph);
+        const std::string what = unjoined ? unjoined->what : "";
+        delete graph;
+        *pGraph = nullptr;
+        if (invalidated)
+            return fail(cudaErrorStreamCaptureInvalidated, api, "the capture was invalidated by an operation that "
+                                                                "cannot be captured (see the error reported then)");
+        return fail(cudaErrorStreamCaptureUnjoined, api,
+                    "work captured on another stream (" + what + ") was never joined back into the stream that "
+                    "began the capture: record an event on that stream after its work and make this stream wait "
+                    "for it (cudaEventRecord, cudaStreamWaitEvent) before cudaStreamEndCapture");
+    }
+    *pGraph = graph;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* pCaptureStatus) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (!pCaptureStatus) return fail(cudaErrorInvalidValue, "cudaStreamIsCapturing", "pCaptureStatus is NULL");
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = g_streams.find(stream);
+    *pCaptureStatus = it == g_streams.end()              ? cudaStreamCaptureStatusNone
+                      : it->second.capture->invalidated ? cudaStreamCaptureStatusInvalidated
+                                                        : cudaStreamCaptureStatusActive;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
+                                     cudaGraph_t* graph, const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges,
+                                     size_t* ndeps) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (!status) return fail(cudaErrorInvalidValue, "cudaStreamGetCaptureInfo", "captureStatus_out is NULL");
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = g_streams.find(stream);
+    if (it == g_streams.end()) {
+        *status = cudaStreamCaptureStatusNone;
+        if (ndeps) *ndeps = 0;
+        return cudaSuccess;
+    }
+    const Tail& t = it->second;
+    *status = t.capture->invalidated ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
+    if (id) *id = t.capture->id;
+    if (graph) *graph = t.capture->graph;
+    if (deps) *deps = t.nodes.empty() ? nullptr : t.nodes.data();
+    if (edges) *edges = nullptr;
+    if (ndeps) *ndeps = t.nodes.size();
+    return cudaSuccess;
+}
+
+cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+    if (!mode) return fail(cudaErrorInvalidValue, "cudaThreadExchangeStreamCaptureMode", "mode is NULL");
+    std::swap(*mode, tls_capture_mode);
+    return cudaSuccess;
+}
+
+// ---- Graphs -----------------------------------------------------------------------------------
+
+cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (!pGraph) return fail(cudaErrorInvalidValue, "cudaGraphCreate", "pGraph is NULL");
+    if (flags != 0) return fail(cudaErrorInvalidValue, "cudaGraphCreate", "flags must be 0");
+    std::lock_guard<std::mutex> lk(g_mu);
+    *pGraph = new CUgraph_st;
+    g_graphs.insert(*pGraph);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!g_graphs.erase(graph)) return fail(cudaErrorInvalidValue, "cudaGraphDestroy", "graph is not a live graph");
+    delete graph;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t originalGraph) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!pGraphClone || !live_graph(originalGraph))
+        return fail(cudaErrorInvalidValue, "cudaGraphClone", "pGraphClone is NULL or originalGraph is not a live graph");
+    for (const auto& n : originalGraph->nodes)
+        if (n->type == cudaGraphNodeTypeMemAlloc || n->type == cudaGraphNodeTypeMemFree)
+            return fail(cudaErrorNotSupported, "cudaGraphClone", "a graph with memory nodes cannot be cloned");
+    *pGraphClone = clone_graph(originalGraph);
+    g_graphs.insert(*pGraphClone);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+                                   size_t numDependencies, const cudaKernelNodeParams* pNodeParams) {
+    const char* api = "cudaGraphAddKernelNode";
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (!pNodeParams) return fail(cudaErrorInvalidValue, api, "pNodeParams is NULL");
+    CUgraphNode_st probe;
+    if (cudaError_t e = record_kernel(&probe, *pNodeParams, api)) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    CUgraphNode_st* n = add_node(graph, cudaGraphNodeTypeKernel, probe.what, probe.run, dep_list(pDependencies, numDependencies));
+    n->kernel = probe.kernel;
+    *pGraphNode = n;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+                                   size_t numDependencies, const cudaMemcpy3DParms* pCopyParams) {
+    const char* api = "cudaGraphAddMemcpyNode";
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (!pCopyParams) return fail(cudaErrorInvalidValue, api, "pCopyParams is NULL");
+    std::lock_guard<std::mutex> lk(g_mu);
+    *pGraphNode = add_node(graph, cudaGraphNodeTypeMemcpy, "memcpy node", memcpy_work(*pCopyParams),
+                           dep_list(pDependencies, numDependencies));
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+                                     size_t numDependencies, void* dst, const void* src, size_t count,
+                                     cudaMemcpyKind kind) {
+    const char* api = "cudaGraphAddMemcpyNode1D";
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    *pGraphNode = add_node(graph, cudaGraphNodeTypeMemcpy, "memcpy node",
+                           [=](cudaStream_t) { cudaMemcpy(dst, src, count, kind); },
+                           dep_list(pDependencies, numDependencies));
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+                                   size_t numDependencies, const cudaMemsetParams* pMemsetParams) {
+    const char* api = "cudaGraphAddMemsetNode";
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (std::string why = check_memset(pMemsetParams); !why.empty()) return fail(cudaErrorInvalidValue, api, why);
+    std::lock_guard<std::mutex> lk(g_mu);
+    *pGraphNode = add_node(graph, cudaGraphNodeTypeMemset, "memset node", memset_work(*pMemsetParams),
+                           dep_list(pDependencies, numDependencies));
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+                                 size_t numDependencies, const cudaHostNodeParams* pNodeParams) {
+    const char* api = "cudaGraphAddHostNode";
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (!pNodeParams || !pNodeParams->fn) return fail(cudaErrorInvalidValue, api, "pNodeParams or its fn is NULL");
+    const cudaHostNodeParams p = *pNodeParams;
+    std::lock_guard<std::mutex> lk(g_mu);
+    *pGraphNode = add_node(graph, cudaGraphNodeTypeHost, "host node", [p](cudaStream_t) { p.fn(p.userData); },
+                           dep_list(pDependencies, numDependencies));
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+                                  size_t numDependencies) {
+    const char* api = "cudaGraphAddEmptyNode";
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    *pGraphNode = add_node(graph, cudaGraphNodeTypeEmpty, "empty node", [](cudaStream_t) {},
+                           dep_list(pDependencies, numDependencies));
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                       const cudaGraphNode_t* pDependencies, size_t numDependencies,
+                                       cudaGraph_t childGraph) {
+    const char* api = "cudaGraphAddChildGraphNode";
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!live_graph(childGraph)) return fail(cudaErrorInvalidValue, api, "childGraph is not a live graph");
+    CUgraph_st* copy = clone_graph(childGraph);  // the node holds its own copy, as CUDA's does
+    graph->children.push_back(copy);
+    CUgraphNode_st* n = add_node(graph, cudaGraphNodeTypeGraph, "child graph node",
+                                 [copy](cudaStream_t s) { run_graph(copy, s); }, dep_list(pDependencies, numDependencies));
+    n->child = copy;
+    *pGraphNode = n;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                     const cudaGraphNode_t* pDependencies, size_t numDependencies,
+                                     cudaMemAllocNodeParams* nodeParams) {
+    const char* api = "cudaGraphAddMemAllocNode";
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (!nodeParams || nodeParams->bytesize == 0) return fail(cudaErrorInvalidValue, api, "nodeParams is NULL or bytesize is 0");
+    // The allocation's address is fixed when the node is made, as CUDA's is; cusim keeps the
+    // memory for the graph's lifetime.
+    void* p = nullptr;
+    if (cudaError_t e = device_allocate(&p, nodeParams->bytesize, api)) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    CUgraphNode_st* n = add_node(graph, cudaGraphNodeTypeMemAlloc, "memory allocation node", [](cudaStream_t) {},
+                                 dep_list(pDependencies, numDependencies));
+    n->allocation = p, n->allocation_bytes = nodeParams->bytesize;
+    g_graph_memory += n->allocation_bytes;
+    g_graph_memory_high = std::max(g_graph_memory_high, g_graph_memory);
+    nodeParams->dptr = p;
+    *pGraphNode = n;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+                                    size_t numDependencies, void* dptr) {
+    const char* api = "cudaGraphAddMemFreeNode";
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (!dptr) return fail(cudaErrorInvalidValue, api, "dptr is NULL");
+    std::lock_guard<std::mutex> lk(g_mu);
+    *pGraphNode = add_node(graph, cudaGraphNodeTypeMemFree, "memory free node", [](cudaStream_t) {},
+                           dep_list(pDependencies, numDependencies));
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                     const cudaGraphEdgeData*, size_t numDependencies) {
+    const char* api = "cudaGraphAddDependencies";
+    if (cudaError_t e = runtime_prologue()) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!live_graph(graph)) return fail(cudaErrorInvalidValue, api, "graph is not a live graph");
+    if (numDependencies && (!from || !to)) return fail(cudaErrorInvalidValue, api, "from or to is NULL");
+    for (size_t i = 0; i < numDependencies; ++i) {
+        if (!from[i] || !to[i] || from[i]->graph != graph || to[i]->graph != graph)
+            return fail(cudaErrorInvalidValue, api, "edge " + std::to_string(i) + " names a node of another graph");
+        if (from[i] == to[i]) return fail(cudaErrorInvalidValue, api, "edge " + std::to_string(i) + " is a self-loop");
+        auto& deps = to[i]->deps;
+        if (std::find(deps.begin(), deps.end(), from[i]) != deps.end())
+            return fail(cudaErrorInvalidValue, api, "edge " + std::to_string(i) + " already exists");
+        deps.push_back(from[i]);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* numNodes) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!live_graph(graph) || !numNodes)
+        return fail(cudaErrorInvalidValue, "cudaGraphGetNodes", "graph is not a live graph or numNodes is NULL");
+    if (nodes)
+        for (size_t i = 0; i < std::min(*numNodes, graph->nodes.size()); ++i) nodes[i] = graph->nodes[i].get();
+    *numNodes = nodes ? std::min(*numNodes, graph->nodes.size()) : graph->nodes.size();
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t* pRootNodes, size_t* pNumRootNodes) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!live_graph(graph) || !pNumRootNodes)
+        return fail(cudaErrorInvalidValue, "cudaGraphGetRootNodes", "graph is not a live graph or pNumRootNodes is NULL");
+    std::vector<cudaGraphNode_t> roots;
+    for (const auto& n : graph->nodes)
+        if (n->deps.empty()) roots.push_back(n.get());
+    if (pRootNodes)
+        for (size_t i = 0; i < std::min(*pNumRootNodes, roots.size()); ++i) pRootNodes[i] = roots[i];
+    *pNumRootNodes = pRootNodes ? std::min(*pNumRootNodes, roots.size()) : roots.size();
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t* from, cudaGraphNode_t* to, cudaGraphEdgeData* edgeData,
+                              size_t* numEdges) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!live_graph(graph) || !numEdges)
+        return fail(cudaErrorInvalidValue, "cudaGraphGetEdges", "graph is not a live graph or numEdges is NULL");
+    size_t k = 0;
+    for (const auto& n : graph->nodes)
+        for (CUgraphNode_st* d : n->deps) {
+            if (from && to && k < *numEdges) {
+                from[k] = d, to[k] = n.get();
+                if (edgeData) edgeData[k] = cudaGraphEdgeData{};
+            }
+            ++k;
+        }
+    *numEdges = from && to ? std::min(*numEdges, k) : k;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, cudaGraphNodeType* pType) {
+    if (!node || !pType) return fail(cudaErrorInvalidValue, "cudaGraphNodeGetType", "node or pType is NULL");
+    *pType = node->type;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t* pDependencies,
+                                         cudaGraphEdgeData* edgeData, size_t* pNumDependencies) {
+    if (!node || !pNumDependencies)
+        return fail(cudaErrorInvalidValue, "cudaGraphNodeGetDependencies", "node or pNumDependencies is NULL");
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (pDependencies)
+        for (size_t i = 0; i < std::min(*pNumDependencies, node->deps.size()); ++i) {
+            pDependencies[i] = node->deps[i];
+            if (edgeData) edgeData[i] = cudaGraphEdgeData{};
+        }
+    *pNumDependencies = pDependencies ? std::min(*pNumDependencies, node->deps.size()) : node->deps.size();
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, cudaKernelNodeParams* pNodeParams) {
+    if (!node || !pNodeParams || node->type != cudaGraphNodeTypeKernel)
+        return fail(cudaErrorInvalidValue, "cudaGraphKernelNodeGetParams", "not a kernel node, or pNodeParams is NULL");
+    *pNodeParams = node->kernel;  // kernelParams: NULL (cusim holds the arguments in the node)
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const cudaKernelNodeParams* pNodeParams) {
+    const char* api = "cudaGraphKernelNodeSetParams";
+    if (!node || !pNodeParams || node->type != cudaGraphNodeTypeKernel)
+        return fail(cudaErrorInvalidValue, api, "not a kernel node, or pNodeParams is NULL");
+    CUgraphNode_st probe;
+    if (cudaError_t e = record_kernel(&probe, *pNodeParams, api)) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    node->run = probe.run, node->what = probe.what, node->kernel = probe.kernel;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const cudaMemcpy3DParms* p) {
+    if (!node || !p || node->type != cudaGraphNodeTypeMemcpy)
+        return fail(cudaErrorInvalidValue, "cudaGraphMemcpyNodeSetParams", "not a memcpy node, or the parameters are NULL");
+    std::lock_guard<std::mutex> lk(g_mu);
+    node->run = memcpy_work(*p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const cudaMemsetParams* p) {
+    if (!node || node->type != cudaGraphNodeTypeMemset)
+        return fail(cudaErrorInvalidValue, "cudaGraphMemsetNodeSetParams", "not a memset node");
+    if (std::string why = check_memset(p); !why.empty()) return fail(cudaErrorInvalidValue, "cudaGraphMemsetNodeSetParams", why);
+    std::lock_guard<std::mutex> lk(g_mu);
+    node->run = memset_work(*p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const cudaHostNodeParams* p) {
+    if (!node || !p || !p->fn || node->type != cudaGraphNodeTypeHost)
+        return fail(cudaErrorInvalidValue, "cudaGraphHostNodeSetParams", "not a host node, or fn is NULL");
+    const cudaHostNodeParams params = *p;
+    std::lock_guard<std::mutex> lk(g_mu);
+    node->run = [params](cudaStream_t) { params.fn(params.userData); };
+    return cudaSuccess;
+}
+
+// ---- Executable graphs ------------------------------------------------------------------------
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long) {
+    const char* api = "cudaGraphInstantiate";
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (!pGraphExec) return fail(cudaErrorInvalidValue, api, "pGraphExec is NULL");
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!live_graph(graph)) return fail(cudaErrorInvalidValue, api, "graph is not a live graph");
+    // A dependency cycle (cudaGraphAddDependencies can make one) cannot be instantiated.
+    std::map<const CUgraphNode_st*, int> state;
+    std::function<bool(const CUgraphNode_st*)> acyclic = [&](const CUgraphNode_st* n) {
+        int& s = state[n];
+        if (s == 1) return false;
+        if (s == 2) return true;
+        s = 1;
+        for (const CUgraphNode_st* d : n->deps)
+            if (!acyclic(d)) return false;
+        s = 2;
+        return true;
+    };
+    for (const auto& n : graph->nodes)
+        if (!acyclic(n.get())) return fail(cudaErrorInvalidValue, api, "the graph's dependencies form a cycle");
+    auto* e = new CUgraphExec_st;
+    for (CUgraphNode_st* n : topological(graph)) e->steps.push_back({n, n->type, n->run});
+    g_execs.insert(e);
+    *pGraphExec = e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags) {
+    return cudaGraphInstantiate(pGraphExec, graph, flags);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+    const char* api = "cudaGraphLaunch";
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle, api, "the stream is not a valid stream handle");
+    std::vector<CUgraphExec_st::Step> steps;
+    {
+        std::lock_guard<std::mutex> lk(g_mu);
+        if (!g_execs.count(graphExec))
+            return fail(cudaErrorInvalidValue, api, "graphExec is not a live executable graph (cudaGraphInstantiate)");
+        steps = graphExec->steps;
+    }
+    auto work = [steps](cudaStream_t) {
+        // Each node runs on the legacy stream: it completes before the next starts, in dependency order.
+        for (const auto& s : steps) s.run(nullptr);
+    };
+    if (capture_operation(stream, cudaGraphNodeTypeGraph, "graph launch", work)) return cudaSuccess;
+    note_stream_work(stream, api, api_site());
+    work(nullptr);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!g_execs.count(graphExec)) return fail(cudaErrorInvalidValue, "cudaGraphUpload", "graphExec is not live");
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!g_execs.erase(graphExec)) return fail(cudaErrorInvalidValue, "cudaGraphExecDestroy", "graphExec is not live");
+    delete graphExec;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo* info) {
+    const char* api = "cudaGraphExecUpdate";
+    if (cudaError_t e = runtime_prologue()) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!g_execs.count(hGraphExec) || !live_graph(hGraph))
+        return fail(cudaErrorInvalidValue, api, "hGraphExec or hGraph is not live");
+    // The same topology: the same number of nodes, of the same types, in the graph's dependency
+    // order, with the same edges (by position). Then every step takes the new node's work.
+    const std::vector<CUgraphNode_st*> order = topological(hGraph);
+    auto result = [&](cudaGraphExecUpdateResult r, const CUgraphNode_st* node) {
+        if (info) *info = {r, const_cast<CUgraphNode_st*>(node), nullptr};
+        return r == cudaGraphExecUpdateSuccess
+                   ? cudaSuccess
+                   : fail(cudaErrorGraphExecUpdateFailure, api,
+                          r == cudaGraphExecUpdateErrorTopologyChanged ? "the graph's topology differs from the executable graph's"
+                                                                       : "a node's type differs from the executable graph's");
+    };
+    auto& steps = hGraphExec->steps;
+    if (order.size() != steps.size()) return result(cudaGraphExecUpdateErrorTopologyChanged, nullptr);
+    std::map<const CUgraphNode_st*, size_t> position, old_position;
+    for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i, old_position[steps[i].origin] = i;
+    for (size_t i = 0; i < order.size(); ++i) {
+        if (order[i]->type != steps[i].type) return result(cudaGraphExecUpdateErrorNodeTypeChanged, order[i]);
+        std::vector<size_t> a, b;
+        for (const CUgraphNode_st* d : order[i]->deps) a.push_back(position[d]);
+        for (const CUgraphNode_st* d : steps[i].origin->deps)
+            if (old_position.count(d)) b.push_back(old_position[d]);
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        if (a != b) return result(cudaGraphExecUpdateErrorTopologyChanged, order[i]);
+    }
+    for (size_t i = 0; i < order.size(); ++i) steps[i].run = order[i]->run;
+    return result(cudaGraphExecUpdateSuccess, nullptr);
+}
+
+cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                             const cudaKernelNodeParams* pNodeParams) {
+    const char* api = "cudaGraphExecKernelNodeSetParams";
+    if (!pNodeParams) return fail(cudaErrorInvalidValue, api, "pNodeParams is NULL");
+    CUgraphNode_st probe;
+    if (cudaError_t e = record_kernel(&probe, *pNodeParams, api)) return e;
+    std::lock_guard<std::mutex> lk(g_mu);
+    CUgraphExec_st::Step* s = g_execs.count(hGraphExec) ? exec_step(hGraphExec, node) : nullptr;
+    if (!s || s->type != cudaGraphNodeTypeKernel)
+        return fail(cudaErrorInvalidValue, api, "node is not a kernel node of the executable graph's graph");
+    s->run = probe.run;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaMemcpy3DParms* p) {
+    const char* api = "cudaGraphExecMemcpyNodeSetParams";
+    std::lock_guard<std::mutex> lk(g_mu);
+    CUgraphExec_st::Step* s = g_execs.count(hGraphExec) ? exec_step(hGraphExec, node) : nullptr;
+    if (!s || !p || s->type != cudaGraphNodeTypeMemcpy) return fail(cudaErrorInvalidValue, api, "not a memcpy node of it");
+    s->run = memcpy_work(*p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaMemsetParams* p) {
+    const char* api = "cudaGraphExecMemsetNodeSetParams";
+    if (std::string why = check_memset(p); !why.empty()) return fail(cudaErrorInvalidValue, api, why);
+    std::lock_guard<std::mutex> lk(g_mu);
+    CUgraphExec_st::Step* s = g_execs.count(hGraphExec) ? exec_step(hGraphExec, node) : nullptr;
+    if (!s || s->type != cudaGraphNodeTypeMemset) return fail(cudaErrorInvalidValue, api, "not a memset node of it");
+    s->run = memset_work(*p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaHostNodeParams* p) {
+    const char* api = "cudaGraphExecHostNodeSetParams";
+    std::lock_guard<std::mutex> lk(g_mu);
+    CUgraphExec_st::Step* s = g_execs.count(hGraphExec) ? exec_step(hGraphExec, node) : nullptr;
+    if (!s || !p || !p->fn || s->type != cudaGraphNodeTypeHost) return fail(cudaErrorInvalidValue, api, "not a host node of it");
+    const cudaHostNodeParams params = *p;
+    s->run = [params](cudaStream_t) { params.fn(params.userData); };
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGraphMemTrim(int device) {
+    if (device != 0) return fail(cudaErrorInvalidDevice, "cudaDeviceGraphMemTrim", "cusim has one device, 0");
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value) {
+    const char* api = "cudaDeviceGetGraphMemAttribute";
+    if (device != 0) return fail(cudaErrorInvalidDevice, api, "cusim has one device, 0");
+    if (!value) return fail(cudaErrorInvalidValue, api, "value is NULL");
+    std::lock_guard<std::mutex> lk(g_mu);
+    const bool high = attr == cudaGraphMemAttrUsedMemHigh || attr == cudaGraphMemAttrReservedMemHigh;
+    *static_cast<unsigned long long*>(value) = high ? g_graph_memory_high : g_graph_memory;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value) {
+    const char* api = "cudaDeviceSetGraphMemAttribute";
+    if (device != 0) return fail(cudaErrorInvalidDevice, api, "cusim has one device, 0");
+    if (!value || (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh))
+        return fail(cudaErrorInvalidValue, api, "only the high watermarks can be reset");
+    std::lock_guard<std::mutex> lk(g_mu);
+    g_graph_memory_high = g_graph_memory;
+    return cudaSuccess;
+}
