@@ -73,7 +73,7 @@ std::map<cudaEvent_t, Tail> g_events;    // events recorded in a capture
 std::set<CUgraph_st*> g_graphs;
 std::set<CUgraphExec_st*> g_execs;
 unsigned long long g_next_capture_id = 1;
-size_t g_graph_memory = 0, g_graph_memory_high = 0;
+size_t g_graph_memory_high = 0;
 thread_local CUgraphNode_st* tls_node_being_built = nullptr;  // cudaGraphAddKernelNode
 thread_local cudaStreamCaptureMode tls_capture_mode = cudaStreamCaptureModeGlobal;
 
@@ -87,6 +87,39 @@ CUgraphNode_st* add_node(CUgraph_st* g, cudaGraphNodeType type, std::string what
     n->graph = g, n->type = type, n->what = std::move(what), n->run = std::move(run), n->deps = std::move(deps);
     g->nodes.push_back(std::move(n));
     return g->nodes.back().get();
+}
+
+/// Graph memory (allocation nodes): every address that one holds, and its size. The address is
+/// reserved when the node is made (allocated and released at once, so the memory is not there
+/// before a launch, as on a GPU); each launch maps it again, a free node (or cudaFree) releases it.
+std::vector<std::pair<void*, size_t>> g_graph_allocations;
+
+/// The memory graph allocations hold now (what cudaDeviceGetGraphMemAttribute reports).
+size_t graph_memory_now() {
+    size_t bytes = 0;
+    for (const auto& [p, n] : g_graph_allocations)
+        if (device_allocation_live(p)) bytes += n;
+    g_graph_memory_high = std::max(g_graph_memory_high, bytes);
+    return bytes;
+}
+
+/// A memory allocation node's address and work, for cudaGraphAddMemAllocNode and captured
+/// cudaMallocAsync calls; nullptr (error reported) when no address could be had.
+void* reserve_graph_allocation(size_t bytes, const char* api, std::function<void(cudaStream_t)>& run) {
+    void* p = nullptr;
+    if (device_allocate(&p, bytes, api) != cudaSuccess) return nullptr;
+    device_release(p, api);
+    g_graph_allocations.emplace_back(p, bytes);
+    run = [p, bytes](cudaStream_t) {
+        device_allocate_at(p, bytes, "graph memory allocation node");
+        std::lock_guard<std::mutex> lk(g_mu);
+        graph_memory_now();
+    };
+    return p;
+}
+
+std::function<void(cudaStream_t)> free_work(void* p) {
+    return [p](cudaStream_t) { device_release(p, "graph memory free node"); };
 }
 
 /// Checks the dependency list of a new node of @p g; "" or the reason it is refused.
@@ -210,8 +243,6 @@ CUgraphExec_st::Step* exec_step(CUgraphExec_st* e, const CUgraphNode_st* node) {
 }  // namespace
 
 
-void release_graph_memory(size_t bytes) { g_graph_memory -= bytes; }
-
 bool stream_is_captured(cudaStream_t stream) {
     std::lock_guard<std::mutex> lk(g_mu);
     return g_streams.count(stream) != 0;
@@ -236,6 +267,21 @@ bool capture_operation(cudaStream_t stream, cudaGraphNodeType type, const char* 
     auto it = g_streams.find(stream);
     if (it == g_streams.end()) return false;
     capture_node(it->second, type, what, std::move(work));
+    return true;
+}
+
+bool capture_allocation(cudaStream_t stream, void** ptr, size_t size) {
+    if (g_stream_captures.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = g_streams.find(stream);
+    if (it == g_streams.end()) return false;
+    std::function<void(cudaStream_t)> run;
+    *ptr = reserve_graph_allocation(size, "cudaMallocAsync", run);
+    if (*ptr) {
+        capture_node(it->second, cudaGraphNodeTypeMemAlloc, "cudaMallocAsync", run);
+        it->second.nodes.back()->allocation = *ptr;
+        it->second.nodes.back()->allocation_bytes = size;
+    }
     return true;
 }
 
@@ -292,11 +338,6 @@ void reset_graphs() {
 }  // namespace cusim::detail
 
 CUgraph_st::~CUgraph_st() {
-    for (const auto& n : nodes)
-        if (n->type == cudaGraphNodeTypeMemAlloc && n->allocation) {
-            cusim::detail::device_release(n->allocation, "cudaGraphDestroy");
-            cusim::detail::release_graph_memory(n->allocation_bytes);
-        }
     for (CUgraph_st* c : children) delete c;
 }
 
@@ -532,16 +573,13 @@ cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cudaGraph_t gr
     const char* api = "cudaGraphAddMemAllocNode";
     if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
     if (!nodeParams || nodeParams->bytesize == 0) return fail(cudaErrorInvalidValue, api, "nodeParams is NULL or bytesize is 0");
-    // The allocation's address is fixed when the node is made, as CUDA's is; cusim keeps the
-    // memory for the graph's lifetime.
-    void* p = nullptr;
-    if (cudaError_t e = device_allocate(&p, nodeParams->bytesize, api)) return e;
     std::lock_guard<std::mutex> lk(g_mu);
-    CUgraphNode_st* n = add_node(graph, cudaGraphNodeTypeMemAlloc, "memory allocation node", [](cudaStream_t) {},
+    std::function<void(cudaStream_t)> run;
+    void* p = reserve_graph_allocation(nodeParams->bytesize, api, run);
+    if (!p) return cudaErrorMemoryAllocation;
+    CUgraphNode_st* n = add_node(graph, cudaGraphNodeTypeMemAlloc, "memory allocation node", run,
                                  dep_list(pDependencies, numDependencies));
     n->allocation = p, n->allocation_bytes = nodeParams->bytesize;
-    g_graph_memory += n->allocation_bytes;
-    g_graph_memory_high = std::max(g_graph_memory_high, g_graph_memory);
     nodeParams->dptr = p;
     *pGraphNode = n;
     return cudaSuccess;
@@ -553,7 +591,7 @@ cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode, cudaGraph_t gra
     if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
     if (!dptr) return fail(cudaErrorInvalidValue, api, "dptr is NULL");
     std::lock_guard<std::mutex> lk(g_mu);
-    *pGraphNode = add_node(graph, cudaGraphNodeTypeMemFree, "memory free node", [](cudaStream_t) {},
+    *pGraphNode = add_node(graph, cudaGraphNodeTypeMemFree, "memory free node", free_work(dptr),
                            dep_list(pDependencies, numDependencies));
     return cudaSuccess;
 }
@@ -843,7 +881,8 @@ cudaError_t cudaDeviceGetGraphMemAttribute(int device, cudaGraphMemAttributeType
     if (!value) return fail(cudaErrorInvalidValue, api, "value is NULL");
     std::lock_guard<std::mutex> lk(g_mu);
     const bool high = attr == cudaGraphMemAttrUsedMemHigh || attr == cudaGraphMemAttrReservedMemHigh;
-    *static_cast<unsigned long long*>(value) = high ? g_graph_memory_high : g_graph_memory;
+    const size_t now = graph_memory_now();
+    *static_cast<unsigned long long*>(value) = high ? g_graph_memory_high : now;
     return cudaSuccess;
 }
 
@@ -853,6 +892,152 @@ cudaError_t cudaDeviceSetGraphMemAttribute(int device, cudaGraphMemAttributeType
     if (!value || (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh))
         return fail(cudaErrorInvalidValue, api, "only the high watermarks can be reset");
     std::lock_guard<std::mutex> lk(g_mu);
-    g_graph_memory_high = g_graph_memory;
+    g_graph_memory_high = 0;
+    graph_memory_now();
     return cudaSuccess;
+}
+
+// ---- Memory pools -------------------------------------------------------------------------------
+
+struct CUmemPoolHandle_st {
+    cudaMemPoolProps props{};
+    unsigned long long release_threshold = 0;
+    int reuse[3] = {1, 1, 1};  // follow event dependencies, opportunistic, internal dependencies
+};
+
+namespace {
+CUmemPoolHandle_st g_default_pool;
+cudaMemPool_t g_current_pool = &g_default_pool;
+std::set<cudaMemPool_t> g_pools = {&g_default_pool};
+std::atomic<unsigned long long> g_pool_used{0}, g_pool_high{0};
+
+cudaError_t pool_error(const char* api, const std::string& detail) { return fail(cudaErrorInvalidValue, api, detail); }
+bool live_pool(cudaMemPool_t p) {
+    std::lock_guard<std::mutex> lk(g_mu);
+    return g_pools.count(p) != 0;
+}
+}  // namespace
+
+namespace cusim::detail {
+void note_pool_allocation(size_t bytes) {
+    const unsigned long long now = g_pool_used += bytes;
+    unsigned long long high = g_pool_high.load();
+    while (now > high && !g_pool_high.compare_exchange_weak(high, now)) {
+    }
+}
+void note_pool_release(size_t bytes) { g_pool_used -= std::min<unsigned long long>(bytes, g_pool_used.load()); }
+}  // namespace cusim::detail
+
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) {
+    if (!memPool) return pool_error("cudaDeviceGetDefaultMemPool", "memPool is NULL");
+    if (device != 0) return fail(cudaErrorInvalidDevice, "cudaDeviceGetDefaultMemPool", "cusim has one device, 0");
+    *memPool = &g_default_pool;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device) {
+    if (!memPool) return pool_error("cudaDeviceGetMemPool", "memPool is NULL");
+    if (device != 0) return fail(cudaErrorInvalidDevice, "cudaDeviceGetMemPool", "cusim has one device, 0");
+    std::lock_guard<std::mutex> lk(g_mu);
+    *memPool = g_current_pool;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
+    if (device != 0) return fail(cudaErrorInvalidDevice, "cudaDeviceSetMemPool", "cusim has one device, 0");
+    if (!live_pool(memPool)) return pool_error("cudaDeviceSetMemPool", "memPool is not a live memory pool");
+    std::lock_guard<std::mutex> lk(g_mu);
+    g_current_pool = memPool;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool, const cudaMemPoolProps* poolProps) {
+    const char* api = "cudaMemPoolCreate";
+    if (!memPool || !poolProps) return pool_error(api, "memPool or poolProps is NULL");
+    if (poolProps->allocType != cudaMemAllocationTypePinned)
+        return pool_error(api, "allocType must be cudaMemAllocationTypePinned");
+    if (poolProps->location.type != cudaMemLocationTypeDevice || poolProps->location.id != 0)
+        return pool_error(api, "location must be device 0 (cusim's one device)");
+    auto* p = new CUmemPoolHandle_st;
+    p->props = *poolProps;
+    std::lock_guard<std::mutex> lk(g_mu);
+    g_pools.insert(p);
+    *memPool = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (memPool == &g_default_pool || !g_pools.erase(memPool))
+        return pool_error("cudaMemPoolDestroy", "memPool is not a live pool that cudaMemPoolCreate made");
+    if (g_current_pool == memPool) g_current_pool = &g_default_pool;
+    delete memPool;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) {
+    const char* api = "cudaMemPoolSetAttribute";
+    if (!live_pool(memPool) || !value) return pool_error(api, "memPool is not a live pool, or value is NULL");
+    switch (attr) {
+        case cudaMemPoolReuseFollowEventDependencies:
+        case cudaMemPoolReuseAllowOpportunistic:
+        case cudaMemPoolReuseAllowInternalDependencies:
+            memPool->reuse[attr - 1] = *static_cast<int*>(value);
+            return cudaSuccess;
+        case cudaMemPoolAttrReleaseThreshold:
+            memPool->release_threshold = *static_cast<unsigned long long*>(value);
+            return cudaSuccess;
+        case cudaMemPoolAttrReservedMemHigh:
+        case cudaMemPoolAttrUsedMemHigh:
+            if (*static_cast<unsigned long long*>(value) != 0) return pool_error(api, "a high watermark can only be reset to 0");
+            g_pool_high = g_pool_used.load();
+            return cudaSuccess;
+        default: return pool_error(api, "attribute " + std::to_string(int(attr)) + " cannot be set");
+    }
+}
+
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) {
+    const char* api = "cudaMemPoolGetAttribute";
+    if (!live_pool(memPool) || !value) return pool_error(api, "memPool is not a live pool, or value is NULL");
+    const bool is_default = memPool == &g_default_pool;  // the counters are the stream-ordered allocations'
+    switch (attr) {
+        case cudaMemPoolReuseFollowEventDependencies:
+        case cudaMemPoolReuseAllowOpportunistic:
+        case cudaMemPoolReuseAllowInternalDependencies:
+            *static_cast<int*>(value) = memPool->reuse[attr - 1];
+            return cudaSuccess;
+        case cudaMemPoolAttrReleaseThreshold:
+            *static_cast<unsigned long long*>(value) = memPool->release_threshold;
+            return cudaSuccess;
+        case cudaMemPoolAttrReservedMemCurrent:
+        case cudaMemPoolAttrUsedMemCurrent:
+            *static_cast<unsigned long long*>(value) = is_default ? g_pool_used.load() : 0;
+            return cudaSuccess;
+        case cudaMemPoolAttrReservedMemHigh:
+        case cudaMemPoolAttrUsedMemHigh:
+            *static_cast<unsigned long long*>(value) = is_default ? g_pool_high.load() : 0;
+            return cudaSuccess;
+    }
+    return pool_error(api, "unknown attribute " + std::to_string(int(attr)));
+}
+
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t) {
+    if (!live_pool(memPool)) return pool_error("cudaMemPoolTrimTo", "memPool is not a live pool");
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const cudaMemAccessDesc* descList, size_t count) {
+    if (!live_pool(memPool) || (count && !descList)) return pool_error("cudaMemPoolSetAccess", "invalid pool or list");
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t memPool, cudaMemLocation* location) {
+    if (!flags || !location || !live_pool(memPool)) return pool_error("cudaMemPoolGetAccess", "invalid arguments");
+    *flags = cudaMemAccessFlagsProtReadWrite;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+    if (!live_pool(memPool)) return pool_error("cudaMallocFromPoolAsync", "memPool is not a live memory pool");
+    return cudaMallocAsync(ptr, size, stream);
 }

@@ -56,6 +56,15 @@ bool capture_event_record(cudaEvent_t event, cudaStream_t stream);
 int capture_event_wait(cudaStream_t stream, cudaEvent_t event);
 /// cudaErrorStreamCaptureUnsupported (the capture invalidated) when @p stream is being captured.
 cudaError_t capture_forbids_sync(cudaStream_t stream, const char* api);
+/// cudaMallocAsync on a captured stream: a memory allocation node whose address goes to *@p ptr (true).
+bool capture_allocation(cudaStream_t stream, void** ptr, size_t size);
+/// True while @p p is the start of live device memory.
+bool device_allocation_live(const void* p);
+/// Maps device memory again at @p p, which an allocation of @p size bytes had and released.
+cudaError_t device_allocate_at(void* p, size_t size, const char* api);
+/// The memory pool's statistics (cudaMemPoolGetAttribute): stream-ordered allocations made, released.
+void note_pool_allocation(size_t bytes);
+void note_pool_release(size_t bytes);
 /// cudaDeviceReset for graph.cpp: every capture ends.
 void reset_graphs();
 /// cudaDeviceReset for texture.cpp: every CUDA array (its memory is already released), texture

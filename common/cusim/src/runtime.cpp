@@ -546,9 +546,10 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
     p->canMapHostMemory = 1;
     p->deviceNumaId = -1;
     p->hostNumaId = -1;
+    p->memoryPoolsSupported = 1;  // stream-ordered allocation and its pools (graph.cpp)
     // Everything else is 0: no integrated memory, no ECC error reporting beyond the flag, no
-    // persisting-L2 or access-policy window, no memory pools, no host registration, no clusters,
-    // no IPC, no NUMA or MPS (cusim models none of these).
+    // persisting-L2 or access-policy window, no host registration, no clusters, no IPC, no NUMA
+    // or MPS (cusim models none of these).
     return ok();
 }
 
@@ -998,12 +999,72 @@ cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
     return ok();
 }
 
-cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t) {
+cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
     CUSIM_ALLOCATION("cudaMallocAsync", ptr);
-    return allocate(ptr, size, true, "cudaMallocAsync");
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaMallocAsync", "the stream is not a valid stream handle");
+    // On a captured stream the allocation is a node of the graph: its address is fixed now, its
+    // memory exists from each launch of the graph on (graph.cpp).
+    if (ptr && capture_allocation(stream, ptr, size)) return cudaSuccess;
+    if (cudaError_t e = allocate(ptr, size, true, "cudaMallocAsync")) return e;
+    note_pool_allocation(size);
+    return cudaSuccess;
 }
 
-cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) { return release(ptr, true, "cudaFreeAsync"); }
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
+    CUSIM_API_PROLOGUE();
+    if (!valid_stream(stream))
+        return api_error(cudaErrorInvalidResourceHandle, "cudaFreeAsync", "the stream is not a valid stream handle");
+    if (ptr && capture_operation(stream, cudaGraphNodeTypeMemFree, "cudaFreeAsync",
+                                 [ptr](cudaStream_t) { release(ptr, true, "cudaFreeAsync"); }))
+        return cudaSuccess;
+    size_t size = 0;
+    {
+        State& s = state();
+        std::lock_guard<std::mutex> lk(s.mu);
+        if (auto it = s.live.find(reinterpret_cast<uintptr_t>(ptr)); it != s.live.end()) size = it->second.size;
+    }
+    if (cudaError_t e = release(ptr, true, "cudaFreeAsync")) return e;
+    note_pool_release(size);
+    return cudaSuccess;
+}
+
+namespace cusim::detail {
+bool device_allocation_live(const void* p) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.live.find(reinterpret_cast<uintptr_t>(p));
+    return it != s.live.end() && it->second.device;
+}
+
+// Device memory at an address that an earlier allocation of the same size had and released (a
+// graph's allocation, whose address stays the same at every launch): its pages are mapped again.
+cudaError_t device_allocate_at(void* p, size_t size, const char* api) {
+    State& s = state();
+    const size_t pg = page_size();
+    const size_t bytes = ((std::max<size_t>(size, 1) + 255) / 256) * 256;
+    const size_t map_bytes = ((kFrontRedzone + bytes + pg - 1) / pg) * pg + pg;
+    char* guard = static_cast<char*>(p) + bytes;
+    char* base = guard + pg - map_bytes;
+    std::lock_guard<std::mutex> lk(s.mu);
+    const uintptr_t key = reinterpret_cast<uintptr_t>(p);
+    if (s.live.count(key)) return cudaSuccess;  // never released
+    if (!s.freed.count(key) || s.freed.at(key).first != size)
+        return report_error(cudaErrorInvalidValue, std::string(api) + ": " + ptr_str(p) +
+                                                       " is not a released allocation of " + std::to_string(size) + " bytes");
+    if (size > kTotalGlobalMem - s.device_bytes)
+        return report_error(cudaErrorMemoryAllocation, std::string(api) + ": out of the virtual device's 80 GiB");
+    if (mmap(base, map_bytes - pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+             0) == MAP_FAILED)
+        return report_error(cudaErrorMemoryAllocation, std::string(api) + ": could not map " + std::to_string(size) + " bytes");
+    if (size <= kFillLimit) std::memset(p, 0xFF, size);
+    s.live[key] = Allocation{size, true, api_site(), base, map_bytes};
+    s.freed.erase(key);
+    s.device_bytes += size;
+    if (analysis_hooks::instrumented) analysis_hooks::on_alloc(p, size);
+    return cudaSuccess;
+}
+}  // namespace cusim::detail
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
     CUSIM_API_PROLOGUE();
@@ -1027,10 +1088,12 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
     CUSIM_INJECTION_POINT("cudaMemcpyAsync");
     if (!valid_stream(stream))
         return api_error(cudaErrorInvalidResourceHandle, "cudaMemcpyAsync", "the stream is not a valid stream handle");
-    if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
+    // Captured: checked when the graph runs it (the memory may be a graph allocation, which
+    // exists only from the graph's launch on).
     if (capture_operation(stream, cudaGraphNodeTypeMemcpy, "cudaMemcpyAsync",
                           [=](cudaStream_t) { cudaMemcpy(dst, src, count, kind); }))
         return cudaSuccess;
+    if (cudaError_t e = check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
     note_stream_work(stream, "cudaMemcpyAsync", api_site());
     if (count) std::memmove(dst, src, count);
     if (count && analysis_hooks::instrumented) analysis_hooks::on_host_write(dst, count);

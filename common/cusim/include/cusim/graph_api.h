@@ -240,3 +240,40 @@ cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraph
 cudaError_t cudaDeviceGraphMemTrim(int device);
 cudaError_t cudaDeviceGetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value);
 cudaError_t cudaDeviceSetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value);
+
+// ---- Memory pools (stream-ordered allocation) ---------------------------------------------------
+// cusim's stream-ordered allocations are device allocations made when issued (streams complete at
+// once), so a pool is bookkeeping: its attributes are kept and reported, the used and reserved
+// memory counts what cudaMallocAsync and cudaMallocFromPoolAsync hold, and trimming does nothing.
+struct CUmemPoolHandle_st;
+typedef struct CUmemPoolHandle_st* cudaMemPool_t;
+enum cudaMemPoolAttr {
+    cudaMemPoolReuseFollowEventDependencies = 0x1,
+    cudaMemPoolReuseAllowOpportunistic = 0x2,
+    cudaMemPoolReuseAllowInternalDependencies = 0x3,
+    cudaMemPoolAttrReleaseThreshold = 0x4,
+    cudaMemPoolAttrReservedMemCurrent = 0x5,
+    cudaMemPoolAttrReservedMemHigh = 0x6,
+    cudaMemPoolAttrUsedMemCurrent = 0x7,
+    cudaMemPoolAttrUsedMemHigh = 0x8
+};
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device);
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device);
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool);
+cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool, const cudaMemPoolProps* poolProps);
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value);
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value);
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep);
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const cudaMemAccessDesc* descList, size_t count);
+cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t memPool, cudaMemLocation* location);
+cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream);
+template <class T>
+inline cudaError_t cudaMallocFromPoolAsync(T** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+    return cudaMallocFromPoolAsync(reinterpret_cast<void**>(ptr), size, memPool, stream);
+}
+/// cuda_runtime.h's C++ overload: cudaMallocAsync from a given pool.
+template <class T>
+inline cudaError_t cudaMallocAsync(T** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+    return cudaMallocFromPoolAsync(reinterpret_cast<void**>(ptr), size, memPool, stream);
+}
