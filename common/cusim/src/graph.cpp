@@ -248,7 +248,29 @@ bool stream_is_captured(cudaStream_t stream) {
     return g_streams.count(stream) != 0;
 }
 
+namespace {
+std::mutex g_children_mu;
+std::vector<std::function<void(cudaStream_t)>> g_children;  // launched by the running grid's threads
+}  // namespace
+
+void run_child_launches() {
+    std::vector<std::function<void(cudaStream_t)>> children;
+    {
+        std::lock_guard<std::mutex> lk(g_children_mu);
+        children.swap(g_children);
+    }
+    // A parent grid that faulted leaves the context unusable: its children never run.
+    if (sticky_error() != cudaSuccess) return;
+    // In the order the parent's threads launched them; each runs its own children when it completes.
+    for (auto& child : children) child(nullptr);
+}
+
 void record_launch(cudaStream_t stream, const char* kernel_name, std::function<void(cudaStream_t)> replay) {
+    if (launching_from_device()) {
+        std::lock_guard<std::mutex> lk(g_children_mu);
+        g_children.push_back(std::move(replay));
+        return;
+    }
     if (tls_node_being_built) {
         tls_node_being_built->what = kernel_node_what(kernel_name);
         tls_node_being_built->run = std::move(replay);

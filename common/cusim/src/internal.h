@@ -65,6 +65,9 @@ cudaError_t device_allocate_at(void* p, size_t size, const char* api);
 /// The memory pool's statistics (cudaMemPoolGetAttribute): stream-ordered allocations made, released.
 void note_pool_allocation(size_t bytes);
 void note_pool_release(size_t bytes);
+/// Runs the child grids that the grid just completed launched from its threads (dynamic
+/// parallelism), each after the other, each with its own children when it completes.
+void run_child_launches();
 /// cudaDeviceReset for graph.cpp: every capture ends.
 void reset_graphs();
 /// cudaDeviceReset for texture.cpp: every CUDA array (its memory is already released), texture

@@ -1507,7 +1507,23 @@ void record_launch(const KernelLaunch& L, dim3 g, dim3 b, size_t shmem) {
 }
 }  // namespace
 
+bool launching_from_device() { return tls_worker && tls_worker->in_kernel; }
+
+namespace {
+void launch_grid(const KernelLaunch& L);
+}
+
+// A grid, then the child grids its threads launched (dynamic parallelism): a child grid may run any
+// time after its launch and before its parent grid completes as seen from the host; cusim runs the
+// children once the parent's blocks are done, one child grid after the other, which is one of the
+// orders a GPU may give them (a parent cannot wait for its children since CUDA 12).
 void launch_kernel(const KernelLaunch& L) {
+    launch_grid(L);
+    run_child_launches();
+}
+
+namespace {
+void launch_grid(const KernelLaunch& L) {
     if (injected_launch_failure(L.kernel_name, L.file, L.line) != cudaSuccess) return;
     const launch_config& cfg = *L.cfg;
     const std::string at = std::string(L.file) + ":" + std::to_string(L.line);
@@ -1600,6 +1616,7 @@ void launch_kernel(const KernelLaunch& L) {
         report_error(ls.fault_code, "========= cusim: " + ls.fault_msg + "\n=========     in " + who, true);
     }
 }
+}  // namespace
 
 }  // namespace cusim::detail
 

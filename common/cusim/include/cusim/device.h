@@ -234,12 +234,17 @@ extern std::atomic<int> g_stream_captures;
 extern thread_local bool tls_recording_launch;
 /// True when a launch on @p stream must be recorded (the stream is being captured).
 bool stream_is_captured(cudaStream_t stream);
+/// True in kernel code: a launch there (dynamic parallelism) is a child grid, run when its parent
+/// grid has completed (scheduler.cpp).
+bool launching_from_device();
 inline bool launch_is_recorded(cudaStream_t stream) {
     return tls_recording_launch ||
-           (g_stream_captures.load(std::memory_order_relaxed) > 0 && stream_is_captured(stream));
+           (g_stream_captures.load(std::memory_order_relaxed) > 0 && stream_is_captured(stream)) ||
+           launching_from_device();
 }
 /// Records a launch (its arguments already copied into @p replay, which launches it on the stream it
-/// is given) as a kernel node: of the capture of @p stream, or of the node being built.
+/// is given): as a child grid of the running kernel, a kernel node of the capture of @p stream, or
+/// of the node being built.
 void record_launch(cudaStream_t stream, const char* kernel_name, std::function<void(cudaStream_t)> replay);
 }  // namespace detail
 
