@@ -322,7 +322,7 @@ TEST(WmmaFaults, MisalignedTilePointerIsAMisalignedAddress) {
 #ifdef CUSIM
     if (!cusim_test::reports_silenced())
         EXPECT_TRUE(cusim_test::report_contains(
-            report, {"nvcuda::wmma::load_matrix_sync", "not 256-bit (32-byte) aligned", FILE_LINE("load_at")}));
+            report, {"nvcuda::wmma::load_matrix_sync", "not 128-bit (16-byte) aligned", FILE_LINE("load_at")}));
 #endif
 }
 

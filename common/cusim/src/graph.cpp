@@ -1063,3 +1063,38 @@ cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPo
     if (!live_pool(memPool)) return pool_error("cudaMallocFromPoolAsync", "memPool is not a live memory pool");
     return cudaMallocAsync(ptr, size, stream);
 }
+
+// ---- Unified memory hints -----------------------------------------------------------------------
+
+namespace {
+cudaError_t check_hint(const void* p, size_t count, const cudaMemLocation& where, const char* api) {
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (!p || count == 0) return fail(cudaErrorInvalidValue, api, "devPtr is NULL or count is 0");
+    const bool device = where.type == cudaMemLocationTypeDevice && where.id == 0;
+    const bool host = where.type == cudaMemLocationTypeHost || where.type == cudaMemLocationTypeHostNuma ||
+                      where.type == cudaMemLocationTypeHostNumaCurrent;
+    if (!device && !host)
+        return fail(cudaErrorInvalidDevice, api, "location is neither device 0 (cusim's one device) nor the host");
+    return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count, cudaMemLocation location, unsigned int,
+                                 cudaStream_t stream) {
+    const char* api = "cudaMemPrefetchAsync";
+    if (cudaError_t e = check_hint(devPtr, count, location, api)) return e;
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle, api, "the stream is not a valid stream handle");
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemAdvise(const void* devPtr, size_t count, cudaMemoryAdvise advice, cudaMemLocation location) {
+    const char* api = "cudaMemAdvise";
+    if (advice < cudaMemAdviseSetReadMostly || advice > cudaMemAdviseUnsetAccessedBy)
+        return fail(cudaErrorInvalidValue, api, "unknown advice " + std::to_string(int(advice)));
+    // Read-mostly advice needs no location.
+    if (advice == cudaMemAdviseSetReadMostly || advice == cudaMemAdviseUnsetReadMostly) {
+        if (cudaError_t e = runtime_prologue()) return e;
+        return devPtr && count ? cudaSuccess : fail(cudaErrorInvalidValue, api, "devPtr is NULL or count is 0");
+    }
+    return check_hint(devPtr, count, location, api);
+}

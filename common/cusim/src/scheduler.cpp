@@ -1420,11 +1420,12 @@ void wmma_misaligned(const char* function, const void* ptr, unsigned ldm, unsign
     os << "Misaligned address in " << block_prefix(w) << " thread " << coords(w.cur->idx) << " at "
        << where_str(&where) << ": " << function << " with pointer " << ptr << " and ldm " << ldm << " ("
        << element_bytes << "-byte elements): ";
-    if (reinterpret_cast<uintptr_t>(ptr) & 31u)
-        os << "the pointer is not 256-bit (32-byte) aligned";
+    if (reinterpret_cast<uintptr_t>(ptr) & 15u)
+        os << "the pointer is not 128-bit (16-byte) aligned";
     else
         os << "ldm * " << element_bytes << " = " << uint64_t(ldm) * element_bytes << " bytes is not a multiple of 16";
-    os << "\n=========     Hint: tiles in memory must start on a 32-byte boundary and rows (or columns) be a "
+    os << "\n=========     Hint: tiles in memory must start on a 16-byte boundary (the Programming Guide asks for 32) "
+          "and rows (or columns) be a "
           "multiple of 16 bytes apart: pad shared-memory tiles accordingly (e.g. 16 + 8 halves per row)";
     fail_block(w, cudaErrorMisalignedAddress, os.str());
 }

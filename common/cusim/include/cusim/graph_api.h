@@ -277,3 +277,20 @@ template <class T>
 inline cudaError_t cudaMallocAsync(T** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
     return cudaMallocFromPoolAsync(reinterpret_cast<void**>(ptr), size, memPool, stream);
 }
+
+// ---- Unified memory hints ---------------------------------------------------------------------
+// Managed memory is host memory in cusim, where the kernels run: prefetching and advice change
+// nothing, and the calls check their arguments as CUDA's do.
+enum cudaMemoryAdvise {
+    cudaMemAdviseSetReadMostly = 1,
+    cudaMemAdviseUnsetReadMostly = 2,
+    cudaMemAdviseSetPreferredLocation = 3,
+    cudaMemAdviseUnsetPreferredLocation = 4,
+    cudaMemAdviseSetAccessedBy = 5,
+    cudaMemAdviseUnsetAccessedBy = 6
+};
+#define cudaCpuDeviceId ((int)-1)
+#define cudaInvalidDeviceId ((int)-2)
+cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count, cudaMemLocation location, unsigned int flags,
+                                 cudaStream_t stream = 0);
+cudaError_t cudaMemAdvise(const void* devPtr, size_t count, cudaMemoryAdvise advice, cudaMemLocation location);
