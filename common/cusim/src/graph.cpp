@@ -53,6 +53,12 @@ namespace cusim::detail {
 std::atomic<int> g_stream_captures{0};
 thread_local bool tls_recording_launch = false;
 
+bool launch_is_recorded(cudaStream_t stream) {
+    return tls_recording_launch ||
+           (g_stream_captures.load(std::memory_order_relaxed) > 0 && stream_is_captured(stream)) ||
+           launching_from_device();
+}
+
 namespace {
 
 struct Capture {
@@ -265,7 +271,10 @@ void run_child_launches() {
     for (auto& child : children) child(nullptr);
 }
 
-void record_launch(cudaStream_t stream, const char* kernel_name, std::function<void(cudaStream_t)> replay) {
+void record_launch(cudaStream_t stream, const char* kernel_name, RecordedLaunch launch) {
+    // Shared by every copy of the node's work (clones, executable graphs): freed with the last.
+    std::shared_ptr<void> state(launch.state, launch.destroy);
+    std::function<void(cudaStream_t)> replay = [state, run = launch.run](cudaStream_t s) { run(state.get(), s); };
     if (launching_from_device()) {
         std::lock_guard<std::mutex> lk(g_children_mu);
         g_children.push_back(std::move(replay));

@@ -65,6 +65,9 @@ cudaError_t device_allocate_at(void* p, size_t size, const char* api);
 /// The memory pool's statistics (cudaMemPoolGetAttribute): stream-ordered allocations made, released.
 void note_pool_allocation(size_t bytes);
 void note_pool_release(size_t bytes);
+/// Streams being captured into graphs (graph.cpp); a launch checks it before looking a stream up.
+bool stream_is_captured(cudaStream_t stream);
+bool launching_from_device();
 /// Runs the child grids that the grid just completed launched from its threads (dynamic
 /// parallelism), each after the other, each with its own children when it completes.
 void run_child_launches();

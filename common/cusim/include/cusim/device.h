@@ -1,10 +1,7 @@
 // Kernel-side built-ins of cusim: thread coordinates, barriers, warp intrinsics, shared memory
 // and the launch entry point the source rewriter calls.
 #pragma once
-#include <atomic>
 #include <cstddef>
-#include <functional>
-#include <memory>
 #include <source_location>
 #include <tuple>
 #include <type_traits>
@@ -228,24 +225,30 @@ void* dynamic_shared();
 bool register_dynamic_shared_pointer(void** (*getter)());
 
 namespace detail {
-/// Streams being captured into graphs (graph.cpp), and this thread's graph node being built by
-/// cudaGraphAddKernelNode: a launch then is recorded, not run.
-extern std::atomic<int> g_stream_captures;
-extern thread_local bool tls_recording_launch;
-/// True when a launch on @p stream must be recorded (the stream is being captured).
-bool stream_is_captured(cudaStream_t stream);
-/// True in kernel code: a launch there (dynamic parallelism) is a child grid, run when its parent
-/// grid has completed (scheduler.cpp).
-bool launching_from_device();
-inline bool launch_is_recorded(cudaStream_t stream) {
-    return tls_recording_launch ||
-           (g_stream_captures.load(std::memory_order_relaxed) > 0 && stream_is_captured(stream)) ||
-           launching_from_device();
-}
-/// Records a launch (its arguments already copied into @p replay, which launches it on the stream it
-/// is given): as a child grid of the running kernel, a kernel node of the capture of @p stream, or
-/// of the node being built.
-void record_launch(cudaStream_t stream, const char* kernel_name, std::function<void(cudaStream_t)> replay);
+/// True when a launch on @p stream must be recorded rather than run: the stream is being captured
+/// into a graph, cudaGraphAddKernelNode is building a node on this thread, or the launch is in
+/// kernel code (dynamic parallelism: a child grid, run when its parent grid has completed).
+bool launch_is_recorded(cudaStream_t stream);
+/// A recorded launch: its configuration, kernel and copied arguments in @p state, launched on a
+/// stream by @p run, freed by @p destroy. (Plain function pointers: this header must not bring
+/// <functional> or <memory> into every .cu file, which nvcc's implicit headers do not.)
+struct RecordedLaunch {
+    void* state;
+    void (*run)(void* state, cudaStream_t stream);
+    void (*destroy)(void* state);
+};
+/// Hands a recorded launch to its graph node, capture or parent grid (graph.cpp), which owns it.
+void record_launch(cudaStream_t stream, const char* kernel_name, RecordedLaunch launch);
+template <class F, class Values>
+struct RecordedCall {
+    launch_config cfg;
+    const char* file;
+    int line;
+    const char* kernel_name;
+    const void* kernel_id;
+    F call;
+    Values values;
+};
 }  // namespace detail
 
 /// Launch entry point emitted by the source rewriter for `kernel<<<...>>>(args)`.
@@ -256,21 +259,21 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
     // kernel with them, so parameter conversions are exactly those of a CUDA launch.
     std::tuple<std::decay_t<A>...> values(std::forward<A>(args)...);
     if (__builtin_expect(detail::launch_is_recorded(cfg.stream), 0)) {
-        // Captured into a graph: the arguments are copied now, and every launch of the graph
-        // launches the kernel with them.
-        auto owned = std::make_shared<std::tuple<std::decay_t<A>...>>(std::move(values));
-        const launch_config saved = cfg;
-        std::decay_t<F> kernel_call = call;
-        detail::record_launch(cfg.stream, kernel_name,
-                              [owned, saved, file, line, kernel_name, kernel_id, kernel_call](cudaStream_t stream) {
-                                  launch_config c = saved;
-                                  c.stream = stream;
-                                  std::apply(
-                                      [&](const auto&... a) {
-                                          ::cusim::launch(c, file, line, kernel_name, kernel_id, kernel_call, a...);
-                                      },
-                                      *owned);
-                              });
+        // Recorded: the arguments are copied now, and each replay launches the kernel with them.
+        using Call = detail::RecordedCall<std::decay_t<F>, std::tuple<std::decay_t<A>...>>;
+        auto* recorded = new Call{cfg, file, line, kernel_name, kernel_id, call, std::move(values)};
+        detail::record_launch(
+            cfg.stream, kernel_name,
+            {recorded,
+             [](void* state, cudaStream_t stream) {
+                 Call& c = *static_cast<Call*>(state);
+                 launch_config replay = c.cfg;
+                 replay.stream = stream;
+                 std::apply([&](const auto&... a) { ::cusim::launch(replay, c.file, c.line, c.kernel_name, c.kernel_id,
+                                                                    c.call, a...); },
+                            c.values);
+             },
+             [](void* state) { delete static_cast<Call*>(state); }});
         return;
     }
     auto body = [&]() { std::apply(call, values); };
