@@ -34,6 +34,32 @@ __global__ void sum_into(const int* a, const int* b, int* out, int n) {
 int launches = 0;
 void count_launch(void*) { ++launches; }
 
+// Captures into *graph, from two streams that fork and join through events: a = 1 (s1); fork;
+// b = a + 10 (s2) and a *= factor (s1); join; out = a + b, copied to host. With `report`, prints the
+// capture status of s1 while it is captured.
+int capture_fork_join(cudaStream_t s1, cudaStream_t s2, cudaEvent_t fork, cudaEvent_t join, int* a, int* b, int* out,
+                      int* host, int factor, cudaGraph_t* graph, bool report) {
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    if (report) {
+        cudaStreamCaptureStatus status;
+        CHECK(cudaStreamIsCapturing(s1, &status));
+        printf("capturing: %d\n", int(status));
+    }
+    CHECK(cudaMemsetAsync(a, 0, N * sizeof(int), s1));
+    add<<<2, 32, 0, s1>>>(a, 1, N);
+    CHECK(cudaEventRecord(fork, s1));
+    CHECK(cudaStreamWaitEvent(s2, fork, 0));
+    CHECK(cudaMemcpyAsync(b, a, N * sizeof(int), cudaMemcpyDeviceToDevice, s2));
+    add<<<2, 32, 0, s2>>>(b, 10, N);
+    scale<<<2, 32, 0, s1>>>(a, factor, N);
+    CHECK(cudaEventRecord(join, s2));
+    CHECK(cudaStreamWaitEvent(s1, join, 0));
+    sum_into<<<2, 32, 0, s1>>>(a, b, out, N);
+    CHECK(cudaMemcpyAsync(host, out, N * sizeof(int), cudaMemcpyDeviceToHost, s1));
+    CHECK(cudaStreamEndCapture(s1, graph));
+    return 0;
+}
+
 int shape(const char* label, cudaGraph_t g) {
     size_t nodes = 0, roots = 0, edges = 0;
     CHECK(cudaGraphGetNodes(g, nullptr, &nodes));
@@ -102,7 +128,7 @@ int main() {
     CHECK(cudaStreamSynchronize(stream));
     printf("clone: host[0] = %d, host node ran %d times\n", host[0], launches);
 
-    // Captured from two streams: a = 1 (s1); fork; a *= 3 (s1), b = a + 10 -> in (s2); join; out = a + b.
+    // Captured from two streams (a *= 3).
     int *a, *b, *out;
     CHECK(cudaMalloc(&a, N * sizeof(int)));
     CHECK(cudaMalloc(&b, N * sizeof(int)));
@@ -113,22 +139,8 @@ int main() {
     CHECK(cudaEventCreate(&fork));
     CHECK(cudaEventCreate(&join));
     cudaGraph_t captured;
-    CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    if (capture_fork_join(stream, s2, fork, join, a, b, out, host, 3, &captured, true)) return 1;
     cudaStreamCaptureStatus status;
-    CHECK(cudaStreamIsCapturing(stream, &status));
-    printf("capturing: %d\n", int(status));
-    CHECK(cudaMemsetAsync(a, 0, N * sizeof(int), stream));
-    add<<<2, 32, 0, stream>>>(a, 1, N);
-    CHECK(cudaEventRecord(fork, stream));
-    CHECK(cudaStreamWaitEvent(s2, fork, 0));
-    CHECK(cudaMemcpyAsync(b, a, N * sizeof(int), cudaMemcpyDeviceToDevice, s2));
-    add<<<2, 32, 0, s2>>>(b, 10, N);
-    scale<<<2, 32, 0, stream>>>(a, 3, N);
-    CHECK(cudaEventRecord(join, s2));
-    CHECK(cudaStreamWaitEvent(stream, join, 0));
-    sum_into<<<2, 32, 0, stream>>>(a, b, out, N);
-    CHECK(cudaMemcpyAsync(host, out, N * sizeof(int), cudaMemcpyDeviceToHost, stream));
-    CHECK(cudaStreamEndCapture(stream, &captured));
     CHECK(cudaStreamIsCapturing(stream, &status));
     printf("after capture: %d\n", int(status));
     host[0] = -1;  // nothing ran during the capture: the graph's launch writes it
@@ -139,21 +151,9 @@ int main() {
     CHECK(cudaStreamSynchronize(stream));
     printf("captured graph: host[0] = %d, host[63] = %d\n", host[0], host[N - 1]);
 
-    // The same capture again into a second graph with another scale: cudaGraphExecUpdate takes it.
+    // The same capture into a second graph with a *= 100: cudaGraphExecUpdate takes it.
     cudaGraph_t again;
-    CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    CHECK(cudaMemsetAsync(a, 0, N * sizeof(int), stream));
-    add<<<2, 32, 0, stream>>>(a, 1, N);
-    CHECK(cudaEventRecord(fork, stream));
-    CHECK(cudaStreamWaitEvent(s2, fork, 0));
-    CHECK(cudaMemcpyAsync(b, a, N * sizeof(int), cudaMemcpyDeviceToDevice, s2));
-    add<<<2, 32, 0, s2>>>(b, 10, N);
-    scale<<<2, 32, 0, stream>>>(a, 100, N);
-    CHECK(cudaEventRecord(join, s2));
-    CHECK(cudaStreamWaitEvent(stream, join, 0));
-    sum_into<<<2, 32, 0, stream>>>(a, b, out, N);
-    CHECK(cudaMemcpyAsync(host, out, N * sizeof(int), cudaMemcpyDeviceToHost, stream));
-    CHECK(cudaStreamEndCapture(stream, &again));
+    if (capture_fork_join(stream, s2, fork, join, a, b, out, host, 100, &again, false)) return 1;
     cudaGraphExecUpdateResultInfo info;
     CHECK(cudaGraphExecUpdate(captured_exec, again, &info));
     printf("update result %d\n", int(info.result));
