@@ -5,12 +5,12 @@
 ///
 ///     wb::check::Input<float> x(values, "x");          // NaN around it: a read outside shows
 ///     wb::check::Output<float> y(n, "y");               // 0xFF bytes in it, guard zones around
-///     WB_ASSERT(wb::check::after_call(status, call, "softmax_forward",
-///                                     {[&] { return x.unchanged(call); }, [&] { return y.in_bounds(call); }}));
+///     WB_ASSERT(wb::check::after_call(status, call, "softmax_forward", wb::check::verdicts(call, y, x)));
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -53,6 +54,7 @@ inline bool never_written(float v) {
 /// result when the lab's code reads outside the buffer).
 template <class T>
 void fill_guards(wb::DeviceBuffer<T>& buffer, T value) {
+  if (buffer.guard() == 0) return;
   const std::vector<T> zone(buffer.guard(), value);
   for (T* start : {buffer.data() - buffer.guard(), buffer.data() + buffer.size()}) {
     WB_CUDA_CHECK(cudaMemcpy(start, zone.data(), zone.size() * sizeof(T), cudaMemcpyHostToDevice));
@@ -63,6 +65,7 @@ void fill_guards(wb::DeviceBuffer<T>& buffer, T value) {
 /// that no longer holds the bytes of @p value; none when all do.
 template <class T>
 std::optional<std::ptrdiff_t> first_damaged_guard(const wb::DeviceBuffer<T>& buffer, T value) {
+  if (buffer.guard() == 0) return std::nullopt;
   const auto guard = static_cast<std::ptrdiff_t>(buffer.guard());
   std::vector<T> zone(buffer.guard());
   for (const bool after : {false, true}) {
@@ -77,36 +80,43 @@ std::optional<std::ptrdiff_t> first_damaged_guard(const wb::DeviceBuffer<T>& buf
   return std::nullopt;
 }
 
-/// True when every guard element of @p buffer still holds exactly the bytes of @p value.
-template <class T>
-bool guards_hold(const wb::DeviceBuffer<T>& buffer, T value) {
-  return !first_damaged_guard(buffer, value).has_value();
-}
-
-/// An input on the device, surrounded by @p poison, checked for modification afterwards: its
-/// elements and the poison around it (a write just outside an input, which memcheck cannot see
-/// when it lands in the guard zone).
+/// An input on the device, surrounded by @p guard elements of @p poison on each side (0: an
+/// allocation of its exact size, where memcheck sees a read past the end), checked for modification
+/// afterwards: its elements and the poison around it (a write just outside an input, which memcheck
+/// cannot see when it lands in the guard zone).
 template <class T>
 struct Input {
   std::vector<T> host;
   wb::DeviceBuffer<T> dev;
   const char* name;
   T poison;
-  Input(std::vector<T> values, const char* array_name, T poison_value = default_poison<T>())
+  Input(std::vector<T> values, const char* array_name, T poison_value = default_poison<T>(),
+        std::size_t guard = kGuardElements)
       : host(std::move(values)), name(array_name), poison(poison_value) {
-    dev = wb::DeviceBuffer<T>(host.size(), kGuardElements);
+    dev = wb::DeviceBuffer<T>(host.size(), guard);
     dev.upload(std::span<const T>(host));
     fill_guards(dev, poison);
   }
-  testing::AssertionResult unchanged(const std::string& call) const {
+  /// Success when @p call left the input and its poison as they were. A modified input fails with
+  /// "{call} modified {name}, which is an input." or, given @p advice, "..., which is an input: {advice}".
+  testing::AssertionResult unchanged(const std::string& call, std::string_view advice = {}) const {
     if (const std::optional<std::ptrdiff_t> i = first_damaged_guard(dev, poison)) {
       return testing::AssertionFailure() << call << " wrote " << name << "[" << *i << "], outside the input " << name
                                          << " (" << host.size() << " elements), which it must only read: test "
                                          << "every index against the size of the array it writes.";
     }
-    const std::vector<T> after = dev.download();
-    if (!after.empty() && std::memcmp(after.data(), host.data(), after.size() * sizeof(T)) != 0) {
-      return testing::AssertionFailure() << call << " modified " << name << ", which is an input.";
+    // Compared a chunk at a time: a large input is not downloaded whole beside its host copy.
+    constexpr std::size_t kChunk = std::size_t(1) << 20;
+    std::vector<T> after(std::min(host.size(), kChunk));
+    for (std::size_t first = 0; first < host.size(); first += kChunk) {
+      const std::size_t count = std::min(kChunk, host.size() - first);
+      WB_CUDA_CHECK(cudaMemcpy(after.data(), dev.data() + first, count * sizeof(T), cudaMemcpyDeviceToHost));
+      if (std::memcmp(after.data(), host.data() + first, count * sizeof(T)) != 0) {
+        testing::AssertionResult failure = testing::AssertionFailure();
+        failure << call << " modified " << name << ", which is an input";
+        if (advice.empty()) return failure << ".";
+        return failure << ": " << advice;
+      }
     }
     return testing::AssertionSuccess();
   }
@@ -141,6 +151,25 @@ inline testing::AssertionResult after_call(cudaError_t status, const std::string
     if (auto r = check(); !r) return r;
   }
   return testing::AssertionSuccess();
+}
+
+/// The check of after_call() for one buffer of @p call: an Output must be written in bounds, an
+/// Input unchanged. It refers to @p call and @p buffer, which must outlive it.
+template <class T>
+std::function<testing::AssertionResult()> verdict(const std::string& call, const Output<T>& buffer) {
+  return [&call, &buffer] { return buffer.in_bounds(call); };
+}
+template <class T>
+std::function<testing::AssertionResult()> verdict(const std::string& call, const Input<T>& buffer) {
+  return [&call, &buffer] { return buffer.unchanged(call); };
+}
+
+/// The checks of after_call() for @p buffers (Inputs and Outputs), in their order: the first
+/// buffer that fails is the one named. Use as
+///     WB_ASSERT(after_call(status, call, "maxpool2d_forward", verdicts(call, y, argmax, x)));
+template <class... Buffers>
+BufferChecks verdicts(const std::string& call, const Buffers&... buffers) {
+  return {verdict(call, buffers)...};
 }
 
 }  // namespace wb::check

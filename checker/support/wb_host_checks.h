@@ -12,7 +12,8 @@
 /// Only on the sim backend: the whole header is empty elsewhere, and the checks that use it are
 /// declared with .backends = "sim" (WB_CHECK). In a check binary split into judge and
 /// worker, the judge forwards the cusim::checker calls to the worker (checker/support/remote).
-/// Lab 01 (saxpy_host, with its host arrays) writes its own checks with describe_leak and ordinal.
+/// Lab 01 (saxpy_host, with its host arrays) writes its own fault-injection check with describe_leak
+/// and ordinal.
 #pragma once
 
 #if defined(CUSIM)
@@ -46,7 +47,7 @@ inline testing::AssertionResult frees_device_memory(const std::string& call, con
   return testing::AssertionFailure()
          << call << " " << describe_leak(before, after) << ": every cudaMalloc in " << function
          << " needs its cudaFree before " << function
-         << " returns (or use the buffers the caller passes in). Device memory is not freed when a pointer goes "
+         << " returns (or use the device buffers the caller passes in). Device memory is not freed when a pointer goes "
             "out of scope; a program that calls "
          << function << " in a loop runs out of it.";
 }

@@ -267,6 +267,47 @@ TEST(CheckSupport, InputNamesAWriteIntoItsGuardZone) {
   EXPECT_STREQ(x.unchanged("f()").message(), "f() modified x, which is an input.");
 }
 
+TEST(CheckSupport, InputTakesAdviceAndAGuardSize) {
+  wb::check::Input<float> x(std::vector<float>((1 << 20) + 3, 1.0f), "x");
+  EXPECT_TRUE(x.unchanged("f()", "keep partial sums elsewhere."));
+  // A change past the first 2^20 elements: unchanged() compares them a chunk at a time.
+  const float v = 7.0f;
+  ASSERT_EQ(cudaMemcpy(x.dev.data() + (1 << 20) + 1, &v, sizeof v, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_STREQ(x.unchanged("f()", "keep partial sums elsewhere.").message(),
+               "f() modified x, which is an input: keep partial sums elsewhere.");
+  EXPECT_STREQ(x.unchanged("f()").message(), "f() modified x, which is an input.");
+  // Guard 0: an allocation of the input's exact size, nothing around it to poison or check.
+  const wb::check::Input<int> exact(std::vector<int>{1, 2, 3}, "exact", -1, 0);
+  EXPECT_EQ(exact.dev.guard(), 0u);
+  EXPECT_TRUE(exact.unchanged("g()"));
+  // A larger guard is poisoned whole, from its first element on.
+  const std::size_t guard = wb::check::kGuardElements + 3;
+  const wb::check::Input<float> shifted(std::vector<float>{1, 2}, "shifted", 0.5f, guard);
+  EXPECT_EQ(shifted.dev.guard(), guard);
+  float first = 0.0f;
+  ASSERT_EQ(cudaMemcpy(&first, shifted.dev.data() - guard, sizeof first, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(first, 0.5f);
+  EXPECT_TRUE(shifted.unchanged("h()"));
+}
+
+TEST(CheckSupport, VerdictsCheckEachBufferInTheirOrder) {
+  const std::string call = "f(n=2)";
+  wb::check::Input<float> x(std::vector<float>{1, 2, 3}, "x");
+  wb::check::Output<float> y(2, "y");
+  EXPECT_EQ(wb::check::verdicts(call, y, x).size(), 2u);
+  EXPECT_TRUE(wb::check::after_call(cudaSuccess, call, "f", wb::check::verdicts(call, y, x)));
+  const float v = 7.0f;
+  ASSERT_EQ(cudaMemcpy(x.dev.data(), &v, sizeof v, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_STREQ(wb::check::after_call(cudaSuccess, call, "f", wb::check::verdicts(call, y, x)).message(),
+               "f(n=2) modified x, which is an input.");
+  // With both buffers wrong, the first of them is named.
+  ASSERT_EQ(cudaMemcpy(y.dev.data() + 2, &v, sizeof v, cudaMemcpyHostToDevice), cudaSuccess);
+  const std::string y_first = wb::check::after_call(cudaSuccess, call, "f", wb::check::verdicts(call, y, x)).message();
+  EXPECT_NE(y_first.find("y[2] was written, one past the end"), std::string::npos) << y_first;
+  EXPECT_STREQ(wb::check::after_call(cudaSuccess, call, "f", wb::check::verdicts(call, x, y)).message(),
+               "f(n=2) modified x, which is an input.");
+}
+
 TEST(CheckSupport, VersusNamesTheRatioAndBothRates) {
   EXPECT_EQ(wb::check::versus(2870.1, 3376.5, "copy"), "0.85 x copy (2870.10 GB/s vs 3376.50 GB/s)");
   EXPECT_EQ(wb::check::versus(50, 40, "cuBLAS", "TFLOP/s"), "1.25 x cuBLAS (50.00 TFLOP/s vs 40.00 TFLOP/s)");

@@ -366,27 +366,18 @@ WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
                    "bytes as before",
          .hint = "cudaFree every array saxpy_host allocates before it returns, on the error paths too (an "
                  "RAII guard whose destructor calls cudaFree does both).") {
-  int passed = 0;
   std::uint64_t seed = 47;
-  for (int n : {1, 33, 1000}) {
+  WB_ASSERT(wb::check::for_each_case(std::vector<int>{1, 33, 1000}, [&](int n) {
     const Problem p = make_problem(n, seed++);
     const std::string call = describe_call("saxpy_host", p);
-    HostArrays h(p);
-    wb::check::record_measured(std::to_string(passed) + "/3 calls freed everything");
-    const cusim::checker::DeviceMemory before = cusim::checker::device_memory();
-    WB_ASSERT(cuda_success(saxpy_host(p.n, p.a, h.x.data(), h.y.data()), call, "saxpy_host"));
-    const cusim::checker::DeviceMemory after = cusim::checker::device_memory();
-    WB_ASSERT(wb::check::device_clean_after(call));
-    // Right results first: a function that allocates nothing and computes nothing leaks nothing.
-    WB_ASSERT(host_y_matches(p, h, call));
-    if (after != before) {
-      FAIL() << call << " " << describe_leak(before, after)
-             << ": every cudaMalloc needs its cudaFree before the function returns. Device memory is not freed "
-                "when a process's pointer goes out of scope; a program that calls saxpy_host in a loop runs out.";
-    }
-    ++passed;
-  }
-  wb::check::record_measured("3/3 calls freed everything");
+    // Right results too: a function that allocates nothing and computes nothing leaks nothing.
+    return wb::check::host::frees_device_memory(call, "saxpy_host", [&]() -> testing::AssertionResult {
+      HostArrays h(p);
+      if (auto r = cuda_success(saxpy_host(p.n, p.a, h.x.data(), h.y.data()), call, "saxpy_host"); !r) return r;
+      if (auto r = wb::check::device_clean_after(call); !r) return r;
+      return host_y_matches(p, h, call);
+    });
+  }));
 }
 
 // Fault injection (cusim/checker.h): the k-th cudaMalloc, cudaMemcpy or kernel launch inside

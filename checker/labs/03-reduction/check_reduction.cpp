@@ -24,6 +24,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -42,7 +43,6 @@
 
 namespace {
 
-using wb::check::cuda_success;
 using wb::check::fixed;
 using wb::check::never_written;
 
@@ -127,23 +127,21 @@ constexpr float kMinPoison = -3.0e38f;
 // A call of the lab's code on (d_in, d_out, d_workspace).
 using Launch = std::function<cudaError_t(const float*, float*, float*)>;
 
-// Runs @p launch on guarded device copies: the input (surrounded by @p poison), one result
-// float (filled with 0xFF bytes) and, when @p with_workspace, a guarded workspace. Checks the
-// status, device errors, writes out of bounds and the input; stores the result.
+// Runs @p launch on guarded device copies: the input (wb_buffers.h, surrounded by @p poison), one
+// result float (filled with 0xFF bytes) and, when @p with_workspace, a guarded workspace. Checks
+// the status, device errors, writes out of bounds and the input; stores the result.
 testing::AssertionResult run_reduction(const std::vector<float>& input, const std::string& call, const char* function,
                                        bool with_workspace, float poison, const Launch& launch, float& result) {
   return wb::check::guarded(call, [&]() -> testing::AssertionResult {
-    wb::DeviceBuffer<float> in(std::span<const float>(input), kGuard);
-    wb::check::fill_guards(in, poison);
+    const wb::check::Input<float> in(input, "d_in", poison);
     wb::check::Output<float> out(1, "d_out");
     wb::DeviceBuffer<float> workspace;
     if (with_workspace) {
       workspace = wb::DeviceBuffer<float>(reduce_workspace_floats(static_cast<int>(input.size())), kGuard);
       workspace.fill_bytes(0xFF);
     }
-    const cudaError_t status = launch(in.data(), out.dev.data(), with_workspace ? workspace.data() : nullptr);
-    if (auto r = cuda_success(status, call, function); !r) return r;
-    if (auto r = wb::check::device_clean_after(call); !r) return r;
+    const cudaError_t status = launch(in.dev.data(), out.dev.data(), with_workspace ? workspace.data() : nullptr);
+    if (auto r = wb::check::after_call(status, call, function, {}); !r) return r;
     if (const wb::GuardDamage d = out.dev.check_guards(); !d.intact()) {
       return testing::AssertionFailure() << call << " wrote " << d.modified << " float(s) next to *d_out (from d_out["
                                          << d.first_index << "] to d_out[" << d.last_index
@@ -157,14 +155,8 @@ testing::AssertionResult run_reduction(const std::vector<float>& input, const st
                << "reduces at least 32 elements and each pass writes its partial sums after the previous pass's.";
       }
     }
-    if (!wb::check::guards_hold(in, poison)) {
-      return testing::AssertionFailure() << call << " wrote into the memory around d_in, which is an input.";
-    }
-    const std::vector<float> in_after = in.download();
-    if (!in_after.empty() && std::memcmp(in_after.data(), input.data(), in_after.size() * sizeof(float)) != 0) {
-      return testing::AssertionFailure() << call << " modified d_in, which is an input (const float*): keep "
-                                                    "partial sums in shared memory or the workspace.";
-    }
+    const char* advice = "it is passed as a const float*; keep partial sums in shared memory or the workspace.";
+    if (auto r = in.unchanged(call, advice); !r) return r;
     result = out.dev.download()[0];
     return testing::AssertionSuccess();
   });
@@ -548,8 +540,9 @@ WB_CHECK(Correctness, HostFreesDeviceMemory, .weight = 1, .backends = "sim",
   }));
 }
 
-// Each call's healthy run first (a function that does not work yet has no error paths to test),
-// then wb::check::host::returns_injected_errors fails each of its CUDA calls in turn.
+// wb::check::host::launch_errors_returned: each call's healthy run first (a function that does not
+// work yet has no error paths to test), then each of its CUDA calls fails in turn. Every call runs
+// on buffers of its own, made beforehand.
 WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
          .passes = "each `cudaMalloc`, `cudaMemcpy(Async)`, `cudaMemset(Async)` and kernel launch "
                    "that those calls make (n = 0 and 1000; the solution's: every launch, the "
@@ -559,20 +552,21 @@ WB_CHECK(Correctness, HostReturnsCudaErrors, .weight = 1, .backends = "sim",
                    "launch or call after it, and frees what it had allocated",
          .hint = "Test the cudaError_t of every cudaMemset(Async), cudaMemcpy and cudaMalloc and return "
                  "it at once when it is not cudaSuccess, before any launch.") {
-  wb::check::host::InjectionTally tally;
+  struct Buffers {
+    wb::DeviceBuffer<float> in, out, workspace;
+  };
+  std::vector<wb::check::host::ErrorPathCase> cases;
   std::uint64_t seed = 950;
   for (const HostCase& c : host_cases()) {
-    wb::check::record_measured(tally.measured());
     const Input input = exact_input(c.n, seed++);
-    wb::DeviceBuffer<float> in(std::span<const float>(input.values), kGuard);
-    wb::DeviceBuffer<float> out(1, kGuard);
-    wb::DeviceBuffer<float> workspace(std::max<std::size_t>(reduce_workspace_floats(static_cast<int>(c.n)), 1), kGuard);
-    auto run = [&] { return c.run(in.data(), out.data(), workspace.data()); };
-    WB_ASSERT(cuda_success(run(), c.call, c.function));
-    WB_ASSERT(wb::check::device_clean_after(c.call));
-    WB_ASSERT(wb::check::host::returns_injected_errors(c.call, c.function, nullptr, run, tally));
+    const std::size_t workspace_floats = std::max<std::size_t>(reduce_workspace_floats(static_cast<int>(c.n)), 1);
+    auto b = std::make_shared<Buffers>(Buffers{wb::DeviceBuffer<float>(std::span<const float>(input.values), kGuard),
+                                               wb::DeviceBuffer<float>(1, kGuard),
+                                               wb::DeviceBuffer<float>(workspace_floats, kGuard)});
+    cases.push_back(
+        {c.call, c.function, [b, run = c.run] { return run(b->in.data(), b->out.data(), b->workspace.data()); }});
   }
-  wb::check::record_measured(tally.measured());
+  WB_ASSERT(wb::check::host::launch_errors_returned(cases));
 }
 #endif
 

@@ -1,7 +1,8 @@
 // Checks for lab 04 (scan and histogram); each WB_CHECK says what it runs and what passes.
 // Outputs, bins and workspaces carry guard zones, and outputs and bins start as 0xCD bytes: an
 // element never written is told apart from a wrong one, and a histogram that does not clear its
-// bins first shows. Host code (sim): cusim's device memory and fault injection (wb_host_checks.h).
+// bins first shows. Inputs are surrounded by -1 (NaN for floats) and must come back unchanged.
+// Host code (sim): cusim's device memory and fault injection (wb_host_checks.h).
 // Performance on sim: cusim's analysis metrics (wb_metrics.h); on a GPU: bandwidth timed in the
 // same run as a device-to-device copy and CUB (cub_baselines.cu), median of 21 runs, L2 flushed
 // before each.
@@ -19,6 +20,7 @@
 
 #include "scan_histogram.h"
 #include "wb/wb.h"
+#include "wb_buffers.h"
 #include "wb_check.h"
 #include "wb_compare_elements.h"
 #include "wb_metrics.h"
@@ -36,9 +38,12 @@ cudaError_t wb_cub_histogram_even(const unsigned* d_values, int n, unsigned* d_b
 
 namespace {
 
+using wb::check::after_call;
 using wb::check::as_written;
 using wb::check::cuda_success;
 using wb::check::fixed;
+using wb::check::Input;
+using wb::check::Output;
 
 constexpr unsigned char kUnwrittenByte = 0xCD;
 constexpr std::uint32_t kUnwrittenWord = 0xCDCDCDCDu;
@@ -74,60 +79,46 @@ std::vector<std::int64_t> inclusive_prefix(const std::vector<int>& in) {
 
 // ---- running student code --------------------------------------------------------------------
 
-// Success when the call left @p dev, a guarded device copy of the input @p host named @p name, and
-// the memory around it as they were; @p advice ends the message for a modified input.
-template <class T>
-testing::AssertionResult input_unchanged(const wb::DeviceBuffer<T>& dev, const std::vector<T>& host, const char* name,
-                                         const std::string& call, const char* advice) {
-  if (const wb::GuardDamage d = dev.check_guards(); !d.intact()) {
-    return testing::AssertionFailure() << call << " wrote into the memory around " << name << " (index "
-                                       << d.first_index << "), which is an input.";
-  }
-  const std::vector<T> after = dev.download();
-  if (!after.empty() && std::memcmp(after.data(), host.data(), host.size() * sizeof(T)) != 0) {
-    return testing::AssertionFailure() << call << " modified " << name << ", which is an input" << advice;
-  }
-  return testing::AssertionSuccess();
-}
-
-// Guarded device buffers of a scan: a copy of the input, the output, and the workspace (none, and
-// a null workspace.data(), for the block scans).
+// Guarded device buffers of a scan (wb_buffers.h): the input, the output and the workspace (none, and
+// a null workspace.data(), for the block scans). Output and workspace start as 0xCD bytes (the
+// workspace's contents are undefined on entry).
 template <class T>
 struct ScanBuffers {
-  wb::DeviceBuffer<T> in, out;
+  Input<T> in;
+  Output<T> out;
   wb::DeviceBuffer<unsigned char> workspace;
-  ScanBuffers(const std::vector<T>& input, bool with_workspace)
-      : in(std::span<const T>(input), wb::DeviceBuffer<T>::kDefaultGuard),
-        out(input.size(), wb::DeviceBuffer<T>::kDefaultGuard) {
+  ScanBuffers(std::vector<T> input, bool with_workspace)
+      : in(std::move(input), "d_in"), out(in.host.size(), "d_out", kUnwrittenByte) {
     if (with_workspace) {
-      workspace = wb::DeviceBuffer<unsigned char>(scan_workspace_bytes(static_cast<int>(input.size())), 4096);
+      workspace = wb::DeviceBuffer<unsigned char>(scan_workspace_bytes(static_cast<int>(in.host.size())), 4096);
+      workspace.fill_bytes(kUnwrittenByte);
     }
+  }
+  testing::AssertionResult workspace_in_bounds(const std::string& call) const {
+    if (const wb::GuardDamage d = workspace.check_guards(); !d.intact()) {
+      return testing::AssertionFailure()
+             << call << " wrote outside d_workspace[0.." << workspace.size() << ") (byte " << d.first_index << " to "
+             << d.last_index << "): the workspace holds scan_workspace_bytes(n) bytes, enough for tiles of at least "
+             << "32 elements.";
+    }
+    return testing::AssertionSuccess();
   }
 };
 
-// Runs @p launch on ScanBuffers whose output and workspace start as 0xCD bytes (the workspace's
-// contents are undefined on entry), checks the status, device errors, writes out of bounds and the
-// input, and downloads the output.
+// Runs @p launch on ScanBuffers of @p input, checks the status, device errors, writes out of bounds
+// and the input (after_call), and downloads the output.
 template <class T>
 testing::AssertionResult run_scan(const std::vector<T>& input, const std::string& call, const char* function,
                                   bool with_workspace, const std::function<cudaError_t(const T*, T*, void*)>& launch,
                                   std::vector<T>& output) {
   return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     ScanBuffers<T> b(input, with_workspace);
-    b.out.fill_bytes(kUnwrittenByte);
-    b.workspace.fill_bytes(kUnwrittenByte);
-    if (auto r = cuda_success(launch(b.in.data(), b.out.data(), b.workspace.data()), call, function); !r) return r;
-    if (auto r = wb::check::device_clean_after(call); !r) return r;
-    if (auto r = wb::check::no_out_of_bounds_writes(b.out.check_guards(), "d_out", input.size(), call); !r) return r;
-    if (const wb::GuardDamage d = b.workspace.check_guards(); !d.intact()) {
-      return testing::AssertionFailure()
-             << call << " wrote outside d_workspace[0.." << b.workspace.size() << ") (byte " << d.first_index
-             << " to " << d.last_index << "): the workspace holds scan_workspace_bytes(n) bytes, enough for tiles "
-             << "of at least 32 elements.";
-    }
-    const char* advice = ": keep partial sums in shared memory, d_out or the workspace.";
-    if (auto r = input_unchanged(b.in, input, "d_in", call, advice); !r) return r;
-    output = b.out.download();
+    const cudaError_t status = launch(b.in.dev.data(), b.out.dev.data(), b.workspace.data());
+    const wb::check::BufferChecks checks = {
+        [&] { return b.out.in_bounds(call); }, [&] { return b.workspace_in_bounds(call); },
+        [&] { return b.in.unchanged(call, "keep partial sums in shared memory, d_out or the workspace."); }};
+    if (auto r = after_call(status, call, function, checks); !r) return r;
+    output = b.out.dev.download();
     return testing::AssertionSuccess();
   });
 }
@@ -464,45 +455,46 @@ testing::AssertionResult histogram_matches(const HistogramInput& h, const std::v
   return failure;
 }
 
-// Guarded device buffers of a histogram: a copy of @p memory (the values, and what follows them)
-// and the bins.
+// Guarded device buffers of a histogram (wb_buffers.h): @p memory (the values, and what follows
+// them) as the input, and the bins, which start as 0xCD bytes.
 struct HistogramBuffers {
-  wb::DeviceBuffer<unsigned> values, bins;
-  HistogramBuffers(const std::vector<unsigned>& memory, int num_bins)
-      : values(std::span<const unsigned>(memory), wb::DeviceBuffer<unsigned>::kDefaultGuard),
-        bins(static_cast<std::size_t>(num_bins), wb::DeviceBuffer<unsigned>::kDefaultGuard) {}
+  Input<unsigned> values;
+  Output<unsigned> bins;
+  HistogramBuffers(std::vector<unsigned> memory, int num_bins)
+      : values(std::move(memory), "d_values"), bins(static_cast<std::size_t>(num_bins), "d_bins", kUnwrittenByte) {}
+  testing::AssertionResult bins_in_bounds(const std::string& call) const {
+    const wb::GuardDamage d = bins.dev.check_guards();
+    if (d.intact()) return testing::AssertionSuccess();
+    const auto num_bins = static_cast<std::int64_t>(bins.dev.size());
+    testing::AssertionResult failure = testing::AssertionFailure();
+    failure << call << " wrote outside d_bins[0.." << num_bins << ") (index " << d.first_index << " to " << d.last_index
+            << ").";
+    if (d.past_end > 0 && d.before_start == 0 && d.first_index == num_bins && d.last_index == num_bins) {
+      failure << " d_bins[num_bins] was written, one past the last bin: the value num_bins was counted. It is the "
+              << "first value out of range: test v < num_bins, not v <= num_bins.";
+    } else if (d.past_end > 0) {
+      failure << " Values >= num_bins must be ignored: test v < num_bins before counting v (the input has values "
+              << "up to 0xffffffff).";
+    }
+    return failure;
+  }
 };
 
-// Calls @p v on HistogramBuffers of the values followed by h.tail zeros and bins of 0xCD bytes,
-// checks the status, device errors, writes out of bounds and the input, then the counts.
+// Calls @p v on HistogramBuffers of the values followed by h.tail zeros, checks the status, device
+// errors, writes out of bounds and the input (after_call), then the counts.
 testing::AssertionResult run_histogram(const HistogramVersion& v, const HistogramInput& h, const std::string& call) {
   const std::size_t n = h.values.size();
-  const std::size_t bins = static_cast<std::size_t>(h.num_bins);
   std::vector<unsigned> got;
   const testing::AssertionResult ran = wb::check::guarded(call, [&]() -> testing::AssertionResult {
     std::vector<unsigned> memory = h.values;
     memory.resize(n + h.tail, 0u);
-    HistogramBuffers b(memory, h.num_bins);
-    b.bins.fill_bytes(kUnwrittenByte);
-    const cudaError_t status = call_histogram(v, b.values.data(), static_cast<int>(n), b.bins.data(), h.num_bins);
-    if (auto r = cuda_success(status, call, v.name); !r) return r;
-    if (auto r = wb::check::device_clean_after(call); !r) return r;
-    if (const wb::GuardDamage d = b.bins.check_guards(); !d.intact()) {
-      testing::AssertionResult failure = testing::AssertionFailure();
-      failure << call << " wrote outside d_bins[0.." << bins << ") (index " << d.first_index << " to " << d.last_index
-              << ").";
-      if (d.past_end > 0 && d.before_start == 0 && d.first_index == static_cast<std::int64_t>(bins) &&
-          d.last_index == static_cast<std::int64_t>(bins)) {
-        failure << " d_bins[num_bins] was written, one past the last bin: the value num_bins was counted. It is the "
-                << "first value out of range: test v < num_bins, not v <= num_bins.";
-      } else if (d.past_end > 0) {
-        failure << " Values >= num_bins must be ignored: test v < num_bins before counting v (the input has values "
-                << "up to 0xffffffff).";
-      }
-      return failure;
-    }
-    if (auto r = input_unchanged(b.values, memory, "d_values", call, "."); !r) return r;
-    got = b.bins.download();
+    HistogramBuffers b(std::move(memory), h.num_bins);
+    const cudaError_t status =
+        call_histogram(v, b.values.dev.data(), static_cast<int>(n), b.bins.dev.data(), h.num_bins);
+    const wb::check::BufferChecks checks = {[&] { return b.bins_in_bounds(call); },
+                                            [&] { return b.values.unchanged(call); }};
+    if (auto r = after_call(status, call, v.name, checks); !r) return r;
+    got = b.bins.dev.download();
     return testing::AssertionSuccess();
   });
   if (!ran) return ran;
@@ -772,14 +764,16 @@ std::vector<HostCase> host_cases(std::vector<std::shared_ptr<void>>& keep) {
     // then runs on defined data, and the check reports the work, not a hang.
     cases.push_back({std::string(v->name) + "(n=" + std::to_string(vn) + ")", v->name,
                      [v, size] { return check_int_scan(*v, size, 1001); }, [b] { b->workspace.fill_bytes(0); },
-                     [v, b, vn] { return call_scan(*v, b->in.data(), b->out.data(), vn, b->workspace.data()); }});
+                     [v, b, vn] {
+                       return call_scan(*v, b->in.dev.data(), b->out.dev.data(), vn, b->workspace.data());
+                     }});
   }
   {
     auto b = std::make_shared<ScanBuffers<float>>(wb::random_floats(kHostScanSize, 1002, -1.0f, 2.0f), true);
     keep.push_back(b);
     cases.push_back({"inclusive_scan(float, n=" + std::to_string(n) + ")", "inclusive_scan",
                      [] { return check_float_scan(kHostScanSize, 1003); }, [b] { b->workspace.fill_bytes(0); },
-                     [b, n] { return inclusive_scan(b->in.data(), b->out.data(), n, b->workspace.data()); }});
+                     [b, n] { return inclusive_scan(b->in.dev.data(), b->out.dev.data(), n, b->workspace.data()); }});
   }
   std::uint64_t seed = 1010;
   for (std::size_t size : {std::size_t(0), std::size_t(1000)}) {
@@ -789,7 +783,7 @@ std::vector<HostCase> host_cases(std::vector<std::shared_ptr<void>>& keep) {
     const int hn = static_cast<int>(size);
     for (const HistogramVersion& v : {kGlobalAtomics, shared_on(4, 128), kFinal}) {
       cases.push_back({histogram_call(v, h), v.name, [v, h] { return check_histogram(v, h); }, nullptr,
-                       [v, b, hn] { return call_histogram(v, b->values.data(), hn, b->bins.data(), 256); }});
+                       [v, b, hn] { return call_histogram(v, b->values.dev.data(), hn, b->bins.dev.data(), 256); }});
     }
   }
   return cases;

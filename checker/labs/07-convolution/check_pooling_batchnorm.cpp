@@ -40,6 +40,7 @@ using wb::check::fixed;
 using wb::check::Input;
 using wb::check::never_written;
 using wb::check::Output;
+using wb::check::verdicts;
 
 constexpr double kU = 0x1.0p-24;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -73,21 +74,6 @@ struct Dims {
     };
   }
 };
-
-// The buffer checks of after_call() for @p buffers, in their order: an Output written in bounds, an
-// Input unchanged.
-template <class T>
-std::function<testing::AssertionResult()> verdict(const std::string& call, const Output<T>& b) {
-  return [&] { return b.in_bounds(call); };
-}
-template <class T>
-std::function<testing::AssertionResult()> verdict(const std::string& call, const Input<T>& b) {
-  return [&] { return b.unchanged(call); };
-}
-template <class... Buffers>
-wb::check::BufferChecks verdicts(const std::string& call, const Buffers&... buffers) {
-  return {verdict(call, buffers)...};
-}
 
 // ---- pooling: inputs and references ------------------------------------------------------------------------
 
