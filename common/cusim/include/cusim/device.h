@@ -231,7 +231,7 @@ namespace detail {
 bool launch_is_recorded(cudaStream_t stream);
 /// A recorded launch: its configuration, kernel and copied arguments in @p state, launched on a
 /// stream by @p run, freed by @p destroy. (Plain function pointers: this header must not bring
-/// <functional> or <memory> into every .cu file, which nvcc's implicit headers do not.)
+/// `<functional>` or `<memory>` into every .cu file, which nvcc's implicit headers do not.)
 struct RecordedLaunch {
     void* state;
     void (*run)(void* state, cudaStream_t stream);
