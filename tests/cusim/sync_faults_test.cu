@@ -4,12 +4,21 @@
 // with a clear message instead of stalling the suite (ctest's TIMEOUT is only a backstop).
 //
 // The kernels are valid CUDA (nvcc compiles them); they are run only on the sim backend.
+#include <cooperative_groups.h>
+#include <cuda/barrier>
+#include <cuda/pipeline>
 #include <cuda_runtime.h>
 
 #include <chrono>
 #include <string>
 
 #include "cusim_test.h"
+
+namespace cg = cooperative_groups;
+
+// libcu++'s barrier has a constructor, so nvcc warns about a __shared__ one (NVIDIA's samples
+// silence it the same way); the kernels initialize it with init().
+#pragma nv_diag_suppress static_var_with_dynamic_init
 
 using cusim_test::DeviceBuffer;
 using cusim_test::LaunchResult;
@@ -190,4 +199,118 @@ TEST_F(SyncFaults, SyncwarpWaitingForALaneAtSyncthreads) {
     EXPECT_CUDA(cudaErrorLaunchTimeout, r.sync);
     SKIP_IF_REPORTS_SILENCED();
     EXPECT_TRUE(report_contains(report, {"syncwarp_against_barrier", FILE_LINE("syncwarp-wait"), "cudaErrorLaunchTimeout"}));
+}
+
+// cuda::barrier: half the block exits without arriving, the other half waits for a phase that
+// needs every thread's arrival.
+__global__ void barrier_missing_arrivals(int* out) {
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.x == 0) init(&bar, blockDim.x);
+    __syncthreads();
+    if (threadIdx.x % 2) return;
+    bar.arrive_and_wait();  // @bar-wait
+    out[threadIdx.x] = 1;
+}
+
+TEST_F(SyncFaults, CudaBarrierPhaseThatCannotComplete) {
+    DeviceBuffer<int> out(64);
+    ASSERT_CUDA_OK(out.status());
+    const LaunchResult r = run("cuda::barrier missing arrivals", [&] { barrier_missing_arrivals<<<1, 64>>>(out.get()); });
+    EXPECT_CUDA(cudaErrorLaunchTimeout, r.sync);
+    SKIP_IF_REPORTS_SILENCED();
+    EXPECT_TRUE(report_contains(report, {"deadlock", "barrier_missing_arrivals", "wait at a cuda::barrier",
+                                         FILE_LINE("bar-wait"), "32 thread(s) of the block have exited"}));
+}
+
+// Thread 5 arrives with an update larger than the whole phase expects.
+__global__ void barrier_too_many_arrivals(int* out) {
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.x == 0) init(&bar, blockDim.x);
+    __syncthreads();
+    auto token = bar.arrive(threadIdx.x == 5 ? blockDim.x + 8 : 1);  // @bar-over
+    bar.wait(std::move(token));
+    out[threadIdx.x] = 1;
+}
+
+TEST_F(SyncFaults, CudaBarrierArrivalsBeyondTheExpectedCount) {
+    DeviceBuffer<int> out(32);
+    ASSERT_CUDA_OK(out.status());
+    const LaunchResult r = run("cuda::barrier over-arrival", [&] { barrier_too_many_arrivals<<<1, 32>>>(out.get()); });
+    EXPECT_CUDA(cudaErrorLaunchFailure, r.sync);
+    SKIP_IF_REPORTS_SILENCED();
+    EXPECT_TRUE(report_contains(report, {"barrier_too_many_arrivals", "thread (5,0,0)",
+                                         "more arrivals than the phase expects", FILE_LINE("bar-over")}));
+}
+
+// cuda::memcpy_async with cuda::aligned_size_t<16> from a pointer 4 bytes past a 16-byte boundary.
+__global__ void misaligned_async_copy(const float* in, float* out) {
+    __shared__ alignas(16) float s[8];
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(s, in + 1, cuda::aligned_size_t<16>(16), pipe);  // @misaligned-copy
+    pipe.producer_commit();
+    pipe.consumer_wait();
+    out[0] = s[0];
+}
+
+TEST_F(SyncFaults, AsyncCopyBreakingItsAlignedSize) {
+    DeviceBuffer<float> in(16), out(1);
+    ASSERT_CUDA_OK(in.status());
+    ASSERT_CUDA_OK(out.status());
+    const LaunchResult r = run("misaligned memcpy_async", [&] { misaligned_async_copy<<<1, 1>>>(in.get(), out.get()); });
+    EXPECT_CUDA(cudaErrorMisalignedAddress, r.sync);
+    SKIP_IF_REPORTS_SILENCED();
+    EXPECT_TRUE(report_contains(report, {"Misaligned address", "misaligned_async_copy", "aligned_size_t<N>",
+                                         FILE_LINE("misaligned-copy")}));
+}
+
+// A thread-scope pipeline's copy lands when its stage is waited for: a read of the destination
+// before consumer_wait() sees the old value (on a GPU: either value, a race the program must not
+// have), the read after it the copied one.
+__global__ void read_before_wait(const int* in, int* out) {
+    __shared__ int s[32];
+    s[threadIdx.x] = -1;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[threadIdx.x], &in[threadIdx.x], sizeof(int), pipe);
+    pipe.producer_commit();
+    out[threadIdx.x] = s[threadIdx.x];
+    pipe.consumer_wait();
+    out[32 + threadIdx.x] = s[threadIdx.x];
+}
+
+TEST_F(SyncFaults, PipelineCopyLandsAtTheWait) {
+    DeviceBuffer<int> in(32), out(64);
+    ASSERT_CUDA_OK(in.status());
+    ASSERT_CUDA_OK(out.status());
+    std::vector<int> h(32);
+    for (int i = 0; i < 32; ++i) h[i] = 100 + i;
+    ASSERT_CUDA_OK(cudaMemcpy(in.get(), h.data(), 32 * sizeof(int), cudaMemcpyHostToDevice));
+    const LaunchResult r = run("read before consumer_wait", [&] { read_before_wait<<<1, 32>>>(in.get(), out.get()); });
+    ASSERT_CUDA_OK(r.sync);
+    std::vector<int> got(64);
+    ASSERT_CUDA_OK(cudaMemcpy(got.data(), out.get(), 64 * sizeof(int), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < 32; ++i) {
+        EXPECT_EQ(got[i], -1) << "lane " << i << " before the wait";
+        EXPECT_EQ(got[32 + i], 100 + i) << "lane " << i << " after the wait";
+    }
+}
+
+// A 64-thread tile whose last thread has exited: the others wait at the tile's sync() forever.
+__global__ void tile_sync_after_exit(int* out) {
+    __shared__ cg::block_tile_memory<128> scratch;
+    cg::thread_block block = cg::this_thread_block(scratch);
+    auto tile = cg::tiled_partition<64>(block);
+    if (tile.thread_rank() == 63) return;
+    tile.sync();  // @tile-sync
+    out[threadIdx.x] = 1;
+}
+
+TEST_F(SyncFaults, MultiWarpTileSyncWithAnExitedThread) {
+    DeviceBuffer<int> out(128);
+    ASSERT_CUDA_OK(out.status());
+    const LaunchResult r = run("multi-warp tile sync after an exit", [&] { tile_sync_after_exit<<<1, 128>>>(out.get()); });
+    EXPECT_CUDA(cudaErrorLaunchTimeout, r.sync);
+    SKIP_IF_REPORTS_SILENCED();
+    EXPECT_TRUE(report_contains(report, {"tile_sync_after_exit", "a thread_block_tile's sync()", FILE_LINE("tile-sync")}));
 }

@@ -637,6 +637,54 @@ class NoinlineTest(unittest.TestCase):
 
 
 # ----------------------------------------------------------------------------------------
+class CudaArchTest(unittest.TestCase):
+    """__CUDA_ARCH__ is the virtual device's (900) where only nvcc's device pass compiles the
+    code, and undefined everywhere else, as in nvcc's host pass."""
+
+    def test_in_a_kernel_body(self):
+        src = "__global__ void k(int* p) {\n#if __CUDA_ARCH__ >= 800\n  *p = 1;\n#endif\n}\n"
+        self.assertIn("#if 900 >= 800\n", rw(src))
+
+    def test_ifdef_and_defined_in_a_device_function(self):
+        src = ("__device__ int f() {\n#ifdef __CUDA_ARCH__\n  return 1;\n#endif\n"
+               "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700\n  return 2;\n#endif\n  return 3;\n}\n")
+        out = rw(src)
+        self.assertIn("#if 1 /* cusim: ifdef __CUDA_ARCH__, device code */\n", out)
+        self.assertIn("#if 1 && 900 < 700\n", out)
+        self.assertEqual(out.count("\n"), src.count("\n"))  # every line keeps its number
+
+    def test_host_device_and_host_code_keep_the_host_view(self):
+        src = ("__host__ __device__ int f() {\n#ifdef __CUDA_ARCH__\n  return 1;\n#else\n  return 0;\n#endif\n}\n"
+               "int main() {\n#if __CUDA_ARCH__ >= 700\n  return 1;\n#endif\n}\n")
+        self.assertEqual(rw(src), src)
+
+    def test_file_scope_guard_of_device_functions(self):
+        src = ("#if __CUDA_ARCH__ >= 700\n#include <cuda/barrier>\n#endif\n"
+               "#if __CUDA_ARCH__ >= 700\ntemplate <bool B>\n__device__ void f(int* p) { *p = B; }\n"
+               "__device__ int g();\n#endif\n")
+        out = rw(src)
+        self.assertEqual(out.count("#if 900 >= 700\n"), 2, out)
+
+    def test_file_scope_guard_with_host_code_is_left_alone(self):
+        src = "#if __CUDA_ARCH__ >= 700\n__device__ void f() {}\nint host_only() { return 1; }\n#endif\n"
+        self.assertEqual(rw(src), src)
+
+    def test_a_dropped_branch_with_an_include_is_left_alone(self):
+        # The device view would drop the #include the host code may need.
+        src = "#ifndef __CUDA_ARCH__\n#include <iostream>\n#else\n__device__ void f() {}\n#endif\n"
+        self.assertEqual(rw(src), src)
+
+    def test_a_condition_on_other_macros_is_left_alone(self):
+        src = "#if __CUDA_ARCH__ >= 700 && defined(USE_FAST)\n__device__ void f() {}\n#endif\n"
+        self.assertEqual(rw(src), src)
+
+    def test_device_variable_initializer_is_not_a_body(self):
+        src = ("__device__ int table[2] = {1, 2};\nint main() {\n#ifdef __CUDA_ARCH__\n  return 1;\n#endif\n"
+               "  return 0;\n}\n")
+        self.assertEqual(rw(src), src)
+
+
+# ----------------------------------------------------------------------------------------
 class VoidKernelCastTest(unittest.TestCase):
     """(void*)kernel, as NVIDIA's samples pass kernels to cudaLaunchCooperativeKernel, becomes
     ::cusim::kernel_pointer(kernel, "kernel"): the same pointer, with the parameter types kept."""

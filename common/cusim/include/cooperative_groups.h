@@ -1,11 +1,13 @@
 // cusim's cooperative_groups.h: thread_group, thread_block, tiles of a warp (static
-// thread_block_tile<N> and dynamic tiled_partition), coalesced_threads(), labeled_partition() and
+// thread_block_tile<N> and dynamic tiled_partition), tiles of several warps (thread_block_tile<64>
+// to <512>, with block_tile_memory), coalesced_threads(), labeled_partition() and
 // binary_partition(), and the grid group of a cooperative launch, with the collectives CUDA gives
 // them (sync, shfl*, ballot, any, all, ...).
 // cg::reduce and the scans are in <cooperative_groups/reduce.h> and <cooperative_groups/scan.h>.
 #pragma once
 #include <type_traits>
 #include "cuda_runtime.h"
+#include "cusim/sync_api.h"
 
 namespace cooperative_groups {
 
@@ -15,6 +17,13 @@ inline unsigned block_linear_rank() {
 }
 inline unsigned block_size() { return blockDim.x * blockDim.y * blockDim.z; }
 inline unsigned lane() { return block_linear_rank() % 32u; }
+/// The barrier of the multi-warp tile of @p size threads the caller is in.
+inline void multi_warp_sync(unsigned long long size, const cusim::site& where) {
+    const unsigned first = static_cast<unsigned>(block_linear_rank() / size * size);
+    const unsigned rest = block_size() - first;
+    cusim::detail::complete_handoff(
+        cusim::detail::tile_barrier_arrive(first, rest < size ? rest : static_cast<unsigned>(size), where));
+}
 }  // namespace detail
 
 /// Any group of threads: what thread_block, tiles, coalesced groups and the grid convert to.
@@ -25,6 +34,7 @@ public:
             case kind::block: __syncthreads(where); break;
             case kind::warp: __syncwarp(mask_, where); break;
             case kind::grid: cusim::detail::grid_barrier(where); break;
+            case kind::multi_warp: detail::multi_warp_sync(size_, where); break;
         }
     }
     unsigned long long thread_rank() const { return rank_; }
@@ -34,7 +44,7 @@ public:
     unsigned get_mask() const { return mask_; }
 
 protected:
-    enum class kind : unsigned char { block, warp, grid };
+    enum class kind : unsigned char { block, warp, grid, multi_warp };
     thread_group(kind k, unsigned long long size, unsigned long long rank, unsigned mask)
         : kind_(k), size_(size), rank_(rank), mask_(mask) {}
     kind kind_;
@@ -55,6 +65,17 @@ public:
 };
 
 inline thread_block this_thread_block() { return thread_block(); }
+
+/// Scratch memory for the tiles of several warps of a block of at most MaxBlockSize threads
+/// (a `__shared__` variable; GPUs of compute capability 8.0 and later keep it in reserved shared
+/// memory). cusim keeps multi-warp tile state itself; the object only stands for it.
+template <unsigned int MaxBlockSize = 1024>
+struct alignas(8) block_tile_memory {
+private:
+    char scratch_[16 + 5 * 8 + MaxBlockSize / 32 * 8];
+};
+template <unsigned int MaxBlockSize>
+inline thread_block this_thread_block(block_tile_memory<MaxBlockSize>&) { return thread_block(); }
 
 /// The threads of a warp-level group (a tile or coalesced group) with its collectives. Ranks are
 /// the positions of the group's lanes in `mask`, lowest lane first.
@@ -156,20 +177,109 @@ private:
     }
 };
 
-template <unsigned Size, class Parent = void>
-class thread_block_tile : public thread_block_tile_base {
-    static_assert(Size >= 1 && Size <= 32 && (Size & (Size - 1)) == 0,
-                  "tiled_partition<Size>: Size must be a power of two no larger than 32");
+/// A tile of Size (64, 128, 256 or 512) consecutive threads of the block: several warps. Its
+/// collectives (sync, shfl as a broadcast, any, all, cg::reduce) move values of at most 8 bytes
+/// through shared memory, as CUDA's do.
+template <unsigned Size>
+class multi_warp_tile : public thread_group {
+    static_assert(Size == 64 || Size == 128 || Size == 256 || Size == 512,
+                  "tiled_partition<Size>: a tile of several warps has 64, 128, 256 or 512 threads");
 
 public:
-    thread_block_tile() : thread_block_tile_base(Size) {}
-    // `thread_block_tile<32> t = tiled_partition<32>(block);` as in the CUDA guide.
-    template <class P>
-    thread_block_tile(const thread_block_tile<Size, P>& other) : thread_block_tile_base(other) {}
+    multi_warp_tile()
+        : thread_group(kind::multi_warp, Size, detail::block_linear_rank() % Size, 0),
+          meta_rank_(detail::block_linear_rank() / Size),
+          meta_size_((detail::block_size() + Size - 1) / Size) {}
     static constexpr unsigned long long num_threads() { return Size; }
     static constexpr unsigned long long size() { return Size; }
-    void sync(const cusim::site& where = cusim::site::current()) const { __syncwarp(mask_, where); }
+    void sync(const cusim::site& where = cusim::site::current()) const { detail::multi_warp_sync(Size, where); }
+    unsigned long long meta_group_rank() const { return meta_rank_; }
+    unsigned long long meta_group_size() const { return meta_size_; }
+    /// The value of rank @p src_rank (a broadcast: every thread of the tile calls it).
+    template <class T>
+    T shfl(T var, unsigned src_rank, const cusim::site& where = cusim::site::current()) const {
+        static_assert(sizeof(T) <= 8, "Collectives with tiles larger than 32 threads are limited to types of at most 8 bytes");
+        T* slot = tile_values<T>() + meta_rank_ * Size;
+        sync(where);
+        if (rank_ == src_rank % Size) *slot = var;
+        sync(where);
+        const T out = *slot;
+        return out;
+    }
+    int any(int predicate, const cusim::site& where = cusim::site::current()) const {
+        return fold(predicate != 0, where, [](bool a, bool b) { return a || b; });
+    }
+    int all(int predicate, const cusim::site& where = cusim::site::current()) const {
+        return fold(predicate != 0, where, [](bool a, bool b) { return a && b; });
+    }
+    /// op over every thread's @p value in rank order (cg::reduce).
+    template <class T, class Op>
+    T fold(const T& value, const cusim::site& where, Op&& op) const {
+        static_assert(sizeof(T) <= 8, "Collectives with tiles larger than 32 threads are limited to types of at most 8 bytes");
+        T* values = tile_values<T>() + meta_rank_ * Size;
+        values[rank_] = value;
+        sync(where);
+        const unsigned long long first = meta_rank_ * Size;
+        const unsigned long long n = detail::block_size() - first < Size ? detail::block_size() - first : Size;
+        T acc = values[0];
+        for (unsigned long long r = 1; r < n; ++r) acc = static_cast<T>(op(acc, values[r]));
+        sync(where);
+        return acc;
+    }
+
+private:
+    // Shared memory of the block for the tiles' values: one slot per thread.
+    template <class T>
+    static T* tile_values() {
+        static const char key = 0;
+        return static_cast<T*>(cusim::detail::shared_alloc(&key, sizeof(T) * detail::block_size(), alignof(T)));
+    }
+    unsigned long long meta_rank_;
+    unsigned long long meta_size_;
 };
+
+namespace detail {
+template <unsigned Size, class Parent>
+struct tile_base {
+    static_assert(Size >= 1 && (Size & (Size - 1)) == 0,
+                  "tiled_partition<Size>: Size must be a power of two no larger than 32 (one warp), or 64, 128, "
+                  "256 or 512 (several warps)");
+    using type = thread_block_tile_base;
+};
+template <unsigned Size, class Parent>
+    requires(Size > 32)
+struct tile_base<Size, Parent> {
+    using type = multi_warp_tile<Size>;
+};
+}  // namespace detail
+
+template <unsigned Size, class Parent = void>
+class thread_block_tile : public detail::tile_base<Size, Parent>::type {
+    using base = typename detail::tile_base<Size, Parent>::type;
+
+public:
+    thread_block_tile() : base(make()) {}
+    // `thread_block_tile<32> t = tiled_partition<32>(block);` as in the CUDA guide.
+    template <class P>
+    thread_block_tile(const thread_block_tile<Size, P>& other) : base(other) {}
+    static constexpr unsigned long long num_threads() { return Size; }
+    static constexpr unsigned long long size() { return Size; }
+    void sync(const cusim::site& where = cusim::site::current()) const {
+        if constexpr (Size > 32)
+            base::sync(where);
+        else
+            __syncwarp(this->mask_, where);
+    }
+
+private:
+    static base make() {
+        if constexpr (Size > 32)
+            return base();
+        else
+            return base(Size);
+    }
+};
+
 
 template <unsigned Size, class ParentT>
 thread_block_tile<Size, ParentT> tiled_partition(const ParentT&) {

@@ -37,6 +37,7 @@
 #include "context.h"
 #include "internal.h"  // before any cusim header: it turns off the call-site macros
 #include "cusim/checker.h"
+#include "cusim/sync_api.h"
 
 thread_local uint3 threadIdx = {0, 0, 0};
 thread_local uint3 blockIdx = {0, 0, 0};
@@ -61,7 +62,7 @@ struct Fiber : Ctx {
     ThreadCtx* thread = nullptr;
 };
 
-enum class TState : uint8_t { Unstarted, Running, Ready, BarrierWait, WarpWait, Done };
+enum class TState : uint8_t { Unstarted, Running, Ready, BarrierWait, WarpWait, ObjectWait, Done };
 
 // Every switch reads the next thread's ThreadCtx and a barrier writes all of them, between switches
 // whose fiber stacks evict them from the L1 cache: each byte of this struct costs cache misses per
@@ -174,6 +175,16 @@ struct Worker {
     bool bar_grid = false;      // the barrier in progress is grid.sync() of a cooperative launch
     bool grid_waiting = false;  // every thread that has not exited waits at grid.sync(): block yields
     std::vector<ThreadCtx*> bar_waiters;  // threads parked at the barrier, in arrival order
+    // Threads parked by object_wait (a cuda::barrier's phase, a thread block tile's barrier), with
+    // the object each waits on; object_notify readies them.
+    struct ObjectWaiter {
+        const void* object;
+        ThreadCtx* thread;
+        const char* what;
+    };
+    std::vector<ObjectWaiter> object_waiters;
+    // Arrivals at the barrier of each multi-warp thread_block_tile, by the tile's first thread.
+    std::vector<unsigned> tile_arrived;
     // Result of the last completed barrier (for __syncthreads_count/_and/_or). Valid for every
     // released thread when it resumes: no later barrier can complete before all of them have run.
     int bar_result_count = 0;
@@ -353,13 +364,20 @@ std::string block_prefix(Worker& w) {
     return "kernel '" + std::string(w.ls->launch->kernel_name) + "' block " + coords(w.block_idx);
 }
 
+// What a thread parked by object_wait waits at ("a cuda::barrier").
+const char* object_wait_what(const Worker& w, const ThreadCtx& t) {
+    for (const Worker::ObjectWaiter& o : w.object_waiters)
+        if (o.thread == &t) return o.what;
+    return "?";
+}
+
 // Threads grouped by where they wait, as ranges: "threads 0..127 wait at __syncthreads (k.cu:31)".
 std::string describe_waiters(Worker& w) {
     std::ostringstream os;
     unsigned i = 0;
     while (i < w.nthreads) {
         ThreadCtx& t = w.threads[i];
-        if (t.state != TState::BarrierWait && t.state != TState::WarpWait) {
+        if (t.state != TState::BarrierWait && t.state != TState::WarpWait && t.state != TState::ObjectWait) {
             ++i;
             continue;
         }
@@ -370,7 +388,10 @@ std::string describe_waiters(Worker& w) {
         os << "\n=========     " << (j - i == 1 ? "thread " + std::to_string(i)
                                                 : "threads " + std::to_string(i) + ".." + std::to_string(j - 1))
            << " wait at "
-           << (t.state == TState::WarpWait ? "a warp-level operation" : w.bar_grid ? "a barrier" : "__syncthreads")
+           << (t.state == TState::WarpWait     ? "a warp-level operation"
+               : t.state == TState::ObjectWait ? object_wait_what(w, t)
+               : w.bar_grid                    ? "a barrier"
+                                               : "__syncthreads")
            << " ("
            << where_str(t.wait_site) << ":" << t.wait_site->column() << ")";
         i = j;
@@ -400,8 +421,9 @@ std::string describe_waiters(Worker& w) {
     fail_block(w, cudaErrorLaunchTimeout,
                "Barrier deadlock in " + block_prefix(w) +
                    ": no thread can make progress (on a GPU this kernel would hang)" + describe_waiters(w) +
-                   "\n=========     Hint: every thread of the block must reach the same __syncthreads, and every "
-                   "lane named in a warp intrinsic's mask must reach the same intrinsic.");
+                   "\n=========     Hint: every thread of the block must reach the same __syncthreads, every "
+                   "lane named in a warp intrinsic's mask must reach the same intrinsic, and a cuda::barrier's "
+                   "phase completes only when as many arrivals as its expected count have been made.");
 }
 
 // Switch away from the current (waiting) thread to whatever can run next. With the native switch
@@ -793,6 +815,8 @@ void reset_block(Worker& w) {
     w.bar_grid = false;
     w.grid_waiting = false;
     w.bar_waiters.clear();
+    w.object_waiters.clear();
+    if (!w.tile_arrived.empty()) std::fill(w.tile_arrived.begin(), w.tile_arrived.end(), 0u);
     w.released.clear();
     w.rel_pos = 0;
     w.rq_head = w.rq_count = 0;
@@ -1204,6 +1228,119 @@ Handoff grid_barrier_arrive(const site& where) {
 #endif
 }
 
+Handoff object_wait(const void* object, const char* what, const site& where) {
+    Worker& w = current_worker(what, where);
+    RuntimeScope scope;
+    ThreadCtx* th = w.cur;
+    th->state = TState::ObjectWait;
+    th->wait_site = &where;
+    w.object_waiters.push_back({object, th, what});
+    return park(w, th);
+}
+
+namespace {
+void notify_waiters(Worker* w, const void* object) {
+    auto& v = w->object_waiters;
+    size_t kept = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (v[i].object == object)
+            push_ready(*w, v[i].thread);
+        else
+            v[kept++] = v[i];
+    }
+    v.resize(kept);
+    if (w->analyze) analysis_hooks::barrier_complete();
+}
+}  // namespace
+
+void object_notify(const void* object) {
+    Worker* w = tls_worker;
+    if (!w || !w->cur) return;
+    RuntimeScope scope;
+    notify_waiters(w, object);
+}
+
+void barrier_init(BarrierState* b, std::ptrdiff_t expected) {
+    b->expected = expected;
+    b->pending = expected;
+    b->phase = 0;
+}
+
+unsigned long long barrier_arrive(BarrierState* b, std::ptrdiff_t update, bool drop, bool* last, const site& where) {
+    if (update <= 0 || update > b->pending)
+        sync_object_error(cudaErrorLaunchFailure,
+                          update <= 0 ? "cuda::barrier::arrive: the update must be positive"
+                                      : "cuda::barrier::arrive: more arrivals than the phase expects (the update "
+                                        "exceeds the arrivals still pending; on a GPU the behaviour is undefined)",
+                          where);
+    if (drop) --b->expected;
+    b->pending -= update;
+    *last = b->pending == 0;
+    return b->phase;
+}
+
+void barrier_complete(BarrierState* b) {
+    b->pending = b->expected;
+    ++b->phase;
+    object_notify(b);
+}
+
+unsigned long long barrier_phase(const BarrierState* b) { return b->phase; }
+
+unsigned counter_add(unsigned* counter, int delta) { return *counter += static_cast<unsigned>(delta); }
+void counter_set(unsigned* counter, unsigned value) { *counter = value; }
+
+struct AsyncCopies {
+    struct Copy {
+        void* dst;
+        const void* src;
+        std::size_t size;
+        unsigned long long stage;
+    };
+    std::vector<Copy> list;
+};
+
+void async_copy_add(AsyncCopies** list, void* dst, const void* src, std::size_t size, unsigned long long stage) {
+    RuntimeScope scope;
+    if (!*list) *list = new AsyncCopies;
+    (*list)->list.push_back({dst, src, size, stage});
+}
+
+void async_copy_complete(AsyncCopies** list, unsigned long long stage) {
+    if (!*list) return;
+    RuntimeScope scope;
+    auto& v = (*list)->list;
+    size_t kept = 0;
+    for (const AsyncCopies::Copy& c : v) {
+        if (c.stage < stage)
+            std::memcpy(c.dst, c.src, c.size);
+        else
+            v[kept++] = c;
+    }
+    v.resize(kept);
+    if (stage == ~0ull) {
+        delete *list;
+        *list = nullptr;
+    }
+}
+
+Handoff tile_barrier_arrive(unsigned first, unsigned count, const site& where) {
+    Worker& w = current_worker("thread_block_tile::sync", where);
+    RuntimeScope scope;
+    if (w.tile_arrived.size() < w.nthreads) w.tile_arrived.assign(w.nthreads, 0u);
+    unsigned& arrived = w.tile_arrived[first];
+    if (++arrived == count) {
+        arrived = 0;
+        notify_waiters(&w, &arrived);
+        return {nullptr, nullptr};
+    }
+    ThreadCtx* th = w.cur;
+    th->state = TState::ObjectWait;
+    th->wait_site = &where;
+    w.object_waiters.push_back({&arrived, th, "a thread_block_tile's sync()"});
+    return park(w, th);
+}
+
 bool cooperative_launch() {
     const Worker* w = tls_worker;
     return w && w->ls && w->ls->cooperative;
@@ -1411,6 +1548,15 @@ void* dynamic_shared_base() { return tls_worker ? tls_worker->arena : nullptr; }
     fail_block(w, cudaErrorLaunchFailure,
                std::string(what) + " executed in " + block_prefix(w) + " by thread " + coords(w.cur->idx) + " at " +
                    where_str(&where));
+}
+
+void sync_object_error(cudaError_t code, const char* what, const site& where) {
+    Worker& w = current_worker(what, where);
+    RuntimeScope scope;
+    fail_block(w, code,
+               std::string(code == cudaErrorMisalignedAddress ? "Misaligned address" : "Synchronization error") +
+                   " in " + block_prefix(w) + " thread " + coords(w.cur->idx) + " at " + where_str(&where) + ": " +
+                   what);
 }
 
 void wmma_misaligned(const char* function, const void* ptr, unsigned ldm, unsigned element_bytes, const site& where) {

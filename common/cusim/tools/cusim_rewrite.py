@@ -763,6 +763,7 @@ class Rewriter:
     def run(self):
         for offset, text in self._anchors:
             self._edit(offset, offset, text)
+        self._device_arch_conditions()
         if self.macro_params is None:
             for start, end in self.pp_spans:
                 self._macro(start, end)
@@ -851,6 +852,194 @@ class Rewriter:
         while k < len(toks) and toks[k].text not in (";", "{", "}"):
             k += 1
         return k + 1 if k < len(toks) and toks[k].text == ";" else k
+
+    def _device_only_bodies(self):
+        """[start, end) offsets of the bodies of functions declared __global__ or __device__
+        without __host__ (and of __device__ lambdas): code that only nvcc's device pass compiles."""
+        toks = self.toks
+        n = len(toks)
+        spans = []
+        i = 0
+        while i < n:
+            tx = toks[i].text
+            if toks[i].kind != "id" or tx not in ("__global__", "__device__"):
+                i += 1
+                continue
+            host = False
+            j = i - 1
+            while j >= 0 and toks[j].text not in (";", "{", "}"):
+                host = host or toks[j].text == "__host__"
+                j -= 1
+            k = i + 1
+            body = None
+            while k < n:
+                kt = toks[k].text
+                if kt in ("(", "["):
+                    m = self._match.get(k)
+                    if m is None:
+                        break
+                    k = m + 1
+                    continue
+                if kt in (";", "=", "}"):
+                    break  # a declaration, or a variable (`__device__ int x = 1;`)
+                host = host or kt == "__host__"
+                if kt == "{":
+                    body = k
+                    break
+                k += 1
+            end = self._match.get(body) if body is not None else None
+            if end is None or host:
+                i = k + 1 if body is None else body + 1
+                continue
+            spans.append((toks[body].start, toks[end].end, j + 1, end))
+            i = end + 1
+        return spans
+
+    def _device_only_declarations(self):
+        """Token index ranges [first, last] of the declarations (with their bodies) of
+        device-only functions and variables and of __device__/__global__ prototypes."""
+        toks = self.toks
+        n = len(toks)
+        ranges = []
+        for i, t in enumerate(toks):
+            if t.kind != "id" or t.text not in ("__global__", "__device__", "__constant__"):
+                continue
+            j = i - 1
+            host = False
+            while j >= 0 and toks[j].text not in (";", "{", "}"):
+                host = host or toks[j].text == "__host__"
+                j -= 1
+            if host or (ranges and ranges[-1][1] >= i):
+                continue
+            k = i + 1
+            last = None
+            params = initializer = False
+            while k < n:
+                kt = toks[k].text
+                if kt in ("(", "[", "{"):
+                    m = self._match.get(k)
+                    if m is None:
+                        break
+                    if kt == "{" and params and not initializer:
+                        last = m  # a function body
+                        break
+                    params = params or kt == "("
+                    k = m + 1
+                    continue
+                if kt == "__host__":
+                    host = True
+                elif kt == "=":
+                    initializer = True
+                elif kt in (";", "}"):
+                    last = k if kt == ";" else None
+                    break
+                k += 1
+            if last is not None and not host:
+                ranges.append((j + 1, last))
+        return ranges
+
+    def _device_arch_conditions(self):
+        """Inside a device-only function body, __CUDA_ARCH__ in #if, #elif, #ifdef and #ifndef is
+        the virtual device's (nvcc compiles such a body only in its device pass, where the macro
+        is set); everywhere else it stays undefined, as in nvcc's host pass (docs/cusim.md)."""
+        if "__CUDA_ARCH__" not in self.text:
+            return
+        bodies = [(b0, b1) for b0, b1, _, _ in self._device_only_bodies()]
+        done = set()
+        for start, end in self.pp_spans:
+            if any(b0 < start < b1 for b0, b1 in bodies) and self._device_arch_directive(start, end):
+                done.add(start)
+        # File scope: an #if chain on __CUDA_ARCH__ whose every branch holds only device-only
+        # declarations (NVIDIA's `#if __CUDA_ARCH__ >= 700 __device__ void f() {...} #endif`) is
+        # what nvcc's device pass sees. Left alone when a branch the device view drops holds a
+        # directive (an #include the host code may need) or anything else.
+        decls = self._device_only_declarations()
+        starts = [self.toks[a].start for a, _ in decls]
+        ends = [self.toks[b].end for _, b in decls]
+        for chain in self._conditional_chains():
+            if chain[0][0] in done or not any("__CUDA_ARCH__" in self.text[a:b] for a, b, _ in chain):
+                continue
+            chosen = None
+            for k, (a, b, _) in enumerate(chain):
+                v = _device_view(self.text[a:b])
+                if v is None:
+                    chosen = -1
+                    break
+                if v and chosen is None:
+                    chosen = k
+            if chosen == -1:
+                continue
+            ok = True
+            for k, (a, b, group_end) in enumerate(chain):
+                if not self._only_device_declarations(b, group_end, starts, ends):
+                    ok = False
+                    break
+                if k != chosen and any(b <= s < group_end for s, _ in self.pp_spans):
+                    ok = False
+                    break
+            if ok:
+                for a, b, _ in chain:
+                    self._device_arch_directive(a, b)
+
+    def _device_arch_directive(self, start, end):
+        """Rewrites the #if/#elif/#ifdef/#ifndef at [start, end) to read __CUDA_ARCH__ as the
+        virtual device's; False when it is not such a directive."""
+        d = self.text[start:end]
+        m = _ARCH_DIRECTIVE.match(d)
+        if not m:
+            return False
+        kw = m.group(1)
+        if kw in ("ifdef", "ifndef"):
+            rest = d[m.end():]
+            name = re.match(r"\s*(\w+)", rest)
+            if not name or name.group(1) != "__CUDA_ARCH__":
+                return False
+            new = d[:m.start(1)] + "if " + ("1" if kw == "ifdef" else "0") + " /* cusim: " + kw + \
+                " __CUDA_ARCH__, device code */" + rest[name.end():]
+        elif kw in ("if", "elif") and "__CUDA_ARCH__" in d:
+            cond = _DEFINED_ARCH.sub("1", d[m.end():])
+            new = d[:m.end()] + re.sub(r"\b__CUDA_ARCH__\b", DEVICE_ARCH, cond)
+        else:
+            return False
+        self._edit(start, end, new)
+        return True
+
+    def _conditional_chains(self):
+        """Each #if/#ifdef/#ifndef with its #elif and #else: a list of (directive start,
+        directive end, end of the group it controls), the #endif excluded."""
+        chains = []
+        stack = []
+        for start, end in self.pp_spans:
+            m = _COND_KW.match(self.text, start, end)
+            if not m:
+                continue
+            kw = m.group(1)
+            if kw in ("if", "ifdef", "ifndef"):
+                stack.append([[start, end, None]])
+            elif stack and kw in ("elif", "else"):
+                stack[-1][-1][2] = start
+                stack[-1].append([start, end, None])
+            elif stack and kw == "endif":
+                chain = stack.pop()
+                chain[-1][2] = start
+                chains.append([tuple(x) for x in chain])
+        return chains
+
+    def _only_device_declarations(self, a, b, starts, ends):
+        """True when every token in the text [a, b) belongs to a device-only declaration that
+        lies wholly in it."""
+        for t in self.toks[bisect.bisect_left(self._tok_starts(), a):]:
+            if t.start >= b:
+                break
+            k = bisect.bisect_right(starts, t.start) - 1
+            if k < 0 or not (starts[k] >= a and ends[k] <= b and t.end <= ends[k]):
+                return False
+        return True
+
+    def _tok_starts(self):
+        if getattr(self, "_tok_start_list", None) is None:
+            self._tok_start_list = [t.start for t in self.toks]
+        return self._tok_start_list
 
     def _classify_brace(self, head, i):
         """Kind of the '{' at toks[i] seen outside any function: 'ns' for namespace and
@@ -1606,6 +1795,39 @@ class Rewriter:
         return "".join(out)
 
 
+# __CUDA_ARCH__ in device-only code: the virtual device's compute capability (9.0, as
+# cudaGetDeviceProperties reports it; common/cusim/src/runtime.cpp).
+DEVICE_ARCH = "900"
+_ARCH_DIRECTIVE = re.compile(r"#\s*(if|elif|ifdef|ifndef)\b")
+_COND_KW = re.compile(r"#\s*(if|ifdef|ifndef|elif|else|endif)\b")
+
+
+def _device_view(directive):
+    """The value of an #if/#elif/#ifdef/#ifndef/#else in nvcc's device pass (__CUDA_ARCH__ set,
+    the virtual device's), or None when it depends on anything else."""
+    m = _COND_KW.match(directive)
+    kw = m.group(1)
+    rest = directive[m.end():].split("//")[0]
+    rest = re.sub(r"/\*.*?\*/", " ", rest, flags=re.S).replace("\\\n", " ").strip()
+    if kw == "else":
+        return True
+    if kw in ("ifdef", "ifndef"):
+        return (kw == "ifdef") if rest == "__CUDA_ARCH__" else None
+    expr = _DEFINED_ARCH.sub(" 1 ", rest)
+    expr = re.sub(r"\b__CUDA_ARCH__\b", DEVICE_ARCH, expr)
+    expr = expr.replace("&&", " and ").replace("||", " or ")
+    expr = re.sub(r"!(?!=)", " not ", expr)
+    if re.search(r"[A-Za-z_]\w*", re.sub(r"\b(and|or|not)\b", "", expr)) or re.search(r"[^\d\s()<>=!andortx+\-*/%]", expr):
+        return None
+    try:
+        return bool(eval(expr, {"__builtins__": {}}, {}))
+    except Exception:
+        return None
+
+
+_DEFINED_ARCH = re.compile(r"\bdefined\s*(?:\(\s*__CUDA_ARCH__\s*\)|__CUDA_ARCH__\b)")
+
+
 def rewrite(text, path):
     """Rewrite CUDA source `text` read from `path` (used for #line and launch sites).
     Returns (output, errors) with errors a list of (line, message)."""
@@ -1799,7 +2021,7 @@ def main(argv):
     if dst == "-":
         sys.stdout.write(out)
         return 0
-    _write(dst, out)
+    _write(dst, out, keep_unchanged=True)  # unchanged: nothing recompiles (the rule has restat)
     return 0
 
 

@@ -33,7 +33,10 @@ template <class Group, class T, class Op>
 std::decay_t<T> reduce(const Group& group, T&& value, Op&& op, const cusim::site& where = cusim::site::current()) {
     using V = std::decay_t<T>;
     const V v = value;
-    return detail::fold_ranks(group, v, op, group.size(), V{}, where);
+    if constexpr (requires { group.fold(v, where, op); })
+        return group.fold(v, where, op);  // a tile of several warps
+    else
+        return detail::fold_ranks(group, v, op, group.size(), V{}, where);
 }
 
 }  // namespace cooperative_groups
