@@ -678,6 +678,15 @@ class CudaArchTest(unittest.TestCase):
         src = "#if __CUDA_ARCH__ >= 700 && defined(USE_FAST)\n__device__ void f() {}\n#endif\n"
         self.assertEqual(rw(src), src)
 
+    def test_clock_in_device_code_counts_cycles(self):
+        src = ("__global__ void k(clock_t* t) { t[0] = clock(); t[1] = ::clock(); t[2] = std::clock(); }\n"
+               "__host__ __device__ long f() { return clock(); }\nint main() { return (int)clock(); }\n")
+        out = rw(src)
+        self.assertEqual(out.count(cusim_rewrite.DEVICE_CLOCK), 2, out)
+        self.assertIn("std::clock()", out)  # the C library's, named as such
+        self.assertIn("long f() { return clock(); }", out)  # host and device: the host's view
+        self.assertIn("int main() { return (int)clock(); }", out)
+
     def test_device_variable_initializer_is_not_a_body(self):
         src = ("__device__ int table[2] = {1, 2};\nint main() {\n#ifdef __CUDA_ARCH__\n  return 1;\n#endif\n"
                "  return 0;\n}\n")

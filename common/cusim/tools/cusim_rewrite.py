@@ -891,7 +891,7 @@ class Rewriter:
             if end is None or host:
                 i = k + 1 if body is None else body + 1
                 continue
-            spans.append((toks[body].start, toks[end].end, j + 1, end))
+            spans.append((toks[body].start, toks[end].end, body, end))
             i = end + 1
         return spans
 
@@ -942,9 +942,14 @@ class Rewriter:
         """Inside a device-only function body, __CUDA_ARCH__ in #if, #elif, #ifdef and #ifndef is
         the virtual device's (nvcc compiles such a body only in its device pass, where the macro
         is set); everywhere else it stays undefined, as in nvcc's host pass (docs/cusim.md)."""
-        if "__CUDA_ARCH__" not in self.text:
+        has_arch = "__CUDA_ARCH__" in self.text
+        if not has_arch and not _CLOCK_CALL.search(self.text):
             return
-        bodies = [(b0, b1) for b0, b1, _, _ in self._device_only_bodies()]
+        device_bodies = self._device_only_bodies()
+        self._device_clock_calls(device_bodies)
+        if not has_arch:
+            return
+        bodies = [(b0, b1) for b0, b1, _, _ in device_bodies]
         done = set()
         for start, end in self.pp_spans:
             if any(b0 < start < b1 for b0, b1 in bodies) and self._device_arch_directive(start, end):
@@ -980,6 +985,21 @@ class Rewriter:
             if ok:
                 for a, b, _ in chain:
                     self._device_arch_directive(a, b)
+
+    def _device_clock_calls(self, bodies):
+        """clock() in device-only code is the SM's cycle counter, as nvcc's device pass has it
+        (not the C library's processor time): cycles of the device's clock rate (1.98 GHz, the
+        cudaDevAttrClockRate cusim reports) from the steady clock's nanoseconds (clock64())."""
+        toks = self.toks
+        for _, _, first, last in bodies:
+            for k in range(first + 1, last - 2):
+                if toks[k].text != "clock" or toks[k + 1].text != "(" or toks[k + 2].text != ")":
+                    continue
+                prev = toks[k - 1].text
+                if prev in (".", "->") or (prev == "::" and toks[k - 2].kind == "id"):
+                    continue  # a member, or std::clock()
+                start = toks[k - 1].start if prev == "::" else toks[k].start
+                self._edit(start, toks[k + 2].end, DEVICE_CLOCK)
 
     def _device_arch_directive(self, start, end):
         """Rewrites the #if/#elif/#ifdef/#ifndef at [start, end) to read __CUDA_ARCH__ as the
@@ -1798,6 +1818,10 @@ class Rewriter:
 # __CUDA_ARCH__ in device-only code: the virtual device's compute capability (9.0, as
 # cudaGetDeviceProperties reports it; common/cusim/src/runtime.cpp).
 DEVICE_ARCH = "900"
+# clock() in device-only code: SM cycles at the clock rate cusim reports (1980000 kHz), from the
+# nanoseconds of clock64().
+DEVICE_CLOCK = "((clock_t)(::clock64() * 99 / 50))"
+_CLOCK_CALL = re.compile(r"\bclock\s*\(\s*\)")
 _ARCH_DIRECTIVE = re.compile(r"#\s*(if|elif|ifdef|ifndef)\b")
 _COND_KW = re.compile(r"#\s*(if|ifdef|ifndef|elif|else|endif)\b")
 

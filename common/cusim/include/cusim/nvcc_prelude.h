@@ -4,9 +4,9 @@
 // top of every rewritten .cu; plain C++ files that include <cuda_runtime.h> do not see __CUDACC__,
 // as with nvcc.
 //
-// __CUDA_ARCH__ is not defined: nvcc compiles device code in a pass of its own where it is set,
-// and host code where it is not; cusim compiles both in one pass for the CPU, where host code
-// must work, so code under #ifdef __CUDA_ARCH__ takes its host path (docs/cusim.md).
+// __CUDA_ARCH__ is not defined here: cusim compiles host and device code in one pass for the CPU;
+// the rewriter gives device-only code nvcc's device-pass view of it (900) and everything else
+// the host pass's, where __CUDA_ARCH__ is undefined (docs/cusim.md).
 #pragma once
 #include <cuda_runtime.h>
 
