@@ -175,16 +175,6 @@ struct Worker {
     bool bar_grid = false;      // the barrier in progress is grid.sync() of a cooperative launch
     bool grid_waiting = false;  // every thread that has not exited waits at grid.sync(): block yields
     std::vector<ThreadCtx*> bar_waiters;  // threads parked at the barrier, in arrival order
-    // Threads parked by object_wait (a cuda::barrier's phase, a thread block tile's barrier), with
-    // the object each waits on; object_notify readies them.
-    struct ObjectWaiter {
-        const void* object;
-        ThreadCtx* thread;
-        const char* what;
-    };
-    std::vector<ObjectWaiter> object_waiters;
-    // Arrivals at the barrier of each multi-warp thread_block_tile, by the tile's first thread.
-    std::vector<unsigned> tile_arrived;
     // Result of the last completed barrier (for __syncthreads_count/_and/_or). Valid for every
     // released thread when it resumes: no later barrier can complete before all of them have run.
     int bar_result_count = 0;
@@ -217,6 +207,17 @@ struct Worker {
     ThreadCtx* cur = nullptr;
     uint3 block_idx{0, 0, 0};
     std::vector<char> altstack;
+    // Last, apart from the fields every switch and barrier touches (their layout is tuned):
+    // Threads parked by object_wait (a cuda::barrier's phase, a thread block tile's barrier), with
+    // the object each waits on; object_notify readies them.
+    struct ObjectWaiter {
+        const void* object;
+        ThreadCtx* thread;
+        const char* what;
+    };
+    std::vector<ObjectWaiter> object_waiters;
+    // Arrivals at the barrier of each multi-warp thread_block_tile, by the tile's first thread.
+    std::vector<unsigned> tile_arrived;
 
     Fiber* new_fiber() {
         auto* f = new Fiber;
