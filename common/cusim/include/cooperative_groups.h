@@ -283,6 +283,9 @@ private:
 
 template <unsigned Size, class ParentT>
 thread_block_tile<Size, ParentT> tiled_partition(const ParentT&) {
+    // A tile of a tile is smaller than its parent (nvcc refuses tiled_partition<32>(warp)).
+    if constexpr (requires { typename std::integral_constant<unsigned long long, ParentT::size()>; })
+        static_assert(Size < ParentT::size(), "Tile size bigger or equal to the parent group size");
     return thread_block_tile<Size, ParentT>();
 }
 
