@@ -687,6 +687,12 @@ class CudaArchTest(unittest.TestCase):
         self.assertIn("long f() { return clock(); }", out)  # host and device: the host's view
         self.assertIn("int main() { return (int)clock(); }", out)
 
+    def test_clock64_in_device_code_counts_cycles(self):
+        src = "__device__ long long f() { return clock64(); }\n__host__ __device__ long long g() { return clock64(); }\n"
+        out = rw(src)
+        self.assertEqual(out.count(cusim_rewrite.DEVICE_CLOCK64), 1, out)
+        self.assertIn("long long g() { return clock64(); }", out)
+
     def test_device_variable_initializer_is_not_a_body(self):
         src = ("__device__ int table[2] = {1, 2};\nint main() {\n#ifdef __CUDA_ARCH__\n  return 1;\n#endif\n"
                "  return 0;\n}\n")

@@ -987,19 +987,21 @@ class Rewriter:
                     self._device_arch_directive(a, b)
 
     def _device_clock_calls(self, bodies):
-        """clock() in device-only code is the SM's cycle counter, as nvcc's device pass has it
-        (not the C library's processor time): cycles of the device's clock rate (1.98 GHz, the
-        cudaDevAttrClockRate cusim reports) from the steady clock's nanoseconds (clock64())."""
+        """clock() and clock64() in device-only code are the SM's cycle counter, as nvcc's device
+        pass has them (clock() is not the C library's processor time): cycles of the device's
+        clock rate (1.98 GHz, the cudaDevAttrClockRate cusim reports) from the steady clock's
+        nanoseconds (cusim's clock64())."""
         toks = self.toks
         for _, _, first, last in bodies:
             for k in range(first + 1, last - 2):
-                if toks[k].text != "clock" or toks[k + 1].text != "(" or toks[k + 2].text != ")":
+                name = toks[k].text
+                if name not in ("clock", "clock64") or toks[k + 1].text != "(" or toks[k + 2].text != ")":
                     continue
                 prev = toks[k - 1].text
                 if prev in (".", "->") or (prev == "::" and toks[k - 2].kind == "id"):
                     continue  # a member, or std::clock()
                 start = toks[k - 1].start if prev == "::" else toks[k].start
-                self._edit(start, toks[k + 2].end, DEVICE_CLOCK)
+                self._edit(start, toks[k + 2].end, DEVICE_CLOCK if name == "clock" else DEVICE_CLOCK64)
 
     def _device_arch_directive(self, start, end):
         """Rewrites the #if/#elif/#ifdef/#ifndef at [start, end) to read __CUDA_ARCH__ as the
@@ -1818,10 +1820,11 @@ class Rewriter:
 # __CUDA_ARCH__ in device-only code: the virtual device's compute capability (9.0, as
 # cudaGetDeviceProperties reports it; common/cusim/src/runtime.cpp).
 DEVICE_ARCH = "900"
-# clock() in device-only code: SM cycles at the clock rate cusim reports (1980000 kHz), from the
-# nanoseconds of clock64().
+# clock() and clock64() in device-only code: SM cycles at the clock rate cusim reports (1980000 kHz),
+# from the nanoseconds of cusim's clock64().
 DEVICE_CLOCK = "((clock_t)(::clock64() * 99 / 50))"
-_CLOCK_CALL = re.compile(r"\bclock\s*\(\s*\)")
+DEVICE_CLOCK64 = "((long long)(::clock64() * 99 / 50))"
+_CLOCK_CALL = re.compile(r"\bclock(64)?\s*\(\s*\)")
 _ARCH_DIRECTIVE = re.compile(r"#\s*(if|elif|ifdef|ifndef)\b")
 _COND_KW = re.compile(r"#\s*(if|ifdef|ifndef|elif|else|endif)\b")
 

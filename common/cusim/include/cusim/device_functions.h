@@ -1015,7 +1015,7 @@ long long steady_clock_ns();     // the host's steady clock, in nanoseconds (sch
 void sleep_ns(unsigned int ns);  // suspends the calling worker thread (scheduler.cpp)
 }  // namespace cusim::detail
 
-/// A monotonic 64-bit cycle-like counter (nanoseconds of the host's steady clock).
+/// The host's steady clock in nanoseconds; in device-only code the rewriter makes a call count cycles.
 inline long long int clock64() { return cusim::detail::steady_clock_ns(); }
 
 /// Sleeps about ns nanoseconds (the GPU caps a sleep at one millisecond). It suspends the
