@@ -264,12 +264,6 @@ public:
     thread_block_tile(const thread_block_tile<Size, P>& other) : base(other) {}
     static constexpr unsigned long long num_threads() { return Size; }
     static constexpr unsigned long long size() { return Size; }
-    void sync(const cusim::site& where = cusim::site::current()) const {
-        if constexpr (Size > 32)
-            base::sync(where);
-        else
-            __syncwarp(this->mask_, where);
-    }
 
 private:
     static base make() {
@@ -279,7 +273,6 @@ private:
             return base(Size);
     }
 };
-
 
 template <unsigned Size, class ParentT>
 thread_block_tile<Size, ParentT> tiled_partition(const ParentT&) {

@@ -275,6 +275,7 @@ class Rewriter:
         self._tparam_names = {}  # template parameter list (token range) -> _template_args result
         self._no_companion = set()
         self.kernels = self._scan_kernels()
+        self._device_decls = None  # _device_only_declarations(), computed once
         self.header_kernels = set()  # kernel names declared in the program's headers (Program)
         # Macros whose body launches a kernel named by one of their parameters: name -> (offset of
         # the #define, parameter names, parameter of each such launch), this file's and (Program)
@@ -854,65 +855,34 @@ class Rewriter:
         return k + 1 if k < len(toks) and toks[k].text == ";" else k
 
     def _device_only_bodies(self):
-        """[start, end) offsets of the bodies of functions declared __global__ or __device__
-        without __host__ (and of __device__ lambdas): code that only nvcc's device pass compiles."""
+        """(start offset, end offset, first token, last token) of the bodies of functions declared
+        __global__ or __device__ without __host__ (and of __device__ lambdas): code that only
+        nvcc's device pass compiles."""
         toks = self.toks
-        n = len(toks)
-        spans = []
-        i = 0
-        while i < n:
-            tx = toks[i].text
-            if toks[i].kind != "id" or tx not in ("__global__", "__device__"):
-                i += 1
-                continue
-            host = False
-            j = i - 1
-            while j >= 0 and toks[j].text not in (";", "{", "}"):
-                host = host or toks[j].text == "__host__"
-                j -= 1
-            k = i + 1
-            body = None
-            while k < n:
-                kt = toks[k].text
-                if kt in ("(", "["):
-                    m = self._match.get(k)
-                    if m is None:
-                        break
-                    k = m + 1
-                    continue
-                if kt in (";", "=", "}"):
-                    break  # a declaration, or a variable (`__device__ int x = 1;`)
-                host = host or kt == "__host__"
-                if kt == "{":
-                    body = k
-                    break
-                k += 1
-            end = self._match.get(body) if body is not None else None
-            if end is None or host:
-                i = k + 1 if body is None else body + 1
-                continue
-            spans.append((toks[body].start, toks[end].end, body, end))
-            i = end + 1
-        return spans
+        return [(toks[body].start, toks[last].end, body, last)
+                for _, last, body in self._device_only_declarations() if body is not None]
 
     def _device_only_declarations(self):
-        """Token index ranges [first, last] of the declarations (with their bodies) of
-        device-only functions and variables and of __device__/__global__ prototypes."""
+        """(first token, last token, body's opening brace or None) of each declaration of a
+        device-only function (with its body) or variable, and of each __device__/__global__
+        prototype: declared __global__, __device__ or __constant__, without __host__."""
+        if self._device_decls is not None:
+            return self._device_decls
         toks = self.toks
         n = len(toks)
-        ranges = []
+        decls = []
         for i, t in enumerate(toks):
             if t.kind != "id" or t.text not in ("__global__", "__device__", "__constant__"):
                 continue
+            if decls and decls[-1][1] >= i:
+                continue  # inside the previous one (a __device__ lambda in a kernel)
             j = i - 1
             host = False
             while j >= 0 and toks[j].text not in (";", "{", "}"):
                 host = host or toks[j].text == "__host__"
                 j -= 1
-            if host or (ranges and ranges[-1][1] >= i):
-                continue
             k = i + 1
-            last = None
+            last = body = None
             params = initializer = False
             while k < n:
                 kt = toks[k].text
@@ -921,7 +891,7 @@ class Rewriter:
                     if m is None:
                         break
                     if kt == "{" and params and not initializer:
-                        last = m  # a function body
+                        last, body = m, k  # a function body
                         break
                     params = params or kt == "("
                     k = m + 1
@@ -929,14 +899,15 @@ class Rewriter:
                 if kt == "__host__":
                     host = True
                 elif kt == "=":
-                    initializer = True
+                    initializer = True  # a variable (`__device__ int x = 1;`), braces and all
                 elif kt in (";", "}"):
                     last = k if kt == ";" else None
                     break
                 k += 1
             if last is not None and not host:
-                ranges.append((j + 1, last))
-        return ranges
+                decls.append((j + 1, last, body))
+        self._device_decls = decls
+        return decls
 
     def _device_arch_conditions(self):
         """Inside a device-only function body, __CUDA_ARCH__ in #if, #elif, #ifdef and #ifndef is
@@ -959,8 +930,9 @@ class Rewriter:
         # what nvcc's device pass sees. Left alone when a branch the device view drops holds a
         # directive (an #include the host code may need) or anything else.
         decls = self._device_only_declarations()
-        starts = [self.toks[a].start for a, _ in decls]
-        ends = [self.toks[b].end for _, b in decls]
+        starts = [self.toks[a].start for a, _, _ in decls]
+        ends = [self.toks[b].end for _, b, _ in decls]
+        tok_starts = [t.start for t in self.toks]
         for chain in self._conditional_chains():
             if chain[0][0] in done or not any("__CUDA_ARCH__" in self.text[a:b] for a, b, _ in chain):
                 continue
@@ -976,7 +948,7 @@ class Rewriter:
                 continue
             ok = True
             for k, (a, b, group_end) in enumerate(chain):
-                if not self._only_device_declarations(b, group_end, starts, ends):
+                if not self._only_device_declarations(b, group_end, starts, ends, tok_starts):
                     ok = False
                     break
                 if k != chosen and any(b <= s < group_end for s, _ in self.pp_spans):
@@ -1047,10 +1019,11 @@ class Rewriter:
                 chains.append([tuple(x) for x in chain])
         return chains
 
-    def _only_device_declarations(self, a, b, starts, ends):
+    def _only_device_declarations(self, a, b, starts, ends, tok_starts):
         """True when every token in the text [a, b) belongs to a device-only declaration that
         lies wholly in it."""
-        for t in self.toks[bisect.bisect_left(self._tok_starts(), a):]:
+        for idx in range(bisect.bisect_left(tok_starts, a), len(self.toks)):
+            t = self.toks[idx]
             if t.start >= b:
                 break
             k = bisect.bisect_right(starts, t.start) - 1
@@ -1058,10 +1031,6 @@ class Rewriter:
                 return False
         return True
 
-    def _tok_starts(self):
-        if getattr(self, "_tok_start_list", None) is None:
-            self._tok_start_list = [t.start for t in self.toks]
-        return self._tok_start_list
 
     def _classify_brace(self, head, i):
         """Kind of the '{' at toks[i] seen outside any function: 'ns' for namespace and
