@@ -136,12 +136,18 @@ inline double f16_value(H h) {
     constexpr int bias = (1 << (E - 1)) - 1;
     const std::uint16_t b = f16_bits(h);
     const unsigned e = (b >> M) & ((1u << E) - 1);
-    const unsigned m = b & ((1u << M) - 1);
-    double v;
-    if (e == (1u << E) - 1) v = m != 0 ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-    else if (e == 0) v = std::ldexp(static_cast<double>(m), 1 - bias - M);
-    else v = std::ldexp(static_cast<double>(m | (1u << M)), static_cast<int>(e) - bias - M);
-    return (b >> (E + M)) != 0 ? -v : v;
+    const std::uint64_t m = b & ((1u << M) - 1);
+    const bool negative = (b >> (E + M)) != 0;
+    if (e == (1u << E) - 1) {
+        const double v = m != 0 ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+        return negative ? -v : v;
+    }
+    if (e == 0) {  // subnormal or zero: m units of 2^(1 - bias - M), a normal double
+        const double v = static_cast<double>(m) * std::bit_cast<double>(std::uint64_t(1023 + 1 - bias - M) << 52);
+        return negative ? -v : v;
+    }
+    // A normal value is a normal double with the same significand bits: built from its fields.
+    return std::bit_cast<double>(std::uint64_t(negative) << 63 | std::uint64_t(int(e) - bias + 1023) << 52 | m << (52 - M));
 }
 
 /// Rounds s + t to the 16-bit type, t a residual of sign dir (see round_with_residual).

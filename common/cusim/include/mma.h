@@ -217,7 +217,7 @@ constexpr int vector_elements() {
 // runs of `vec` consecutive elements in memory order, run q of every lane forming one 32 * vec
 // element stretch, so the warp's q-th vector access covers a contiguous part of the tile.
 template <int rows, int cols, bool col_order, int vec>
-__attribute__((always_inline)) inline void owner(int lane, int j, int& r, int& c) {
+__attribute__((always_inline)) constexpr void owner(int lane, int j, int& r, int& c) {
     const int e = (j / vec) * (32 * vec) + lane * vec + j % vec;
     if constexpr (col_order) {
         c = e / rows;
@@ -296,6 +296,29 @@ __attribute__((always_inline)) inline void lane_transfer(S* x, S* p, unsigned ld
         for (int j = per_lane; j < num; ++j) x[j] = x[j % per_lane];  // duplicated elements
 }
 
+// Where each lane's elements lie in a rows x cols matrix (row-major index r * cols + c), lane by
+// lane: at[l * per_lane + j] is element j of lane l. One table per fragment shape, made at compile time.
+template <int rows, int cols, bool col_order, int vec>
+struct OwnerTable {
+    static constexpr int per_lane = rows * cols / 32;
+    int at[rows * cols] = {};
+    constexpr OwnerTable() {
+        for (int l = 0; l < 32; ++l) {
+            for (int j = 0; j < per_lane; ++j) {
+                int r = 0, c = 0;
+                owner<rows, cols, col_order, vec>(l, j, r, c);
+                at[l * per_lane + j] = r * cols + c;
+            }
+        }
+    }
+};
+template <int rows, int cols, bool col_order, int vec>
+inline constexpr OwnerTable<rows, cols, col_order, vec> owner_table{};
+
+// D = A * B + C for the warp, from the 32 lanes' fragments: the matrices are gathered once, each
+// row of D is summed over k in order (so every element is the exact products added in order q = 0
+// .. k - 1, then C; the products of 16-bit, tf32 and 8-bit inputs are exact in double), and the
+// result is rounded once per element into each lane's accumulator.
 template <class FD, class FA, class FB, class FC, int m, int n, int k>
 void mma_compute(detail::WmmaLane* const* lanes) {
     using EA = typename FA::element_type;
@@ -304,45 +327,40 @@ void mma_compute(detail::WmmaLane* const* lanes) {
     constexpr bool a_col = std::is_same_v<typename FA::layout, w::col_major>;
     constexpr bool b_col = std::is_same_v<typename FB::layout, w::col_major>;
     constexpr int pa = m * k / 32, pb = k * n / 32, pc = m * n / 32;
-    constexpr int va = vector_elements<w::matrix_a, typename FA::storage_element_type, pa>();
-    constexpr int vb = vector_elements<w::matrix_b, typename FB::storage_element_type, pb>();
-    constexpr int vc = vector_elements<w::accumulator, typename FC::storage_element_type, pc>();
-    constexpr int vd = vector_elements<w::accumulator, typename FD::storage_element_type, pc>();
-    double A[m][k], B[k][n], C[m][n];
+    constexpr const auto& ta = owner_table<m, k, a_col, vector_elements<w::matrix_a, typename FA::storage_element_type, pa>()>;
+    constexpr const auto& tb = owner_table<k, n, b_col, vector_elements<w::matrix_b, typename FB::storage_element_type, pb>()>;
+    constexpr const auto& tc = owner_table<m, n, false, vector_elements<w::accumulator, typename FC::storage_element_type, pc>()>;
+    constexpr const auto& td = owner_table<m, n, false, vector_elements<w::accumulator, typename FD::storage_element_type, pc>()>;
+    double A[m * k], B[k * n], C[m * n], D[m * n];
     for (int l = 0; l < 32; ++l) {
         const auto& fa = *static_cast<const FA*>(lanes[l]->a);
         const auto& fb = *static_cast<const FB*>(lanes[l]->b);
         const auto& fc = *static_cast<const FC*>(lanes[l]->c);
-        int r, c;
-        for (int j = 0; j < pa; ++j) {
-            owner<m, k, a_col, va>(l, j, r, c);
-            A[r][c] = to_double<EA>(fa.x[j]);
-        }
-        for (int j = 0; j < pb; ++j) {
-            owner<k, n, b_col, vb>(l, j, r, c);
-            B[r][c] = to_double<EB>(fb.x[j]);
-        }
-        for (int j = 0; j < pc; ++j) {
-            owner<m, n, false, vc>(l, j, r, c);
-            C[r][c] = to_double<typename FC::element_type>(fc.x[j]);
+        for (int j = 0; j < pa; ++j) A[ta.at[l * pa + j]] = to_double<EA>(fa.x[j]);
+        for (int j = 0; j < pb; ++j) B[tb.at[l * pb + j]] = to_double<EB>(fb.x[j]);
+        for (int j = 0; j < pc; ++j) C[tc.at[l * pc + j]] = to_double<typename FC::element_type>(fc.x[j]);
+    }
+    for (int r = 0; r < m; ++r) {
+        double* s = &D[r * n];
+        if constexpr (std::is_same_v<Acc, double>) {  // IEEE fma in order, from C
+            for (int c = 0; c < n; ++c) s[c] = C[r * n + c];
+            for (int q = 0; q < k; ++q) {
+                const double a = A[r * k + q];
+                for (int c = 0; c < n; ++c) s[c] = __builtin_fma(a, B[q * n + c], s[c]);
+            }
+        } else {
+            for (int c = 0; c < n; ++c) s[c] = 0;
+            for (int q = 0; q < k; ++q) {
+                const double a = A[r * k + q];
+                for (int c = 0; c < n; ++c) s[c] += a * B[q * n + c];
+            }
+            for (int c = 0; c < n; ++c) s[c] += C[r * n + c];
         }
     }
     const bool satf = lanes[0]->satf;
     for (int l = 0; l < 32; ++l) {
         auto& fd = *static_cast<FD*>(lanes[l]->d);
-        for (int j = 0; j < pc; ++j) {
-            int r, c;
-            owner<m, n, false, vd>(l, j, r, c);
-            double s = 0;
-            if constexpr (std::is_same_v<Acc, double>) {
-                s = C[r][c];
-                for (int q = 0; q < k; ++q) s = __builtin_fma(A[r][q], B[q][c], s);
-            } else {
-                for (int q = 0; q < k; ++q) s += A[r][q] * B[q][c];
-                s += C[r][c];
-            }
-            fd.x[j] = from_double<Acc>(s, satf);
-        }
+        for (int j = 0; j < pc; ++j) fd.x[j] = from_double<Acc>(D[td.at[l * pc + j]], satf);
         for (int j = pc; j < FD::num_elements; ++j) fd.x[j] = fd.x[j % pc];
     }
 }
