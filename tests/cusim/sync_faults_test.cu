@@ -169,18 +169,40 @@ TEST_F(SyncFaults, DifferentIntrinsicsWithTheSameMask) {
     EXPECT_TRUE(report_contains(report, {"ballot_against_shuffle", "__ballot_sync", "__shfl_sync"}));
 }
 
-// A full mask in a block of 20 threads names lanes 20..31, which do not exist.
+// A full mask in a block of 20 threads names lanes 20..31, which do not exist: like exited lanes,
+// they do not take part, but lane 19's shuffle down reads lane 20, where no value exists.
 __global__ void mask_names_missing_lanes(int* out) {
     out[threadIdx.x] = __shfl_down_sync(0xffffffffu, static_cast<int>(threadIdx.x), 1);  // @missing-lanes
 }
 
-TEST_F(SyncFaults, MaskNamingLanesThatDoNotExist) {
+TEST_F(SyncFaults, ShuffleReadingALaneThatDoesNotExist) {
     DeviceBuffer<int> out(20);
     ASSERT_CUDA_OK(out.status());
-    const LaunchResult r = run("mask naming missing lanes", [&] { mask_names_missing_lanes<<<1, 20>>>(out.get()); });
+    const LaunchResult r = run("shuffle reading a missing lane", [&] { mask_names_missing_lanes<<<1, 20>>>(out.get()); });
     EXPECT_CUDA(cudaErrorLaunchFailure, r.sync);
     SKIP_IF_REPORTS_SILENCED();
-    EXPECT_TRUE(report_contains(report, {"mask_names_missing_lanes", "do not exist", FILE_LINE("missing-lanes")}));
+    EXPECT_TRUE(report_contains(report, {"mask_names_missing_lanes", "lane 19", "reads lane 20, which does not exist",
+                                         "blockDim has 20 threads", FILE_LINE("missing-lanes")}));
+}
+
+// The same full mask where every lane reads a lane that exists (a shuffle up, a vote, __syncwarp):
+// it completes, as on a GPU (cooperative groups' 32-thread tiles pass this mask in a partial warp).
+__global__ void full_mask_in_partial_warp(int* out) {
+    const int v = __shfl_up_sync(0xffffffffu, static_cast<int>(threadIdx.x) + 1, 1);
+    const unsigned ballot = __ballot_sync(0xffffffffu, threadIdx.x % 2 == 0);
+    __syncwarp();
+    out[threadIdx.x] = threadIdx.x >= 1 ? v : static_cast<int>(ballot);
+}
+
+TEST_F(SyncFaults, FullMaskInAPartialWarpTakesTheLanesThatExist) {
+    DeviceBuffer<int> out(20);
+    ASSERT_CUDA_OK(out.status());
+    const LaunchResult r = run("full mask in a partial warp", [&] { full_mask_in_partial_warp<<<1, 20>>>(out.get()); });
+    ASSERT_CUDA_OK(r.sync);
+    std::vector<int> got(20);
+    ASSERT_CUDA_OK(cudaMemcpy(got.data(), out.get(), 20 * sizeof(int), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got[0], 0x55555) << "the ballot holds the even lanes of the 20 that exist";
+    for (int i = 1; i < 20; ++i) EXPECT_EQ(got[i], i) << "lane " << i << " reads lane " << i - 1;
 }
 
 // __syncwarp with a mask some named lanes never reach (they wait at __syncthreads instead).

@@ -105,6 +105,10 @@ struct WarpOp {
 
 struct Warp {
     unsigned existing = 0;  // lanes that exist (blockDim may not be a multiple of 32)
+    // Lanes that have exited, and from the block's start the lanes that do not exist: CUDA's
+    // *_sync intrinsics wait for the non-exited threads of their mask, and a warp's missing lanes
+    // never run (NVIDIA's cooperative groups pass 0xffffffff for every 32-thread tile, the last
+    // warp of a block of 120 threads included).
     unsigned exited = 0;
     std::vector<WarpOp> pending;
 };
@@ -482,14 +486,20 @@ void complete_barrier(Worker& w, ThreadCtx* self) {
     w.bar_divergent = false;
 }
 
-// A shuffle lane reads a lane that its mask names but that has exited: no value exists there.
-[[noreturn, gnu::noinline, gnu::cold]] void read_from_exited_lane(Worker& w, const WarpOp& op, unsigned lane,
-                                                                 unsigned src) {
+// A shuffle lane reads a lane that its mask names but that has exited or does not exist: no value
+// exists there.
+[[noreturn, gnu::noinline, gnu::cold]] void read_from_exited_lane(Worker& w, const Warp& wp, const WarpOp& op,
+                                                                 unsigned lane, unsigned src) {
+    const bool missing = !((wp.existing >> src) & 1u);
     fail_block(w, cudaErrorLaunchFailure,
                "Warp synchronization error in " + block_prefix(w) + ": lane " + std::to_string(lane) + " at " +
                    op_name(op.kind) + " with mask " + hex(op.mask) + " (" + where_str(op.where) + ") reads lane " +
-                   std::to_string(src) + ", which has exited\n=========     Hint: a shuffle may read only lanes "
-                   "that execute it; keep the source lane in the kernel until the shuffle, or read another lane.");
+                   std::to_string(src) +
+                   (missing ? ", which does not exist (blockDim has " + std::to_string(w.nthreads) + " threads)"
+                            : std::string(", which has exited")) +
+                   "\n=========     Hint: a shuffle may read only lanes that execute it; " +
+                   (missing ? "test the source lane against the block's thread count, or read another lane."
+                            : "keep the source lane in the kernel until the shuffle, or read another lane."));
 }
 
 bool is_wmma(WarpOpKind k) { return k >= WarpOpKind::WmmaLoad && k <= WarpOpKind::WmmaMma; }
@@ -584,7 +594,7 @@ void complete_warp_op(Worker& w, Warp& wp, WarpOp& op, ThreadCtx* self) {
             case WarpOpKind::ShflDown:
             case WarpOpKind::ShflXor: {
                 unsigned s = static_cast<unsigned>(op.src[l]);
-                if (__builtin_expect((op.mask & wp.exited) >> s & 1u, 0)) read_from_exited_lane(w, op, l, s);
+                if (__builtin_expect((op.mask & wp.exited) >> s & 1u, 0)) read_from_exited_lane(w, wp, op, l, s);
                 *t.result_slot = ((live >> s) & 1u) ? op.val[s] : op.val[l];
                 break;
             }
@@ -804,7 +814,7 @@ void reset_block(Worker& w) {
         t.at_activemask = false;
     }
     for (Warp& wp : w.warps) {
-        wp.exited = 0;
+        wp.exited = ~wp.existing;
         wp.pending.clear();
     }
     w.started = 0;
@@ -1373,12 +1383,8 @@ Handoff warp_arrive(WarpOpKind kind, unsigned mask, uint64_t value, int arg, int
         fail("this warp has only lanes " + hex(wp.existing) + " (blockDim has " + std::to_string(w.nthreads) +
                  " threads)",
              "the warp matrix functions need all 32 lanes of a warp: make the block's thread count a multiple of 32");
-    if (mask & ~wp.existing)
-        fail("the mask names lanes " + hex(mask & ~wp.existing) + " that do not exist (blockDim has " +
-                 std::to_string(w.nthreads) + " threads)",
-             "build the mask from the lanes that exist, e.g. __ballot_sync(__activemask(), 1)");
-    // Lanes of the mask that have exited do not take part (CUDA's rule for *_sync intrinsics and
-    // __syncwarp: every non-exited thread named in the mask must execute it).
+    // Lanes of the mask that have exited or do not exist do not take part (CUDA's rule for *_sync
+    // intrinsics and __syncwarp: every non-exited thread named in the mask must execute it).
 
     WarpOp* op = nullptr;
     for (WarpOp& p : wp.pending) {
