@@ -641,7 +641,7 @@ testing::AssertionResult check_bn_inference(const BnCase& b) {
     const cudaError_t status = batchnorm_forward_inference(b.N, b.C, b.HW, x.dev.data(), gamma.dev.data(),
                                                            beta.dev.data(), rm.dev.data(), rv.dev.data(), kEps,
                                                            y.dev.data());
-    if (auto r = after_call(status, call, "batchnorm_forward_inference", verdicts(call, y, x, rm, rv)); !r) return r;
+    if (auto r = after_call(status, call, "batchnorm_forward_inference", verdicts(call, y, x, rm, rv, gamma, beta)); !r) return r;
     const std::vector<float> got = y.dev.download();
     auto value = [&](std::size_t i, int c) {
       return (b.x[i] - static_cast<double>(b.running_mean[c])) / std::sqrt(b.running_var[c] + static_cast<double>(kEps)) *
@@ -704,7 +704,7 @@ testing::AssertionResult run_bn_backward(const BnBackwardCase& k, BnGradsGot& go
       batchnorm_backward(b.N, b.C, b.HW, dy.dev.data(), x.dev.data(), gamma.dev.data(), mean.dev.data(),
                          rstd.dev.data(), dx.dev.data(), dgamma.dev.data(), dbeta.dev.data(), workspace.dev.data());
   if (auto r = after_call(status, call, "batchnorm_backward",
-                          verdicts(call, dx, dgamma, dbeta, workspace, dy, x, mean, rstd));
+                          verdicts(call, dx, dgamma, dbeta, workspace, dy, x, gamma, mean, rstd));
       !r) {
     return r;
   }
@@ -864,6 +864,7 @@ WB_CHECK(Correctness, BatchNormReproducible, .weight = 2,
         {{"y", &BnTrainingGot::y},
          {"save_mean", &BnTrainingGot::save_mean},
          {"save_rstd", &BnTrainingGot::save_rstd},
+         {"running_mean", &BnTrainingGot::running_mean},
          {"running_var", &BnTrainingGot::running_var}},
         kAdvice)));
     const BnBackwardCase k = make_bn_backward_case(make_bn_case(s, 0, 1800 + s.HW));
