@@ -283,6 +283,7 @@ std::string gather_text(const std::string& text) {
   for (int i = 0; i < n; ++i) {
     if (lens[i] == 0) continue;
     std::string t = all.substr(static_cast<std::size_t>(offs[i]), static_cast<std::size_t>(lens[i]));
+    while (!t.empty() && t.back() == '\n') t.pop_back();  // one line break per group, added below
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == t; });
     if (it == groups.end())
       groups.push_back({t, std::to_string(i)});
