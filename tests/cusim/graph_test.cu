@@ -170,4 +170,159 @@ TEST(Graphs, AKernelNodeNeedsAKernelCusimCanLaunch) {
     (void)cudaGetLastError();
     EXPECT_CUDA_OK(cudaGraphDestroy(g));
 }
+// Conditional nodes: the arguments cudaGraphConditionalHandleCreate and cudaGraphAddNode refuse, and
+// the rules on the graphs that hold them (their bodies take only the node types CUDA allows, belong
+// to the node, and such a graph is neither cloned nor made a child).
+struct Conditional : ::testing::Test {
+    cudaGraph_t g = nullptr;
+    cudaGraphConditionalHandle h = 0;
+    void SetUp() override {
+        ASSERT_CUDA_OK(cudaGraphCreate(&g, 0));
+        ASSERT_CUDA_OK(cudaGraphConditionalHandleCreate(&h, g));
+    }
+    void TearDown() override {
+        cudaGraphDestroy(g);
+        (void)cudaGetLastError();
+    }
+    cudaError_t add(cudaGraphNode_t* n, cudaGraph_t graph, cudaGraphConditionalHandle handle,
+                    cudaGraphConditionalNodeType type, unsigned size, cudaGraph_t* body = nullptr) {
+        cudaGraphNodeParams p = {cudaGraphNodeTypeConditional};
+        p.conditional.handle = handle;
+        p.conditional.type = type;
+        p.conditional.size = size;
+        StderrCapture capture;
+        const cudaError_t e = cudaGraphAddNode(n, graph, nullptr, nullptr, 0, &p);
+        if (e == cudaSuccess && body) *body = p.conditional.phGraph_out[0];
+        (void)cudaGetLastError();
+        return e;
+    }
+};
+
+TEST_F(Conditional, SizesOutsideWhatTheTypeAllowsAreInvalid) {
+    cudaGraphNode_t n;
+    EXPECT_CUDA(cudaErrorInvalidValue, add(&n, g, h, cudaGraphCondTypeIf, 3));
+    EXPECT_CUDA(cudaErrorInvalidValue, add(&n, g, h, cudaGraphCondTypeIf, 0));
+    EXPECT_CUDA(cudaErrorInvalidValue, add(&n, g, h, cudaGraphCondTypeWhile, 2));
+    EXPECT_CUDA(cudaErrorInvalidValue, add(&n, g, h, cudaGraphCondTypeSwitch, 0));
+    EXPECT_CUDA(cudaErrorInvalidValue, add(&n, g, h, cudaGraphConditionalNodeType(7), 1));
+    EXPECT_CUDA_OK(add(&n, g, h, cudaGraphCondTypeSwitch, 9));
+    size_t nodes = 0;
+    ASSERT_CUDA_OK(cudaGraphGetNodes(g, nullptr, &nodes));
+    EXPECT_EQ(1u, nodes);  // the refused ones left nothing behind
+}
+
+TEST_F(Conditional, AHandleOfAnotherGraphOrNoneIsInvalid) {
+    cudaGraph_t other = nullptr;
+    ASSERT_CUDA_OK(cudaGraphCreate(&other, 0));
+    cudaGraphNode_t n;
+    EXPECT_CUDA(cudaErrorInvalidValue, add(&n, other, h, cudaGraphCondTypeIf, 1));
+    EXPECT_CUDA(cudaErrorInvalidValue, add(&n, g, 0, cudaGraphCondTypeIf, 1));
+    EXPECT_CUDA(cudaErrorInvalidValue, add(&n, g, ~0ull, cudaGraphCondTypeIf, 1));
+    // A body may use the handle of the graph that holds it.
+    cudaGraph_t body = nullptr;
+    ASSERT_CUDA_OK(add(&n, g, h, cudaGraphCondTypeIf, 1, &body));
+    EXPECT_CUDA_OK(add(&n, body, h, cudaGraphCondTypeWhile, 1));
+    EXPECT_CUDA_OK(cudaGraphDestroy(other));
+}
+
+TEST_F(Conditional, HandleFlagsAreZeroOrAssignDefault) {
+    cudaGraphConditionalHandle x = 0;
+    StderrCapture capture;
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGraphConditionalHandleCreate(&x, g, 0, 2));
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGraphConditionalHandleCreate(nullptr, g, 0, 0));
+    (void)cudaGetLastError();
+    EXPECT_CUDA_OK(cudaGraphConditionalHandleCreate(&x, g, 5, cudaGraphCondAssignDefault));
+    EXPECT_NE(h, x);
+}
+
+TEST_F(Conditional, ABodyHoldsOnlyTheNodeTypesCudaAllows) {
+    cudaGraphNode_t n, empty;
+    cudaGraph_t body = nullptr;
+    ASSERT_CUDA_OK(add(&n, g, h, cudaGraphCondTypeIf, 1, &body));
+    EXPECT_CUDA_OK(cudaGraphAddEmptyNode(&empty, body, nullptr, 0));
+    cudaHostNodeParams host = {[](void*) {}, nullptr};
+    StderrCapture capture;
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGraphAddHostNode(&n, body, nullptr, 0, &host));
+    // The node owns its bodies: they go with the graph, not on their own.
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGraphDestroy(body));
+    (void)cudaGetLastError();
+}
+
+TEST_F(Conditional, AGraphWithOneIsNeitherClonedNorAChild) {
+    cudaGraphNode_t n;
+    ASSERT_CUDA_OK(add(&n, g, h, cudaGraphCondTypeWhile, 1));
+    cudaGraph_t clone = nullptr, parent = nullptr;
+    ASSERT_CUDA_OK(cudaGraphCreate(&parent, 0));
+    StderrCapture capture;
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGraphClone(&clone, g));
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaGraphAddChildGraphNode(&n, parent, nullptr, 0, g));
+    (void)cudaGetLastError();
+    EXPECT_CUDA_OK(cudaGraphDestroy(parent));
+}
+
+// A launch runs the bodies the graph had when it was instantiated.
+__global__ void set_value(cudaGraphConditionalHandle h, unsigned v) { cudaGraphSetConditional(h, v); }
+
+TEST_F(Conditional, AnExecutableGraphKeepsTheBodiesItWasMadeWith) {
+    int* d = nullptr;
+    ASSERT_CUDA_OK(cudaMalloc(&d, sizeof(int)));
+    ASSERT_CUDA_OK(cudaMemset(d, 0, sizeof(int)));
+    cudaStream_t s = nullptr;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    cudaGraphNode_t n;
+    cudaGraph_t body = nullptr;
+    ASSERT_CUDA_OK(cudaGraphConditionalHandleCreate(&h, g, 1, cudaGraphCondAssignDefault));
+    ASSERT_CUDA_OK(add(&n, g, h, cudaGraphCondTypeIf, 1, &body));
+    auto capture_bump = [&] {
+        ASSERT_CUDA_OK(cudaStreamBeginCaptureToGraph(s, body, nullptr, nullptr, 0, cudaStreamCaptureModeGlobal));
+        bump<<<1, 1, 0, s>>>(d);
+        ASSERT_CUDA_OK(cudaStreamEndCapture(s, nullptr));
+    };
+    capture_bump();
+    cudaGraphExec_t x = nullptr;
+    ASSERT_CUDA_OK(cudaGraphInstantiate(&x, g, 0));
+    capture_bump();  // after instantiation: not in x
+    ASSERT_CUDA_OK(cudaGraphLaunch(x, 0));
+    ASSERT_CUDA_OK(cudaDeviceSynchronize());
+    int v = 0;
+    ASSERT_CUDA_OK(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(1, v);
+    // Set on a plain launch, the value does not outlive the default each graph launch applies.
+    set_value<<<1, 1>>>(h, 0);
+    ASSERT_CUDA_OK(cudaGraphLaunch(x, 0));
+    ASSERT_CUDA_OK(cudaDeviceSynchronize());
+    ASSERT_CUDA_OK(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(2, v);
+    EXPECT_CUDA_OK(cudaGraphExecDestroy(x));
+    EXPECT_CUDA_OK(cudaStreamDestroy(s));
+    EXPECT_CUDA_OK(cudaFree(d));
+}
+
+TEST_F(Streams, CaptureDependenciesNeedACaptureAndKnownFlags) {
+    cudaGraphNode_t none = nullptr;
+    StderrCapture capture;
+    EXPECT_CUDA(cudaErrorIllegalState,
+                cudaStreamUpdateCaptureDependencies(a, &none, nullptr, 0, cudaStreamSetCaptureDependencies));
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaStreamUpdateCaptureDependencies(a, &none, nullptr, 0, 7));
+    ASSERT_CUDA_OK(cudaStreamBeginCapture(a, cudaStreamCaptureModeGlobal));
+    cudaGraph_t other = nullptr;
+    ASSERT_CUDA_OK(cudaGraphCreate(&other, 0));
+    cudaGraphNode_t foreign;
+    ASSERT_CUDA_OK(cudaGraphAddEmptyNode(&foreign, other, nullptr, 0));
+    EXPECT_CUDA(cudaErrorInvalidValue,
+                cudaStreamUpdateCaptureDependencies(a, &foreign, nullptr, 1, cudaStreamAddCaptureDependencies));
+    // Only a capture into the program's own graph may end without taking the graph.
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaStreamEndCapture(a, nullptr));
+    cudaGraph_t g = nullptr;
+    ASSERT_CUDA_OK(cudaStreamEndCapture(a, &g));
+    ASSERT_CUDA_OK(cudaStreamBeginCaptureToGraph(a, other, &foreign, nullptr, 1, cudaStreamCaptureModeGlobal));
+    bump<<<1, 1, 0, a>>>(d);
+    EXPECT_CUDA_OK(cudaStreamEndCapture(a, nullptr));
+    size_t nodes = 0;
+    ASSERT_CUDA_OK(cudaGraphGetNodes(other, nullptr, &nodes));
+    EXPECT_EQ(2u, nodes);
+    (void)cudaGetLastError();
+    EXPECT_CUDA_OK(cudaGraphDestroy(g));
+    EXPECT_CUDA_OK(cudaGraphDestroy(other));
+}
 #endif

@@ -860,3 +860,91 @@ TEST(CusimChecker, InjectionRefusesOtherFunctionsNoCallAndSuccess) {
     EXPECT_EQ(checker::end_injected_failures().not_fired, 0u);
 }
 #endif
+
+// Persisting L2 and stream attributes: cusim has no L2 for the hints to change, so what these
+// check is CUDA's argument checking and that what was set is what is read back.
+TEST(RuntimeL2, TheDeviceReportsASetAsideAndAWindowLimit) {
+    cudaDeviceProp p;
+    ASSERT_CUDA_OK(cudaGetDeviceProperties(&p, 0));
+    EXPECT_GT(p.persistingL2CacheMaxSize, 0);
+    EXPECT_LE(p.persistingL2CacheMaxSize, p.l2CacheSize);
+    EXPECT_GT(p.accessPolicyMaxWindowSize, 0);
+}
+
+#ifdef CUSIM
+TEST(RuntimeL2, TheLimitIsClampedToTheSetAsideMaximum) {
+    cudaDeviceProp p;
+    ASSERT_CUDA_OK(cudaGetDeviceProperties(&p, 0));
+    size_t limit = 1;
+    ASSERT_CUDA_OK(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize));
+    EXPECT_EQ(0u, limit);
+    ASSERT_CUDA_OK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, size_t(3) << 20));
+    ASSERT_CUDA_OK(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize));
+    EXPECT_EQ(size_t(3) << 20, limit);
+    // A hint that CUDA "can ignore or clamp": cusim clamps it.
+    ASSERT_CUDA_OK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, size_t(p.l2CacheSize) * 2));
+    ASSERT_CUDA_OK(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize));
+    EXPECT_EQ(size_t(p.persistingL2CacheMaxSize), limit);
+    ASSERT_CUDA_OK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+}
+
+TEST(RuntimeL2, StreamAttributesAreCheckedAndKept) {
+    cudaDeviceProp p;
+    ASSERT_CUDA_OK(cudaGetDeviceProperties(&p, 0));
+    cudaStream_t s;
+    ASSERT_CUDA_OK(cudaStreamCreate(&s));
+    cudaStreamAttrValue v = {};
+    v.accessPolicyWindow.num_bytes = 256;
+    v.accessPolicyWindow.hitRatio = 1.0f;
+    v.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    auto set = [&](const cudaStreamAttrValue& value, cudaStreamAttrID attr = cudaStreamAttributeAccessPolicyWindow) {
+        cusim_test::StderrCapture capture;
+        const cudaError_t e = cudaStreamSetAttribute(s, attr, &value);
+        (void)cudaGetLastError();
+        return e;
+    };
+    EXPECT_CUDA_OK(set(v));
+    cudaStreamAttrValue bad = v;
+    bad.accessPolicyWindow.hitRatio = -0.25f;
+    EXPECT_CUDA(cudaErrorInvalidValue, set(bad));
+    bad.accessPolicyWindow.hitRatio = std::nanf("");
+    EXPECT_CUDA(cudaErrorInvalidValue, set(bad));
+    bad = v;
+    bad.accessPolicyWindow.num_bytes = size_t(p.accessPolicyMaxWindowSize) + 1;
+    EXPECT_CUDA(cudaErrorInvalidValue, set(bad));
+    bad = v;
+    bad.accessPolicyWindow.hitProp = cudaAccessProperty(3);
+    EXPECT_CUDA(cudaErrorInvalidValue, set(bad));
+    cudaStreamAttrValue policy = {};
+    EXPECT_CUDA(cudaErrorInvalidValue, set(policy, cudaStreamAttributeSynchronizationPolicy));  // 0 is no policy
+    policy.syncPolicy = cudaSyncPolicyBlockingSync;
+    EXPECT_CUDA_OK(set(policy, cudaStreamAttributeSynchronizationPolicy));
+    cudaStreamAttrValue cooperative = {};
+    cooperative.cooperative = 1;
+    EXPECT_CUDA(cudaErrorInvalidValue, set(cooperative, cudaLaunchAttributeCooperative));  // a launch attribute
+
+    cudaStreamAttrValue got = {};
+    ASSERT_CUDA_OK(cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &got));
+    EXPECT_EQ(256u, got.accessPolicyWindow.num_bytes);
+    EXPECT_EQ(1.0f, got.accessPolicyWindow.hitRatio);
+    EXPECT_EQ(cudaAccessPropertyPersisting, got.accessPolicyWindow.hitProp);
+    ASSERT_CUDA_OK(cudaStreamGetAttribute(s, cudaStreamAttributeSynchronizationPolicy, &got));
+    EXPECT_EQ(cudaSyncPolicyBlockingSync, got.syncPolicy);
+    // The priority attribute is the stream's priority.
+    int least = 0, greatest = 0;
+    ASSERT_CUDA_OK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStreamAttrValue prio = {};
+    prio.priority = greatest;
+    EXPECT_CUDA_OK(set(prio, cudaStreamAttributePriority));
+    int q = 0;
+    ASSERT_CUDA_OK(cudaStreamGetPriority(s, &q));
+    EXPECT_EQ(greatest, q);
+
+    cusim_test::StderrCapture capture;
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, nullptr));
+    EXPECT_CUDA(cudaErrorInvalidValue, cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, nullptr));
+    ASSERT_CUDA_OK(cudaStreamDestroy(s));
+    EXPECT_CUDA(cudaErrorInvalidResourceHandle, cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &got));
+    (void)cudaGetLastError();
+}
+#endif

@@ -31,11 +31,15 @@ struct CUgraphNode_st {
     CUgraph_st* child = nullptr;                     // child graph nodes: the graph's own copy
     void* allocation = nullptr;                      // memory allocation nodes
     size_t allocation_bytes = 0;
+    cudaGraphConditionalHandle handle = 0;           // conditional nodes: the handle they test,
+    cudaGraphConditionalNodeType condition = cudaGraphCondTypeIf;  // how,
+    std::vector<CUgraph_st*> bodies;                 // and their bodies (phGraph_out)
 };
 
 struct CUgraph_st {
     std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
-    std::vector<CUgraph_st*> children;  // owned copies of child graphs
+    std::vector<CUgraph_st*> children;  // owned: copies of child graphs, conditional nodes' bodies
+    CUgraphNode_st* owner = nullptr;    // a conditional node's body: that node
     ~CUgraph_st();
 };
 
@@ -46,6 +50,7 @@ struct CUgraphExec_st {
         std::function<void(cudaStream_t)> run;
     };
     std::vector<Step> steps;
+    std::vector<cudaGraphConditionalHandle> handles;  // of the graph and its bodies: reset per launch
 };
 
 namespace cusim::detail {
@@ -67,6 +72,8 @@ struct Capture {
     cudaStreamCaptureMode mode;
     unsigned long long id;
     bool invalidated = false;
+    bool into_existing_graph = false;  // cudaStreamBeginCaptureToGraph: the graph is the program's
+    size_t first_node = 0;             // the graph's nodes from here on were captured
 };
 struct Tail {
     Capture* capture;
@@ -227,12 +234,104 @@ std::function<void(cudaStream_t)> memcpy_work(const cudaMemcpy3DParms& p) {
     return [p](cudaStream_t) { cudaMemcpy3D(&p); };
 }
 
-/// The start of a node-adding call: the graph and the dependencies checked.
-cudaError_t node_prologue(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n, const char* api) {
+/// A conditional handle: the value its conditional nodes test. Handles are never freed: an
+/// executable graph outlives the graph it was made from, and its nodes keep testing them.
+struct ConditionalHandle {
+    const CUgraph_st* graph;  // the graph it was created for
+    unsigned default_value;
+    bool assign_default;      // cudaGraphCondAssignDefault
+    std::atomic<unsigned> value;
+};
+std::mutex g_handles_mu;
+std::vector<std::unique_ptr<ConditionalHandle>> g_handles;  // handle h is g_handles[h - 1]
+
+ConditionalHandle* find_handle(cudaGraphConditionalHandle h) {
+    std::lock_guard<std::mutex> lk(g_handles_mu);
+    return h >= 1 && h <= g_handles.size() ? g_handles[h - 1].get() : nullptr;
+}
+
+/// True when @p g contains a conditional node (the graphs that cannot be cloned or be a child).
+bool has_conditional(const CUgraph_st* g) {
+    for (const auto& n : g->nodes)
+        if (n->type == cudaGraphNodeTypeConditional) return true;
+    return false;
+}
+
+/// The node types a conditional node's body may hold (cudaConditionalNodeParams in CUDA's headers).
+bool body_may_hold(cudaGraphNodeType type) {
+    return type == cudaGraphNodeTypeKernel || type == cudaGraphNodeTypeEmpty || type == cudaGraphNodeTypeGraph ||
+           type == cudaGraphNodeTypeMemset || type == cudaGraphNodeTypeMemcpy || type == cudaGraphNodeTypeConditional;
+}
+
+std::vector<CUgraphExec_st::Step> graph_steps(const CUgraph_st* g);
+
+/// What a conditional node does at a launch, its bodies' work taken as they are now (an executable
+/// graph keeps the bodies it was instantiated with). A WHILE loop ends when its value is 0, or when a
+/// kernel of its body faulted (the context is unusable then, and the value may never change).
+std::function<void(cudaStream_t)> conditional_work(const CUgraphNode_st& n) {
+    std::vector<std::vector<std::function<void(cudaStream_t)>>> bodies;
+    for (const CUgraph_st* b : n.bodies) {
+        bodies.emplace_back();
+        for (auto& step : graph_steps(b)) bodies.back().push_back(std::move(step.run));
+    }
+    ConditionalHandle* h = find_handle(n.handle);
+    const cudaGraphConditionalNodeType type = n.condition;
+    return [bodies = std::move(bodies), h, type](cudaStream_t s) {
+        auto run = [&](size_t body) {
+            for (const auto& work : bodies[body]) work(s);
+        };
+        switch (type) {
+            case cudaGraphCondTypeIf:
+                if (h->value.load() != 0) run(0);
+                else if (bodies.size() == 2) run(1);
+                break;
+            case cudaGraphCondTypeWhile:
+                while (h->value.load() != 0 && sticky_error() == cudaSuccess) run(0);
+                break;
+            case cudaGraphCondTypeSwitch:
+                if (const unsigned v = h->value.load(); v < bodies.size()) run(v);
+                break;
+        }
+    };
+}
+
+/// The work of @p g's nodes in an order that respects every dependency, as an executable graph
+/// holds it: each conditional node with its bodies' work as they are now.
+std::vector<CUgraphExec_st::Step> graph_steps(const CUgraph_st* g) {
+    std::vector<CUgraphExec_st::Step> steps;
+    for (CUgraphNode_st* n : topological(g))
+        steps.push_back({n, n->type, n->type == cudaGraphNodeTypeConditional ? conditional_work(*n) : n->run});
+    return steps;
+}
+
+/// The conditional handles created for @p g or for a body inside it.
+std::vector<cudaGraphConditionalHandle> handles_of(const CUgraph_st* g) {
+    std::set<const CUgraph_st*> graphs;
+    std::function<void(const CUgraph_st*)> collect = [&](const CUgraph_st* x) {
+        graphs.insert(x);
+        for (const auto& n : x->nodes)
+            for (const CUgraph_st* b : n->bodies) collect(b);
+    };
+    collect(g);
+    std::vector<cudaGraphConditionalHandle> out;
+    std::lock_guard<std::mutex> lk(g_handles_mu);
+    for (size_t i = 0; i < g_handles.size(); ++i)
+        if (graphs.count(g_handles[i]->graph)) out.push_back(i + 1);
+    return out;
+}
+
+/// The start of a node-adding call: the graph and the dependencies checked, and a conditional
+/// node's body offered only the node types it may hold.
+cudaError_t node_prologue(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t n, const char* api,
+                          cudaGraphNodeType type) {
     if (cudaError_t e = runtime_prologue()) return e;
     if (!out) return fail(cudaErrorInvalidValue, api, "pGraphNode is NULL");
     if (!live_graph(g)) return fail(cudaErrorInvalidValue, api, "graph is not a live graph (cudaGraphCreate)");
     if (std::string why = check_deps(g, deps, n); !why.empty()) return fail(cudaErrorInvalidValue, api, why);
+    if (g->owner && !body_may_hold(type))
+        return fail(cudaErrorInvalidValue, api,
+                    "graph is the body of a conditional node, which holds only kernel, memcpy, memset, empty, child "
+                    "graph and conditional nodes");
     return cudaSuccess;
 }
 
@@ -359,7 +458,10 @@ void reset_graphs() {
     for (auto& [s, t] : g_streams) captures.insert(t.capture);
     for (Capture* c : captures) {
         if (c->origin) --g_stream_captures;
-        delete c->graph;
+        if (!c->into_existing_graph) {
+            g_graphs.erase(c->graph);
+            delete c->graph;
+        }
         delete c;
     }
     g_streams.clear();
@@ -368,11 +470,14 @@ void reset_graphs() {
 
 }  // namespace cusim::detail
 
-CUgraph_st::~CUgraph_st() {
-    for (CUgraph_st* c : children) delete c;
-}
-
 using namespace cusim::detail;
+
+CUgraph_st::~CUgraph_st() {
+    for (CUgraph_st* c : children) {
+        g_graphs.erase(c);  // a conditional node's body was a live graph (the caller holds g_mu)
+        delete c;
+    }
+}
 
 // ---- Stream capture ---------------------------------------------------------------------------
 
@@ -393,14 +498,54 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
     return cudaSuccess;
 }
 
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* dependencies,
+                                          const cudaGraphEdgeData*, size_t numDependencies, cudaStreamCaptureMode mode) {
+    const char* api = "cudaStreamBeginCaptureToGraph";
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (stream == nullptr || stream == cudaStreamLegacy)
+        return fail(cudaErrorStreamCaptureUnsupported, api,
+                    "the legacy default stream cannot be captured: capture a stream created with cudaStreamCreate");
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle, api, "the stream is not a valid stream handle");
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!live_graph(graph)) return fail(cudaErrorInvalidValue, api, "graph is not a live graph");
+    if (std::string why = check_deps(graph, dependencies, numDependencies); !why.empty())
+        return fail(cudaErrorInvalidValue, api, why);
+    if (g_streams.count(stream)) return fail(cudaErrorIllegalState, api, "the stream is already being captured");
+    auto* c = new Capture{graph, stream, mode, g_next_capture_id++};
+    c->into_existing_graph = true, c->first_node = graph->nodes.size();
+    g_streams[stream] = Tail{c, dep_list(dependencies, numDependencies)};
+    ++g_stream_captures;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
+                                                const cudaGraphEdgeData*, size_t numDependencies, unsigned int flags) {
+    const char* api = "cudaStreamUpdateCaptureDependencies";
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (flags != cudaStreamAddCaptureDependencies && flags != cudaStreamSetCaptureDependencies)
+        return fail(cudaErrorInvalidValue, api,
+                    "flags must be cudaStreamAddCaptureDependencies or cudaStreamSetCaptureDependencies");
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = g_streams.find(stream);
+    if (it == g_streams.end()) return fail(cudaErrorIllegalState, api, "the stream is not being captured");
+    Tail& t = it->second;
+    if (std::string why = check_deps(t.capture->graph, dependencies, numDependencies); !why.empty())
+        return fail(cudaErrorInvalidValue, api, why + " (the graph being captured)");
+    if (flags == cudaStreamSetCaptureDependencies) t.nodes.clear();
+    for (size_t i = 0; i < numDependencies; ++i)
+        if (std::find(t.nodes.begin(), t.nodes.end(), dependencies[i]) == t.nodes.end()) t.nodes.push_back(dependencies[i]);
+    return cudaSuccess;
+}
+
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
     const char* api = "cudaStreamEndCapture";
     if (cudaError_t e = runtime_prologue()) return e;
-    if (!pGraph) return fail(cudaErrorInvalidValue, api, "pGraph is NULL");
     std::lock_guard<std::mutex> lk(g_mu);
     auto it = g_streams.find(stream);
     if (it == g_streams.end()) return fail(cudaErrorIllegalState, api, "the stream is not being captured");
     Capture* c = it->second.capture;
+    // A capture into the program's own graph (cudaStreamBeginCaptureToGraph) leaves its work there.
+    if (!pGraph && !c->into_existing_graph) return fail(cudaErrorInvalidValue, api, "pGraph is NULL");
     if (c->origin != stream)
         return fail(cudaErrorStreamCaptureUnmatched, api,
                     "the capture was begun on another stream: end it on the stream that began it");
@@ -415,19 +560,22 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
         for (const CUgraphNode_st* d : n->deps) todo.push_back(d);
     }
     const CUgraphNode_st* unjoined = nullptr;
-    for (const auto& n : c->graph->nodes)
-        if (!reached.count(n.get())) unjoined = n.get();
+    for (size_t i = c->first_node; i < c->graph->nodes.size(); ++i)
+        if (!reached.count(c->graph->nodes[i].get())) unjoined = c->graph->nodes[i].get();
     const bool invalidated = c->invalidated;
     for (auto s = g_streams.begin(); s != g_streams.end();) s = s->second.capture == c ? g_streams.erase(s) : std::next(s);
     for (auto e = g_events.begin(); e != g_events.end();) e = e->second.capture == c ? g_events.erase(e) : std::next(e);
     --g_stream_captures;
     CUgraph_st* graph = c->graph;
+    const bool existing = c->into_existing_graph;
     delete c;
     if (invalidated || unjoined) {
-        g_graphs.erase(graph);
         const std::string what = unjoined ? unjoined->what : "";
-        delete graph;
-        *pGraph = nullptr;
+        if (!existing) {
+            g_graphs.erase(graph);
+            delete graph;
+        }
+        if (pGraph) *pGraph = nullptr;
         if (invalidated)
             return fail(cudaErrorStreamCaptureInvalidated, api, "the capture was invalidated by an operation that "
                                                                 "cannot be captured (see the error reported then)");
@@ -436,7 +584,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
                     "began the capture: record an event on that stream after its work and make this stream wait "
                     "for it (cudaEventRecord, cudaStreamWaitEvent) before cudaStreamEndCapture");
     }
-    *pGraph = graph;
+    if (pGraph) *pGraph = graph;
     return cudaSuccess;
 }
 
@@ -494,6 +642,9 @@ cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     if (cudaError_t e = runtime_prologue()) return e;
     std::lock_guard<std::mutex> lk(g_mu);
+    if (live_graph(graph) && graph->owner)
+        return fail(cudaErrorInvalidValue, "cudaGraphDestroy",
+                    "graph is the body of a conditional node: it lives as long as the node, which owns it");
     if (!g_graphs.erase(graph)) return fail(cudaErrorInvalidValue, "cudaGraphDestroy", "graph is not a live graph");
     delete graph;
     return cudaSuccess;
@@ -507,6 +658,8 @@ cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t originalGraph) 
     for (const auto& n : originalGraph->nodes)
         if (n->type == cudaGraphNodeTypeMemAlloc || n->type == cudaGraphNodeTypeMemFree)
             return fail(cudaErrorNotSupported, "cudaGraphClone", "a graph with memory nodes cannot be cloned");
+    if (has_conditional(originalGraph))
+        return fail(cudaErrorInvalidValue, "cudaGraphClone", "a graph with conditional nodes cannot be cloned");
     *pGraphClone = clone_graph(originalGraph);
     g_graphs.insert(*pGraphClone);
     return cudaSuccess;
@@ -515,7 +668,8 @@ cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t originalGraph) 
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                    size_t numDependencies, const cudaKernelNodeParams* pNodeParams) {
     const char* api = "cudaGraphAddKernelNode";
-    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, cudaGraphNodeTypeKernel))
+        return e;
     if (!pNodeParams) return fail(cudaErrorInvalidValue, api, "pNodeParams is NULL");
     CUgraphNode_st probe;
     if (cudaError_t e = record_kernel(&probe, *pNodeParams, api)) return e;
@@ -529,7 +683,8 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t grap
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                    size_t numDependencies, const cudaMemcpy3DParms* pCopyParams) {
     const char* api = "cudaGraphAddMemcpyNode";
-    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, cudaGraphNodeTypeMemcpy))
+        return e;
     if (!pCopyParams) return fail(cudaErrorInvalidValue, api, "pCopyParams is NULL");
     std::lock_guard<std::mutex> lk(g_mu);
     *pGraphNode = add_node(graph, cudaGraphNodeTypeMemcpy, "memcpy node", memcpy_work(*pCopyParams),
@@ -541,7 +696,8 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t gr
                                      size_t numDependencies, void* dst, const void* src, size_t count,
                                      cudaMemcpyKind kind) {
     const char* api = "cudaGraphAddMemcpyNode1D";
-    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, cudaGraphNodeTypeMemcpy))
+        return e;
     std::lock_guard<std::mutex> lk(g_mu);
     *pGraphNode = add_node(graph, cudaGraphNodeTypeMemcpy, "memcpy node",
                            [=](cudaStream_t) { cudaMemcpy(dst, src, count, kind); },
@@ -552,7 +708,8 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t gr
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                    size_t numDependencies, const cudaMemsetParams* pMemsetParams) {
     const char* api = "cudaGraphAddMemsetNode";
-    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, cudaGraphNodeTypeMemset))
+        return e;
     if (std::string why = check_memset(pMemsetParams); !why.empty()) return fail(cudaErrorInvalidValue, api, why);
     std::lock_guard<std::mutex> lk(g_mu);
     *pGraphNode = add_node(graph, cudaGraphNodeTypeMemset, "memset node", memset_work(*pMemsetParams),
@@ -563,7 +720,8 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGraph_t grap
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                  size_t numDependencies, const cudaHostNodeParams* pNodeParams) {
     const char* api = "cudaGraphAddHostNode";
-    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, cudaGraphNodeTypeHost))
+        return e;
     if (!pNodeParams || !pNodeParams->fn) return fail(cudaErrorInvalidValue, api, "pNodeParams or its fn is NULL");
     const cudaHostNodeParams p = *pNodeParams;
     std::lock_guard<std::mutex> lk(g_mu);
@@ -575,7 +733,8 @@ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                   size_t numDependencies) {
     const char* api = "cudaGraphAddEmptyNode";
-    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, cudaGraphNodeTypeEmpty))
+        return e;
     std::lock_guard<std::mutex> lk(g_mu);
     *pGraphNode = add_node(graph, cudaGraphNodeTypeEmpty, "empty node", [](cudaStream_t) {},
                            dep_list(pDependencies, numDependencies));
@@ -586,9 +745,12 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* pGraphNode, cudaGraph_t 
                                        const cudaGraphNode_t* pDependencies, size_t numDependencies,
                                        cudaGraph_t childGraph) {
     const char* api = "cudaGraphAddChildGraphNode";
-    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, cudaGraphNodeTypeGraph))
+        return e;
     std::lock_guard<std::mutex> lk(g_mu);
     if (!live_graph(childGraph)) return fail(cudaErrorInvalidValue, api, "childGraph is not a live graph");
+    if (has_conditional(childGraph))
+        return fail(cudaErrorInvalidValue, api, "childGraph has conditional nodes: it cannot be a child graph");
     CUgraph_st* copy = clone_graph(childGraph);  // the node holds its own copy, as CUDA's does
     graph->children.push_back(copy);
     CUgraphNode_st* n = add_node(graph, cudaGraphNodeTypeGraph, "child graph node",
@@ -602,7 +764,8 @@ cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cudaGraph_t gr
                                      const cudaGraphNode_t* pDependencies, size_t numDependencies,
                                      cudaMemAllocNodeParams* nodeParams) {
     const char* api = "cudaGraphAddMemAllocNode";
-    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, cudaGraphNodeTypeMemAlloc))
+        return e;
     if (!nodeParams || nodeParams->bytesize == 0) return fail(cudaErrorInvalidValue, api, "nodeParams is NULL or bytesize is 0");
     std::lock_guard<std::mutex> lk(g_mu);
     std::function<void(cudaStream_t)> run;
@@ -619,12 +782,131 @@ cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cudaGraph_t gr
 cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                     size_t numDependencies, void* dptr) {
     const char* api = "cudaGraphAddMemFreeNode";
-    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api)) return e;
+    if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, cudaGraphNodeTypeMemFree))
+        return e;
     if (!dptr) return fail(cudaErrorInvalidValue, api, "dptr is NULL");
     std::lock_guard<std::mutex> lk(g_mu);
     *pGraphNode = add_node(graph, cudaGraphNodeTypeMemFree, "memory free node", free_work(dptr),
                            dep_list(pDependencies, numDependencies));
     return cudaSuccess;
+}
+
+// ---- Conditional nodes ------------------------------------------------------------------------
+
+cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* pHandle_out, cudaGraph_t graph,
+                                             unsigned int defaultLaunchValue, unsigned int flags) {
+    const char* api = "cudaGraphConditionalHandleCreate";
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (!pHandle_out) return fail(cudaErrorInvalidValue, api, "pHandle_out is NULL");
+    if (flags != 0 && flags != cudaGraphCondAssignDefault)
+        return fail(cudaErrorInvalidValue, api, "flags must be 0 or cudaGraphCondAssignDefault");
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!live_graph(graph)) return fail(cudaErrorInvalidValue, api, "graph is not a live graph");
+    auto h = std::make_unique<ConditionalHandle>();
+    h->graph = graph, h->default_value = defaultLaunchValue, h->assign_default = flags == cudaGraphCondAssignDefault;
+    h->value.store(defaultLaunchValue);
+    std::lock_guard<std::mutex> hk(g_handles_mu);
+    g_handles.push_back(std::move(h));
+    *pHandle_out = g_handles.size();
+    return cudaSuccess;
+}
+
+void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value, const std::source_location& where) {
+    if (!launching_from_device()) device_trap("cudaGraphSetConditional (device code only)", where);
+    ConditionalHandle* h = find_handle(handle);
+    if (!h) device_trap("cudaGraphSetConditional with a handle that cudaGraphConditionalHandleCreate did not make", where);
+    h->value.store(value);
+}
+
+namespace {
+
+/// A conditional node for cudaGraphAddNode (the caller holds g_mu): its bodies made and returned.
+cudaError_t add_conditional_node(cudaGraphNode_t* out, cudaGraph_t graph, std::vector<CUgraphNode_st*> deps,
+                                 cudaConditionalNodeParams& p, const char* api) {
+    ConditionalHandle* h = find_handle(p.handle);
+    if (!h) return fail(cudaErrorInvalidValue, api, "conditional.handle is not a handle cudaGraphConditionalHandleCreate made");
+    // The handle's graph is this graph or one that holds it, through conditional bodies.
+    const CUgraph_st* g = graph;
+    while (g && g != h->graph) g = g->owner ? g->owner->graph : nullptr;
+    if (!g)
+        return fail(cudaErrorInvalidValue, api,
+                    "conditional.handle was created for another graph: create it for this graph or one that "
+                    "holds it");
+    const unsigned size = p.size;
+    const bool size_ok = p.type == cudaGraphCondTypeIf       ? size == 1 || size == 2
+                         : p.type == cudaGraphCondTypeWhile  ? size == 1
+                         : p.type == cudaGraphCondTypeSwitch ? size >= 1
+                                                             : false;
+    if (!size_ok)
+        return fail(cudaErrorInvalidValue, api,
+                    "conditional.type is not a cudaGraphConditionalNodeType, or conditional.size is " +
+                        std::to_string(size) + " (IF: 1, or 2 with an ELSE body; WHILE: 1; SWITCH: 1 or more)");
+    CUgraphNode_st* n = add_node(graph, cudaGraphNodeTypeConditional, "conditional node", nullptr, std::move(deps));
+    n->handle = p.handle, n->condition = p.type;
+    for (unsigned i = 0; i < size; ++i) {
+        auto* body = new CUgraph_st;
+        body->owner = n;
+        graph->children.push_back(body);
+        g_graphs.insert(body);
+        n->bodies.push_back(body);
+    }
+    // Run outside an executable graph (never, as CUDA forbids such a graph as a child): its bodies as they are.
+    n->run = [n](cudaStream_t s) { conditional_work(*n)(s); };
+    p.phGraph_out = n->bodies.data();
+    *out = n;
+    return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+                             const cudaGraphEdgeData*, size_t numDependencies, cudaGraphNodeParams* nodeParams) {
+    const char* api = "cudaGraphAddNode";
+    if (!nodeParams) return fail(cudaErrorInvalidValue, api, "nodeParams is NULL");
+    cudaGraphNodeParams& p = *nodeParams;
+    switch (p.type) {
+        case cudaGraphNodeTypeKernel: {
+            const cudaKernelNodeParams k{p.kernel.func,         p.kernel.gridDim,      p.kernel.blockDim,
+                                         p.kernel.sharedMemBytes, p.kernel.kernelParams, p.kernel.extra};
+            return cudaGraphAddKernelNode(pGraphNode, graph, pDependencies, numDependencies, &k);
+        }
+        case cudaGraphNodeTypeMemcpy:
+            return cudaGraphAddMemcpyNode(pGraphNode, graph, pDependencies, numDependencies, &p.memcpy.copyParams);
+        case cudaGraphNodeTypeMemset: {
+            const cudaMemsetParams m{p.memset.dst,         p.memset.pitch, p.memset.value,
+                                     p.memset.elementSize, p.memset.width, p.memset.height};
+            return cudaGraphAddMemsetNode(pGraphNode, graph, pDependencies, numDependencies, &m);
+        }
+        case cudaGraphNodeTypeHost: {
+            const cudaHostNodeParams h{p.host.fn, p.host.userData};
+            return cudaGraphAddHostNode(pGraphNode, graph, pDependencies, numDependencies, &h);
+        }
+        case cudaGraphNodeTypeGraph:
+            if (p.graph.ownership != cudaGraphChildGraphOwnershipClone)
+                return fail(cudaErrorNotSupported, api,
+                            "cusim clones a child graph into its node (cudaGraphChildGraphOwnershipClone) and does not "
+                            "model moving it");
+            return cudaGraphAddChildGraphNode(pGraphNode, graph, pDependencies, numDependencies, p.graph.graph);
+        case cudaGraphNodeTypeEmpty: return cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies);
+        case cudaGraphNodeTypeMemAlloc: {
+            cudaMemAllocNodeParams a{p.alloc.poolProps, p.alloc.accessDescs, p.alloc.accessDescCount, p.alloc.bytesize,
+                                     nullptr};
+            const cudaError_t e = cudaGraphAddMemAllocNode(pGraphNode, graph, pDependencies, numDependencies, &a);
+            if (e == cudaSuccess) p.alloc.dptr = a.dptr;
+            return e;
+        }
+        case cudaGraphNodeTypeMemFree:
+            return cudaGraphAddMemFreeNode(pGraphNode, graph, pDependencies, numDependencies, p.free.dptr);
+        case cudaGraphNodeTypeConditional: {
+            if (cudaError_t e = node_prologue(pGraphNode, graph, pDependencies, numDependencies, api, p.type)) return e;
+            std::lock_guard<std::mutex> lk(g_mu);
+            return add_conditional_node(pGraphNode, graph, dep_list(pDependencies, numDependencies), p.conditional, api);
+        }
+        default:
+            return fail(cudaErrorNotSupported, api,
+                        "node type " + std::to_string(int(p.type)) +
+                            " is not modelled by cusim (event and external semaphore nodes)");
+    }
 }
 
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
@@ -777,7 +1059,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
     for (const auto& n : graph->nodes)
         if (!acyclic(n.get())) return fail(cudaErrorInvalidValue, api, "the graph's dependencies form a cycle");
     auto* e = new CUgraphExec_st;
-    for (CUgraphNode_st* n : topological(graph)) e->steps.push_back({n, n->type, n->run});
+    e->steps = graph_steps(graph);
+    e->handles = handles_of(graph);
     g_execs.insert(e);
     *pGraphExec = e;
     return cudaSuccess;
@@ -792,13 +1075,17 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
     if (cudaError_t e = runtime_prologue()) return e;
     if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle, api, "the stream is not a valid stream handle");
     std::vector<CUgraphExec_st::Step> steps;
+    std::vector<ConditionalHandle*> defaults;  // handles that take their default value at each launch
     {
         std::lock_guard<std::mutex> lk(g_mu);
         if (!g_execs.count(graphExec))
             return fail(cudaErrorInvalidValue, api, "graphExec is not a live executable graph (cudaGraphInstantiate)");
         steps = graphExec->steps;
+        for (cudaGraphConditionalHandle h : graphExec->handles)
+            if (ConditionalHandle* c = find_handle(h); c && c->assign_default) defaults.push_back(c);
     }
-    auto work = [steps](cudaStream_t) {
+    auto work = [steps, defaults](cudaStream_t) {
+        for (ConditionalHandle* h : defaults) h->value.store(h->default_value);
         // Each node runs on the legacy stream: it completes before the next starts, in dependency order.
         for (const auto& s : steps) s.run(nullptr);
     };
@@ -854,7 +1141,9 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, 
         std::sort(b.begin(), b.end());
         if (a != b) return result(cudaGraphExecUpdateErrorTopologyChanged, order[i]);
     }
-    for (size_t i = 0; i < order.size(); ++i) steps[i].run = order[i]->run;
+    std::vector<CUgraphExec_st::Step> fresh = graph_steps(hGraph);
+    for (size_t i = 0; i < order.size(); ++i) steps[i].run = std::move(fresh[i].run);
+    hGraphExec->handles = handles_of(hGraph);
     return result(cudaGraphExecUpdateSuccess, nullptr);
 }
 

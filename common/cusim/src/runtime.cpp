@@ -80,6 +80,8 @@ struct State {
     unsigned device_flags = 0;  // cudaSetDeviceFlags
     size_t heap_limit = 8 << 20;
     size_t printf_limit = 1 << 20;
+    size_t persisting_l2_limit = 0;  // cudaLimitPersistingL2CacheSize
+    std::map<int, cudaLaunchAttributeValue> default_stream_attributes;  // cudaStreamSetAttribute(0, ...)
 };
 
 State& state() {
@@ -92,6 +94,11 @@ thread_local const char* tls_site_file = nullptr;
 thread_local int tls_site_line = 0;
 
 constexpr size_t kTotalGlobalMem = size_t(80) << 30;
+constexpr int kL2CacheSize = 50 << 20;
+// The L2 set-aside limits an H100 SXM5 (80 GB HBM3, 50 MiB of L2) reports: 75% of the L2 may hold
+// persisting lines, and an access-policy window spans at most 128 MiB less 4 KiB.
+constexpr int kPersistingL2CacheMaxSize = 39321600;
+constexpr int kAccessPolicyMaxWindowSize = 134213632;
 
 std::string ptr_str(const void* p) {
     char b[32];
@@ -358,6 +365,7 @@ struct Stream {
     unsigned flags;
     int priority = 0;
     uint64_t operations = 0;  // enqueued so far (what an event recorded on it covers)
+    std::map<int, cudaLaunchAttributeValue> attributes;  // cudaStreamSetAttribute, by attribute id
 };
 struct Event {
     unsigned flags;
@@ -503,7 +511,9 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
     p->asyncEngineCount = 1;
     p->unifiedAddressing = 1;
     p->memoryBusWidth = 5120;
-    p->l2CacheSize = 50 << 20;
+    p->l2CacheSize = kL2CacheSize;
+    p->persistingL2CacheMaxSize = kPersistingL2CacheMaxSize;
+    p->accessPolicyMaxWindowSize = kAccessPolicyMaxWindowSize;
     p->maxThreadsPerMultiProcessor = 2048;
     p->maxBlocksPerMultiProcessor = 32;
     p->sharedMemPerMultiprocessor = 233472;
@@ -547,9 +557,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
     p->deviceNumaId = -1;
     p->hostNumaId = -1;
     p->memoryPoolsSupported = 1;  // stream-ordered allocation and its pools (graph.cpp)
-    // Everything else is 0: no integrated memory, no ECC error reporting beyond the flag, no
-    // persisting-L2 or access-policy window, no host registration, no clusters, no IPC, no NUMA
-    // or MPS (cusim models none of these).
+    // Everything else is 0: no integrated memory, no ECC error reporting beyond the flag, no host
+    // registration, no clusters, no IPC, no NUMA or MPS (cusim models none of these).
     return ok();
 }
 
@@ -719,6 +728,8 @@ cudaError_t cudaDeviceReset() {
         s.events.clear();
         s.max_dyn_smem.clear();
         s.device_bytes = 0;
+        s.persisting_l2_limit = 0;
+        s.default_stream_attributes.clear();
     }
     reset_arrays_and_objects();
     reset_graphs();
@@ -734,6 +745,10 @@ cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
         case cudaLimitStackSize: s.stack_limit = value; break;
         case cudaLimitPrintfFifoSize: s.printf_limit = value; break;
         case cudaLimitMallocHeapSize: s.heap_limit = value; break;
+        // A hint CUDA may clamp (cuda_runtime_api.h): the set-aside never exceeds what the device has.
+        case cudaLimitPersistingL2CacheSize:
+            s.persisting_l2_limit = std::min<size_t>(value, kPersistingL2CacheMaxSize);
+            break;
         default: return api_error(cudaErrorInvalidValue, "cudaDeviceSetLimit", "unknown limit");
     }
     return ok();
@@ -746,6 +761,7 @@ cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) {
         case cudaLimitStackSize: *value = s.stack_limit; break;
         case cudaLimitPrintfFifoSize: *value = s.printf_limit; break;
         case cudaLimitMallocHeapSize: *value = s.heap_limit; break;
+        case cudaLimitPersistingL2CacheSize: *value = s.persisting_l2_limit; break;
         default: return api_error(cudaErrorInvalidValue, "cudaDeviceGetLimit", "unknown limit");
     }
     return ok();
@@ -1292,6 +1308,110 @@ cudaError_t cudaStreamGetPriority(cudaStream_t stream, int* priority) {
         return api_error(cudaErrorInvalidResourceHandle, "cudaStreamGetPriority", "not a live stream");
     const bool default_stream = stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
     *priority = default_stream ? 0 : stream->priority;
+    return cudaSuccess;
+}
+
+namespace {
+
+bool default_stream(cudaStream_t stream) {
+    return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+/// Why CUDA refuses @p v as the value of stream attribute @p attr, or "" when it takes it.
+std::string stream_attribute_problem(cudaLaunchAttributeID attr, const cudaLaunchAttributeValue& v) {
+    switch (attr) {
+        case cudaLaunchAttributeAccessPolicyWindow: {
+            const cudaAccessPolicyWindow& w = v.accessPolicyWindow;
+            if (!(w.hitRatio >= 0.f && w.hitRatio <= 1.f))
+                return "accessPolicyWindow.hitRatio is " + std::to_string(w.hitRatio) + " (it is a fraction, 0 to 1)";
+            if (w.num_bytes > size_t(kAccessPolicyMaxWindowSize))
+                return "accessPolicyWindow.num_bytes is " + std::to_string(w.num_bytes) +
+                       ", more than the device's accessPolicyMaxWindowSize (" +
+                       std::to_string(kAccessPolicyMaxWindowSize) + ")";
+            if (w.hitProp < cudaAccessPropertyNormal || w.hitProp > cudaAccessPropertyPersisting)
+                return "accessPolicyWindow.hitProp is not a cudaAccessProperty";
+            if (w.missProp != cudaAccessPropertyNormal && w.missProp != cudaAccessPropertyStreaming)
+                return "accessPolicyWindow.missProp must be cudaAccessPropertyNormal or cudaAccessPropertyStreaming";
+            return "";
+        }
+        case cudaLaunchAttributeSynchronizationPolicy:
+            return v.syncPolicy >= cudaSyncPolicyAuto && v.syncPolicy <= cudaSyncPolicyBlockingSync
+                       ? ""
+                       : "syncPolicy is not a cudaSynchronizationPolicy";
+        case cudaLaunchAttributeMemSyncDomain:
+            return v.memSyncDomain == cudaLaunchMemSyncDomainDefault || v.memSyncDomain == cudaLaunchMemSyncDomainRemote
+                       ? ""
+                       : "memSyncDomain is not a cudaLaunchMemSyncDomain";
+        case cudaLaunchAttributeNvlinkUtilCentricScheduling:
+            return v.nvlinkUtilCentricScheduling <= 1 ? "" : "nvlinkUtilCentricScheduling must be 0 or 1";
+        case cudaLaunchAttributePriority:
+        case cudaLaunchAttributeMemSyncDomainMap: return "";
+        default:
+            return "attribute " + std::to_string(int(attr)) +
+                   " is not a stream attribute (it belongs to kernel launches or graph nodes)";
+    }
+}
+
+/// The attributes of @p stream (live or a default stream); the caller holds the state's lock.
+std::map<int, cudaLaunchAttributeValue>& attributes_of(State& s, cudaStream_t stream) {
+    return default_stream(stream) ? s.default_stream_attributes : stream->attributes;
+}
+
+}  // namespace
+
+cudaError_t cudaStreamSetAttribute(cudaStream_t stream, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue* value) {
+    const char* api = "cudaStreamSetAttribute";
+    CUSIM_API_PROLOGUE();
+    if (!value) return api_error(cudaErrorInvalidValue, api, "value is NULL");
+    if (!valid_stream(stream)) return api_error(cudaErrorInvalidResourceHandle, api, "not a live stream");
+    if (std::string why = stream_attribute_problem(attr, *value); !why.empty())
+        return api_error(cudaErrorInvalidValue, api, why);
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    cudaLaunchAttributeValue& kept = attributes_of(s, stream)[attr];
+    kept = *value;
+    if (attr == cudaLaunchAttributePriority) {
+        kept.priority = std::clamp(value->priority, kGreatestStreamPriority, kLeastStreamPriority);
+        if (!default_stream(stream)) stream->priority = kept.priority;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value_out) {
+    const char* api = "cudaStreamGetAttribute";
+    CUSIM_API_PROLOGUE();
+    if (!value_out) return api_error(cudaErrorInvalidValue, api, "value_out is NULL");
+    if (!valid_stream(stream)) return api_error(cudaErrorInvalidResourceHandle, api, "not a live stream");
+    cudaLaunchAttributeValue probe{};
+    probe.syncPolicy = cudaSyncPolicyAuto;  // a value every stream attribute takes
+    if (std::string why = stream_attribute_problem(attr, probe); !why.empty())
+        return api_error(cudaErrorInvalidValue, api, why);
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    const auto& kept = attributes_of(s, stream);
+    // What a stream has before anything was set: no window, the automatic policy, its priority.
+    cudaLaunchAttributeValue v{};
+    if (auto it = kept.find(attr); it != kept.end()) v = it->second;
+    else if (attr == cudaLaunchAttributeSynchronizationPolicy) v.syncPolicy = cudaSyncPolicyAuto;
+    if (attr == cudaLaunchAttributePriority && !default_stream(stream)) v.priority = stream->priority;
+    *value_out = v;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
+    const char* api = "cudaStreamCopyAttributes";
+    CUSIM_API_PROLOGUE();
+    if (!valid_stream(dst) || !valid_stream(src))
+        return api_error(cudaErrorInvalidResourceHandle, api, "dst or src is not a live stream");
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    attributes_of(s, dst) = attributes_of(s, src);
+    if (!default_stream(dst)) dst->priority = default_stream(src) ? 0 : src->priority;
+    return cudaSuccess;
+}
+
+cudaError_t cudaCtxResetPersistingL2Cache() {
+    CUSIM_API_PROLOGUE();
     return cudaSuccess;
 }
 

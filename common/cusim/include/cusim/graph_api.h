@@ -7,11 +7,14 @@
 // here in sequence (any order a GPU may choose is a valid one, and cusim's is one of them). While a
 // stream is captured, the work issued to it (kernel launches, cudaMemcpyAsync and cudaMemsetAsync
 // with their 2D and 3D forms, cudaLaunchHostFunc) is recorded, not run; its arguments are copied
-// then, as CUDA copies them. Not modelled: conditional nodes, external semaphores, device-side graph
-// launch, graph memory accounting beyond the allocation itself (cudaDeviceGetGraphMemAttribute
-// reports the memory that graph allocations hold).
+// then, as CUDA copies them. Conditional nodes (IF with an optional ELSE, WHILE, SWITCH) run their
+// body graphs as the value of their handle at that point of the launch selects, the value set by
+// cudaGraphSetConditional from the kernels before them. Not modelled: event and external semaphore
+// nodes, device-side graph launch, graph memory accounting beyond the allocation itself
+// (cudaDeviceGetGraphMemAttribute reports the memory that graph allocations hold).
 #pragma once
 #include <cstddef>
+#include <source_location>
 
 #include "cusim/texture_api.h"
 
@@ -154,6 +157,123 @@ struct cudaMemAllocNodeParams {
     size_t bytesize;
     void* dptr;
 };
+
+// ---- Conditional nodes and cudaGraphAddNode -----------------------------------------------------
+typedef unsigned long long cudaGraphConditionalHandle;
+enum cudaGraphConditionalHandleFlags {
+    cudaGraphCondAssignDefault = 1  // the handle takes its default value at the start of each launch
+};
+enum cudaGraphConditionalNodeType {
+    cudaGraphCondTypeIf = 0,
+    cudaGraphCondTypeWhile = 1,
+    cudaGraphCondTypeSwitch = 2
+};
+/// A conditional node: IF runs `phGraph_out[0]` when the value is nonzero (and `phGraph_out[1]`, the
+/// ELSE body, when it is zero and size is 2); WHILE runs `phGraph_out[0]` as long as the value is
+/// nonzero, testing it before each run; SWITCH runs `phGraph_out[value]` when value is less than size.
+/// cudaGraphAddNode fills `phGraph_out` with the bodies, empty graphs the node owns.
+struct cudaConditionalNodeParams {
+    cudaGraphConditionalHandle handle;
+    enum cudaGraphConditionalNodeType type;
+    unsigned int size;
+    cudaGraph_t* phGraph_out;
+};
+enum cudaStreamUpdateCaptureDependenciesFlags {
+    cudaStreamAddCaptureDependencies = 0x0,
+    cudaStreamSetCaptureDependencies = 0x1
+};
+struct cudaKernelNodeParamsV2 {
+    void* func;
+    dim3 gridDim;
+    dim3 blockDim;
+    unsigned int sharedMemBytes;
+    void** kernelParams;
+    void** extra;
+};
+struct cudaMemsetParamsV2 {
+    void* dst;
+    size_t pitch;
+    unsigned int value;
+    unsigned int elementSize;
+    size_t width;
+    size_t height;
+};
+struct cudaHostNodeParamsV2 {
+    cudaHostFn_t fn;
+    void* userData;
+};
+struct cudaMemcpyNodeParams {
+    int flags;
+    int reserved[3];
+    struct cudaMemcpy3DParms copyParams;
+};
+enum cudaGraphChildGraphNodeOwnership {
+    cudaGraphChildGraphOwnershipClone = 0,
+    cudaGraphChildGraphOwnershipMove = 1
+};
+struct cudaChildGraphNodeParams {
+    cudaGraph_t graph;
+    enum cudaGraphChildGraphNodeOwnership ownership;
+};
+struct cudaEventRecordNodeParams {
+    cudaEvent_t event;
+};
+struct cudaEventWaitNodeParams {
+    cudaEvent_t event;
+};
+struct cudaMemAllocNodeParamsV2 {
+    struct cudaMemPoolProps poolProps;
+    const struct cudaMemAccessDesc* accessDescs;
+    size_t accessDescCount;
+    size_t bytesize;
+    void* dptr;
+};
+struct cudaMemFreeNodeParams {
+    void* dptr;
+};
+/// A node of any type for cudaGraphAddNode: `type` names the member of the union that describes it
+/// (CUDA's layout, 256 bytes; cusim has no external semaphores, so not their members).
+struct cudaGraphNodeParams {
+    enum cudaGraphNodeType type;
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        struct cudaKernelNodeParamsV2 kernel;
+        struct cudaMemcpyNodeParams memcpy;
+        struct cudaMemsetParamsV2 memset;
+        struct cudaHostNodeParamsV2 host;
+        struct cudaChildGraphNodeParams graph;
+        struct cudaEventWaitNodeParams eventWait;
+        struct cudaEventRecordNodeParams eventRecord;
+        struct cudaMemAllocNodeParamsV2 alloc;
+        struct cudaMemFreeNodeParams free;
+        struct cudaConditionalNodeParams conditional;
+    };
+    long long reserved2;
+};
+
+/// Adds a node of the type `nodeParams->type` names (kernel, memcpy, memset, host, child graph,
+/// empty, memory allocation and free, conditional); `dependencyData` is ignored (default edges).
+cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+                             const cudaGraphEdgeData* dependencyData, size_t numDependencies,
+                             cudaGraphNodeParams* nodeParams);
+/// A handle for the conditional nodes of `graph` (or of its conditional bodies); with
+/// cudaGraphCondAssignDefault its value is `defaultLaunchValue` at the start of every launch.
+cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* pHandle_out, cudaGraph_t graph,
+                                             unsigned int defaultLaunchValue = 0, unsigned int flags = 0);
+/// Device code: sets the value the conditional nodes of @p handle test next.
+void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value,
+                             const std::source_location& where = std::source_location::current());
+/// Stream capture into an existing graph (a conditional node's body, say): the captured work
+/// depends on @p dependencies, and cudaStreamEndCapture leaves it in @p graph.
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* dependencies,
+                                          const cudaGraphEdgeData* dependencyData, size_t numDependencies,
+                                          cudaStreamCaptureMode mode);
+/// Replaces (cudaStreamSetCaptureDependencies) or extends (cudaStreamAddCaptureDependencies) the
+/// nodes that the next operation captured on @p stream depends on.
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
+                                                const cudaGraphEdgeData* dependencyData, size_t numDependencies,
+                                                unsigned int flags = 0);
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph);
