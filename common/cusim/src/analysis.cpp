@@ -1036,7 +1036,7 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
                     }
                 }
             }
-        } else if (al) {
+        } else if (al && !(redzone && labeled_range(a))) {  // in a reservation: say so, below
             if (!(t & kMemcheck)) return;
             const std::string kind =
                 std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " + std::to_string(size) + " bytes";
@@ -1171,9 +1171,14 @@ void at_exit_report() {
         for (auto& [start, a] : g.allocs) {
             ++leaks;
             leaked_bytes += a->end - a->start;
-            std::fprintf(stderr,
-                         "========= Leaked %llu bytes at 0x%lx (device memory from cudaMalloc never released by cudaFree)\n",
-                         static_cast<unsigned long long>(a->end - a->start), static_cast<unsigned long>(start));
+            // Inside a reservation: virtual memory (virtual_memory.cpp), whose ranges are labelled.
+            bool mapped = false;
+            auto l = g.labeled.upper_bound(start);
+            if (l != g.labeled.begin()) mapped = start < std::prev(l)->second.first;
+            std::fprintf(stderr, "========= Leaked %llu bytes at 0x%lx (%s)\n",
+                         static_cast<unsigned long long>(a->end - a->start), static_cast<unsigned long>(start),
+                         mapped ? "virtual memory mapped by cuMemMap never unmapped by cuMemUnmap"
+                                : "device memory from cudaMalloc never released by cudaFree");
         }
         if (leaks)
             std::fprintf(stderr, "========= LEAK SUMMARY: %llu bytes leaked in %llu allocations\n",
