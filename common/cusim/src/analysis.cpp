@@ -103,6 +103,10 @@ struct Global {
     // Snapshot for the running launch: sorted by start; read without locks by the workers.
     std::vector<std::shared_ptr<Alloc>> snap;
     std::vector<std::pair<uintptr_t, uintptr_t>> freed_snap;
+    // Virtual address ranges with nothing accessible mapped, and why (label_address_range):
+    // start -> (end, what), and the running launch's snapshot of them.
+    std::map<uintptr_t, std::pair<uintptr_t, std::string>> labeled;
+    std::vector<std::pair<std::pair<uintptr_t, uintptr_t>, std::string>> labeled_snap;
     std::vector<std::pair<uintptr_t, uintptr_t>> static_segments;
     uintptr_t host_stack_lo = 0, host_stack_hi = 0;
     // Results.
@@ -666,6 +670,12 @@ bool in_ranges(const std::vector<std::pair<uintptr_t, uintptr_t>>& r, uintptr_t 
 // static TLS, the launch arguments on the host stack): globals, __device__/__constant__ variables.
 bool is_host_known(uintptr_t a) { return in_ranges(G().static_segments, a); }
 
+const std::string* labeled_range(uintptr_t a) {
+    for (const auto& [range, what] : G().labeled_snap)
+        if (a >= range.first && a < range.second) return &what;
+    return nullptr;
+}
+
 // Atomics do not race with atomics (their order is unspecified, never undefined); an atomic and a
 // plain access to the same word by unordered threads do.
 //
@@ -1026,7 +1036,7 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
                     }
                 }
             }
-        } else if (al) {
+        } else if (al && !(redzone && labeled_range(a))) {  // in a reservation: say so, below
             if (!(t & kMemcheck)) return;
             const std::string kind =
                 std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " + std::to_string(size) + " bytes";
@@ -1041,6 +1051,14 @@ void on_access_checked(uintptr_t a, size_t size, bool write, uintptr_t pc, bool 
                 where = "The access at " + hexaddr(a) + " runs past the end of a " +
                         std::to_string(al->end - al->start) + "-byte allocation at " + hexaddr(al->start);
             memcheck_error(kind, pc, where + "\n=========     Hint: check the index against the buffer's length (a bounds check such as `if (i < n)`)");
+        } else if (const std::string* label = labeled_range(a)) {
+            if (!(t & kMemcheck)) return;
+            memcheck_error(std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " +
+                               std::to_string(size) + " bytes",
+                           pc,
+                           "Address " + hexaddr(a) + " is in " + *label +
+                               "\n=========     Hint: map memory there with cuMemMap and grant the device access with "
+                               "cuMemSetAccess before a kernel uses it");
         } else if (in_ranges(G().freed_snap, a)) {
             if (!(t & kMemcheck)) return;
             memcheck_error(std::string("Invalid __global__ ") + (write ? "write" : "read") + " of size " +
@@ -1153,9 +1171,14 @@ void at_exit_report() {
         for (auto& [start, a] : g.allocs) {
             ++leaks;
             leaked_bytes += a->end - a->start;
-            std::fprintf(stderr,
-                         "========= Leaked %llu bytes at 0x%lx (device memory from cudaMalloc never released by cudaFree)\n",
-                         static_cast<unsigned long long>(a->end - a->start), static_cast<unsigned long>(start));
+            // Inside a reservation: virtual memory (virtual_memory.cpp), whose ranges are labelled.
+            bool mapped = false;
+            auto l = g.labeled.upper_bound(start);
+            if (l != g.labeled.begin()) mapped = start < std::prev(l)->second.first;
+            std::fprintf(stderr, "========= Leaked %llu bytes at 0x%lx (%s)\n",
+                         static_cast<unsigned long long>(a->end - a->start), static_cast<unsigned long>(start),
+                         mapped ? "virtual memory mapped by cuMemMap never unmapped by cuMemUnmap"
+                                : "device memory from cudaMalloc never released by cudaFree");
         }
         if (leaks)
             std::fprintf(stderr, "========= LEAK SUMMARY: %llu bytes leaked in %llu allocations\n",
@@ -1246,6 +1269,8 @@ void launch_begin(const KernelLaunch&) {
     g.snap.clear();
     for (auto& [start, a] : g.allocs) g.snap.push_back(a);
     g.freed_snap.assign(g.freed.begin(), g.freed.end());
+    g.labeled_snap.clear();
+    for (const auto& [start, label] : g.labeled) g.labeled_snap.push_back({{start, label.first}, label.second});
     g.static_segments.clear();
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t, void* data) -> int {
@@ -1403,6 +1428,24 @@ void on_free(void* p, size_t size) {
     std::lock_guard<std::mutex> lk(g.mu);
     g.allocs.erase(start);
     g.freed[start] = start + std::max<size_t>(size, 1);
+}
+
+void on_unmap(void* p) {
+    Global& g = G();
+    std::lock_guard<std::mutex> lk(g.mu);
+    g.allocs.erase(reinterpret_cast<uintptr_t>(p));
+}
+
+void on_label_range(void* p, size_t size, const char* what) {
+    Global& g = G();
+    const uintptr_t start = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> lk(g.mu);
+    if (what) {
+        g.labeled[start] = {start + size, what};
+        g.freed.erase(start);
+    } else {
+        g.labeled.erase(start);
+    }
 }
 
 void on_host_write(void* p, size_t size) {

@@ -83,6 +83,27 @@ cudaError_t runtime_prologue();
 /// The sticky error, else the failure injected into this call of @p api, else cudaSuccess.
 cudaError_t runtime_injection_point(const char* api);
 
+/// The virtual device's attribute @p attr into *@p value (cudaDeviceGetAttribute, and
+/// cuDeviceGetAttribute for the attributes the two APIs share); false for a value that is no
+/// runtime device attribute of CUDA 13.
+bool device_attribute(cudaDeviceAttr attr, int* value);
+/// Virtual memory (virtual_memory.cpp): [@p p, @p p + @p size), mapped by cuMemMap and opened by
+/// cuMemSetAccess, is device memory to copies, memsets and cudaPointerGetAttributes until
+/// unregister_mapped_range(@p p); with @p read_only no copy or memset may write it. cudaFree refuses it.
+void register_mapped_range(void* p, size_t size, bool read_only);
+void unregister_mapped_range(void* p);
+/// Labels [@p p, @p p + @p size) as no device memory to use, and says why: @p what completes "the
+/// address is in ..." in the messages of copies, memsets and memcheck; nullptr removes the label.
+void label_address_range(void* p, size_t size, const char* what);
+/// Charges @p bytes to the virtual device's memory (cudaMemGetInfo): false when they do not fit.
+bool charge_device_memory(size_t bytes);
+void credit_device_memory(size_t bytes);
+/// cudaDeviceReset for virtual_memory.cpp: every mapping, physical allocation and reservation ends.
+void reset_virtual_memory();
+/// Fresh device memory up to this size holds all-ones bytes, as a GPU's holds whatever it held
+/// before (cudaMalloc, cuMemCreate); above it the pages stay untouched (zero) until used.
+constexpr size_t kDeviceFillLimit = size_t(1) << 30;
+
 constexpr size_t kStaticSharedLimit = 48 * 1024;
 constexpr size_t kDynamicSharedOptinLimit = 227 * 1024;
 constexpr int kMaxThreadsPerBlock = 1024;
@@ -136,6 +157,10 @@ void grid_sync_complete();                // every block of the grid met at grid
 void on_alloc(void* p, size_t size);
 void on_free(void* p, size_t size);
 void on_host_write(void* p, size_t size);  // cudaMemcpy/cudaMemset into device memory
+// Virtual memory: a mapping that became inaccessible or was unmapped (no use-after-free record:
+// its range stays reserved, and labelled), and the labels of label_address_range.
+void on_unmap(void* p);
+void on_label_range(void* p, size_t size, const char* what);
 }  // namespace analysis_hooks
 
 }  // namespace cusim::detail

@@ -28,6 +28,10 @@ struct Allocation {
     std::string where;
     void* base;        // start of the mapping (device) or of the malloc block (host)
     size_t map_bytes;  // device: length of the mapping
+    // Virtual memory that cuMemMap placed and cuMemSetAccess opened (virtual_memory.cpp owns its
+    // pages): device memory to copies and kernels, but not cudaFree's to release.
+    bool mapped = false;
+    bool read_only = false;  // cuMemSetAccess granted CU_MEM_ACCESS_FLAGS_PROT_READ only
 };
 
 // Device memory has its own address ranges: each cudaMalloc is a mapping that ends in an
@@ -36,7 +40,7 @@ struct Allocation {
 // but keeps it reserved, so no later host allocation can take its addresses: a pointer into a
 // freed range is always a use after free, and a host pointer never looks like freed device memory.
 constexpr size_t kFrontRedzone = 256;  // accessible bytes before the data (analysis reports them)
-constexpr size_t kFillLimit = size_t(1) << 30;  // fresh device memory up to this size is filled (allocate())
+constexpr size_t kFillLimit = kDeviceFillLimit;  // fresh device memory up to this size is filled (allocate())
 size_t page_size() {
     static const size_t p = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     return p;
@@ -53,6 +57,9 @@ struct State {
     std::mutex mu;
     std::map<uintptr_t, Allocation> live;  // by start address
     std::map<uintptr_t, std::pair<size_t, std::string>> freed;  // recently freed ranges, for messages
+    // Virtual address ranges that are no device memory to use, and why (label_address_range): a
+    // reservation where nothing accessible is mapped, one released by cuMemAddressFree.
+    std::map<uintptr_t, std::pair<size_t, std::string>> labeled;
     std::set<Stream*> streams;
     std::set<Event*> events;
     std::map<Stream*, PendingWork> pending;  // live non-blocking streams with work nothing waited for
@@ -125,11 +132,22 @@ bool in_any_alloc(State& s, const void* p) {
     return a < it->first + std::max<size_t>(it->second.size, 1);
 }
 
+// The label of the range containing `a` (label_address_range), or nullptr.
+const std::string* range_label(State& s, uintptr_t a) {
+    auto l = s.labeled.upper_bound(a);
+    if (l == s.labeled.begin()) return nullptr;
+    --l;
+    return a < l->first + l->second.first ? &l->second.second : nullptr;
+}
+
 std::string explain_pointer(State& s, const void* p, size_t n) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     auto it = s.live.upper_bound(a);
     if (it != s.live.begin()) {
         --it;
+        if (it->second.read_only && a >= it->first && a + n <= it->first + it->second.size)
+            return ptr_str(p) + " is mapped read-only (cuMemSetAccess granted CU_MEM_ACCESS_FLAGS_PROT_READ): "
+                                "nothing may write it";
         if (a >= it->first && a < it->first + it->second.size)
             return ptr_str(p) + " + " + std::to_string(n) + " bytes runs past the end of its " +
                    std::to_string(it->second.size) + "-byte allocation (offset " + std::to_string(a - it->first) + ")";
@@ -141,6 +159,7 @@ std::string explain_pointer(State& s, const void* p, size_t n) {
             return ptr_str(p) + " points into memory already released by cudaFree" +
                    (f->second.second.empty() ? "" : " (at " + f->second.second + ")");
     }
+    if (const std::string* label = range_label(s, a)) return ptr_str(p) + " is in " + *label;
     if (!p) return "the pointer is NULL";
     return ptr_str(p) + " is not device memory from cudaMalloc";
 }
@@ -562,9 +581,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
     return ok();
 }
 
-cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
-    if (!value) return api_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute", "value is NULL");
-    if (device != 0) return api_error(cudaErrorInvalidDevice, "cudaDeviceGetAttribute", "no such device");
+namespace cusim::detail {
+bool device_attribute(cudaDeviceAttr attr, int* value) {
     cudaDeviceProp p;
     cudaGetDeviceProperties(&p, 0);
     auto i32 = [](size_t v) { return v > 2147483647u ? 2147483647 : static_cast<int>(v); };
@@ -693,11 +711,19 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
         case cudaDevAttrHostNumaMultinodeIpcSupported: *value = p.hostNumaMultinodeIpcSupported; break;
         case cudaDevAttrHostMemoryPoolsSupported: *value = 0; break;
         case cudaDevAttrOnlyPartialHostNativeAtomicSupported: *value = 0; break;
-        default:
-            return api_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute",
-                             "attribute " + std::to_string(static_cast<int>(attr)) + " is not a device attribute of CUDA 13 "
-                             "(a reserved or unknown value)");
+        default: return false;
     }
+    return true;
+}
+}  // namespace cusim::detail
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+    if (!value) return api_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute", "value is NULL");
+    if (device != 0) return api_error(cudaErrorInvalidDevice, "cudaDeviceGetAttribute", "no such device");
+    if (!device_attribute(attr, value))
+        return api_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute",
+                         "attribute " + std::to_string(static_cast<int>(attr)) + " is not a device attribute of CUDA 13 "
+                         "(a reserved or unknown value)");
     return ok();
 }
 
@@ -709,6 +735,7 @@ cudaError_t cudaDeviceSynchronize() {
 
 cudaError_t cudaDeviceReset() {
     State& s = state();
+    reset_virtual_memory();  // before the loop below: it leaves no mapped range in s.live
     {
         std::lock_guard<std::mutex> lk(s.mu);
         for (auto& [addr, a] : s.live) {
@@ -842,9 +869,11 @@ cudaError_t release(void* ptr, bool device, const char* api) {
     State& s = state();
     std::unique_lock<std::mutex> lk(s.mu);
     auto it = s.live.find(reinterpret_cast<uintptr_t>(ptr));
-    if (it == s.live.end() || it->second.device != device) {
+    if (it == s.live.end() || it->second.device != device || it->second.mapped) {
         std::string why = explain_pointer(s, ptr, 0);
-        if (it != s.live.end())
+        if (it != s.live.end() && it->second.mapped)
+            why = ptr_str(ptr) + " is virtual memory that cuMemMap mapped: unmap it with cuMemUnmap";
+        else if (it != s.live.end())
             why = device ? ptr_str(ptr) + " is pinned host memory: release it with cudaFreeHost"
                          : ptr_str(ptr) + " is device memory: release it with cudaFree";
         else if (in_any_alloc(s, ptr))
@@ -873,9 +902,13 @@ cudaError_t release(void* ptr, bool device, const char* api) {
 enum class Space { Host, Device, Pinned, Invalid };
 
 // Classifies [p, p+n): inside one live device allocation, inside pinned host memory, plain host
-// memory, or an invalid device range (freed, or running past an allocation's end).
-Space classify(State& s, const void* p, size_t n) {
-    if (const Allocation* a = find_alloc(s, p, n)) return a->device ? Space::Device : Space::Pinned;
+// memory, or an invalid device range (freed, running past an allocation's end, a virtual address
+// range with nothing accessible mapped, or, when the caller writes it, memory mapped read-only).
+Space classify(State& s, const void* p, size_t n, bool written = false) {
+    if (const Allocation* a = find_alloc(s, p, n)) {
+        if (written && a->read_only) return Space::Invalid;
+        return a->device ? Space::Device : Space::Pinned;
+    }
     const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
     auto sym = s.symbols.upper_bound(addr);
     if (sym != s.symbols.begin()) {
@@ -888,6 +921,7 @@ Space classify(State& s, const void* p, size_t n) {
         --f;
         if (addr >= f->first && addr < f->first + std::max<size_t>(f->second.first, 1)) return Space::Invalid;
     }
+    if (range_label(s, addr)) return Space::Invalid;
     return Space::Host;
 }
 
@@ -897,7 +931,7 @@ cudaError_t check_copy(const void* dst, const void* src, size_t count, cudaMemcp
     if (count == 0) return cudaSuccess;
     if (!dst || !src)
         return report_error(cudaErrorInvalidValue, std::string(api) + at_site() + ": " + (dst ? "src" : "dst") + " is NULL");
-    const Space ds = classify(s, dst, count), ss = classify(s, src, count);
+    const Space ds = classify(s, dst, count, true), ss = classify(s, src, count);
     auto bad = [&](const char* which, const void* p) {
         return report_error(cudaErrorInvalidValue,
                             std::string(api) + at_site() + ": " + which + " " + explain_pointer(s, p, count));
@@ -1082,6 +1116,48 @@ cudaError_t device_allocate_at(void* p, size_t size, const char* api) {
 }
 }  // namespace cusim::detail
 
+namespace cusim::detail {
+void register_mapped_range(void* p, size_t size, bool read_only) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    Allocation a{size, true, "", nullptr, 0};
+    a.mapped = true;
+    a.read_only = read_only;
+    s.live[reinterpret_cast<uintptr_t>(p)] = a;
+}
+
+void unregister_mapped_range(void* p) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.live.find(reinterpret_cast<uintptr_t>(p));
+    if (it != s.live.end() && it->second.mapped) s.live.erase(it);
+}
+
+void label_address_range(void* p, size_t size, const char* what) {
+    State& s = state();
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        if (what) s.labeled[reinterpret_cast<uintptr_t>(p)] = {size, what};
+        else s.labeled.erase(reinterpret_cast<uintptr_t>(p));
+    }
+    if (analysis_hooks::instrumented) analysis_hooks::on_label_range(p, size, what);
+}
+
+bool charge_device_memory(size_t bytes) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    if (bytes > kTotalGlobalMem - s.device_bytes) return false;
+    s.device_bytes += bytes;
+    return true;
+}
+
+void credit_device_memory(size_t bytes) {
+    State& s = state();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.device_bytes -= bytes;
+}
+}  // namespace cusim::detail
+
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
     CUSIM_API_PROLOGUE();
     State& s = state();
@@ -1191,7 +1267,7 @@ cudaError_t memset_impl(void* ptr, int value, size_t count, const char* api) {
     State& s = state();
     {
         std::lock_guard<std::mutex> lk(s.mu);
-        if (count && classify(s, ptr, count) != Space::Device)
+        if (count && classify(s, ptr, count, true) != Space::Device)
             return report_error(cudaErrorInvalidValue, std::string(api) + at_site() + ": " +
                                                            explain_pointer(s, ptr, count));
     }
@@ -1215,7 +1291,7 @@ cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_
         State& s = state();
         std::lock_guard<std::mutex> lk(s.mu);
         const size_t span = pitch * (height - 1) + width;
-        if (classify(s, ptr, span) != Space::Device)
+        if (classify(s, ptr, span, true) != Space::Device)
             return report_error(cudaErrorInvalidValue, std::string("cudaMemset2D") + at_site() + ": " +
                                                            explain_pointer(s, ptr, span));
     }

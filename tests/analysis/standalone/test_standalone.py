@@ -29,6 +29,15 @@ class Standalone(unittest.TestCase):
         self.assertIn("0 bytes after the end of a 400-byte allocation", p.stderr)
         self.assertRegex(p.stderr, r"ERROR SUMMARY: [1-9]")
 
+    def test_sanitize_names_a_reservation_with_nothing_mapped(self):
+        p = workbook("sanitize", "--no-install", str(HERE / "unmapped_access.cu"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("Invalid __global__ write of size 4 bytes", p.stderr)
+        self.assertRegex(p.stderr, r"unmapped_access\.cu:8\b")
+        self.assertIn("reserved by cuMemAddressReserve where no memory is mapped", p.stderr)
+        self.assertIn("mapped: cudaSuccess", p.stdout)
+        self.assertIn("reserved only: cudaErrorIllegalAddress", p.stdout)
+
     def test_sanitize_passes_a_correct_program(self):
         p = workbook("sanitize", "--no-install", "--tool", "all", str(HERE / "strided_copy.cu"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
