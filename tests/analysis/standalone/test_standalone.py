@@ -43,6 +43,14 @@ class Standalone(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("ERROR SUMMARY: 0 errors", p.stderr)
 
+    def test_sanitize_passes_a_graph_kernel_node(self):
+        # The node's launch runs a callable that the graph keeps in the heap: the kernel's threads read
+        # its captures, which memcheck must not take for the kernel reading host memory.
+        p = workbook("sanitize", "--no-install", "--tool", "all", str(HERE / "graph_kernel_node.cu"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("cudaSuccess: 0 of 64 elements are not 3", p.stdout)
+        self.assertRegex(p.stderr, r"ERROR SUMMARY: 0 errors")
+
     def test_profile_shows_sectors_per_request(self):
         p = workbook("profile", "--no-install", str(HERE / "strided_copy.cu"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)

@@ -276,7 +276,10 @@ void launch(const launch_config& cfg, const char* file, int line, const char* ke
              [](void* state) { delete static_cast<Call*>(state); }});
         return;
     }
-    auto body = [&]() { std::apply(call, values); };
+    // The callable is copied here too: a recorded launch's lives in the heap, where the kernel's
+    // threads may not read (memcheck reports it), and reading its captures is a read by the kernel.
+    std::decay_t<F> fn(call);
+    auto body = [&]() { std::apply(fn, values); };
     using Body = decltype(body);
 #ifdef __SANITIZE_THREAD__
     constexpr bool instrumented = true;
