@@ -481,13 +481,19 @@ CUgraph_st::~CUgraph_st() {
 
 // ---- Stream capture ---------------------------------------------------------------------------
 
-cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
-    const char* api = "cudaStreamBeginCapture";
-    if (cudaError_t e = runtime_prologue()) return e;
+/// cudaSuccess when @p stream may begin a capture, else the error the runtime gives (reported).
+static cudaError_t capturable(cudaStream_t stream, const char* api) {
     if (stream == nullptr || stream == cudaStreamLegacy)
         return fail(cudaErrorStreamCaptureUnsupported, api,
                     "the legacy default stream cannot be captured: capture a stream created with cudaStreamCreate");
     if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle, api, "the stream is not a valid stream handle");
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+    const char* api = "cudaStreamBeginCapture";
+    if (cudaError_t e = runtime_prologue()) return e;
+    if (cudaError_t e = capturable(stream, api)) return e;
     std::lock_guard<std::mutex> lk(g_mu);
     if (g_streams.count(stream)) return fail(cudaErrorIllegalState, api, "the stream is already being captured");
     auto* graph = new CUgraph_st;
@@ -502,10 +508,7 @@ cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph
                                           const cudaGraphEdgeData*, size_t numDependencies, cudaStreamCaptureMode mode) {
     const char* api = "cudaStreamBeginCaptureToGraph";
     if (cudaError_t e = runtime_prologue()) return e;
-    if (stream == nullptr || stream == cudaStreamLegacy)
-        return fail(cudaErrorStreamCaptureUnsupported, api,
-                    "the legacy default stream cannot be captured: capture a stream created with cudaStreamCreate");
-    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle, api, "the stream is not a valid stream handle");
+    if (cudaError_t e = capturable(stream, api)) return e;
     std::lock_guard<std::mutex> lk(g_mu);
     if (!live_graph(graph)) return fail(cudaErrorInvalidValue, api, "graph is not a live graph");
     if (std::string why = check_deps(graph, dependencies, numDependencies); !why.empty())
