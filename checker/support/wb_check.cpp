@@ -1,4 +1,5 @@
 #include "wb_check.h"
+#include "wb_timed.h"
 
 #include <cstdio>
 #include <cstring>
@@ -208,6 +209,53 @@ std::string significant(double v, int digits) {
   char buffer[48];
   std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
   return buffer;
+}
+
+testing::AssertionResult timed_and_verified(std::string_view call, double bytes_moved,
+                                            const std::function<cudaError_t()>& run,
+                                            const std::function<void()>& change_inputs,
+                                            const std::function<std::string()>& verify, wb::Bandwidth& result,
+                                            wb::TimingOptions options) {
+  // Once, untimed: a wrong result's speed means nothing.
+  const cudaError_t status = run();
+  const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
+  if (sync != cudaSuccess) {
+    (void)cudaGetLastError();
+    return testing::AssertionFailure() << call << " failed on the timing data: " << wb::error_text(sync);
+  }
+  if (const std::string why = verify(); !why.empty()) {
+    return testing::AssertionFailure() << call << " on the timing data: " << why;
+  }
+  if (change_inputs) {
+    options.before_each = [earlier = options.before_each, &change_inputs] {
+      if (earlier) earlier();
+      change_inputs();
+    };
+  }
+  result = wb::measure_bandwidth(bytes_moved, [&] { WB_CUDA_CHECK(run()); }, options);
+  if (const std::string why = verify(); !why.empty()) {
+    return testing::AssertionFailure()
+           << call << ": after " << options.repetitions << " timed runs"
+           << (change_inputs ? ", each given changed inputs," : "")
+           << " the outputs do not hold the result of the last run's inputs (" << why
+           << "). Every call must compute its result from the inputs it is given and finish its work before it "
+              "returns: a result cached from an earlier call, or written after the call returned, is timed for "
+              "nothing.";
+  }
+  return testing::AssertionSuccess();
+}
+
+testing::AssertionResult verified_bandwidth_ratio(const std::string& name, double bytes_moved,
+                                                  const std::function<cudaError_t()>& run,
+                                                  const std::function<void()>& change_inputs,
+                                                  const std::function<std::string()>& verify, std::string& text,
+                                                  double& ratio) {
+  const wb::Bandwidth copy = wb::device_copy_bandwidth(static_cast<std::size_t>(bytes_moved / 2));
+  wb::Bandwidth b;
+  if (auto r = timed_and_verified(name, bytes_moved, run, change_inputs, verify, b); !r) return r;
+  ratio = b.gb_per_s / copy.gb_per_s;
+  append_measured(text, name + " " + versus(b.gb_per_s, copy.gb_per_s, "copy"));
+  return testing::AssertionSuccess();
 }
 
 }  // namespace wb::check

@@ -112,19 +112,6 @@ inline testing::AssertionResult measure(const std::function<testing::AssertionRe
 }
 #endif
 
-#if !defined(CUSIM)
-/// Bandwidth of @p run (@p bytes_moved read plus written per call) as a ratio to a
-/// device-to-device copy of the same traffic, timed in the same run. Appends
-/// "name R x copy (B GB/s vs C GB/s)" to @p text (append_measured) and returns the ratio.
-inline double bandwidth_ratio(const std::string& name, double bytes_moved, const std::function<void()>& run,
-                              std::string& text) {
-  const wb::Bandwidth copy = wb::device_copy_bandwidth(static_cast<std::size_t>(bytes_moved / 2));
-  const wb::Bandwidth b = wb::measure_bandwidth(bytes_moved, run);
-  append_measured(text, name + " " + versus(b.gb_per_s, copy.gb_per_s, "copy"));
-  return b.gb_per_s / copy.gb_per_s;
-}
-#endif
-
 }  // namespace wb::check
 
 /// In a sim metric check, after measure(): NOT MEASURED where the build's kernels carry no

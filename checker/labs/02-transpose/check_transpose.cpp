@@ -22,6 +22,7 @@
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_timed.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
 
@@ -483,35 +484,27 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .t
   WB_ASSERT(check_version(kConflictFree, {1000, 1500}));
   constexpr Shape s{8192, 8192};  // 256 MiB per matrix: far larger than any L2 cache
   try {
-    const std::vector<float> input = wb::random_floats(s.size(), 80);
+    std::vector<float> input = wb::random_floats(s.size(), 80);
     wb::DeviceBuffer<float> in{std::span<const float>(input)};
     wb::DeviceBuffer<float> out(s.size());
+    wb::check::ChangingInput<float> changing(input, in.data());  // before every timed run
     const double bytes = 2.0 * 4.0 * static_cast<double>(s.size());  // read and write every element
     const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * s.size());
     std::string text;
     double final_ratio = 0.0;
     for (const Version* v : {&kConflictFree, &kTiled, &kNaive}) {
-      // Validate before timing; versions 1 and 2 are timed for the record only.
+      // Validated before timing and after it (wb_timed.h); versions 1 and 2 are timed for the record only.
       out.fill_bytes(kUnwrittenByte);
-      const cudaError_t status = v->run(s.rows, s.cols, in.data(), out.data());
-      const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
-      if (sync != cudaSuccess) {
-        if (v == &kConflictFree) {
-          WB_ASSERT(cuda_success(status, describe_call(*v, s), v->name));
-          FAIL() << describe_call(*v, s) << " failed while running: " << wb::error_text(sync);
-        }
-        (void)cudaGetLastError();
-        text += "; " + std::string(v->name) + " not timed (" + wb::error_text(sync) + ")";
+      const std::string call = describe_call(*v, s);
+      wb::Bandwidth b;
+      const testing::AssertionResult timed = wb::check::timed_and_verified(
+          call, bytes, [&] { return v->run(s.rows, s.cols, in.data(), out.data()); }, [&] { changing.change(); },
+          [&] { return wb::check::failure_text(output_matches(s, input, out.download(), "the output")); }, b);
+      if (!timed) {
+        if (v == &kConflictFree) FAIL() << timed.message();
+        text += "; " + std::string(v->name) + " not timed (wrong result or error)";
         continue;
       }
-      if (auto r = output_matches(s, input, out.download(), describe_call(*v, s)); !r) {
-        if (v == &kConflictFree) FAIL() << r.message();
-        text += "; " + std::string(v->name) + " not timed (wrong result)";
-        continue;
-      }
-      const wb::Bandwidth b = wb::measure_bandwidth(bytes, [&] {
-        WB_CUDA_CHECK(v->run(s.rows, s.cols, in.data(), out.data()));
-      });
       const double ratio = b.gb_per_s / copy.gb_per_s;
       if (v == &kConflictFree) {
         final_ratio = ratio;

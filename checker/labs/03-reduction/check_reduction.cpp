@@ -34,6 +34,7 @@
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_timed.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
 
@@ -935,30 +936,33 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .t
   // Correct first, then fast: a wrong kernel's speed means nothing.
   WB_ASSERT(check_final_sum(exact_input(n, 700)));
   try {
-    // Exact data: every version's result can be validated bit for bit before it is timed.
-    const Input input = exact_input(n, 701);
-    const float expected = static_cast<float>(exact_sum(input.values));
+    // Exact data: every version's result is validated bit for bit before it is timed and after it
+    // (wb_timed.h). The timed runs' changes move the input's own zeros and ones, 16 per run: the
+    // ones stay far below 2^24, so every partial sum stays exact.
+    Input input = exact_input(n, 701);
     wb::DeviceBuffer<float> in{std::span<const float>(input.values)};
     wb::DeviceBuffer<float> out(1);
     wb::DeviceBuffer<float> workspace(reduce_workspace_floats(n));
+    wb::check::ChangingInput<float> changing(input.values, in.data());
     const double bytes = 4.0 * n;  // a reduction reads every element once
     const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * static_cast<std::size_t>(n));
-    // Runs once and validates; "" when correct, else why the version is not timed.
-    auto validate = [&](const std::function<cudaError_t()>& run) -> std::string {
-      const cudaError_t status = run();
-      const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
-      if (sync != cudaSuccess) {
-        (void)cudaGetLastError();
-        return wb::error_text(sync);
-      }
+    const auto verify = [&]() -> std::string {
       const float got = out.download()[0];
+      const float expected = static_cast<float>(exact_sum(input.values));
       return got == expected ? "" : "wrong result " + number(got) + ", expected " + number(expected);
     };
-    const std::function<cudaError_t()> final_sum = [&] { return reduce_sum(in.data(), n, out.data()); };
-    if (const std::string why = validate(final_sum); !why.empty()) {
-      FAIL() << "reduce_sum(n=" << n << ") on the timing data: " << why;
+    // Times one version; "" when it was timed, else why not.
+    auto time_version = [&](const std::string& call, const std::function<cudaError_t()>& run,
+                            wb::Bandwidth& b) -> std::string {
+      return wb::check::failure_text(
+          wb::check::timed_and_verified(call, bytes, run, [&] { changing.change(); }, verify, b));
+    };
+    wb::Bandwidth sum;
+    const std::string call = "reduce_sum(n=" + std::to_string(n) + ")";
+    if (const std::string why = time_version(call, [&] { return reduce_sum(in.data(), n, out.data()); }, sum);
+        !why.empty()) {
+      FAIL() << why;
     }
-    const wb::Bandwidth sum = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(final_sum()); });
     const double ratio = sum.gb_per_s / copy.gb_per_s;
     std::string text = wb::check::versus(sum.gb_per_s, copy.gb_per_s, "copy");
     // The ladder, for the record (block_size 256; version 5 with 4 blocks per multiprocessor).
@@ -972,11 +976,11 @@ WB_CHECK(Performance, BandwidthVsDeviceCopy, .weight = 8, .backends = "cuda", .t
         {"v4", [&] { return reduce_sum_warp_shuffle(in.data(), n, out.data(), workspace.data(), 256); }},
         {"v5", [&] { return reduce_sum_grid_stride(in.data(), n, out.data(), 4 * sms, 256); }}};
     for (const auto& [name, run] : ladder) {
-      if (const std::string why = validate(run); !why.empty()) {
+      wb::Bandwidth b;
+      if (const std::string why = time_version(name, run, b); !why.empty()) {
         text += "; " + std::string(name) + " not timed (" + why + ")";
         continue;
       }
-      const wb::Bandwidth b = wb::measure_bandwidth(bytes, [&] { WB_CUDA_CHECK(run()); });
       text += "; " + std::string(name) + " " + fixed(b.gb_per_s / copy.gb_per_s) + " x";
     }
     wb::check::record_measured(text);

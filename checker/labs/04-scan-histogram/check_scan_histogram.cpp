@@ -22,6 +22,7 @@
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_timed.h"
 #include "wb_compare_elements.h"
 #include "wb_metrics.h"
 
@@ -1170,34 +1171,38 @@ namespace {
 
 using wb::check::versus;
 
-// The timing data of the scan checks: 2^26 ints on the device, with their prefix sums to validate
-// every timed scan (the lab's, and CUB's once prepare_cub() has sized its temporary storage).
+// The timing data of the scan checks: 2^26 ints on the device, which every timed scan (the lab's,
+// and CUB's once prepare_cub() has sized its temporary storage) must leave as inclusive prefix sums
+// before timing and after it, the timed runs each given changed inputs (wb_timed.h: values of the
+// input moved, so they stay in [-4, 12] and no prefix overflows).
 struct TimedScan {
   static constexpr int n = 1 << 26;
   static constexpr double bytes = 8.0 * n;  // read n ints, write n ints
   std::vector<int> input;
-  std::vector<std::int64_t> expected;
   wb::DeviceBuffer<int> in, out;
   wb::DeviceBuffer<unsigned char> workspace;
+  wb::check::ChangingInput<int> changing;
   explicit TimedScan(std::uint64_t seed)
       : input(scan_ints(n, seed)),
-        expected(inclusive_prefix(input)),
         in(std::span<const int>(input)),
         out(n),
-        workspace(scan_workspace_bytes(n)) {}
-  // Runs @p run once: "" when it left the inclusive prefix sums in out, else why it is not timed.
-  std::string validate(const std::function<cudaError_t()>& run) const {
-    const cudaError_t status = run();
-    const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
-    if (sync != cudaSuccess) {
-      (void)cudaGetLastError();
-      return wb::error_text(sync);
-    }
+        workspace(scan_workspace_bytes(n)),
+        changing(input, in.data()) {}
+  // "" when out holds the inclusive prefix sums of the current input, else where it does not.
+  std::string verify() const {
     const std::vector<int> got = out.download();
+    std::int64_t sum = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
-      if (got[i] != expected[i]) return "wrong result";
+      sum += input[i];
+      if (got[i] != sum) return "wrong result: out[" + std::to_string(i) + "] is " + std::to_string(got[i]) +
+                                ", expected " + std::to_string(sum);
     }
     return "";
+  }
+  // Times @p run (validated before and after); "" when it was timed, else why not.
+  std::string time(const std::string& call, const std::function<cudaError_t()>& run, wb::Bandwidth& b) {
+    return wb::check::failure_text(wb::check::timed_and_verified(
+        call, bytes, run, [&] { changing.change(); }, [&] { return verify(); }, b));
   }
   cudaError_t scan() { return inclusive_scan(in.data(), out.data(), n, workspace.data()); }
 #if defined(WB_HAVE_CUDA_BASELINES)
@@ -1213,6 +1218,8 @@ struct TimedScan {
   }
 #endif
 };
+
+const std::string kTimedScanCall = "inclusive_scan(n=" + std::to_string(TimedScan::n) + ")";
 
 }  // namespace
 
@@ -1230,27 +1237,25 @@ WB_CHECK(Performance, ScanBandwidthVsDeviceCopy, .weight = 6, .backends = "cuda"
   try {
     TimedScan s(1401);
     const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * static_cast<std::size_t>(n));
-    if (const std::string why = s.validate([&] { return s.scan(); }); !why.empty()) {
-      FAIL() << "inclusive_scan(n=" << n << ") on the timing data: " << why;
-    }
-    const wb::Bandwidth b = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(s.scan()); });
+    wb::Bandwidth b;
+    if (const std::string why = s.time(kTimedScanCall, [&] { return s.scan(); }, b); !why.empty()) FAIL() << why;
     const double ratio = b.gb_per_s / copy.gb_per_s;
     std::string text = versus(b.gb_per_s, copy.gb_per_s, "copy");
-    const std::function<cudaError_t()> rts = [&] {
-      return scan_reduce_then_scan(s.in.data(), s.out.data(), n, s.workspace.data());
-    };
-    if (const std::string why = s.validate(rts); why.empty()) {
-      const double rts_gbps = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(rts()); }).gb_per_s;
-      text += "; scan_reduce_then_scan " + fixed(rts_gbps / copy.gb_per_s) + " x";
+    wb::Bandwidth rts;
+    if (const std::string why = s.time("scan_reduce_then_scan", [&] {
+          return scan_reduce_then_scan(s.in.data(), s.out.data(), n, s.workspace.data());
+        }, rts);
+        why.empty()) {
+      text += "; scan_reduce_then_scan " + fixed(rts.gb_per_s / copy.gb_per_s) + " x";
     } else {
       text += "; scan_reduce_then_scan not timed (" + why + ")";
     }
 #if defined(WB_HAVE_CUDA_BASELINES)
     s.prepare_cub();
-    if (const std::string why = s.validate([&] { return s.cub(); }); why.empty()) {
-      const double cub_gbps = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(s.cub()); }).gb_per_s;
-      text += "; CUB InclusiveSum " + fixed(cub_gbps / copy.gb_per_s) + " x copy (inclusive_scan = " +
-              fixed(b.gb_per_s / cub_gbps) + " x CUB)";
+    wb::Bandwidth cub;
+    if (const std::string why = s.time("CUB InclusiveSum", [&] { return s.cub(); }, cub); why.empty()) {
+      text += "; CUB InclusiveSum " + fixed(cub.gb_per_s / copy.gb_per_s) + " x copy (inclusive_scan = " +
+              fixed(b.gb_per_s / cub.gb_per_s) + " x CUB)";
     } else {
       text += "; CUB not timed (" + why + ")";
     }
@@ -1280,17 +1285,14 @@ WB_CHECK(Performance, ScanVsCub, .weight = 4, .backends = "cuda", .timeout_s = 2
   try {
     TimedScan s(1501);
     s.prepare_cub();
-    if (const std::string why = s.validate([&] { return s.scan(); }); !why.empty()) {
-      FAIL() << "inclusive_scan(n=" << n << ") on the timing data: " << why;
-    }
-    if (const std::string why = s.validate([&] { return s.cub(); }); !why.empty()) {
-      FAIL() << "the CUB baseline failed on the timing data: " << why;
-    }
     // Side by side: each measurement alternates with the other's, so clock drift hits both.
-    const double scan_gbps = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(s.scan()); }).gb_per_s;
-    const double cub_gbps = wb::measure_bandwidth(TimedScan::bytes, [&] { WB_CUDA_CHECK(s.cub()); }).gb_per_s;
-    const double ratio = scan_gbps / cub_gbps;
-    const std::string text = versus(scan_gbps, cub_gbps, "CUB");
+    wb::Bandwidth scan, cub;
+    if (const std::string why = s.time(kTimedScanCall, [&] { return s.scan(); }, scan); !why.empty()) FAIL() << why;
+    if (const std::string why = s.time("the CUB baseline", [&] { return s.cub(); }, cub); !why.empty()) {
+      FAIL() << why;
+    }
+    const double ratio = scan.gb_per_s / cub.gb_per_s;
+    const std::string text = versus(scan.gb_per_s, cub.gb_per_s, "CUB");
     wb::check::record_measured(text);
     EXPECT_GE(ratio, kMinRatio) << "inclusive_scan reached " << text << "; it needs " << as_written(kMinRatio)
                                 << " x CUB's DeviceScan::InclusiveSum, timed in the same run.";
@@ -1311,36 +1313,55 @@ WB_CHECK(Performance, HistogramBandwidthVsDeviceCopy, .weight = 6, .backends = "
   constexpr double kMinRatio = WB_LIMIT("min_ratio");
   constexpr int n = 1 << 26;
   constexpr int kBins = 256;
-  const std::vector<HistogramInput> inputs = {uniform_values(n, kBins, 1600), one_bin_values(n, kBins, 17)};
+  std::vector<HistogramInput> inputs = {uniform_values(n, kBins, 1600), one_bin_values(n, kBins, 17)};
   for (const HistogramInput& h : inputs) WB_ASSERT(check_histogram(kFinal, h));
   try {
     const wb::Bandwidth copy = wb::device_copy_bandwidth(4 * static_cast<std::size_t>(n));
     std::string text;
     double worst = 1e30;
     std::string worst_kind;
-    for (const HistogramInput& h : inputs) {
+    for (HistogramInput& h : inputs) {
       wb::DeviceBuffer<unsigned> values{std::span<const unsigned>(h.values)};
       wb::DeviceBuffer<unsigned> bins(kBins);
+      // Validated before timing and after it, the timed runs each given changed inputs (wb_timed.h).
+      wb::check::ChangingInput<unsigned> changing(h.values, values.data());
+      const auto verify = [&]() -> std::string {
+        std::vector<unsigned> expected(kBins, 0);
+        for (unsigned v : h.values) {
+          if (v < kBins) ++expected[v];
+        }
+        const std::vector<unsigned> got = bins.download();
+        for (int b = 0; b < kBins; ++b) {
+          if (got[b] != expected[b]) return "wrong result: bin " + std::to_string(b) + " holds " +
+                                            std::to_string(got[b]) + ", expected " + std::to_string(expected[b]);
+        }
+        return "";
+      };
       const double bytes = 4.0 * n;  // every value read once
-      const double gbps = wb::measure_bandwidth(bytes, [&] {
-                            WB_CUDA_CHECK(histogram(values.data(), n, bins.data(), kBins));
-                          }).gb_per_s;
-      const double ratio = gbps / copy.gb_per_s;
+      wb::Bandwidth b;
+      WB_ASSERT(wb::check::timed_and_verified(
+          "histogram(n=" + std::to_string(n) + ", " + h.kind + ")", bytes,
+          [&] { return histogram(values.data(), n, bins.data(), kBins); }, [&] { changing.change(); }, verify, b));
+      const double ratio = b.gb_per_s / copy.gb_per_s;
       if (ratio < worst) {
         worst = ratio;
         worst_kind = h.kind;
       }
-      text += (text.empty() ? "" : "; ") + h.kind + ": " + fixed(ratio) + " x copy (" + fixed(gbps) + " GB/s)";
+      text += (text.empty() ? "" : "; ") + h.kind + ": " + fixed(ratio) + " x copy (" + fixed(b.gb_per_s) + " GB/s)";
 #if defined(WB_HAVE_CUDA_BASELINES)
       std::size_t temp_bytes = 0;
       WB_CUDA_CHECK(wb_cub_histogram_even(values.data(), n, bins.data(), kBins, nullptr, &temp_bytes));
       wb::DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-      const double cub_gbps = wb::measure_bandwidth(bytes, [&] {
-                                std::size_t bytes_needed = temp_bytes;
-                                WB_CUDA_CHECK(wb_cub_histogram_even(values.data(), n, bins.data(), kBins, temp.data(),
-                                                                    &bytes_needed));
-                              }).gb_per_s;
-      text += ", CUB HistogramEven " + fixed(cub_gbps / copy.gb_per_s) + " x";
+      wb::Bandwidth cub;
+      const std::string why = wb::check::failure_text(wb::check::timed_and_verified(
+          "CUB HistogramEven", bytes,
+          [&] {
+            std::size_t bytes_needed = temp_bytes;
+            return wb_cub_histogram_even(values.data(), n, bins.data(), kBins, temp.data(), &bytes_needed);
+          },
+          [&] { changing.change(); }, verify, cub));
+      text += why.empty() ? ", CUB HistogramEven " + fixed(cub.gb_per_s / copy.gb_per_s) + " x"
+                          : ", CUB not timed (" + why + ")";
 #endif
     }
     text += "; copy " + fixed(copy.gb_per_s) + " GB/s";

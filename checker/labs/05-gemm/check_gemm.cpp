@@ -18,6 +18,7 @@
 #include "wb/wb.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_timed.h"
 #include "wb_compare_elements.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
@@ -1018,30 +1019,25 @@ WB_CHECK(Performance, RatioToCublas, .weight = 8, .backends = "cuda", .timeout_s
   WB_NOT_MEASURED("this check binary was built without the cuBLAS baseline");
 #else
   try {
-    // Integer data in [-2, 2]: every sum is an exact float, so results match cuBLAS bit for bit.
+    // Integer data in [-2, 2]: every sum is an exact float, so results match cuBLAS bit for bit. Every
+    // version is validated against cuBLAS before timing and after it, the timed runs each given changed
+    // inputs (wb_timed.h: values of A moved, so they stay integers in [-2, 2]).
     const std::size_t elements = static_cast<std::size_t>(n) * n;
-    const std::vector<float> a = wb::random_integer_floats(elements, 801, -2, 2);
+    std::vector<float> a = wb::random_integer_floats(elements, 801, -2, 2);
     const std::vector<float> b = wb::random_integer_floats(elements, 802, -2, 2);
     wb::DeviceBuffer<float> A{std::span<const float>(a)}, B{std::span<const float>(b)};
     wb::DeviceBuffer<float> C(elements), C_ref(elements);
+    wb::check::ChangingInput<float> changing(a, A.data());
     CublasSgemm cublas;
-    cublas.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C_ref.data(), n);
-    WB_CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> expected = C_ref.download();
     const wb::TimingOptions options{.warmup = 2, .repetitions = 11};
     const double flops = 2.0 * n * n * static_cast<double>(n);
     const wb::Timing baseline = wb::time_median([&] { cublas.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C_ref.data(), n); }, options);
     const double baseline_tflops = flops / (baseline.median_ms * 1e-3) / 1e12;
-    // Runs once and validates against cuBLAS; "" when correct, else why the version is not timed.
-    auto validate = [&](const Version& v) -> std::string {
-      C.fill_bytes(0xFF);
-      const cudaError_t status = v.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n);
-      const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
-      if (sync != cudaSuccess) {
-        (void)cudaGetLastError();
-        return wb::error_text(sync);
-      }
-      const std::vector<float> got = C.download();
+    // "" when C holds what cuBLAS computes from the current A and B, else where it does not.
+    auto verify = [&]() -> std::string {
+      cublas.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C_ref.data(), n);
+      WB_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<float> expected = C_ref.download(), got = C.download();
       const wb::check::Mismatches wrong =
           wb::check::find_mismatches(elements, [&](std::size_t i) { return got[i] != expected[i]; });
       if (wrong.none()) return "";
@@ -1049,22 +1045,29 @@ WB_CHECK(Performance, RatioToCublas, .weight = 8, .backends = "cuda", .timeout_s
       return "wrong result at C(" + std::to_string(i / n) + ", " + std::to_string(i % n) + "): got " +
              number(got[i]) + ", cuBLAS " + number(expected[i]);
     };
-    if (const std::string why = validate(kFinal); !why.empty()) FAIL() << "sgemm(M=N=K=4096): " << why;
-    const wb::Timing final_time = wb::time_median(
-        [&] { WB_CUDA_CHECK(sgemm(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n)); }, options);
-    const double tflops = flops / (final_time.median_ms * 1e-3) / 1e12;
+    // Times version @p v (validated before and after); "" when it was timed, else why not.
+    auto time_version = [&](const Version& v, const wb::TimingOptions& timing, double& tflops) -> std::string {
+      C.fill_bytes(0xFF);
+      wb::Bandwidth t;
+      const std::string why = wb::check::failure_text(wb::check::timed_and_verified(
+          std::string(v.name) + "(M=N=K=4096)", flops,  // the work per run: only the time is used
+          [&] { return v.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n); },
+          [&] { changing.change(); }, verify, t, timing));
+      tflops = flops / (t.timing.median_ms * 1e-3) / 1e12;
+      return why;
+    };
+    double tflops = 0.0;
+    if (const std::string why = time_version(kFinal, options, tflops); !why.empty()) FAIL() << why;
     const double ratio = tflops / baseline_tflops;
     std::string text = fixed(ratio) + " x cuBLAS (" + fixed(tflops) + " vs " + fixed(baseline_tflops) + " TFLOP/s)";
     // The ladder, for the record (fewer runs: the first versions take a while at 4096^3).
     for (const Version* v : {&kNaive, &kCoalesced, &kSmemTiled, &kBlocktile1D, &kBlocktile2D, &kVectorized}) {
-      if (const std::string why = validate(*v); !why.empty()) {
+      double version_tflops = 0.0;
+      if (const std::string why = time_version(*v, {.warmup = 1, .repetitions = 3}, version_tflops); !why.empty()) {
         text += std::string("; ") + v->name + " not timed (" + why + ")";
         continue;
       }
-      const wb::Timing t = wb::time_median(
-          [&] { WB_CUDA_CHECK(v->run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n)); },
-          {.warmup = 1, .repetitions = 3});
-      text += std::string("; ") + v->name + " " + fixed((flops / (t.median_ms * 1e-3) / 1e12) / baseline_tflops) + " x";
+      text += std::string("; ") + v->name + " " + fixed(version_tflops / baseline_tflops) + " x";
     }
     wb::check::record_measured(text);
     EXPECT_GE(ratio, kMinRatio) << "sgemm(M=N=K=4096) reached " << text << "; it needs " << wb::check::as_written(kMinRatio)

@@ -23,6 +23,7 @@
 #include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_timed.h"
 #include "wb_compare_elements.h"
 #include "wb_float16.h"
 #include "wb_host_checks.h"
@@ -586,9 +587,11 @@ struct Grads {
 constexpr std::initializer_list<std::pair<const char*, std::vector<float> Grads::*>> kBackwardOutputs = {
     {"dx", &Grads::dx}, {"dgamma", &Grads::dgamma}, {"dbeta", &Grads::dbeta}};
 
-// Softmax backward inputs: y = softmax of a matrix (rounded to float), dy uniform in [-1, 1).
-BackwardCase softmax_backward_case(int rows, int cols, std::size_t first_kind, std::uint64_t seed) {
-  BackwardCase b{make_matrix(rows, cols, kSoftmaxKinds, first_kind, seed)};
+// Softmax backward inputs: y = softmax of a matrix of rows of @p kinds (rounded to float), dy uniform in
+// [-1, 1).
+BackwardCase softmax_backward_case(int rows, int cols, std::size_t first_kind, std::uint64_t seed,
+                                   const std::vector<RowKind>& kinds = kSoftmaxKinds) {
+  BackwardCase b{make_matrix(rows, cols, kinds, first_kind, seed)};
   const Expected y = softmax_reference(b.x);
   for (std::size_t i = 0; i < b.x.v.size(); ++i) b.x.v[i] = static_cast<float>(y.value[i]);
   b.dy = wb::random_floats(b.x.size(), seed * 5 + 3, -1.0f, 1.0f);
@@ -651,10 +654,11 @@ struct NormBackwardCase {
 
 const char* norm_backward_name(bool centered) { return centered ? "layernorm_backward" : "rmsnorm_backward"; }
 
-NormBackwardCase norm_backward_case(int rows, int cols, bool centered, std::size_t first_kind, std::uint64_t seed) {
+NormBackwardCase norm_backward_case(int rows, int cols, bool centered, std::size_t first_kind, std::uint64_t seed,
+                                    const std::vector<RowKind>& kinds = kNormKinds) {
   NormBackwardCase n;
   n.centered = centered;
-  n.b.x = make_matrix(rows, cols, kNormKinds, first_kind, seed);
+  n.b.x = make_matrix(rows, cols, kinds, first_kind, seed);
   n.b.dy = wb::random_floats(n.b.x.size(), seed * 5 + 3, -1.0f, 1.0f);
   const NormParams p = norm_params(cols, seed);
   n.gamma = p.gamma;
@@ -1246,12 +1250,31 @@ WB_CHECK(Performance, LayerNormReadsOnce, .weight = 3, .backends = "sim",
 }
 #else
 // ---- Performance (cuda): bytes read and written per second against a device-to-device copy --------------------
+// Every timed function is validated before timing and after it, the timed runs each given changed inputs
+// (wb_timed.h): the timing data are uniform rows, compared with the references of the correctness checks.
 
 namespace {
 
-using wb::check::bandwidth_ratio;
+using wb::check::failure_text;
+using wb::check::verified_bandwidth_ratio;
 
 std::string shape_name(int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+const std::vector<RowKind> kTimedRows = {RowKind::Uniform};
+
+// "" when @p got is the softmax of the rows of @p m, else why not.
+std::string softmax_matches(const Matrix& m, const std::vector<float>& got) {
+  const Expected ref = softmax_reference(m);
+  return failure_text(compare_matrix("the output", "y", ref, got, m.cols, [&](std::size_t i) {
+    return softmax_diagnosis(m, i, got, ref, "softmax_forward");
+  }));
+}
+
+// "" when @p got (dx) is softmax_backward of @p b, else why not.
+std::string softmax_backward_matches(const BackwardCase& b, const std::vector<float>& got) {
+  return failure_text(compare_matrix("the output", "dx", softmax_backward_reference(b), got, b.x.cols,
+                                     [&](std::size_t i) { return row_note(b.x, i, "softmax_backward"); }));
+}
 
 }  // namespace
 
@@ -1267,11 +1290,14 @@ WB_CHECK(Performance, SoftmaxBandwidth, .weight = 6, .backends = "cuda", .timeou
   std::string text;
   try {
     for (Shape s : {Shape{4096, 4096}, Shape{32768, 1024}}) {
-      const std::size_t n = static_cast<std::size_t>(s.rows) * s.cols;
-      wb::DeviceBuffer<float> x(std::span<const float>(wb::random_floats(n, 901, -8.0f, 8.0f))), y(n);
-      const double ratio = bandwidth_ratio("softmax_forward " + shape_name(s.rows, s.cols), 8.0 * n, [&] {
-        WB_CUDA_CHECK(softmax_forward(x.data(), y.data(), s.rows, s.cols));
-      }, text);
+      Matrix m = make_matrix(s.rows, s.cols, kTimedRows, 0, 901);
+      wb::DeviceBuffer<float> x{std::span<const float>(m.v)}, y(m.size());
+      wb::check::ChangingInput<float> changing(m.v, x.data());
+      double ratio = 0.0;
+      WB_ASSERT(verified_bandwidth_ratio(
+          "softmax_forward " + shape_name(s.rows, s.cols), 8.0 * m.size(),
+          [&] { return softmax_forward(x.data(), y.data(), s.rows, s.cols); }, [&] { changing.change(); },
+          [&] { return softmax_matches(m, y.download()); }, text, ratio));
       EXPECT_GE(ratio, kMin) << "softmax_forward(" << shape_name(s.rows, s.cols) << ") reached " << ratio
                              << " x the copy bandwidth; it needs " << wb::check::as_written(kMin)
                              << ". Read each row once with 16-byte loads, keep it on chip, and write y once.";
@@ -1290,15 +1316,30 @@ WB_CHECK(Performance, LayerNormBandwidth, .weight = 6, .backends = "cuda", .time
   std::string text;
   try {
     for (Shape s : {Shape{32768, 768}, Shape{16384, 4096}}) {
-      const std::size_t n = static_cast<std::size_t>(s.rows) * s.cols;
-      wb::DeviceBuffer<float> x(std::span<const float>(wb::random_floats(n, 911))), y(n);
-      wb::DeviceBuffer<float> gamma(std::span<const float>(wb::random_floats(s.cols, 912))),
-          beta(std::span<const float>(wb::random_floats(s.cols, 913))), mean(s.rows), rstd(s.rows);
-      const double bytes = 8.0 * n + 8.0 * s.cols + 8.0 * s.rows;
-      const double ratio = bandwidth_ratio("layernorm_forward " + shape_name(s.rows, s.cols), bytes, [&] {
-        WB_CUDA_CHECK(layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), s.rows,
-                                        s.cols, kEps));
-      }, text);
+      Matrix m = make_matrix(s.rows, s.cols, kTimedRows, 0, 911);
+      const NormParams p = norm_params(s.cols, 911);
+      wb::DeviceBuffer<float> x{std::span<const float>(m.v)}, y(m.size());
+      wb::DeviceBuffer<float> gamma{std::span<const float>(p.gamma)}, beta{std::span<const float>(p.beta)},
+          mean(s.rows), rstd(s.rows);
+      wb::check::ChangingInput<float> changing(m.v, x.data());
+      const auto verify = [&]() -> std::string {
+        const NormRef ref = norm_reference(m, p.gamma, p.beta, true);
+        if (auto r = compare_stats("the output", "mean", ref.mean, mean.download(), m); !r) return r.message();
+        if (auto r = compare_stats("the output", "rstd", ref.rstd, rstd.download(), m); !r) return r.message();
+        const std::vector<float> got = y.download();
+        return failure_text(compare_matrix("the output", "y", ref.y, got, m.cols, [&](std::size_t i) {
+          return norm_diagnosis(m, i, got[i], "layernorm_forward");
+        }));
+      };
+      const double bytes = 8.0 * m.size() + 8.0 * s.cols + 8.0 * s.rows;
+      double ratio = 0.0;
+      WB_ASSERT(verified_bandwidth_ratio(
+          "layernorm_forward " + shape_name(s.rows, s.cols), bytes,
+          [&] {
+            return layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), s.rows,
+                                     s.cols, kEps);
+          },
+          [&] { changing.change(); }, verify, text, ratio));
       EXPECT_GE(ratio, kMin) << "layernorm_forward(" << shape_name(s.rows, s.cols) << ") reached " << ratio
                              << " x the copy bandwidth; it needs " << wb::check::as_written(kMin)
                              << ". Read each row once with 16-byte loads, keep it on chip for the statistics, and "
@@ -1322,28 +1363,50 @@ WB_CHECK(Performance, BackwardBandwidth, .weight = 4, .backends = "cuda", .timeo
   try {
     {
       constexpr int rows = 4096, cols = 4096;
-      const std::size_t n = static_cast<std::size_t>(rows) * cols;
-      wb::DeviceBuffer<float> y(std::span<const float>(wb::random_floats(n, 922, 0.0f, 1.0f / cols))),
-          dy(std::span<const float>(wb::random_floats(n, 923))), dx(n);
-      const double ratio = bandwidth_ratio("softmax_backward " + shape_name(rows, cols), 12.0 * n, [&] {
-        WB_CUDA_CHECK(softmax_backward(y.data(), dy.data(), dx.data(), rows, cols));
-      }, text);
+      BackwardCase b = softmax_backward_case(rows, cols, 0, 922, kTimedRows);
+      wb::DeviceBuffer<float> y{std::span<const float>(b.x.v)}, dy{std::span<const float>(b.dy)}, dx(b.x.size());
+      wb::check::ChangingInput<float> changing(b.dy, dy.data());
+      double ratio = 0.0;
+      WB_ASSERT(verified_bandwidth_ratio(
+          "softmax_backward " + shape_name(rows, cols), 12.0 * b.x.size(),
+          [&] { return softmax_backward(y.data(), dy.data(), dx.data(), rows, cols); }, [&] { changing.change(); },
+          [&] { return softmax_backward_matches(b, dx.download()); }, text, ratio));
       EXPECT_GE(ratio, kMin) << "softmax_backward reached " << wb::check::fixed(ratio)
                              << " x the copy bandwidth; it needs " << wb::check::as_written(kMin) << ".";
     }
     {
       constexpr int rows = 16384, cols = 4096;
-      const std::size_t n = static_cast<std::size_t>(rows) * cols;
-      wb::DeviceBuffer<float> x(std::span<const float>(wb::random_floats(n, 924))),
-          dy(std::span<const float>(wb::random_floats(n, 925))), dx(n);
-      wb::DeviceBuffer<float> gamma(std::span<const float>(wb::random_floats(cols, 926))),
-          mean(std::span<const float>(wb::random_floats(rows, 927))),
-          rstd(std::span<const float>(wb::random_floats(rows, 928, 0.5f, 2.0f))), dgamma(cols), dbeta(cols),
+      NormBackwardCase n = norm_backward_case(rows, cols, true, 0, 924, kTimedRows);
+      const Matrix& m = n.b.x;
+      wb::DeviceBuffer<float> x{std::span<const float>(m.v)}, dy{std::span<const float>(n.b.dy)}, dx(m.size());
+      wb::DeviceBuffer<float> gamma{std::span<const float>(n.gamma)}, mean{std::span<const float>(n.mean)},
+          rstd{std::span<const float>(n.rstd)}, dgamma(cols), dbeta(cols),
           workspace(norm_backward_workspace_floats(cols));
-      const double ratio = bandwidth_ratio("layernorm_backward " + shape_name(rows, cols), 12.0 * n, [&] {
-        WB_CUDA_CHECK(layernorm_backward(dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(),
-                                         dgamma.data(), dbeta.data(), rows, cols, workspace.data()));
-      }, text);
+      wb::check::ChangingInput<float> changing(n.b.dy, dy.data());
+      const auto verify = [&]() -> std::string {
+        const NormGrads ref = norm_backward_reference(n);
+        const std::vector<float> got_dgamma = dgamma.download(), got_dbeta = dbeta.download();
+        if (auto r = compare_matrix("the output", "dgamma", ref.dgamma, got_dgamma, cols,
+                                    [&](std::size_t i) { return column_note(rows, got_dgamma[i]); });
+            !r) {
+          return r.message();
+        }
+        if (auto r = compare_matrix("the output", "dbeta", ref.dbeta, got_dbeta, cols,
+                                    [&](std::size_t i) { return column_note(rows, got_dbeta[i]); });
+            !r) {
+          return r.message();
+        }
+        return failure_text(compare_matrix("the output", "dx", ref.dx, dx.download(), cols,
+                                           [&](std::size_t i) { return row_note(m, i, "backward"); }));
+      };
+      double ratio = 0.0;
+      WB_ASSERT(verified_bandwidth_ratio(
+          "layernorm_backward " + shape_name(rows, cols), 12.0 * m.size(),
+          [&] {
+            return layernorm_backward(dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(),
+                                      dgamma.data(), dbeta.data(), rows, cols, workspace.data());
+          },
+          [&] { changing.change(); }, verify, text, ratio));
       EXPECT_GE(ratio, kMin) << "layernorm_backward reached " << wb::check::fixed(ratio)
                              << " x the copy bandwidth; it needs " << wb::check::as_written(kMin)
                              << ". Read x and dy once per row, keep the parameter-gradient partial sums in registers "

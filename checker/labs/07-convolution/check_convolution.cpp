@@ -28,6 +28,7 @@
 #include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_timed.h"
 #include "wb_compare_elements.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
@@ -912,10 +913,25 @@ testing::AssertionResult close_to(const Version& v, const ConvParams& p, const s
                                    "The expected values are cuDNN's output.");
 }
 
-// cuDNN's median time over ours (@p base timed first): our speed as a multiple of cuDNN's.
-double speedup(const std::function<void()>& base, const std::function<void()>& ours) {
-  const double base_ms = wb::time_median(base, kTiming).median_ms;
-  return base_ms / wb::time_median(ours, kTiming).median_ms;
+// The median times of cuDNN's @p base (timed first) and of @p v's @p run on @p p. The run is validated
+// before timing and after it with @p verify, the timed runs each given changed inputs by @p change
+// (wb_timed.h); a failure names @p v on @p p.
+struct VsCudnn {
+  double base_ms = 0.0, ours_ms = 0.0;
+  double ratio() const { return base_ms / ours_ms; }  // our speed as a multiple of cuDNN's
+};
+testing::AssertionResult time_vs_cudnn(const Version& v, const ConvParams& p, const std::function<void()>& base,
+                                       const std::function<cudaError_t()>& run, const std::function<void()>& change,
+                                       const std::function<std::string()>& verify, VsCudnn& times) {
+  times.base_ms = wb::time_median(base, kTiming).median_ms;
+  wb::Bandwidth ours;
+  if (auto r = wb::check::timed_and_verified(std::string(v.name) + "(" + describe(p) + ")", flops(p), run, change,
+                                             verify, ours, kTiming);
+      !r) {
+    return r;
+  }
+  times.ours_ms = ours.timing.median_ms;
+  return testing::AssertionSuccess();
 }
 #endif
 
@@ -941,21 +957,27 @@ WB_CHECK(Performance, ForwardVsCudnn, .weight = 8, .backends = "cuda", .timeout_
     std::vector<std::string> slow;
     for (const NamedShape& s : kResNet) {
       const ConvParams& p = s.gpu;
-      const std::vector<float> xs = wb::random_floats(x_size(p), 901), ws = wb::random_floats(w_size(p), 902);
+      std::vector<float> xs = wb::random_floats(x_size(p), 901);
+      const std::vector<float> ws = wb::random_floats(w_size(p), 902);
       wb::DeviceBuffer<float> x{std::span<const float>(xs)}, w{std::span<const float>(ws)};
       wb::DeviceBuffer<float> y(y_size(p)), y_ref(y_size(p));
       CudnnConv cudnn(p, CudnnConv::kNHWC);
-      cudnn.forward(x.data(), w.data(), y_ref.data());
-      WB_CUDA_CHECK(conv2d_forward(p, x.data(), w.data(), y.data()));
-      WB_CUDA_CHECK(cudaDeviceSynchronize());
-      WB_ASSERT(close_to(kFinal, p, y.download(), y_ref.download(), static_cast<std::size_t>(p.C) * p.R * p.S));
-      const wb::Timing base = wb::time_median([&] { cudnn.forward(x.data(), w.data(), y_ref.data()); }, kTiming);
-      const wb::Timing ours =
-          wb::time_median([&] { WB_CUDA_CHECK(conv2d_forward(p, x.data(), w.data(), y.data())); }, kTiming);
-      const double ratio = base.median_ms / ours.median_ms;
+      wb::check::ChangingInput<float> changing(xs, x.data());
+      VsCudnn t;
+      WB_ASSERT(time_vs_cudnn(
+          kFinal, p, [&] { cudnn.forward(x.data(), w.data(), y_ref.data()); },
+          [&] { return conv2d_forward(p, x.data(), w.data(), y.data()); }, [&] { changing.change(); },
+          [&] {
+            cudnn.forward(x.data(), w.data(), y_ref.data());
+            WB_CUDA_CHECK(cudaDeviceSynchronize());
+            return wb::check::failure_text(
+                close_to(kFinal, p, y.download(), y_ref.download(), static_cast<std::size_t>(p.C) * p.R * p.S));
+          },
+          t));
+      const double ratio = t.ratio();
       wb::check::append_measured(text, std::string(s.name) + " " + fixed(ratio) + " x cuDNN (" +
-                                 fixed(flops(p) / ours.median_ms / 1e9, 1) + " vs " +
-                                 fixed(flops(p) / base.median_ms / 1e9, 1) + " TFLOP/s, " +
+                                 fixed(flops(p) / t.ours_ms / 1e9, 1) + " vs " +
+                                 fixed(flops(p) / t.base_ms / 1e9, 1) + " TFLOP/s, " +
                                  cudnn.forward_algorithm() + ")");
       if (ratio < kMinRatio) slow.push_back(s.name);
     }
@@ -990,27 +1012,37 @@ WB_CHECK(Performance, BackwardVsCudnn, .weight = 6, .backends = "cuda", .timeout
     for (std::size_t i = 0; i < 3; ++i) {  // the 3 x 3 layers
       const NamedShape& s = kResNet[i];
       const ConvParams& p = s.gpu;
-      const std::vector<float> xs = wb::random_floats(x_size(p), 912), ws = wb::random_floats(w_size(p), 913),
-                               dys = wb::random_floats(y_size(p), 914);
+      const std::vector<float> xs = wb::random_floats(x_size(p), 912), ws = wb::random_floats(w_size(p), 913);
+      std::vector<float> dys = wb::random_floats(y_size(p), 914);
       wb::DeviceBuffer<float> x{std::span<const float>(xs)}, w{std::span<const float>(ws)},
           dy{std::span<const float>(dys)};
       wb::DeviceBuffer<float> dx(x_size(p)), dx_ref(x_size(p)), dw(w_size(p)), dw_ref(w_size(p));
       wb::DeviceBuffer<float> workspace(conv2d_backward_filter_workspace_floats(p));
       CudnnConv cudnn(p, CudnnConv::kNCHW);
-      cudnn.backward_data(dy.data(), w.data(), dx_ref.data());
-      cudnn.backward_filter(x.data(), dy.data(), dw_ref.data());
-      WB_CUDA_CHECK(conv2d_backward_data(p, dy.data(), w.data(), dx.data()));
-      WB_CUDA_CHECK(conv2d_backward_filter(p, x.data(), dy.data(), dw.data(), workspace.data()));
-      WB_CUDA_CHECK(cudaDeviceSynchronize());
-      WB_ASSERT(
-          close_to(kBackwardData, p, dx.download(), dx_ref.download(), static_cast<std::size_t>(p.K) * p.R * p.S));
-      WB_ASSERT(close_to(kBackwardFilter, p, dw.download(), dw_ref.download(), y_size(p) / p.K));
-      const double data_ratio =
-          speedup([&] { cudnn.backward_data(dy.data(), w.data(), dx_ref.data()); },
-                  [&] { WB_CUDA_CHECK(conv2d_backward_data(p, dy.data(), w.data(), dx.data())); });
-      const double filter_ratio = speedup(
-          [&] { cudnn.backward_filter(x.data(), dy.data(), dw_ref.data()); },
-          [&] { WB_CUDA_CHECK(conv2d_backward_filter(p, x.data(), dy.data(), dw.data(), workspace.data())); });
+      wb::check::ChangingInput<float> changing(dys, dy.data());
+      VsCudnn data, filter;
+      WB_ASSERT(time_vs_cudnn(
+          kBackwardData, p, [&] { cudnn.backward_data(dy.data(), w.data(), dx_ref.data()); },
+          [&] { return conv2d_backward_data(p, dy.data(), w.data(), dx.data()); }, [&] { changing.change(); },
+          [&] {
+            cudnn.backward_data(dy.data(), w.data(), dx_ref.data());
+            WB_CUDA_CHECK(cudaDeviceSynchronize());
+            return wb::check::failure_text(close_to(kBackwardData, p, dx.download(), dx_ref.download(),
+                                                    static_cast<std::size_t>(p.K) * p.R * p.S));
+          },
+          data));
+      WB_ASSERT(time_vs_cudnn(
+          kBackwardFilter, p, [&] { cudnn.backward_filter(x.data(), dy.data(), dw_ref.data()); },
+          [&] { return conv2d_backward_filter(p, x.data(), dy.data(), dw.data(), workspace.data()); },
+          [&] { changing.change(); },
+          [&] {
+            cudnn.backward_filter(x.data(), dy.data(), dw_ref.data());
+            WB_CUDA_CHECK(cudaDeviceSynchronize());
+            return wb::check::failure_text(
+                close_to(kBackwardFilter, p, dw.download(), dw_ref.download(), y_size(p) / p.K));
+          },
+          filter));
+      const double data_ratio = data.ratio(), filter_ratio = filter.ratio();
       wb::check::append_measured(text, std::string(s.name) + " dgrad " + fixed(data_ratio) + " x, wgrad " +
                                  fixed(filter_ratio) + " x cuDNN");
       if (data_ratio < kMinRatio) slow.push_back(std::string("dgrad ") + s.name);

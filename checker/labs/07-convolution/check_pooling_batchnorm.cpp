@@ -28,6 +28,7 @@
 #include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_timed.h"
 #include "wb_compare_elements.h"
 #include "wb_host_checks.h"
 #include "wb_metrics.h"
@@ -240,6 +241,22 @@ testing::AssertionResult wrong_argmax(const std::string& call, const PoolCase& p
   return failure;
 }
 
+// Compares y and argmax of a max-pooling forward with the reference of @p pc: bit-equal.
+testing::AssertionResult maxpool_forward_matches(const std::string& call, const PoolCase& pc,
+                                                 const std::vector<float>& y, const std::vector<int>& argmax) {
+  const MaxRef ref = maxpool_reference(pc);
+  Expected e(pc.out_size());
+  e.value.assign(ref.y.begin(), ref.y.end());
+  if (auto r = compare_elements(call, "y", y, e.value, e.allowed, pc.out_dims().of("y"),
+                                [&](std::size_t i) { return maxpool_diagnosis(pc, i, y[i]); });
+      !r) {
+    return r;
+  }
+  const wb::check::Mismatches m =
+      wb::check::find_mismatches(argmax.size(), [&](std::size_t i) { return argmax[i] != ref.argmax[i]; });
+  return m.none() ? testing::AssertionSuccess() : wrong_argmax(call, pc, ref, m.first, argmax[m.first]);
+}
+
 // Max pooling is exact: y and argmax must be bit-equal to the reference (a maximum rounds nothing).
 testing::AssertionResult check_maxpool_forward(const PoolCase& pc) {
   const std::string call = "maxpool2d_forward(" + pc.shape() + ") [seed " + std::to_string(pc.seed) + "]";
@@ -249,19 +266,7 @@ testing::AssertionResult check_maxpool_forward(const PoolCase& pc) {
     Output<int> ao(pc.out_size(), "argmax");
     const cudaError_t status = maxpool2d_forward(pc.p, x.dev.data(), yo.dev.data(), ao.dev.data());
     if (auto r = after_call(status, call, "maxpool2d_forward", verdicts(call, yo, ao, x)); !r) return r;
-    const std::vector<float> y = yo.dev.download();
-    const std::vector<int> argmax = ao.dev.download();
-    const MaxRef ref = maxpool_reference(pc);
-    Expected e(pc.out_size());
-    e.value.assign(ref.y.begin(), ref.y.end());
-    if (auto r = compare_elements(call, "y", y, e.value, e.allowed, pc.out_dims().of("y"),
-                                  [&](std::size_t i) { return maxpool_diagnosis(pc, i, y[i]); });
-        !r) {
-      return r;
-    }
-    const wb::check::Mismatches m =
-        wb::check::find_mismatches(argmax.size(), [&](std::size_t i) { return argmax[i] != ref.argmax[i]; });
-    return m.none() ? testing::AssertionSuccess() : wrong_argmax(call, pc, ref, m.first, argmax[m.first]);
+    return maxpool_forward_matches(call, pc, yo.dev.download(), ao.dev.download());
   });
 }
 
@@ -271,8 +276,31 @@ std::vector<float> int_dy(std::size_t n, std::uint64_t seed) {
   return std::vector<float>(v.begin(), v.end());
 }
 
-// Max pooling backward: dy is integer-valued, so every sum is exact in any order: dx bit-equal.
-// argmax comes from the reference forward, so the backward is checked on its own.
+// Compares dx of a max-pooling backward of @p dy with the windows' @p argmax over @p pc: bit-equal
+// for integer-valued dy (every sum exact in any order).
+testing::AssertionResult maxpool_backward_matches(const std::string& call, const PoolCase& pc,
+                                                  const std::vector<int>& argmax, const std::vector<float>& dy,
+                                                  const std::vector<float>& dx) {
+  Expected e(pc.in_size());
+  std::vector<double> whole_window(pc.in_size(), 0.0);  // every window pixel getting dy
+  pc.for_each_output([&](int plane, int op, int oq, PoolCase::Window w) {
+    const std::size_t o = pc.out_index(plane, op, oq);
+    e.value[plane * pc.plane_size() + argmax[o]] += dy[o];
+    pc.for_each_pixel(plane, w, [&](std::size_t i) { whole_window[i] += dy[o]; });
+  });
+  return compare_elements(call, "dx", dx, e.value, e.allowed, pc.in_dims().of("dx"), [&](std::size_t i) {
+    if (!never_written(dx[i]) && dx[i] == whole_window[i] && whole_window[i] != e.value[i]) {
+      return std::string("That is the sum of dy over every window containing this pixel: only the pixel a window "
+                         "chose (its argmax) receives that window's gradient; compare argmax[n][c][p][q] with "
+                         "h * W + w before adding dy.");
+    }
+    return std::string("dx[h][w] sums dy[p][q] over the windows containing (h, w) whose argmax is h * W + w; 0 for "
+                       "a pixel no window chose. dy is integer-valued here, so the sum is exact.");
+  });
+}
+
+// Max pooling backward on integer-valued dy, with argmax from the reference forward (so the backward
+// is checked on its own).
 testing::AssertionResult check_maxpool_backward(const PoolCase& pc) {
   const std::string call = "maxpool2d_backward(" + pc.shape() + ") [seed " + std::to_string(pc.seed) + "]";
   return wb::check::guarded(call, [&]() -> testing::AssertionResult {
@@ -282,23 +310,7 @@ testing::AssertionResult check_maxpool_backward(const PoolCase& pc) {
     Output<float> dxo(pc.in_size(), "dx");
     const cudaError_t status = maxpool2d_backward(pc.p, dy.dev.data(), argmax.dev.data(), dxo.dev.data());
     if (auto r = after_call(status, call, "maxpool2d_backward", verdicts(call, dxo, dy, argmax)); !r) return r;
-    const std::vector<float> dx = dxo.dev.download();
-    Expected e(pc.in_size());
-    std::vector<double> whole_window(pc.in_size(), 0.0);  // every window pixel getting dy
-    pc.for_each_output([&](int plane, int op, int oq, PoolCase::Window w) {
-      const std::size_t o = pc.out_index(plane, op, oq);
-      e.value[plane * pc.plane_size() + fwd.argmax[o]] += dy.host[o];
-      pc.for_each_pixel(plane, w, [&](std::size_t i) { whole_window[i] += dy.host[o]; });
-    });
-    return compare_elements(call, "dx", dx, e.value, e.allowed, pc.in_dims().of("dx"), [&](std::size_t i) {
-      if (!never_written(dx[i]) && dx[i] == whole_window[i] && whole_window[i] != e.value[i]) {
-        return std::string("That is the sum of dy over every window containing this pixel: only the pixel a window "
-                           "chose (its argmax) receives that window's gradient; compare argmax[n][c][p][q] with "
-                           "h * W + w before adding dy.");
-      }
-      return std::string("dx[h][w] sums dy[p][q] over the windows containing (h, w) whose argmax is h * W + w; 0 for "
-                         "a pixel no window chose. dy is integer-valued here, so the sum is exact.");
-    });
+    return maxpool_backward_matches(call, pc, fwd.argmax, dy.host, dxo.dev.download());
   });
 }
 
@@ -559,79 +571,114 @@ testing::AssertionResult run_bn_training(const BnCase& b, BnTrainingGot& got, co
 // The statistics as channel_stats() allows them; y within |gamma| (|x - mean| rstd_allowed + rstd
 // mean_allowed) + 4 u (|y| + |beta|); the running statistics within momentum times the
 // statistic's allowance plus 4 u of their terms.
+testing::AssertionResult bn_training_matches(const std::string& call, const BnCase& b, const BnTrainingGot& got) {
+  std::vector<ChannelStats> st;
+  for (int c = 0; c < b.C; ++c) st.push_back(channel_stats(b, c));
+  const double m = static_cast<double>(b.M()), mom = kMomentum;
+  const PerChannel save_mean{
+      "save_mean", got.save_mean, [&](int c) { return st[c].mean; }, [&](int c) { return st[c].mean_allowed; },
+      [&](int, double) { return std::string(" The mean is the sum over the N * HW values of the channel / M."); }};
+  const PerChannel save_rstd{
+      "save_rstd", got.save_rstd, [&](int c) { return st[c].rstd; }, [&](int c) { return st[c].rstd_allowed; },
+      [&](int c, double g) {
+        const double unbiased = 1.0 / std::sqrt(st[c].var * m / (m - 1.0) + kEps);
+        if (std::fabs(g - unbiased) <= st[c].rstd_allowed && unbiased != st[c].rstd) {
+          return std::string(" That is 1 / sqrt(var * M / (M - 1) + eps): the batch is normalized with the "
+                             "biased variance, sum (x - mean)^2 / M; only running_var takes the unbiased one.");
+        }
+        if (b.kinds[c] == kCancellation) return std::string(kCancellationNote);
+        if (b.kinds[c] == kConstant) {
+          return std::string(" The variance is 0: rstd = 1 / sqrt(0 + eps), eps inside the square root.");
+        }
+        return std::string(" rstd = 1 / sqrt(var + eps), var = sum (x - mean)^2 / M (biased).");
+      }};
+  const PerChannel running_mean{
+      "running_mean", got.running_mean, [&](int c) { return (1.0 - mom) * b.running_mean[c] + mom * st[c].mean; },
+      [&](int c) {
+        return mom * st[c].mean_allowed + 4.0 * kU * (std::fabs(b.running_mean[c]) + std::fabs(mom * st[c].mean));
+      },
+      [&](int c, double) {
+        return " It was " + number(b.running_mean[c]) +
+               " before the call: running_mean = (1 - momentum) running_mean + momentum mean (momentum 0.1).";
+      }};
+  const PerChannel running_var{
+      "running_var", got.running_var,
+      [&](int c) { return (1.0 - mom) * b.running_var[c] + mom * st[c].var * m / (m - 1.0); },
+      [&](int c) {
+        return mom * st[c].var_allowed * m / (m - 1.0) +
+               4.0 * kU * (std::fabs(b.running_var[c]) + mom * st[c].var * m / (m - 1.0));
+      },
+      [&](int c, double g) {
+        const double biased = (1.0 - mom) * b.running_var[c] + mom * st[c].var;
+        std::string text = " It was " + number(b.running_var[c]) +
+                           " before the call: running_var = (1 - momentum) running_var + momentum var M / (M - 1).";
+        if (std::fabs(g - biased) <= mom * st[c].var_allowed + 4.0 * kU * std::fabs(biased) && st[c].var != 0.0) {
+          text += " The result took the biased variance: the running estimate takes the unbiased one, "
+                  "sum (x - mean)^2 / (M - 1) (PyTorch's and cuDNN's convention).";
+        }
+        return text;
+      }};
+  if (auto r = compare_channels(call, b, {save_mean, save_rstd, running_mean, running_var}); !r) return r;
+  Expected e(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const int c = b.channel(i);
+    const ChannelStats& s = st[c];
+    const double y = (b.x[i] - s.mean) * s.rstd * b.gamma[c] + b.beta[c];
+    e.value[i] = y;
+    e.allowed[i] = std::fabs(b.gamma[c]) * (std::fabs(b.x[i] - s.mean) * s.rstd_allowed + s.rstd * s.mean_allowed) +
+                   4.0 * kU * (std::fabs(y) + std::fabs(b.beta[c])) + 1e-30;
+  }
+  return compare_elements(call, "y", got.y, e.value, e.allowed, b.dims().of("y"), [&](std::size_t i) {
+    std::string text = channel_note(b, b.channel(i)) + " y = (x - mean) * rstd * gamma[c] + beta[c].";
+    if (b.HW % 4 != 0) text += " HW = " + std::to_string(b.HW) + " is not a multiple of 4: planes are not 16-byte aligned.";
+    return text;
+  });
+}
+
+// Batch norm, training: one call on @p b, its outputs compared (bn_training_matches).
 testing::AssertionResult check_bn_training(const BnCase& b) {
   const std::string call = "batchnorm_forward_training(" + b.shape() + ", momentum=0.1, eps=1e-5) [seed " +
                            std::to_string(b.seed) + "]";
   return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     BnTrainingGot got;
     if (auto r = run_bn_training(b, got, call); !r) return r;
-    std::vector<ChannelStats> st;
-    for (int c = 0; c < b.C; ++c) st.push_back(channel_stats(b, c));
-    const double m = static_cast<double>(b.M()), mom = kMomentum;
-    const PerChannel save_mean{
-        "save_mean", got.save_mean, [&](int c) { return st[c].mean; }, [&](int c) { return st[c].mean_allowed; },
-        [&](int, double) { return std::string(" The mean is the sum over the N * HW values of the channel / M."); }};
-    const PerChannel save_rstd{
-        "save_rstd", got.save_rstd, [&](int c) { return st[c].rstd; }, [&](int c) { return st[c].rstd_allowed; },
-        [&](int c, double g) {
-          const double unbiased = 1.0 / std::sqrt(st[c].var * m / (m - 1.0) + kEps);
-          if (std::fabs(g - unbiased) <= st[c].rstd_allowed && unbiased != st[c].rstd) {
-            return std::string(" That is 1 / sqrt(var * M / (M - 1) + eps): the batch is normalized with the "
-                               "biased variance, sum (x - mean)^2 / M; only running_var takes the unbiased one.");
-          }
-          if (b.kinds[c] == kCancellation) return std::string(kCancellationNote);
-          if (b.kinds[c] == kConstant) {
-            return std::string(" The variance is 0: rstd = 1 / sqrt(0 + eps), eps inside the square root.");
-          }
-          return std::string(" rstd = 1 / sqrt(var + eps), var = sum (x - mean)^2 / M (biased).");
-        }};
-    const PerChannel running_mean{
-        "running_mean", got.running_mean, [&](int c) { return (1.0 - mom) * b.running_mean[c] + mom * st[c].mean; },
-        [&](int c) {
-          return mom * st[c].mean_allowed + 4.0 * kU * (std::fabs(b.running_mean[c]) + std::fabs(mom * st[c].mean));
-        },
-        [&](int c, double) {
-          return " It was " + number(b.running_mean[c]) +
-                 " before the call: running_mean = (1 - momentum) running_mean + momentum mean (momentum 0.1).";
-        }};
-    const PerChannel running_var{
-        "running_var", got.running_var,
-        [&](int c) { return (1.0 - mom) * b.running_var[c] + mom * st[c].var * m / (m - 1.0); },
-        [&](int c) {
-          return mom * st[c].var_allowed * m / (m - 1.0) +
-                 4.0 * kU * (std::fabs(b.running_var[c]) + mom * st[c].var * m / (m - 1.0));
-        },
-        [&](int c, double g) {
-          const double biased = (1.0 - mom) * b.running_var[c] + mom * st[c].var;
-          std::string text = " It was " + number(b.running_var[c]) +
-                             " before the call: running_var = (1 - momentum) running_var + momentum var M / (M - 1).";
-          if (std::fabs(g - biased) <= mom * st[c].var_allowed + 4.0 * kU * std::fabs(biased) && st[c].var != 0.0) {
-            text += " The result took the biased variance: the running estimate takes the unbiased one, "
-                    "sum (x - mean)^2 / (M - 1) (PyTorch's and cuDNN's convention).";
-          }
-          return text;
-        }};
-    if (auto r = compare_channels(call, b, {save_mean, save_rstd, running_mean, running_var}); !r) return r;
-    Expected e(b.size());
-    for (std::size_t i = 0; i < b.size(); ++i) {
-      const int c = b.channel(i);
-      const ChannelStats& s = st[c];
-      const double y = (b.x[i] - s.mean) * s.rstd * b.gamma[c] + b.beta[c];
-      e.value[i] = y;
-      e.allowed[i] = std::fabs(b.gamma[c]) * (std::fabs(b.x[i] - s.mean) * s.rstd_allowed + s.rstd * s.mean_allowed) +
-                     4.0 * kU * (std::fabs(y) + std::fabs(b.beta[c])) + 1e-30;
-    }
-    return compare_elements(call, "y", got.y, e.value, e.allowed, b.dims().of("y"), [&](std::size_t i) {
-      std::string text = channel_note(b, b.channel(i)) + " y = (x - mean) * rstd * gamma[c] + beta[c].";
-      if (b.HW % 4 != 0) text += " HW = " + std::to_string(b.HW) + " is not a multiple of 4: planes are not 16-byte aligned.";
-      return text;
-    });
+    return bn_training_matches(call, b, got);
   });
 }
 
 // Batch norm, inference: elementwise, y = (x - rm) / sqrt(rv + eps) gamma + beta in any arrangement
 // (folding gamma / sqrt(rv + eps) into a scale and a shift included): allowed
 // 6 u (|gamma| rstd (|x| + |rm|) + |beta| + |y|).
+testing::AssertionResult bn_inference_matches(const std::string& call, const BnCase& b,
+                                              const std::vector<float>& got) {
+  auto value = [&](std::size_t i, int c) {
+    return (b.x[i] - static_cast<double>(b.running_mean[c])) / std::sqrt(b.running_var[c] + static_cast<double>(kEps)) *
+               b.gamma[c] + b.beta[c];
+  };
+  Expected e(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const int c = b.channel(i);
+    const double rstd = 1.0 / std::sqrt(b.running_var[c] + static_cast<double>(kEps));
+    e.value[i] = value(i, c);
+    e.allowed[i] = 6.0 * kU *
+                       (std::fabs(b.gamma[c]) * rstd * (std::fabs(b.x[i]) + std::fabs(b.running_mean[c])) +
+                        std::fabs(b.beta[c]) + std::fabs(e.value[i])) +
+                   1e-30;
+  }
+  return compare_elements(call, "y", got, e.value, e.allowed, b.dims().of("y"), [&](std::size_t i) {
+    const int c = b.channel(i);
+    std::string text = "y = (x - running_mean[c]) / sqrt(running_var[c] + eps) * gamma[c] + beta[c], here with c = " +
+                       std::to_string(c) + ".";
+    const int nhwc = static_cast<int>(i % b.C);
+    if (nhwc != c && std::fabs(got[i] - value(i, nhwc)) <= 1e-4 * (1.0 + std::fabs(value(i, nhwc)))) {
+      text += " The result used channel " + std::to_string(nhwc) +
+              " = index % C, the channel of NHWC: in NCHW the channel of element i is (i / HW) % C.";
+    }
+    return text;
+  });
+}
+
+// Batch norm, inference: one call on @p b, its y compared (bn_inference_matches).
 testing::AssertionResult check_bn_inference(const BnCase& b) {
   const std::string call = "batchnorm_forward_inference(" + b.shape() + ", eps=1e-5) [seed " + std::to_string(b.seed) + "]";
   return wb::check::guarded(call, [&]() -> testing::AssertionResult {
@@ -642,32 +689,7 @@ testing::AssertionResult check_bn_inference(const BnCase& b) {
                                                            beta.dev.data(), rm.dev.data(), rv.dev.data(), kEps,
                                                            y.dev.data());
     if (auto r = after_call(status, call, "batchnorm_forward_inference", verdicts(call, y, x, rm, rv, gamma, beta)); !r) return r;
-    const std::vector<float> got = y.dev.download();
-    auto value = [&](std::size_t i, int c) {
-      return (b.x[i] - static_cast<double>(b.running_mean[c])) / std::sqrt(b.running_var[c] + static_cast<double>(kEps)) *
-                 b.gamma[c] + b.beta[c];
-    };
-    Expected e(b.size());
-    for (std::size_t i = 0; i < b.size(); ++i) {
-      const int c = b.channel(i);
-      const double rstd = 1.0 / std::sqrt(b.running_var[c] + static_cast<double>(kEps));
-      e.value[i] = value(i, c);
-      e.allowed[i] = 6.0 * kU *
-                         (std::fabs(b.gamma[c]) * rstd * (std::fabs(b.x[i]) + std::fabs(b.running_mean[c])) +
-                          std::fabs(b.beta[c]) + std::fabs(e.value[i])) +
-                     1e-30;
-    }
-    return compare_elements(call, "y", got, e.value, e.allowed, b.dims().of("y"), [&](std::size_t i) {
-      const int c = b.channel(i);
-      std::string text = "y = (x - running_mean[c]) / sqrt(running_var[c] + eps) * gamma[c] + beta[c], here with c = " +
-                         std::to_string(c) + ".";
-      const int nhwc = static_cast<int>(i % b.C);
-      if (nhwc != c && std::fabs(got[i] - value(i, nhwc)) <= 1e-4 * (1.0 + std::fabs(value(i, nhwc)))) {
-        text += " The result used channel " + std::to_string(nhwc) +
-                " = index % C, the channel of NHWC: in NCHW the channel of element i is (i / HW) % C.";
-      }
-      return text;
-    });
+    return bn_inference_matches(call, b, y.dev.download());
   });
 }
 
@@ -714,55 +736,62 @@ testing::AssertionResult run_bn_backward(const BnBackwardCase& k, BnGradsGot& go
 
 // Batch norm backward: dbeta within T(M) sum|dy|, dgamma within (T(M) + 4 u) sum|dy xhat|, dx
 // within |gamma| rstd (their errors divided by M, the second times |xhat|) + 8 u of its terms.
+testing::AssertionResult bn_backward_matches(const std::string& call, const BnBackwardCase& k,
+                                             const BnGradsGot& got) {
+  const BnCase& b = k.b;
+  const double m = static_cast<double>(b.M()), t = sum_tolerance(m);
+  std::vector<double> dbeta(b.C), dbeta_abs(b.C), dgamma(b.C), dgamma_abs(b.C);
+  auto xhat = [&](std::size_t i) { return (b.x[i] - static_cast<double>(k.mean[b.channel(i)])) * k.rstd[b.channel(i)]; };
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const int c = b.channel(i);
+    dbeta[c] += k.dy[i];
+    dbeta_abs[c] += std::fabs(k.dy[i]);
+    dgamma[c] += k.dy[i] * xhat(i);
+    dgamma_abs[c] += std::fabs(k.dy[i] * xhat(i));
+  }
+  auto dbeta_allowed = [&](int c) { return t * dbeta_abs[c] + 1e-30; };
+  auto dgamma_allowed = [&](int c) { return (t + 4.0 * kU) * dgamma_abs[c] + 1e-30; };
+  auto sum_note = [&](int, double) {
+    return std::string(" dbeta[c] = sum of dy and dgamma[c] = sum of dy * xhat over the channel's N * HW values: "
+                       "every block's partial sums, added once each.");
+  };
+  if (auto r = compare_channels(call, b,
+                                {{"dbeta", got.dbeta, [&](int c) { return dbeta[c]; }, dbeta_allowed, sum_note},
+                                 {"dgamma", got.dgamma, [&](int c) { return dgamma[c]; }, dgamma_allowed, sum_note}});
+      !r) {
+    return r;
+  }
+  Expected e(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const int c = b.channel(i);
+    const double a = std::fabs(b.gamma[c]) * k.rstd[c], xh = xhat(i);
+    const double inner = k.dy[i] - dbeta[c] / m - xh * dgamma[c] / m;
+    e.value[i] = b.gamma[c] * k.rstd[c] * inner;
+    e.allowed[i] = a * (dbeta_allowed(c) / m + std::fabs(xh) * dgamma_allowed(c) / m +
+                        8.0 * kU * (std::fabs(k.dy[i]) + std::fabs(dbeta[c] / m) + std::fabs(xh * dgamma[c] / m))) +
+                   4.0 * kU * std::fabs(e.value[i]) + 1e-30;
+  }
+  return compare_elements(call, "dx", got.dx, e.value, e.allowed, b.dims().of("dx"), [&](std::size_t i) {
+    const int c = b.channel(i);
+    std::string text = channel_note(b, c) +
+                       " dx = gamma[c] * rstd[c] * (dy - dbeta[c] / M - xhat * dgamma[c] / M), xhat = (x - mean) * rstd.";
+    const double plain = static_cast<double>(b.gamma[c]) * k.rstd[c] * k.dy[i];
+    if (std::fabs(got.dx[i] - plain) <= 1e-5 * (std::fabs(plain) + 1e-3)) {
+      text += " The result is gamma * rstd * dy alone: the mean terms (dbeta / M and xhat * dgamma / M, which come "
+              "from the mean and the variance depending on every x) are missing.";
+    }
+    return text;
+  });
+}
+
+// Batch norm backward: one call on @p k, its gradients compared (bn_backward_matches).
 testing::AssertionResult check_bn_backward(const BnBackwardCase& k) {
   const BnCase& b = k.b;
   const std::string call = "batchnorm_backward(" + b.shape() + ") [seed " + std::to_string(b.seed) + "]";
   return wb::check::guarded(call, [&]() -> testing::AssertionResult {
     BnGradsGot got;
     if (auto r = run_bn_backward(k, got, call); !r) return r;
-    const double m = static_cast<double>(b.M()), t = sum_tolerance(m);
-    std::vector<double> dbeta(b.C), dbeta_abs(b.C), dgamma(b.C), dgamma_abs(b.C);
-    auto xhat = [&](std::size_t i) { return (b.x[i] - static_cast<double>(k.mean[b.channel(i)])) * k.rstd[b.channel(i)]; };
-    for (std::size_t i = 0; i < b.size(); ++i) {
-      const int c = b.channel(i);
-      dbeta[c] += k.dy[i];
-      dbeta_abs[c] += std::fabs(k.dy[i]);
-      dgamma[c] += k.dy[i] * xhat(i);
-      dgamma_abs[c] += std::fabs(k.dy[i] * xhat(i));
-    }
-    auto dbeta_allowed = [&](int c) { return t * dbeta_abs[c] + 1e-30; };
-    auto dgamma_allowed = [&](int c) { return (t + 4.0 * kU) * dgamma_abs[c] + 1e-30; };
-    auto sum_note = [&](int, double) {
-      return std::string(" dbeta[c] = sum of dy and dgamma[c] = sum of dy * xhat over the channel's N * HW values: "
-                         "every block's partial sums, added once each.");
-    };
-    if (auto r = compare_channels(call, b,
-                                  {{"dbeta", got.dbeta, [&](int c) { return dbeta[c]; }, dbeta_allowed, sum_note},
-                                   {"dgamma", got.dgamma, [&](int c) { return dgamma[c]; }, dgamma_allowed, sum_note}});
-        !r) {
-      return r;
-    }
-    Expected e(b.size());
-    for (std::size_t i = 0; i < b.size(); ++i) {
-      const int c = b.channel(i);
-      const double a = std::fabs(b.gamma[c]) * k.rstd[c], xh = xhat(i);
-      const double inner = k.dy[i] - dbeta[c] / m - xh * dgamma[c] / m;
-      e.value[i] = b.gamma[c] * k.rstd[c] * inner;
-      e.allowed[i] = a * (dbeta_allowed(c) / m + std::fabs(xh) * dgamma_allowed(c) / m +
-                          8.0 * kU * (std::fabs(k.dy[i]) + std::fabs(dbeta[c] / m) + std::fabs(xh * dgamma[c] / m))) +
-                     4.0 * kU * std::fabs(e.value[i]) + 1e-30;
-    }
-    return compare_elements(call, "dx", got.dx, e.value, e.allowed, b.dims().of("dx"), [&](std::size_t i) {
-      const int c = b.channel(i);
-      std::string text = channel_note(b, c) +
-                         " dx = gamma[c] * rstd[c] * (dy - dbeta[c] / M - xhat * dgamma[c] / M), xhat = (x - mean) * rstd.";
-      const double plain = static_cast<double>(b.gamma[c]) * k.rstd[c] * k.dy[i];
-      if (std::fabs(got.dx[i] - plain) <= 1e-5 * (std::fabs(plain) + 1e-3)) {
-        text += " The result is gamma * rstd * dy alone: the mean terms (dbeta / M and xhat * dgamma / M, which come "
-                "from the mean and the variance depending on every x) are missing.";
-      }
-      return text;
-    });
+    return bn_backward_matches(call, k, got);
   });
 }
 
@@ -1293,7 +1322,12 @@ WB_CHECK(Performance, BatchNormCoalesced, .weight = 2, .backends = "sim",
 #endif
 }
 #else
+// Every timed function is validated before timing and after it, the timed runs each given changed inputs
+// (wb_timed.h), against the references of the correctness checks.
 namespace {
+
+using wb::check::failure_text;
+using wb::check::verified_bandwidth_ratio;
 
 template <class T>
 wb::DeviceBuffer<T> device_vector(const std::vector<T>& v) {
@@ -1314,19 +1348,31 @@ WB_CHECK(Performance, PoolBandwidth, .weight = 4, .backends = "cuda", .timeout_s
   WB_ASSERT(check_maxpool_backward(make_pool_case(pool(2, 8, 112, 112, 3, 3, 1, 1, 2, 2), 0, 2301)));
   std::string text;
   try {
-    const PoolParams p = pool(32, 64, 112, 112, 3, 3, 1, 1, 2, 2);
-    const std::size_t in = static_cast<std::size_t>(p.N) * p.C * p.H * p.W,
-                      out = static_cast<std::size_t>(p.N) * p.C * pool_out_h(p) * pool_out_w(p);
-    auto x = device_vector(wb::random_floats(in, 2302));
-    auto dy = device_vector(wb::random_floats(out, 2303));
+    PoolCase pc = make_pool_case(pool(32, 64, 112, 112, 3, 3, 1, 1, 2, 2), 0, 2302);
+    const PoolParams p = pc.p;
+    const std::size_t in = pc.in_size(), out = pc.out_size();
+    auto x = device_vector(pc.x);
     wb::DeviceBuffer<float> y(out), dx(in);
     wb::DeviceBuffer<int> argmax(out);
-    const double fwd = wb::check::bandwidth_ratio("maxpool2d_forward 32x64x112x112", 4.0 * in + 8.0 * out, [&] {
-      WB_CUDA_CHECK(maxpool2d_forward(p, x.data(), y.data(), argmax.data()));
-    }, text);
-    const double bwd = wb::check::bandwidth_ratio("maxpool2d_backward", 8.0 * out + 4.0 * in, [&] {
-      WB_CUDA_CHECK(maxpool2d_backward(p, dy.data(), argmax.data(), dx.data()));
-    }, text);
+    wb::check::ChangingInput<float> changing_x(pc.x, x.data());
+    double fwd = 0.0, bwd = 0.0;
+    WB_ASSERT(verified_bandwidth_ratio(
+        "maxpool2d_forward 32x64x112x112", 4.0 * in + 8.0 * out,
+        [&] { return maxpool2d_forward(p, x.data(), y.data(), argmax.data()); }, [&] { changing_x.change(); },
+        [&] { return failure_text(maxpool_forward_matches("the output", pc, y.download(), argmax.download())); },
+        text, fwd));
+    // The backward of the last forward's windows, on integer-valued dy.
+    const std::vector<int> windows = maxpool_reference(pc).argmax;
+    std::vector<float> dy_host = int_dy(out, 2303);
+    auto dy = device_vector(dy_host);
+    auto window_argmax = device_vector(windows);
+    wb::check::ChangingInput<float> changing_dy(dy_host, dy.data());
+    WB_ASSERT(verified_bandwidth_ratio(
+        "maxpool2d_backward", 8.0 * out + 4.0 * in,
+        [&] { return maxpool2d_backward(p, dy.data(), window_argmax.data(), dx.data()); },
+        [&] { changing_dy.change(); },
+        [&] { return failure_text(maxpool_backward_matches("the output", pc, windows, dy_host, dx.download())); },
+        text, bwd));
     EXPECT_GE(fwd, kMinBandwidth) << "maxpool2d_forward reached " << wb::check::fixed(fwd) << " x the copy bandwidth; it needs "
                                   << wb::check::as_written(kMinBandwidth)
                                   << ". A thread per output with consecutive threads on consecutive outputs of a row; "
@@ -1352,27 +1398,61 @@ WB_CHECK(Performance, BatchNormBandwidth, .weight = 6, .backends = "cuda", .time
   WB_ASSERT(check_bn_backward(make_bn_backward_case(make_bn_case({8, 16, 3136}, 0, 2402))));
   std::string text;
   try {
-    constexpr int N = 32, C = 256, HW = 56 * 56;
-    const std::size_t n = static_cast<std::size_t>(N) * C * HW;
-    auto x = device_vector(wb::random_floats(n, 2403));
-    auto dy = device_vector(wb::random_floats(n, 2404));
-    auto gamma = device_vector(wb::random_floats(C, 2405, 0.5f, 1.5f));
-    auto beta = device_vector(wb::random_floats(C, 2406));
-    auto rm = device_vector(wb::random_floats(C, 2407));
-    auto rv = device_vector(wb::random_floats(C, 2408, 0.5f, 2.0f));
-    wb::DeviceBuffer<float> y(n), dx(n), mean(C), rstd(C), dgamma(C), dbeta(C), ws(batchnorm_workspace_floats(C));
-    const double train = wb::check::bandwidth_ratio("training 32x256x56x56", 12.0 * n, [&] {
-      WB_CUDA_CHECK(batchnorm_forward_training(N, C, HW, x.data(), gamma.data(), beta.data(), kMomentum, kEps, y.data(),
-                                               mean.data(), rstd.data(), rm.data(), rv.data(), ws.data()));
-    }, text);
-    const double infer = wb::check::bandwidth_ratio("inference", 8.0 * n, [&] {
-      WB_CUDA_CHECK(batchnorm_forward_inference(N, C, HW, x.data(), gamma.data(), beta.data(), rm.data(), rv.data(),
-                                                kEps, y.data()));
-    }, text);
-    const double back = wb::check::bandwidth_ratio("backward", 20.0 * n, [&] {
-      WB_CUDA_CHECK(batchnorm_backward(N, C, HW, dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(),
-                                       dgamma.data(), dbeta.data(), ws.data()));
-    }, text);
+    BnCase b = make_bn_case({32, 256, 56 * 56}, 0, 2403);
+    const int N = b.N, C = b.C, HW = b.HW;
+    const std::size_t n = b.size();
+    auto x = device_vector(b.x), gamma = device_vector(b.gamma), beta = device_vector(b.beta);
+    auto rm = device_vector(b.running_mean), rv = device_vector(b.running_var);
+    wb::DeviceBuffer<float> y(n), mean(C), rstd(C), ws(batchnorm_workspace_floats(C));
+    wb::check::ChangingInput<float> changing_x(b.x, x.data());
+    // Training updates the running statistics on every run: the reference takes them as they were
+    // before the last one.
+    const auto running_statistics = [&] {
+      b.running_mean = rm.download();
+      b.running_var = rv.download();
+    };
+    double train = 0.0, infer = 0.0, back = 0.0;
+    WB_ASSERT(verified_bandwidth_ratio(
+        "training 32x256x56x56", 12.0 * n,
+        [&] {
+          return batchnorm_forward_training(N, C, HW, x.data(), gamma.data(), beta.data(), kMomentum, kEps, y.data(),
+                                            mean.data(), rstd.data(), rm.data(), rv.data(), ws.data());
+        },
+        [&] {
+          changing_x.change();
+          running_statistics();
+        },
+        [&] {
+          const BnTrainingGot got{y.download(), mean.download(), rstd.download(), rm.download(), rv.download()};
+          return failure_text(bn_training_matches("the output", b, got));
+        },
+        text, train));
+    running_statistics();  // what inference reads
+    WB_ASSERT(verified_bandwidth_ratio(
+        "inference", 8.0 * n,
+        [&] {
+          return batchnorm_forward_inference(N, C, HW, x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), kEps,
+                                             y.data());
+        },
+        [&] { changing_x.change(); }, [&] { return failure_text(bn_inference_matches("the output", b, y.download())); },
+        text, infer));
+    BnBackwardCase k = make_bn_backward_case(b);
+    auto dy = device_vector(k.dy), save_mean = device_vector(k.mean), save_rstd = device_vector(k.rstd);
+    auto x_now = device_vector(k.b.x);
+    wb::DeviceBuffer<float> dx(n), dgamma(C), dbeta(C);
+    wb::check::ChangingInput<float> changing_dy(k.dy, dy.data());
+    WB_ASSERT(verified_bandwidth_ratio(
+        "backward", 20.0 * n,
+        [&] {
+          return batchnorm_backward(N, C, HW, dy.data(), x_now.data(), gamma.data(), save_mean.data(), save_rstd.data(),
+                                    dx.data(), dgamma.data(), dbeta.data(), ws.data());
+        },
+        [&] { changing_dy.change(); },
+        [&] {
+          const BnGradsGot got{dx.download(), dgamma.download(), dbeta.download()};
+          return failure_text(bn_backward_matches("the output", k, got));
+        },
+        text, back));
     for (auto [name, ratio] : {std::pair{"batchnorm_forward_training", train},
                                std::pair{"batchnorm_forward_inference", infer}, std::pair{"batchnorm_backward", back}}) {
       EXPECT_GE(ratio, kMinBandwidth) << name << " reached " << wb::check::fixed(ratio) << " x the copy bandwidth; it needs "

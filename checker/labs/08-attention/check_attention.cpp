@@ -27,6 +27,7 @@
 #include "wb_block_order.h"
 #include "wb_buffers.h"
 #include "wb_check.h"
+#include "wb_timed.h"
 #include "wb_compare_elements.h"
 #include "wb_float16.h"
 #include "wb_host_checks.h"
@@ -964,12 +965,61 @@ WB_CHECK(Performance, CausalSkipsTiles, .weight = 2, .backends = "sim", .limits 
 // ---- Performance (cuda) ------------------------------------------------------------------------------------------
 
 #if !defined(CUSIM)
+// Every timed function is validated before timing and after it, the timed runs each given changed
+// queries (wb_timed.h). The shapes are too large for the whole host reference (minutes), so the rows
+// compared are the first, the last and every row the changes touched: where a result cached from an
+// earlier call, or written after the call returned, differs from the right one.
 namespace {
 
 // FLOPs of a call: 4 B H Tq Tk D (the two products), half that when causal.
 double attention_flops(const AttentionShape& s) {
   const double f = 4.0 * s.batch * s.heads * static_cast<double>(s.tq) * s.tk * s.d;
   return s.causal ? f / 2.0 : f;
+}
+
+// The verdict on the query rows @p rows of a forward's O and L on @p d, as compare() judges whole tensors.
+testing::AssertionResult rows_match(const std::string& call, const Data& d, const std::vector<float>& o,
+                                    const std::vector<float>& lse, std::vector<std::size_t> rows) {
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const AttentionShape& s = d.s;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+  Forward exact, same;
+  std::vector<float> got_o, got_lse;
+  for (std::size_t row : rows) {
+    std::vector<double> o_exact(s.d, 0.0), o_same(s.d, 0.0);
+    double lse_exact = -kInf, lse_same = -kInf;
+    if (const int end = visible_end(s, static_cast<int>(row % s.tq), Variant::Exact); end > 0) {
+      const float* q = d.q.data() + row * s.d;
+      lse_exact = attention_row<double>(d, row / s.tq, q, end, scale, o_exact.data());
+      lse_same = attention_row<float>(d, row / s.tq, q, end, scale, o_same.data());
+    }
+    exact.o.insert(exact.o.end(), o_exact.begin(), o_exact.end());
+    same.o.insert(same.o.end(), o_same.begin(), o_same.end());
+    exact.lse.push_back(lse_exact);
+    same.lse.push_back(lse_same);
+    got_o.insert(got_o.end(), o.begin() + row * s.d, o.begin() + (row + 1) * s.d);
+    got_lse.push_back(lse[row]);
+  }
+  for (const bool is_lse : {true, false}) {
+    const std::vector<float>& got = is_lse ? got_lse : got_o;
+    const std::vector<double>& ref = is_lse ? exact.lse : exact.o;
+    const Error e = error_of(got, ref, is_lse ? same.lse : same.o, d.precision);
+    if (e.within()) continue;
+    const int width = is_lse ? 1 : s.d;
+    const std::size_t index = rows[e.worst.index / width] * width + e.worst.index % width;
+    return largest_error_failure(call, is_lse ? "lse" : "o", position(s, index, width, s.tq, "i"), got, ref, e,
+                                 d.precision)
+           << " (" << rows.size() << " query rows compared: the first, the last and those the changes touched)";
+  }
+  return testing::AssertionSuccess();
+}
+
+// The rows rows_match() compares after changes of the queries at @p changed (indices into Q).
+std::vector<std::size_t> rows_to_compare(const AttentionShape& s, const std::vector<std::size_t>& changed) {
+  std::vector<std::size_t> rows = {0, attention_rows(s) - 1};
+  for (std::size_t i : changed) rows.push_back(i / s.d);
+  return rows;
 }
 
 }  // namespace
@@ -990,18 +1040,25 @@ WB_CHECK(Performance, TensorCoreForward, .weight = 6, .backends = "cuda", .timeo
   try {
     const AttentionShape s{4, 16, 4096, 4096, 128, 0};
     const double ceiling = cublas_bf16_gemm_tflops(4096);
-    std::vector<std::uint16_t> host(attention_q_elements(s));
-    for (std::size_t i = 0; i < host.size(); ++i) host[i] = to_bf16(static_cast<float>((i * 7919) % 97) / 97.0f - 0.5f);
-    wb::DeviceBuffer<std::uint16_t> q{std::span<const std::uint16_t>(host)}, k{std::span<const std::uint16_t>(host)},
-        v{std::span<const std::uint16_t>(host)}, o(host.size());
+    Data d = make_data(s, Precision::Bf16, 1002);
+    std::vector<std::uint16_t> q_bits = encode(Precision::Bf16, d.q);
+    wb::DeviceBuffer<std::uint16_t> q{std::span<const std::uint16_t>(q_bits)},
+        k{std::span<const std::uint16_t>(encode(Precision::Bf16, d.k))},
+        v{std::span<const std::uint16_t>(encode(Precision::Bf16, d.v))}, o(q_bits.size());
     wb::DeviceBuffer<float> lse(attention_rows(s));
+    wb::check::ChangingInput<std::uint16_t> changing(q_bits, q.data());
     auto p = [](auto* x) { return reinterpret_cast<__nv_bfloat16*>(x); };
-    const wb::Timing t = wb::time_median(
-        [&] {
-          WB_CUDA_CHECK(attention_forward_bf16(p(q.data()), p(k.data()), p(v.data()), p(o.data()), lse.data(), s));
-        },
-        {.warmup = 1, .repetitions = 5});
-    const double tflops = attention_flops(s) / (t.median_ms * 1e-3) / 1e12;
+    const auto verify = [&] {
+      d.q = decode(Precision::Bf16, q_bits);
+      return wb::check::failure_text(rows_match("the output", d, read_16bit(Precision::Bf16, o.download()),
+                                                lse.download(), rows_to_compare(s, changing.changed())));
+    };
+    wb::Bandwidth t;
+    WB_ASSERT(wb::check::timed_and_verified(
+        "attention_forward_bf16(" + shape_text(s) + ")", attention_flops(s),  // only the time is used
+        [&] { return attention_forward_bf16(p(q.data()), p(k.data()), p(v.data()), p(o.data()), lse.data(), s); },
+        [&] { changing.change(); }, verify, t, {.warmup = 1, .repetitions = 5}));
+    const double tflops = attention_flops(s) / (t.timing.median_ms * 1e-3) / 1e12;
     const double ratio = tflops / ceiling;
     wb::check::record_measured(fixed(ratio) + " x the bf16 GEMM ceiling (" + fixed(tflops) + " vs " +
                                fixed(ceiling) + " TFLOP/s)");
@@ -1025,20 +1082,29 @@ WB_CHECK(Performance, FusedVsUnfused, .weight = 4, .backends = "cuda", .timeout_
   WB_ASSERT(check_forward(Version::Fused, make_data({1, 1, 1024, 1024, 64, 1}, Precision::Fp32, 1001)));
   try {
     const AttentionShape s{1, 16, 4096, 4096, 64, 1};
-    const std::vector<float> host = wb::random_floats(attention_q_elements(s), 1002, -1.0f, 1.0f);
-    wb::DeviceBuffer<float> q{std::span<const float>(host)}, k{std::span<const float>(host)},
-        v{std::span<const float>(host)}, o(host.size()), lse(attention_rows(s)),
-        ws(attention_unfused_workspace_floats(s));
-    const wb::Timing fused = wb::time_median(
-        [&] { WB_CUDA_CHECK(attention_forward(q.data(), k.data(), v.data(), o.data(), lse.data(), s)); },
-        {.warmup = 1, .repetitions = 3});
-    const wb::Timing unfused = wb::time_median(
-        [&] { WB_CUDA_CHECK(attention_unfused(q.data(), k.data(), v.data(), o.data(), lse.data(), s, ws.data())); },
-        {.warmup = 1, .repetitions = 3});
-    const double speedup = unfused.median_ms / fused.median_ms;
-    wb::check::record_measured(fixed(speedup) + " x (fused " + fixed(attention_flops(s) / (fused.median_ms * 1e9)) +
-                               " TFLOP/s, unfused " + fixed(attention_flops(s) / (unfused.median_ms * 1e9)) +
-                               " TFLOP/s)");
+    Data d = make_data(s, Precision::Fp32, 1002);
+    wb::DeviceBuffer<float> q{std::span<const float>(d.q)}, k{std::span<const float>(d.k)},
+        v{std::span<const float>(d.v)}, o(d.q.size()), lse(attention_rows(s));
+    wb::DeviceBuffer<float> ws(attention_unfused_workspace_floats(s));
+    wb::check::ChangingInput<float> changing(d.q, q.data());
+    const auto verify = [&] {
+      return wb::check::failure_text(
+          rows_match("the output", d, o.download(), lse.download(), rows_to_compare(s, changing.changed())));
+    };
+    const wb::TimingOptions timing{.warmup = 1, .repetitions = 3};
+    wb::Bandwidth fused, unfused;
+    WB_ASSERT(wb::check::timed_and_verified(
+        "attention_forward(" + shape_text(s) + ")", attention_flops(s),  // only the time is used
+        [&] { return attention_forward(q.data(), k.data(), v.data(), o.data(), lse.data(), s); },
+        [&] { changing.change(); }, verify, fused, timing));
+    WB_ASSERT(wb::check::timed_and_verified(
+        "attention_unfused(" + shape_text(s) + ")", attention_flops(s),
+        [&] { return attention_unfused(q.data(), k.data(), v.data(), o.data(), lse.data(), s, ws.data()); },
+        [&] { changing.change(); }, verify, unfused, timing));
+    const double fused_ms = fused.timing.median_ms, unfused_ms = unfused.timing.median_ms;
+    const double speedup = unfused_ms / fused_ms;
+    wb::check::record_measured(fixed(speedup) + " x (fused " + fixed(attention_flops(s) / (fused_ms * 1e9)) +
+                               " TFLOP/s, unfused " + fixed(attention_flops(s) / (unfused_ms * 1e9)) + " TFLOP/s)");
     EXPECT_GE(speedup, kMinSpeedup) << "attention_forward(" << shape_text(s) << ") is " << fixed(speedup)
                                     << " x faster than attention_unfused; it needs " << wb::check::as_written(kMinSpeedup) << " x.";
   } catch (const std::exception& e) {

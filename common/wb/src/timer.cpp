@@ -55,6 +55,7 @@ Timing time_median(const std::function<void()>& work, const TimingOptions& optio
   std::optional<L2Flusher> flusher;
   if (options.flush_l2) flusher.emplace();
   for (int i = 0; i < options.warmup; ++i) {
+    if (options.before_each) options.before_each();
     if (flusher) flusher->flush(options.stream);
     work();
   }
@@ -66,6 +67,7 @@ Timing time_median(const std::function<void()>& work, const TimingOptions& optio
   after_stop.reserve(static_cast<std::size_t>(options.repetitions));
   using Clock = std::chrono::steady_clock;
   for (int i = 0; i < options.repetitions; ++i) {
+    if (options.before_each) options.before_each();
     if (flusher) flusher->flush(options.stream);
     WB_CUDA_CHECK(cudaEventRecord(events.start, options.stream));
     work();

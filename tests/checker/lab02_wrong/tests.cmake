@@ -60,6 +60,12 @@ if(WB_BACKEND STREQUAL "sim")
 else()
   wb_known_wrong_test(02-transpose strided_tile_store
     --expect-fail Performance.BandwidthVsDeviceCopy "needs 0.8 x the copy bandwidth")
+  # A result cached from the last call and replayed when the same arguments come back: the timed
+  # runs each get changed inputs (wb_timed.h), so out is left holding an older transpose. Not yet
+  # run on a GPU.
+  wb_known_wrong_test(02-transpose cached_result_replay
+    --expect-fail Performance.BandwidthVsDeviceCopy
+                  "transpose_conflict_free\\(rows=8192, cols=8192\\): after [0-9]+ timed runs, each given changed inputs, the outputs do not hold the result of the last run's inputs")
 endif()
 if(WB_BACKEND STREQUAL "sim")
   # cusim's fault injection (cusim/checker.h, wb_host_checks.h): sim only.

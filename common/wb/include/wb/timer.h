@@ -31,6 +31,9 @@ struct TimingOptions {
   int repetitions = 21;       ///< timed runs; the median is reported
   bool flush_l2 = false;      ///< overwrite the L2 cache before every run (untimed)
   cudaStream_t stream = 0;    ///< stream the events are recorded on
+  /// Untimed work before every run (warm-ups included), before the L2 flush: for example new
+  /// inputs, so that a run cannot replay a result computed for an earlier one.
+  std::function<void()> before_each;
 };
 
 /// Result of time_median(), in milliseconds.
