@@ -57,6 +57,7 @@ std::vector<Candidate> candidate_list() {
       {"mma.sync 8 warps x 16 rows, 64 keys", mma({8, 1, 64})},
       {"mma.sync 8 warps x 16 rows, 128 keys", mma({8, 1, 128})},
       {"mma.sync 4 warps x 32 rows, 64 keys", mma({4, 2, 64})},
+      {"mma.sync 4 warps x 32 rows, 32 keys", mma({4, 2, 32})},
   };
 }
 
@@ -345,7 +346,7 @@ int run(const Options& options) {
               "128, T = 1 .. 203%s)\n",
               longest);
   for (std::size_t i = 0; i < list.size(); ++i)
-    std::printf("  %-40s largest error %.2f x the allowed\n", list[i].name.c_str(), used[i]);
+    std::printf("  %-40s largest error %.3f x the allowed\n", list[i].name.c_str(), used[i]);
   if (!options.validate_only) time_candidates(list, options);
   return 0;
 }

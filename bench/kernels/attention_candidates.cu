@@ -403,6 +403,7 @@ cudaError_t attention_forward_mma(const bf16* q, const bf16* k, const bf16* v, b
   if (c.warps == 8 && c.row_tiles == 1 && c.keys == 64) return launch_d<8, 1, 64>(q, k, v, o, lse, s);
   if (c.warps == 4 && c.row_tiles == 2 && c.keys == 64) return launch_d<4, 2, 64>(q, k, v, o, lse, s);
   if (c.warps == 8 && c.row_tiles == 1 && c.keys == 128) return launch_d<8, 1, 128>(q, k, v, o, lse, s);
+  if (c.warps == 4 && c.row_tiles == 2 && c.keys == 32) return launch_d<4, 2, 32>(q, k, v, o, lse, s);
   return cudaErrorInvalidValue;
 }
 
