@@ -348,8 +348,10 @@ __global__ void __launch_bounds__(32 * WARPS)
       sum += __shfl_xor_sync(kFull, sum, 2);
       inv[mt][h] = sum > 0.0f ? 1.0f / sum : 0.0f;
       const int i = w0 + mt * 16 + g + 8 * h;
-      if (t == 0 && i < s.tq)
-        lse[static_cast<std::size_t>(bh) * s.tq + i] = m[mt][h] == -INFINITY ? -INFINITY : (m[mt][h] + log2f(sum)) * kLn2;
+      if (t == 0 && i < s.tq) {
+        lse[static_cast<std::size_t>(bh) * s.tq + i] =
+            m[mt][h] == -INFINITY ? -INFINITY : (m[mt][h] + log2f(sum)) * kLn2;
+      }
     }
   }
   __syncwarp();  // every lane's reads of the warp's Q rows are done
@@ -402,7 +404,6 @@ cudaError_t attention_forward_mma(const bf16* q, const bf16* k, const bf16* v, b
   if (c.warps == 4 && c.row_tiles == 1 && c.keys == 64) return launch_d<4, 1, 64>(q, k, v, o, lse, s);
   if (c.warps == 8 && c.row_tiles == 1 && c.keys == 64) return launch_d<8, 1, 64>(q, k, v, o, lse, s);
   if (c.warps == 4 && c.row_tiles == 2 && c.keys == 64) return launch_d<4, 2, 64>(q, k, v, o, lse, s);
-  if (c.warps == 8 && c.row_tiles == 1 && c.keys == 128) return launch_d<8, 1, 128>(q, k, v, o, lse, s);
   if (c.warps == 4 && c.row_tiles == 2 && c.keys == 32) return launch_d<4, 2, 32>(q, k, v, o, lse, s);
   return cudaErrorInvalidValue;
 }

@@ -25,12 +25,11 @@ namespace candidates {
 struct FlashConfig {
   int warps;      ///< 4 or 8
   int row_tiles;  ///< 1 (Q fragments kept in registers) or 2 (Q reloaded from shared memory per tile)
-  int keys;       ///< 32, 64 or 128
+  int keys;       ///< 32 or 64
 };
 
 /// attention_forward_bf16 through mma.sync with @p config; cudaErrorInvalidValue for a shape the
-/// lab refuses or a configuration not built. Built: {4, 1, 64}, {8, 1, 64}, {8, 1, 128}, {4, 2, 64},
-/// {4, 2, 32}.
+/// lab refuses or a configuration not built. Built: {4, 1, 64}, {8, 1, 64}, {4, 2, 64}, {4, 2, 32}.
 cudaError_t attention_forward_mma(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                                   __nv_bfloat16* o, float* lse, AttentionShape shape, FlashConfig config);
 
