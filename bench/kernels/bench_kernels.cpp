@@ -9,8 +9,8 @@
 // --with-known-wrong adds a candidate that skips the last element, which the validation must
 // reject (ctest bench.kernels_rejects_a_wrong_candidate).
 // LAB: 03 (reduce_sum), 07 (maxpool2d_backward), 08 (attention_forward_bf16, attention_bench.cpp);
-// default: all. On the sim backend only the
-// validation runs (times there measure the simulator): ctest bench.kernels.
+// default: all. On the sim backend only the validation runs (times there measure the simulator):
+// ctest bench.kernels.
 // Results: one row per candidate with its ratio to the baseline (median of the rounds' medians,
 // the lowest and highest round), also as CSV to $WB_BENCH_CSV when set. docs/perf/kernels.md.
 #include <algorithm>
