@@ -8,8 +8,9 @@
 //
 // --with-known-wrong adds a candidate that skips the last element, which the validation must
 // reject (ctest bench.kernels_rejects_a_wrong_candidate).
-// LAB: 03 (reduce_sum), 07 (maxpool2d_backward); default: all. On the sim backend only the
-// validation runs (times there measure the simulator): ctest bench.kernels.
+// LAB: 03 (reduce_sum), 07 (maxpool2d_backward), 08 (attention_forward_bf16, attention_bench.cpp);
+// default: all. On the sim backend only the validation runs (times there measure the simulator):
+// ctest bench.kernels.
 // Results: one row per candidate with its ratio to the baseline (median of the rounds' medians,
 // the lowest and highest round), also as CSV to $WB_BENCH_CSV when set. docs/perf/kernels.md.
 #include <algorithm>
@@ -21,6 +22,9 @@
 #include <string>
 #include <vector>
 
+#if defined(WB_BENCH_ATTENTION)
+#include "attention_bench.h"
+#endif
 #include "pooling_batchnorm.h"
 #include "pooling_candidates.h"
 #include "reduction.h"
@@ -273,7 +277,7 @@ void time_pool(const Options& options) {
 int usage(const char* why) {
   std::fprintf(stderr, "bench_kernels: %s\nusage: bench_kernels [LAB...] [--rounds N] [--validate-only] "
                        "[--with-known-wrong]\n"
-                       "LAB: 03, 07 (the labs with candidates; default: both)\n", why);
+                       "LAB: 03, 07, 08 (the labs with candidates; default: all)\n", why);
   return 2;
 }
 
@@ -290,13 +294,13 @@ int main(int argc, char** argv) {
     } else if (a == "--rounds" && i + 1 < argc) {
       options.rounds = std::atoi(argv[++i]);
       if (options.rounds < 1 || options.rounds > 50) return usage("--rounds takes 1 to 50");
-    } else if (a == "03" || a == "3" || a == "07" || a == "7") {
+    } else if (a == "03" || a == "3" || a == "07" || a == "7" || a == "08" || a == "8") {
       options.labs.push_back(a.size() == 1 ? "0" + a : a);
     } else {
       return usage(("no candidates for '" + a + "'").c_str());
     }
   }
-  if (options.labs.empty()) options.labs = {"03", "07"};
+  if (options.labs.empty()) options.labs = {"03", "07", "08"};
   auto wants = [&](const char* lab) {
     return std::find(options.labs.begin(), options.labs.end(), lab) != options.labs.end();
   };
@@ -330,6 +334,14 @@ int main(int argc, char** argv) {
                     "112x112)\n");
         if (!options.validate_only) time_pool(options);
       }
+    }
+    if (wants("08")) {
+#if defined(WB_BENCH_ATTENTION)
+      status |= attention_bench::run({.rounds = options.rounds, .validate_only = options.validate_only,
+                                      .with_known_wrong = options.with_known_wrong});
+#else
+      std::printf("lab 08: not built (no solutions/08-attention)\n");
+#endif
     }
     return status;
   } catch (const std::exception& e) {
