@@ -6,9 +6,10 @@
 //
 //   bench_kernels [LAB...] [--rounds N] [--validate-only] [--with-known-wrong]
 //
-// --with-known-wrong adds a candidate that skips the last element, which the validation must
-// reject (ctest bench.kernels_rejects_a_wrong_candidate).
-// LAB: 03 (reduce_sum), 07 (maxpool2d_backward); default: all. On the sim backend only the
+// --with-known-wrong adds a candidate per lab that the validation must reject: one that skips the
+// last element, drops the last plane, drops the last filter (ctest bench.kernels_rejects_*).
+// LAB: 03 (reduce_sum), 07 (maxpool2d_backward and conv2d_backward_data), 07-dgrad (the latter
+// alone, timed against cuDNN); default: all. On the sim backend only the
 // validation runs (times there measure the simulator): ctest bench.kernels.
 // Results: one row per candidate with its ratio to the baseline (median of the rounds' medians,
 // the lowest and highest round), also as CSV to $WB_BENCH_CSV when set. docs/perf/kernels.md.
@@ -21,11 +22,17 @@
 #include <string>
 #include <vector>
 
+#include "conv_candidates.h"
+#include "convolution.h"
 #include "pooling_batchnorm.h"
 #include "pooling_candidates.h"
 #include "reduction.h"
 #include "reduction_candidates.h"
 #include "wb/wb.h"
+
+#if defined(WB_HAVE_CUDA_BASELINES)
+#include "cudnn_baselines.h"  // lab 07's cuDNN baseline (cuda backend, when libcudnn was found)
+#endif
 
 namespace {
 
@@ -270,10 +277,181 @@ void time_pool(const Options& options) {
            "the check needs 0.80 x copy (0.88 with the 10% margin)");
 }
 
+// ---- lab 07: conv2d_backward_data (dgrad) -----------------------------------------------------------
+
+std::vector<Candidate> dgrad_candidates(const ConvParams& p, const float* dy, const float* w, float* dx) {
+  using candidates::DgradTile;
+  using candidates::dgrad_taps_inner;
+  return {
+      {"conv2d_backward_data (reference)", [=] { return conv2d_backward_data(p, dy, w, dx); }},
+      {"taps inner, 64x64 8x4 BK 8", [=] { return dgrad_taps_inner(p, dy, w, dx, DgradTile::k64x64_8x4_bk8); }},
+      {"taps inner, 128x64 8x4 BK 8", [=] { return dgrad_taps_inner(p, dy, w, dx, DgradTile::k128x64_8x4_bk8); }},
+      {"taps inner, 64x128 8x8 BK 8", [=] { return dgrad_taps_inner(p, dy, w, dx, DgradTile::k64x128_8x8_bk8); }},
+      {"taps inner, 64x64 8x4 BK 16", [=] { return dgrad_taps_inner(p, dy, w, dx, DgradTile::k64x64_8x4_bk16); }},
+  };
+}
+
+std::string describe(const ConvParams& p) {
+  std::string text = "N=" + std::to_string(p.N) + " C=" + std::to_string(p.C) + " " + std::to_string(p.H) + "x" +
+                     std::to_string(p.W) + " K=" + std::to_string(p.K) + " " + std::to_string(p.R) + "x" +
+                     std::to_string(p.S);
+  text += " pad " + std::to_string(p.pad_h) + "," + std::to_string(p.pad_w);
+  text += " stride " + std::to_string(p.stride_h) + "," + std::to_string(p.stride_w);
+  return text + " dil " + std::to_string(p.dilation_h) + "," + std::to_string(p.dilation_w);
+}
+
+// Every candidate against the host's dx for integer dy and w in [-2, 2]: every sum, in any order, is
+// an integer below 2^24, so a right candidate gives the exact value; "" when all are right.
+std::string validate_dgrad(const ConvParams& p, bool with_known_wrong) {
+  const int P = conv_out_h(p), Q = conv_out_w(p);
+  const std::size_t x_count = static_cast<std::size_t>(p.N) * p.C * p.H * p.W;
+  const std::size_t y_count = static_cast<std::size_t>(p.N) * p.K * P * Q;
+  const std::size_t w_count = static_cast<std::size_t>(p.K) * p.C * p.R * p.S;
+  const std::vector<float> dy_host = exact_data(static_cast<int>(y_count), 41u + static_cast<unsigned>(y_count));
+  const std::vector<float> w_host = exact_data(static_cast<int>(w_count), 43u + static_cast<unsigned>(w_count));
+  std::vector<float> want(x_count, 0.0f);
+  for (int n = 0; n < p.N; ++n) {
+    for (int c = 0; c < p.C; ++c) {
+      for (int h = 0; h < p.H; ++h) {
+        for (int x = 0; x < p.W; ++x) {
+          long long sum = 0;
+          for (int k = 0; k < p.K; ++k) {
+            for (int r = 0; r < p.R; ++r) {
+              const int ph = h + p.pad_h - r * p.dilation_h;
+              if (ph < 0 || ph % p.stride_h != 0 || ph / p.stride_h >= P) continue;
+              for (int t = 0; t < p.S; ++t) {
+                const int pw = x + p.pad_w - t * p.dilation_w;
+                if (pw < 0 || pw % p.stride_w != 0 || pw / p.stride_w >= Q) continue;
+                const std::size_t y_at = ((static_cast<std::size_t>(n) * p.K + k) * P + ph / p.stride_h) * Q +
+                                          pw / p.stride_w;
+                const std::size_t w_at = ((static_cast<std::size_t>(k) * p.C + c) * p.R + r) * p.S + t;
+                sum += static_cast<long long>(dy_host[y_at]) * static_cast<long long>(w_host[w_at]);
+              }
+            }
+          }
+          want[((static_cast<std::size_t>(n) * p.C + c) * p.H + h) * p.W + x] = static_cast<float>(sum);
+        }
+      }
+    }
+  }
+  wb::DeviceBuffer<float> dy{std::span<const float>(dy_host)}, w{std::span<const float>(w_host)}, dx(x_count, 64);
+  std::vector<Candidate> list = dgrad_candidates(p, dy.data(), w.data(), dx.data());
+  if (with_known_wrong) {
+    ConvParams fewer = p;  // the mistake: the sum over filters stops one short (dy read with K - 1 planes)
+    fewer.K = p.K - 1;
+    const float *d_dy = dy.data(), *d_w = w.data();
+    float* d_dx = dx.data();
+    list.push_back({"known wrong: drops the last filter", [=] { return conv2d_backward_data(fewer, d_dy, d_w, d_dx); }});
+  }
+  const std::string shape = describe(p);
+  std::string wrong;
+  for (const Candidate& c : list) {
+    dx.fill_bytes(0xFF);  // NaN: an element nobody writes is wrong
+    if (const std::string error = run_once(c); !error.empty()) {
+      wrong += "  " + c.name + ", " + shape + ": " + error + "\n";
+      continue;
+    }
+    const std::vector<float> got = dx.download();
+    std::size_t bad = 0, first = 0;
+    for (std::size_t i = 0; i < x_count; ++i) {
+      if (!(got[i] == want[i]) && bad++ == 0) first = i;
+    }
+    if (bad != 0) {
+      wrong += "  " + c.name + ", " + shape + ": " + std::to_string(bad) + " dx values wrong, the first dx[" +
+               std::to_string(first) + "] = " + std::to_string(got[first]) + " instead of " +
+               std::to_string(want[first]) + "\n";
+    }
+    if (!dx.check_guards().intact()) wrong += "  " + c.name + ", " + shape + ": wrote outside dx\n";
+  }
+  return wrong;
+}
+
+// The shapes validated: the sim sizes of the check's 3 x 3 layers, then edges (C not a multiple of
+// 4, H W not a multiple of 4, K not a multiple of a chunk, partial tiles, stride, dilation and
+// asymmetric padding, a 1 x 9 filter).
+std::vector<ConvParams> dgrad_validation_shapes() {
+  return {
+      {1, 64, 10, 10, 64, 3, 3, 1, 1, 1, 1, 1, 1},  {1, 256, 4, 4, 256, 3, 3, 1, 1, 1, 1, 1, 1},
+      {2, 5, 9, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1},      {2, 68, 7, 6, 65, 3, 3, 2, 1, 2, 1, 1, 2},
+      {1, 12, 11, 9, 17, 3, 3, 0, 2, 1, 2, 2, 1},   {1, 8, 6, 13, 9, 1, 9, 0, 4, 1, 1, 1, 1},
+  };
+}
+
+#if defined(WB_HAVE_CUDA_BASELINES)
+// Times every candidate beside cuDNN's cudnnConvolutionBackwardData on the check's three 3 x 3 layers
+// (N = 32), as Performance.BackwardVsCudnn times them (median of 11 runs after 2 warm-ups, no
+// flush), in options.rounds rounds; one row per candidate with its speed as a multiple of cuDNN's.
+void time_dgrad(const Options& options) {
+  const wb::TimingOptions timing{.warmup = 2, .repetitions = 11};
+  const ConvParams shapes[] = {{32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1},
+                               {32, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, 1},
+                               {32, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1}};
+  const char* names[] = {"conv2_x 3x3 C64 K64", "conv3_x 3x3 C128 K128", "conv4_x 3x3 C256 K256"};
+  for (int shape = 0; shape < 3; ++shape) {
+    const ConvParams& p = shapes[shape];
+    const std::size_t x_count = static_cast<std::size_t>(p.N) * p.C * p.H * p.W;
+    const std::size_t y_count = static_cast<std::size_t>(p.N) * p.K * conv_out_h(p) * conv_out_w(p);
+    const std::size_t w_count = static_cast<std::size_t>(p.K) * p.C * p.R * p.S;
+    wb::DeviceBuffer<float> w{std::span<const float>(wb::random_floats(w_count, 913))};
+    wb::DeviceBuffer<float> dy{std::span<const float>(wb::random_floats(y_count, 914))};
+    wb::DeviceBuffer<float> dx(x_count), dx_ref(x_count);
+    CudnnConv cudnn(p, CudnnConv::kNCHW);
+    cudnn.backward_data(dy.data(), w.data(), dx_ref.data());  // the algorithm search, untimed
+    const std::vector<Candidate> list = dgrad_candidates(p, dy.data(), w.data(), dx.data());
+    std::vector<std::vector<double>> ratios(list.size()), ms(list.size());
+    std::vector<double> base_ms;
+    for (int round = 0; round < options.rounds; ++round) {
+      const double base =
+          wb::time_median([&] { cudnn.backward_data(dy.data(), w.data(), dx_ref.data()); }, timing).median_ms;
+      base_ms.push_back(base);
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const double t = wb::time_median([&] { WB_CUDA_CHECK(list[i].run()); }, timing).median_ms;
+        ratios[i].push_back(base / t);
+        ms[i].push_back(t);
+      }
+    }
+    const double flop = 2.0 * static_cast<double>(x_count) * p.K * p.R * p.S;
+    std::printf("\n# lab 07 conv2d_backward_data, %s (N=32), no L2 flush (as the check); cuDNN %.3f ms, %.1f "
+                "TFLOP/s (median of %d rounds); the check needs 0.50 x cuDNN (0.55 with the 10%% margin)\n",
+                names[shape], median(base_ms), flop / (median(base_ms) * 1e9), options.rounds);
+    std::printf("%-34s %10s %10s %8s %14s\n", "candidate", "time (ms)", "TFLOP/s", "x cuDNN", "rounds low-high");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const double r = median(ratios[i]), t = median(ms[i]);
+      const double lo = *std::min_element(ratios[i].begin(), ratios[i].end());
+      const double hi = *std::max_element(ratios[i].begin(), ratios[i].end());
+      std::printf("%-34s %10.3f %10.1f %8.3f %7.3f-%.3f\n", list[i].name.c_str(), t, flop / (t * 1e9), r, lo, hi);
+      if (FILE* f = csv_file()) {
+        std::fprintf(f, "07-dgrad,\"%s: %s\",0,%.4f,,%.4f,%.4f,%.4f\n", names[shape], list[i].name.c_str(), t, r, lo,
+                     hi);
+      }
+    }
+  }
+}
+#endif
+
+// Validates the dgrad candidates, then (cuda with cuDNN) times them: 0, or 1 when one is wrong.
+int run_dgrad(const Options& options) {
+  std::string wrong;
+  for (const ConvParams& p : dgrad_validation_shapes()) wrong += validate_dgrad(p, options.with_known_wrong);
+  if (!wrong.empty()) {
+    std::printf("lab 07 dgrad candidates that are wrong (none is timed):\n%s", wrong.c_str());
+    return 1;
+  }
+  std::printf("lab 07: every dgrad candidate is correct (conv2d_backward_data, exact on integer data, 3x3 and "
+              "1x9 filters, strides, dilations, partial tiles)\n");
+  if (options.validate_only) return 0;
+#if defined(WB_HAVE_CUDA_BASELINES)
+  time_dgrad(options);
+#else
+  std::printf("lab 07 dgrad: not timed (bench_kernels was built without cuDNN, the baseline)\n");
+#endif
+  return 0;
+}
+
 int usage(const char* why) {
   std::fprintf(stderr, "bench_kernels: %s\nusage: bench_kernels [LAB...] [--rounds N] [--validate-only] "
                        "[--with-known-wrong]\n"
-                       "LAB: 03, 07 (the labs with candidates; default: both)\n", why);
+                       "LAB: 03, 07, 07-dgrad (the labs with candidates; default: all)\n", why);
   return 2;
 }
 
@@ -292,11 +470,13 @@ int main(int argc, char** argv) {
       if (options.rounds < 1 || options.rounds > 50) return usage("--rounds takes 1 to 50");
     } else if (a == "03" || a == "3" || a == "07" || a == "7") {
       options.labs.push_back(a.size() == 1 ? "0" + a : a);
+    } else if (a == "07-dgrad") {
+      options.labs.push_back(a);
     } else {
       return usage(("no candidates for '" + a + "'").c_str());
     }
   }
-  if (options.labs.empty()) options.labs = {"03", "07"};
+  if (options.labs.empty()) options.labs = {"03", "07"};  // 07 includes 07-dgrad
   auto wants = [&](const char* lab) {
     return std::find(options.labs.begin(), options.labs.end(), lab) != options.labs.end();
   };
@@ -331,6 +511,7 @@ int main(int argc, char** argv) {
         if (!options.validate_only) time_pool(options);
       }
     }
+    if (wants("07") || wants("07-dgrad")) status |= run_dgrad(options);
     return status;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_kernels: %s\n", e.what());
