@@ -1,6 +1,7 @@
-// Candidate kernels for lab 07's conv2d_backward_data (see conv_candidates.h).
+// Candidate kernels for lab 07's conv2d_backward_data and conv2d_backward_filter (see
+// conv_candidates.h).
 //
-// The reference (solutions/07-convolution/convolution.cu) reduces over kk = (k, r, s) in that
+// dgrad. The reference (solutions/07-convolution/convolution.cu) reduces over kk = (k, r, s) in that
 // order, kBwdBK = 8 taps a step: the 8 taps of a step have up to 8 different shifts (r, s), so each
 // A element it gathers from dy needs its own source position and bounds test, and each thread
 // steps its taps with a loop of compares. Here the reduction runs over (k chunk, r, s, k in chunk):
@@ -16,6 +17,7 @@
 // bench_kernels.cpp compares every candidate bit for bit.
 #include "conv_candidates.h"
 
+#include <algorithm>
 #include <cstddef>
 
 namespace candidates {
@@ -259,6 +261,184 @@ bool valid(const ConvParams& c) {
          conv_out_h(c) >= 1 && conv_out_w(c) >= 1;
 }
 
+// ---- wgrad ------------------------------------------------------------------------------------------
+//
+// dw[k][kk] with kk = (c, r, s): GEMM rows k, columns kk, reduction over the N P Q pixels j, split
+// across blockIdx.z into slices of the workspace added in order afterwards, as the reference. What
+// differs: BK pixels a step (16: half the steps and barriers, twice the loads in flight), loaded as
+// BK / 8 groups of 8 lanes on 8 consecutive pixels (the reference's conflict-free transposing
+// stores, 64 contiguous bytes a row), and as many splits as fill the blocks the GPU holds at once
+// (the occupancy the compiled kernel reaches, not an assumed one), so the last wave is not partial.
+
+template <int BM, int BN, int BK, int TM, int TN, int kMinBlocks>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks)
+    wgrad_split_kernel(Shape s, const float* __restrict__ x, const float* __restrict__ dy,
+                       float* __restrict__ partial, int j_per_split) {
+  constexpr int kThreads = (BM / TM) * (BN / TN), kStride = kThreads / 8, kGroups = BK / 8;
+  constexpr int kALoads = BM / kStride, kBLoads = BN / kStride;
+  static_assert(kThreads % 8 == 0 && BK % 8 == 0 && BM % kStride == 0 && BN % kStride == 0 && TM % 4 == 0 &&
+                    TN % 4 == 0,
+                "tile shape");
+  __shared__ __align__(16) float As[2][BK][BM + 4];  // As[j][k]: dy, transposed
+  __shared__ __align__(16) float Bs[2][BK][BN + 4];  // Bs[j][kk]: x gathered, transposed
+  const int tid = threadIdx.x;
+  const int hw_count = s.H * s.W, pq_count = s.P * s.Q, rs_count = s.R * s.S, crs_count = s.C * rs_count;
+  const int J = s.N * pq_count;
+  const int k0 = blockIdx.y * BM, kk0 = blockIdx.x * BN;
+  const int j_begin = blockIdx.z * j_per_split, j_end = min(J, j_begin + j_per_split);
+
+  // Loads: pixels j0 + 8 g + tid % 8 (g < kGroups), rows (filters of A, taps of B) tid / 8 + kStride i.
+  const int l_j = tid % 8, l_row = tid / 8;
+  int b_offset[kBLoads], b_dh[kBLoads], b_dw[kBLoads];  // c H W (-1 past C R S), r dil_h - pad_h, s dil_w - pad_w
+#pragma unroll
+  for (int i = 0; i < kBLoads; ++i) {
+    const int kk = kk0 + l_row + kStride * i;
+    b_offset[i] = kk < crs_count ? kk / rs_count * hw_count : -1;
+    b_dh[i] = kk % rs_count / s.S * s.dil_h - s.pad_h;
+    b_dw[i] = kk % s.S * s.dil_w - s.pad_w;
+  }
+  int j[kGroups], n[kGroups], p[kGroups], q[kGroups];
+#pragma unroll
+  for (int g = 0; g < kGroups; ++g) {
+    j[g] = j_begin + 8 * g + l_j;
+    n[g] = j[g] / pq_count, p[g] = j[g] % pq_count / s.Q, q[g] = j[g] % s.Q;
+  }
+
+  float a_next[kGroups][kALoads], b_next[kGroups][kBLoads];
+  auto fetch = [&] {
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      const bool in = j[g] < j_end;
+      const std::size_t image = in ? static_cast<std::size_t>(n[g]) : 0;
+      const float* grad = dy + image * s.K * pq_count + p[g] * s.Q + q[g];
+      const float* plane = x + image * s.C * hw_count;
+      const int h0 = p[g] * s.stride_h, w0 = q[g] * s.stride_w;
+#pragma unroll
+      for (int i = 0; i < kALoads; ++i) {
+        const int k = k0 + l_row + kStride * i;
+        a_next[g][i] = (in && k < s.K) ? grad[static_cast<std::size_t>(k) * pq_count] : 0.0f;
+      }
+#pragma unroll
+      for (int i = 0; i < kBLoads; ++i) {
+        const int h = h0 + b_dh[i], ww = w0 + b_dw[i];
+        b_next[g][i] = (in && b_offset[i] >= 0 && h >= 0 && h < s.H && ww >= 0 && ww < s.W)
+                           ? plane[b_offset[i] + h * s.W + ww]
+                           : 0.0f;
+      }
+    }
+  };
+  auto stash = [&](int buffer) {
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+#pragma unroll
+      for (int i = 0; i < kALoads; ++i) As[buffer][8 * g + l_j][l_row + kStride * i] = a_next[g][i];
+#pragma unroll
+      for (int i = 0; i < kBLoads; ++i) Bs[buffer][8 * g + l_j][l_row + kStride * i] = b_next[g][i];
+    }
+  };
+  auto step_pixels = [&] {
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      j[g] += BK;
+      for (q[g] += BK; q[g] >= s.Q; q[g] -= s.Q) {
+        if (++p[g] == s.P) p[g] = 0, ++n[g];
+      }
+    }
+  };
+
+  // Lanes along kk: the float4 stores of one filter by a warp's first BN / TN lanes are contiguous.
+  const int tn = tid % (BN / TN), tm = tid / (BN / TN);
+  float acc[TM][TN] = {};
+  fetch();
+  stash(0);
+  __syncthreads();
+  int buffer = 0;
+  for (int jt = j_begin; jt < j_end; jt += BK) {
+    const bool more = jt + BK < j_end;
+    if (more) {
+      step_pixels();
+      fetch();  // global loads in flight while this tile is multiplied
+    }
+    multiply_step<BM, BN, BK, TM, TN>(&As[buffer][0][0], &Bs[buffer][0][0], tm, tn, acc);
+    if (more) {
+      stash(buffer ^ 1);
+      __syncthreads();
+      buffer ^= 1;
+    }
+  }
+
+  // This split's slice: every element of the block's tile is written.
+  float* slice = partial + static_cast<std::size_t>(blockIdx.z) * s.K * crs_count;
+  const bool vec_out = crs_count % 4 == 0;
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int k = k0 + blocked_index<BM, TM>(tm, i);
+    if (k >= s.K) continue;
+    float* row = slice + static_cast<std::size_t>(k) * crs_count;
+#pragma unroll
+    for (int jj = 0; jj < TN; jj += 4) {
+      const int kk = kk0 + blocked_index<BN, TN>(tn, jj);
+      if (vec_out && kk < crs_count) {
+        *reinterpret_cast<float4*>(row + kk) = make_float4(acc[i][jj], acc[i][jj + 1], acc[i][jj + 2], acc[i][jj + 3]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          if (kk + e < crs_count) row[kk + e] = acc[i][jj + e];
+        }
+      }
+    }
+  }
+}
+
+// dw[i] = the sum of the slices' element i in order z = 0, 1, ... (the same bits on every run).
+__global__ void sum_slices_in_order(const float* __restrict__ partial, int splits, std::size_t count,
+                                    float* __restrict__ dw) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  float sum = 0.0f;
+#pragma unroll 8
+  for (int z = 0; z < splits; ++z) sum += partial[static_cast<std::size_t>(z) * count + i];
+  dw[i] = sum;
+}
+
+int multiprocessors() {
+  static const int count = [] {
+    int device = 0, value = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || value <= 0) {
+      (void)cudaGetLastError();
+      return 1;
+    }
+    return value;
+  }();
+  return count;
+}
+
+template <int BM, int BN, int BK, int TM, int TN, int kMinBlocks>
+cudaError_t launch_wgrad(const Shape& s, const float* x, const float* dy, float* dw, float* workspace) {
+  constexpr int kThreads = (BM / TM) * (BN / TN);
+  auto* kernel = wgrad_split_kernel<BM, BN, BK, TM, TN, kMinBlocks>;
+  static const int resident = [&] {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0) != cudaSuccess || blocks <= 0) {
+      (void)cudaGetLastError();
+      return kMinBlocks;
+    }
+    return blocks;
+  }();
+  const int crs_count = s.C * s.R * s.S, J = s.N * s.P * s.Q;
+  const dim3 tiles(ceil_div(crs_count, BN), ceil_div(s.K, BM));
+  const int by_blocks = std::max(1, multiprocessors() * resident / static_cast<int>(tiles.x * tiles.y));
+  const int splits = std::min({kWgradSplits, by_blocks, std::max(1, J / 256)});
+  const int j_per_split = ceil_div(ceil_div(J, splits), BK) * BK;
+  const int used = ceil_div(J, j_per_split);
+  kernel<<<dim3(tiles.x, tiles.y, used), kThreads>>>(s, x, dy, workspace, j_per_split);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  const std::size_t count = static_cast<std::size_t>(s.K) * crs_count;
+  sum_slices_in_order<<<static_cast<unsigned>((count + 255) / 256), 256>>>(workspace, used, count, dw);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 cudaError_t dgrad_taps_inner(ConvParams p, const float* dy, const float* w, float* dx, DgradTile tile) {
@@ -271,6 +451,17 @@ cudaError_t dgrad_taps_inner(ConvParams p, const float* dy, const float* w, floa
     case DgradTile::k128x64_8x4_bk8: return launch<128, 64, 8, 8, 4, 2>(s, dy, w, dx);
     case DgradTile::k64x128_8x8_bk8: return launch<64, 128, 8, 8, 8, 2>(s, dy, w, dx);
     case DgradTile::k64x64_8x4_bk16: return launch<64, 64, 16, 8, 4, 2>(s, dy, w, dx);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t wgrad_split(ConvParams p, const float* x, const float* dy, float* dw, float* workspace, WgradTile tile) {
+  if (!valid(p)) return cudaErrorInvalidValue;
+  const Shape s{p.N, p.C, p.H, p.W, p.K, p.R, p.S, conv_out_h(p), conv_out_w(p),
+                p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w};
+  switch (tile) {
+    case WgradTile::k128x64_8x8_bk16: return launch_wgrad<128, 64, 16, 8, 8, 2>(s, x, dy, dw, workspace);
+    case WgradTile::k64x64_8x4_bk16: return launch_wgrad<64, 64, 16, 8, 4, 3>(s, x, dy, dw, workspace);
   }
   return cudaErrorInvalidValue;
 }
