@@ -309,8 +309,8 @@ std::vector<Candidate> conv_candidates(ConvPass pass, const ConvParams& p, const
   };
   return {
       {"conv2d_backward_filter (reference)", [=] { return conv2d_backward_filter(p, o.x, o.dy, o.dw, o.workspace); }},
-      {"splits fill the GPU, 128x64 8x8 BK 16", split(WgradTile::k128x64_8x8_bk16)},
-      {"splits fill the GPU, 64x64 8x4 BK 16", split(WgradTile::k64x64_8x4_bk16)},
+      {"whole waves, 128x64 8x8 BK 16", split(WgradTile::k128x64_8x8_bk16)},
+      {"whole waves, 64x64 8x4 BK 16", split(WgradTile::k64x64_8x4_bk16)},
   };
 }
 
