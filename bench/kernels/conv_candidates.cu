@@ -267,9 +267,9 @@ bool valid(const ConvParams& c) {
 // across blockIdx.z into slices of the workspace added in order afterwards, as the reference. What
 // differs: BK pixels a step (16: half the steps and barriers, twice the loads in flight), loaded as
 // BK / 8 groups of 8 lanes on 8 consecutive pixels (the reference's conflict-free transposing
-// stores, 64 contiguous bytes a row), and the number of splits chosen for whole waves: the fewest
-// whose blocks fill at least 95% of the waves they take (of the block slots the compiled kernel's
-// occupancy gives, not an assumed one), else the fullest. At N = 32 on 132 SMs with 3 blocks of
+// stores, 64 contiguous bytes a row), and the number of splits chosen for whole waves: the most
+// that w waves hold, for the fewest w whose blocks fill at least 95% of them (on the block slots
+// the compiled kernel's occupancy gives, not an assumed one), else the fullest. At N = 32 on 132 SMs with 3 blocks of
 // 128 x 64 an SM, conv4_x's 72 tiles take 11 splits (792 blocks, 2 whole waves) where the
 // reference takes 5 (360 blocks for 396 slots).
 
@@ -433,13 +433,18 @@ cudaError_t launch_wgrad(const Shape& s, const float* x, const float* dy, float*
   const dim3 tiles(ceil_div(crs_count, BN), ceil_div(s.K, BM));
   const long long slots = static_cast<long long>(multiprocessors()) * resident, tile_count = tiles.x * tiles.y;
   const int max_splits = std::min(kWgradSplits, std::max(1, J / 256));  // each split at least 256 pixels
+  // For 1, 2, ... waves: the most splits that many waves hold; stop at the first that fills 95%.
   int splits = 1;
   double best = 0.0;
-  for (int z = 1; z <= max_splits; ++z) {
-    const long long blocks = tile_count * z, waves = (blocks + slots - 1) / slots;
-    const double fill = static_cast<double>(blocks) / static_cast<double>(waves * slots);
-    if (fill > best) best = fill, splits = z;
-    if (fill >= 0.95) break;
+  for (long long waves = 1;; ++waves) {
+    const long long z = std::min<long long>(max_splits, waves * slots / tile_count);
+    if (z >= 1) {
+      const long long blocks = tile_count * z;
+      const double fill = static_cast<double>(blocks) / static_cast<double>((blocks + slots - 1) / slots * slots);
+      if (fill > best) best = fill, splits = static_cast<int>(z);
+      if (fill >= 0.95) break;
+    }
+    if (z == max_splits) break;
   }
   const int j_per_split = ceil_div(ceil_div(J, splits), BK) * BK;
   const int used = ceil_div(J, j_per_split);

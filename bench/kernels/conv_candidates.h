@@ -40,8 +40,9 @@ enum class WgradTile {
 /// wgrad as the reference's split implicit GEMM (M = K, N = C R S, the N P Q sum split over blocks
 /// into at most kWgradSplits slices of @p workspace, added in a fixed order by a second kernel) with
 /// 16 pixels a step instead of 8 and the number of splits chosen for whole waves of blocks: the
-/// fewest whose blocks fill at least 95% of the waves they take on the block slots the compiled
-/// kernel has (cudaOccupancyMaxActiveBlocksPerMultiprocessor), each split at least 256 pixels long.
+/// most that w waves hold, for the fewest w whose blocks fill at least 95% of them, on the block
+/// slots the compiled kernel has (cudaOccupancyMaxActiveBlocksPerMultiprocessor); each split at
+/// least 256 pixels long.
 /// Any shape.
 cudaError_t wgrad_split(ConvParams p, const float* x, const float* dy, float* dw, float* workspace, WgradTile tile);
 
