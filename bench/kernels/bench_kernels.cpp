@@ -7,10 +7,11 @@
 //   bench_kernels [LAB...] [--rounds N] [--validate-only] [--with-known-wrong]
 //
 // --with-known-wrong adds a candidate per lab that the validation must reject: one that skips the
-// last element, drops the last plane, the last filter, the last image (ctest bench.kernels_rejects_*).
+// last element, drops the last plane, the last filter or the last image (ctest
+// bench.kernels_rejects_*).
 // LAB: 03 (reduce_sum), 07 (maxpool2d_backward, conv2d_backward_data, conv2d_backward_filter),
-// 07-dgrad or 07-wgrad (one of the latter two, timed against cuDNN); default: all. On the sim backend only the
-// validation runs (times there measure the simulator): ctest bench.kernels.
+// 07-dgrad or 07-wgrad (one of the latter two, timed against cuDNN); default: all. On the sim
+// backend only the validation runs (times there measure the simulator): ctest bench.kernels.
 // Results: one row per candidate with its ratio to the baseline (median of the rounds' medians,
 // the lowest and highest round), also as CSV to $WB_BENCH_CSV when set. docs/perf/kernels.md.
 #include <algorithm>
@@ -384,7 +385,8 @@ std::string validate_conv(ConvPass pass, const ConvParams& p, bool with_known_wr
   if (with_known_wrong && pass == ConvPass::kData) {
     ConvParams fewer = p;  // the mistake: the sum over filters stops one short (dy read as K - 1 planes)
     fewer.K = p.K - 1;
-    list.push_back({"known wrong: drops the last filter", [=] { return conv2d_backward_data(fewer, o.dy, o.w, o.dx); }});
+    list.push_back(
+        {"known wrong: drops the last filter", [=] { return conv2d_backward_data(fewer, o.dy, o.w, o.dx); }});
   }
   if (with_known_wrong && pass == ConvPass::kFilter) {
     ConvParams fewer = p;  // the mistake: the sum over images stops one short

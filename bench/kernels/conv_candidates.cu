@@ -137,7 +137,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks)
 #pragma unroll
     for (int ii = 0; ii < kARows; ++ii) {
 #pragma unroll
-      for (int i = 0; i < kAPixels; ++i) As[buffer * Smem::kA + (warp + kWarps * ii) * (BM + 4) + lane + 32 * i] = a_next[ii][i];
+      for (int i = 0; i < kAPixels; ++i) {
+        As[buffer * Smem::kA + (warp + kWarps * ii) * (BM + 4) + lane + 32 * i] = a_next[ii][i];
+      }
     }
   };
   // Piece `piece` (< kTaps) of chunk k0's B: float4 f = piece kPiece + tid + kThreads j of the
@@ -269,9 +271,9 @@ bool valid(const ConvParams& c) {
 // BK / 8 groups of 8 lanes on 8 consecutive pixels (the reference's conflict-free transposing
 // stores, 64 contiguous bytes a row), and the number of splits chosen for whole waves: the most
 // that w waves hold, for the fewest w whose blocks fill at least 95% of them (on the block slots
-// the compiled kernel's occupancy gives, not an assumed one), else the fullest. At N = 32 on 132 SMs with 3 blocks of
-// 128 x 64 an SM, conv4_x's 72 tiles take 11 splits (792 blocks, 2 whole waves) where the
-// reference takes 5 (360 blocks for 396 slots).
+// the compiled kernel's occupancy gives, not an assumed one), else the fullest. At N = 32 on 132
+// SMs with 3 blocks of 128 x 64 an SM, conv4_x's 72 tiles take 11 splits (792 blocks, 2 whole
+// waves) where the reference takes 5 (360 blocks for 396 slots).
 
 template <int BM, int BN, int BK, int TM, int TN, int kMinBlocks>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks)

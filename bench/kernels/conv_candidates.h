@@ -12,7 +12,8 @@
 
 namespace candidates {
 
-/// The tile shapes of dgrad_taps_inner (pixels x channels per block, results per thread, filters per step).
+/// The tile shapes of dgrad_taps_inner (pixels x channels per block, results per thread, filters
+/// per step).
 enum class DgradTile {
   k64x64_8x4_bk8,   ///< the reference's conv4_x tile: 128 threads
   k128x64_8x4_bk8,  ///< 256 threads, half the blocks
