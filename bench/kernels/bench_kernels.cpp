@@ -486,9 +486,12 @@ void time_conv(ConvPass pass, const Options& options) {
       }
     }
     const double flop = 2.0 * static_cast<double>(n_of.y) * p.C * p.R * p.S;
-    std::printf("\n# lab 07 %s, %s (N=32), no L2 flush (as the check); cuDNN %.3f ms, %.1f TFLOP/s (median of "
-                "%d rounds); the check needs 0.50 x cuDNN (0.55 with the 10%% margin)\n",
+    // TFLOP/s count the direct convolution's 2 N K C R S P Q flops: cuDNN above the FP32 FMA peak
+    // does fewer (Winograd, FFT).
+    std::printf("\n# lab 07 %s, %s (N=32), no L2 flush (as the check); cuDNN (%s) %.3f ms, %.1f TFLOP/s (median "
+                "of %d rounds); the check needs 0.50 x cuDNN (0.55 with the 10%% margin)\n",
                 pass == ConvPass::kData ? "conv2d_backward_data" : "conv2d_backward_filter", layer.name,
+                pass == ConvPass::kData ? cudnn.backward_data_algorithm() : cudnn.backward_filter_algorithm(),
                 median(base_ms), flop / (median(base_ms) * 1e9), options.rounds);
     std::printf("%-38s %10s %10s %8s %14s\n", "candidate", "time (ms)", "TFLOP/s", "x cuDNN", "rounds low-high");
     for (std::size_t i = 0; i < list.size(); ++i) {
