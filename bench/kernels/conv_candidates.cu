@@ -7,7 +7,7 @@
 // steps its taps with a loop of compares. Here the reduction runs over (k chunk, r, s, k in chunk):
 // a step is BK filters at one (r, s). Per step and pixel there is one position and one test, and
 // the BK elements of that pixel are BK loads at a fixed stride (P Q) from it. Within a chunk the
-// R S steps read overlapping windows of the same dy rows and the same filters, which L1 keeps.
+// R S steps read overlapping windows of the same dy rows, which L1 keeps.
 //
 // The B operand of a chunk, w[k0 .. k0 + BK][c0 .. c0 + BN][r][s], is BK runs of BN R S contiguous
 // floats (KCRS), read as float4s: each of the chunk's R S steps loads 1/(R S) of the next chunk's
