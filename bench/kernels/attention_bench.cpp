@@ -30,7 +30,7 @@
 #include "attention_candidates.h"
 #include "wb/wb.h"
 
-#if !defined(CUSIM) && defined(WB_HAVE_CUDA_BASELINES)
+#if !defined(CUSIM) && defined(WB_BENCH_CUBLAS)
 #include "attention_baselines.h"
 #endif
 
@@ -279,7 +279,7 @@ double median(std::vector<double> v) {
 }
 
 void time_candidates(const std::vector<Candidate>& list, const Options& options) {
-#if defined(CUSIM) || !defined(WB_HAVE_CUDA_BASELINES)
+#if defined(CUSIM) || !defined(WB_BENCH_CUBLAS)
   (void)list;
   (void)options;
   std::printf("lab 08: not timed (this build has no cuBLAS baseline)\n");

@@ -6,11 +6,13 @@
 //
 //   bench_kernels [LAB...] [--rounds N] [--validate-only] [--with-known-wrong]
 //
-// --with-known-wrong adds a candidate that skips the last element, which the validation must
-// reject (ctest bench.kernels_rejects_a_wrong_candidate).
-// LAB: 03 (reduce_sum), 07 (maxpool2d_backward), 08 (attention_forward_bf16, attention_bench.cpp);
-// default: all. On the sim backend only the validation runs (times there measure the simulator):
-// ctest bench.kernels.
+// --with-known-wrong adds a candidate per lab that the validation must reject: one that skips the
+// last element, drops the last plane, the last filter or the last image, or skips the last key
+// (ctest bench.kernels_rejects_*).
+// LAB: 03 (reduce_sum), 07 (maxpool2d_backward, conv2d_backward_data, conv2d_backward_filter),
+// 07-dgrad or 07-wgrad (one of the latter two, timed against cuDNN), 08 (attention_forward_bf16,
+// attention_bench.cpp); default: all. On the sim backend only the validation runs (times there
+// measure the simulator): ctest bench.kernels.
 // Results: one row per candidate with its ratio to the baseline (median of the rounds' medians,
 // the lowest and highest round), also as CSV to $WB_BENCH_CSV when set. docs/perf/kernels.md.
 #include <algorithm>
@@ -25,11 +27,17 @@
 #if defined(WB_BENCH_ATTENTION)
 #include "attention_bench.h"
 #endif
+#include "conv_candidates.h"
+#include "convolution.h"
 #include "pooling_batchnorm.h"
 #include "pooling_candidates.h"
 #include "reduction.h"
 #include "reduction_candidates.h"
 #include "wb/wb.h"
+
+#if defined(WB_BENCH_CUDNN)
+#include "cudnn_baselines.h"  // lab 07's cuDNN baseline (cuda backend, when libcudnn was found)
+#endif
 
 namespace {
 
@@ -274,10 +282,261 @@ void time_pool(const Options& options) {
            "the check needs 0.80 x copy (0.88 with the 10% margin)");
 }
 
+// ---- lab 07: conv2d_backward_data (dgrad) and conv2d_backward_filter (wgrad) --------------------------
+
+enum class ConvPass { kData, kFilter };
+
+const char* pass_name(ConvPass pass) { return pass == ConvPass::kData ? "dgrad" : "wgrad"; }
+
+// Device operands of both passes (dx and dw are the outputs; workspace: wgrad's slices).
+struct ConvOperands {
+  const float *x, *w, *dy;
+  float *dx, *dw, *workspace;
+};
+
+std::vector<Candidate> conv_candidates(ConvPass pass, const ConvParams& p, const ConvOperands& o) {
+  using candidates::DgradTile;
+  using candidates::WgradTile;
+  if (pass == ConvPass::kData) {
+    auto taps_inner = [=](DgradTile tile) {
+      return [=] { return candidates::dgrad_taps_inner(p, o.dy, o.w, o.dx, tile); };
+    };
+    return {
+        {"conv2d_backward_data (reference)", [=] { return conv2d_backward_data(p, o.dy, o.w, o.dx); }},
+        {"taps inner, 64x64 8x4 BK 8", taps_inner(DgradTile::k64x64_8x4_bk8)},
+        {"taps inner, 128x64 8x4 BK 8", taps_inner(DgradTile::k128x64_8x4_bk8)},
+        {"taps inner, 64x128 8x8 BK 8", taps_inner(DgradTile::k64x128_8x8_bk8)},
+        {"taps inner, 64x64 8x4 BK 16", taps_inner(DgradTile::k64x64_8x4_bk16)},
+    };
+  }
+  auto split = [=](WgradTile tile) {
+    return [=] { return candidates::wgrad_split(p, o.x, o.dy, o.dw, o.workspace, tile); };
+  };
+  return {
+      {"conv2d_backward_filter (reference)", [=] { return conv2d_backward_filter(p, o.x, o.dy, o.dw, o.workspace); }},
+      {"whole waves, 128x64 8x8 BK 16", split(WgradTile::k128x64_8x8_bk16)},
+      {"whole waves, 64x64 8x4 BK 16", split(WgradTile::k64x64_8x4_bk16)},
+  };
+}
+
+std::string describe(const ConvParams& p) {
+  std::string text = "N=" + std::to_string(p.N) + " C=" + std::to_string(p.C) + " " + std::to_string(p.H) + "x" +
+                     std::to_string(p.W) + " K=" + std::to_string(p.K) + " " + std::to_string(p.R) + "x" +
+                     std::to_string(p.S);
+  text += " pad " + std::to_string(p.pad_h) + "," + std::to_string(p.pad_w);
+  text += " stride " + std::to_string(p.stride_h) + "," + std::to_string(p.stride_w);
+  return text + " dil " + std::to_string(p.dilation_h) + "," + std::to_string(p.dilation_w);
+}
+
+struct ConvSizes {
+  std::size_t x, w, y;
+};
+
+ConvSizes sizes_of(const ConvParams& p) {
+  return {static_cast<std::size_t>(p.N) * p.C * p.H * p.W, static_cast<std::size_t>(p.K) * p.C * p.R * p.S,
+          static_cast<std::size_t>(p.N) * p.K * conv_out_h(p) * conv_out_w(p)};
+}
+
+// dx (kData) or dw (kFilter) on the host, exactly: integer products summed in 64 bits.
+std::vector<float> host_backward(ConvPass pass, const ConvParams& p, const std::vector<float>& x,
+                                 const std::vector<float>& w, const std::vector<float>& dy) {
+  const ConvSizes n_of = sizes_of(p);
+  const int P = conv_out_h(p), Q = conv_out_w(p);
+  std::vector<long long> sum(pass == ConvPass::kData ? n_of.x : n_of.w, 0);
+  for (int n = 0; n < p.N; ++n) {
+    for (int k = 0; k < p.K; ++k) {
+      for (int op = 0; op < P; ++op) {
+        for (int oq = 0; oq < Q; ++oq) {
+          const auto g = static_cast<long long>(dy[((static_cast<std::size_t>(n) * p.K + k) * P + op) * Q + oq]);
+          for (int c = 0; c < p.C; ++c) {
+            for (int r = 0; r < p.R; ++r) {
+              const int h = op * p.stride_h - p.pad_h + r * p.dilation_h;
+              if (h < 0 || h >= p.H) continue;
+              for (int t = 0; t < p.S; ++t) {
+                const int v = oq * p.stride_w - p.pad_w + t * p.dilation_w;
+                if (v < 0 || v >= p.W) continue;
+                const std::size_t x_at = ((static_cast<std::size_t>(n) * p.C + c) * p.H + h) * p.W + v;
+                const std::size_t w_at = ((static_cast<std::size_t>(k) * p.C + c) * p.R + r) * p.S + t;
+                if (pass == ConvPass::kData) {
+                  sum[x_at] += g * static_cast<long long>(w[w_at]);
+                } else {
+                  sum[w_at] += g * static_cast<long long>(x[x_at]);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return std::vector<float>(sum.begin(), sum.end());
+}
+
+// Every candidate of @p pass against the host's exact output for integer x, w and dy in [-2, 2]
+// (every sum, in any order, is an integer below 2^24, so a right candidate gives it exactly); ""
+// when all are right.
+std::string validate_conv(ConvPass pass, const ConvParams& p, bool with_known_wrong) {
+  const ConvSizes n_of = sizes_of(p);
+  const std::vector<float> x_host = exact_data(static_cast<int>(n_of.x), 47u + static_cast<unsigned>(n_of.x));
+  const std::vector<float> w_host = exact_data(static_cast<int>(n_of.w), 43u + static_cast<unsigned>(n_of.w));
+  const std::vector<float> dy_host = exact_data(static_cast<int>(n_of.y), 41u + static_cast<unsigned>(n_of.y));
+  const std::vector<float> want = host_backward(pass, p, x_host, w_host, dy_host);
+  wb::DeviceBuffer<float> x{std::span<const float>(x_host)}, w{std::span<const float>(w_host)},
+      dy{std::span<const float>(dy_host)};
+  wb::DeviceBuffer<float> out(want.size(), 64), workspace(conv2d_backward_filter_workspace_floats(p));
+  const ConvOperands o{x.data(), w.data(), dy.data(), out.data(), out.data(), workspace.data()};
+  std::vector<Candidate> list = conv_candidates(pass, p, o);
+  if (with_known_wrong && pass == ConvPass::kData) {
+    ConvParams fewer = p;  // the mistake: the sum over filters stops one short (dy read as K - 1 planes)
+    fewer.K = p.K - 1;
+    list.push_back(
+        {"known wrong: drops the last filter", [=] { return conv2d_backward_data(fewer, o.dy, o.w, o.dx); }});
+  }
+  if (with_known_wrong && pass == ConvPass::kFilter) {
+    ConvParams fewer = p;  // the mistake: the sum over images stops one short
+    fewer.N = p.N - 1;
+    list.push_back({"known wrong: drops the last image",
+                    [=] { return conv2d_backward_filter(fewer, o.x, o.dy, o.dw, o.workspace); }});
+  }
+  const std::string shape = describe(p);
+  const char* name = pass == ConvPass::kData ? "dx" : "dw";
+  std::string wrong;
+  for (const Candidate& c : list) {
+    out.fill_bytes(0xFF);  // NaN: an element nobody writes is wrong
+    if (const std::string error = run_once(c); !error.empty()) {
+      wrong += "  " + c.name + ", " + shape + ": " + error + "\n";
+      continue;
+    }
+    const std::vector<float> got = out.download();
+    std::size_t bad = 0, first = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (!(got[i] == want[i]) && bad++ == 0) first = i;
+    }
+    if (bad != 0) {
+      wrong += "  " + c.name + ", " + shape + ": " + std::to_string(bad) + " " + name + " values wrong, the first " +
+               name + "[" + std::to_string(first) + "] = " + std::to_string(got[first]) + " instead of " +
+               std::to_string(want[first]) + "\n";
+    }
+    if (!out.check_guards().intact()) wrong += "  " + c.name + ", " + shape + ": wrote outside " + name + "\n";
+  }
+  return wrong;
+}
+
+ConvParams conv(int N, int C, int H, int W, int K, int R, int S, int pad = 0, int stride = 1) {
+  return {N, C, H, W, K, R, S, pad, pad, stride, stride, 1, 1};
+}
+
+// The shapes validated: the sim sizes of the check's 3 x 3 layers, then edges (C not a multiple of
+// 4, H W not a multiple of 4, K not a multiple of a chunk, partial tiles, stride, dilation and
+// asymmetric padding, a 1 x 9 filter); for wgrad also the 7 x 7 stride-2 stem, 1 x 1 filters and
+// reductions long enough to split (N P Q = 4608, and 600 with rows of 5 pixels: splits that start
+// mid-row, steps longer than a row). The dgrad candidates handle R S = 9 only.
+std::vector<ConvParams> conv_validation_shapes(ConvPass pass) {
+  std::vector<ConvParams> shapes = {
+      conv(1, 64, 10, 10, 64, 3, 3, 1),        conv(1, 256, 4, 4, 256, 3, 3, 1),
+      conv(2, 5, 9, 7, 6, 3, 3, 1),            {2, 68, 7, 6, 65, 3, 3, 2, 1, 2, 1, 1, 2},
+      {1, 12, 11, 9, 17, 3, 3, 0, 2, 1, 2, 2, 1}, {1, 8, 6, 13, 9, 1, 9, 0, 4, 1, 1, 1, 1},
+  };
+  if (pass == ConvPass::kFilter) {
+    for (const ConvParams& p : {conv(2, 3, 17, 13, 5, 7, 7, 3, 2), conv(2, 8, 9, 11, 70, 1, 1),
+                                conv(8, 4, 24, 24, 8, 3, 3, 1), conv(24, 4, 5, 5, 8, 3, 3, 1)}) {
+      shapes.push_back(p);
+    }
+  }
+  return shapes;
+}
+
+#if defined(WB_BENCH_CUDNN)
+// Times every candidate of @p pass beside cuDNN's cudnnConvolutionBackwardData / BackwardFilter on
+// the check's three 3 x 3 layers (N = 32), as Performance.BackwardVsCudnn times them (median of 11
+// runs after 2 warm-ups, no flush), in options.rounds rounds; one row per candidate with its speed
+// as a multiple of cuDNN's.
+void time_conv(ConvPass pass, const Options& options) {
+  const wb::TimingOptions timing{.warmup = 2, .repetitions = 11};
+  const struct {
+    const char* name;
+    ConvParams p;
+  } layers[] = {{"conv2_x 3x3 C64 K64", conv(32, 64, 56, 56, 64, 3, 3, 1)},
+                {"conv3_x 3x3 C128 K128", conv(32, 128, 28, 28, 128, 3, 3, 1)},
+                {"conv4_x 3x3 C256 K256", conv(32, 256, 14, 14, 256, 3, 3, 1)}};
+  for (const auto& layer : layers) {
+    const ConvParams& p = layer.p;
+    const ConvSizes n_of = sizes_of(p);
+    wb::DeviceBuffer<float> x{std::span<const float>(wb::random_floats(n_of.x, 912))};
+    wb::DeviceBuffer<float> w{std::span<const float>(wb::random_floats(n_of.w, 913))};
+    wb::DeviceBuffer<float> dy{std::span<const float>(wb::random_floats(n_of.y, 914))};
+    wb::DeviceBuffer<float> dx(n_of.x), dw(n_of.w), ref(pass == ConvPass::kData ? n_of.x : n_of.w);
+    wb::DeviceBuffer<float> workspace(conv2d_backward_filter_workspace_floats(p));
+    CudnnConv cudnn(p, CudnnConv::kNCHW);
+    const std::function<void()> base = [&] {
+      if (pass == ConvPass::kData) {
+        cudnn.backward_data(dy.data(), w.data(), ref.data());
+      } else {
+        cudnn.backward_filter(x.data(), dy.data(), ref.data());
+      }
+    };
+    base();  // the algorithm search, untimed
+    const std::vector<Candidate> list =
+        conv_candidates(pass, p, {x.data(), w.data(), dy.data(), dx.data(), dw.data(), workspace.data()});
+    std::vector<std::vector<double>> ratios(list.size()), ms(list.size());
+    std::vector<double> base_ms;
+    for (int round = 0; round < options.rounds; ++round) {
+      const double b = wb::time_median(base, timing).median_ms;
+      base_ms.push_back(b);
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const double t = wb::time_median([&] { WB_CUDA_CHECK(list[i].run()); }, timing).median_ms;
+        ratios[i].push_back(b / t);
+        ms[i].push_back(t);
+      }
+    }
+    const double flop = 2.0 * static_cast<double>(n_of.y) * p.C * p.R * p.S;
+    // TFLOP/s count the direct convolution's 2 N K C R S P Q flops: cuDNN above the FP32 FMA peak
+    // does fewer (Winograd, FFT).
+    std::printf("\n# lab 07 %s, %s (N=32), no L2 flush (as the check); cuDNN (%s) %.3f ms, %.1f TFLOP/s (median "
+                "of %d rounds); the check needs 0.50 x cuDNN (0.55 with the 10%% margin)\n",
+                pass == ConvPass::kData ? "conv2d_backward_data" : "conv2d_backward_filter", layer.name,
+                pass == ConvPass::kData ? cudnn.backward_data_algorithm() : cudnn.backward_filter_algorithm(),
+                median(base_ms), flop / (median(base_ms) * 1e9), options.rounds);
+    std::printf("%-38s %10s %10s %8s %14s\n", "candidate", "time (ms)", "TFLOP/s", "x cuDNN", "rounds low-high");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const double r = median(ratios[i]), t = median(ms[i]);
+      const double lo = *std::min_element(ratios[i].begin(), ratios[i].end());
+      const double hi = *std::max_element(ratios[i].begin(), ratios[i].end());
+      std::printf("%-38s %10.3f %10.1f %8.3f %7.3f-%.3f\n", list[i].name.c_str(), t, flop / (t * 1e9), r, lo, hi);
+      if (FILE* f = csv_file()) {
+        std::fprintf(f, "07-%s,\"%s: %s\",0,%.4f,,%.4f,%.4f,%.4f\n", pass_name(pass), layer.name, list[i].name.c_str(),
+                     t, r, lo, hi);
+      }
+    }
+  }
+}
+#endif
+
+// Validates the candidates of @p pass, then (cuda with cuDNN) times them: 0, or 1 when one is wrong.
+int run_conv(ConvPass pass, const Options& options) {
+  std::string wrong;
+  for (const ConvParams& p : conv_validation_shapes(pass)) wrong += validate_conv(pass, p, options.with_known_wrong);
+  if (!wrong.empty()) {
+    std::printf("lab 07 %s candidates that are wrong (none is timed):\n%s", pass_name(pass), wrong.c_str());
+    return 1;
+  }
+  std::printf("lab 07: every %s candidate is correct (%s, exact on integer data, %s, strides, dilations, partial "
+              "tiles)\n",
+              pass_name(pass), pass == ConvPass::kData ? "conv2d_backward_data" : "conv2d_backward_filter",
+              pass == ConvPass::kData ? "3x3 and 1x9 filters" : "3x3, 1x9, 7x7 and 1x1 filters");
+  if (options.validate_only) return 0;
+#if defined(WB_BENCH_CUDNN)
+  time_conv(pass, options);
+#else
+  std::printf("lab 07 %s: not timed (bench_kernels was built without cuDNN, the baseline)\n", pass_name(pass));
+#endif
+  return 0;
+}
+
 int usage(const char* why) {
   std::fprintf(stderr, "bench_kernels: %s\nusage: bench_kernels [LAB...] [--rounds N] [--validate-only] "
                        "[--with-known-wrong]\n"
-                       "LAB: 03, 07, 08 (the labs with candidates; default: all)\n", why);
+                       "LAB: 03, 07, 07-dgrad, 07-wgrad, 08 (the labs with candidates; default: all)\n", why);
   return 2;
 }
 
@@ -296,11 +555,13 @@ int main(int argc, char** argv) {
       if (options.rounds < 1 || options.rounds > 50) return usage("--rounds takes 1 to 50");
     } else if (a == "03" || a == "3" || a == "07" || a == "7" || a == "08" || a == "8") {
       options.labs.push_back(a.size() == 1 ? "0" + a : a);
+    } else if (a == "07-dgrad" || a == "07-wgrad") {
+      options.labs.push_back(a);
     } else {
       return usage(("no candidates for '" + a + "'").c_str());
     }
   }
-  if (options.labs.empty()) options.labs = {"03", "07", "08"};
+  if (options.labs.empty()) options.labs = {"03", "07", "08"};  // 07 includes 07-dgrad and 07-wgrad
   auto wants = [&](const char* lab) {
     return std::find(options.labs.begin(), options.labs.end(), lab) != options.labs.end();
   };
@@ -335,6 +596,8 @@ int main(int argc, char** argv) {
         if (!options.validate_only) time_pool(options);
       }
     }
+    if (wants("07") || wants("07-dgrad")) status |= run_conv(ConvPass::kData, options);
+    if (wants("07") || wants("07-wgrad")) status |= run_conv(ConvPass::kFilter, options);
     if (wants("08")) {
 #if defined(WB_BENCH_ATTENTION)
       status |= attention_bench::run({.rounds = options.rounds, .validate_only = options.validate_only,

@@ -35,6 +35,30 @@ const char* forward_name(cudnnConvolutionFwdAlgo_t algo) {
   }
 }
 
+const char* data_name(cudnnConvolutionBwdDataAlgo_t algo) {
+  switch (algo) {
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return "ALGO_0";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1: return "ALGO_1";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "another algorithm";
+  }
+}
+
+const char* filter_name(cudnnConvolutionBwdFilterAlgo_t algo) {
+  switch (algo) {
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0: return "ALGO_0";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1: return "ALGO_1";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3: return "ALGO_3";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING: return "FFT_TILING";
+    default: return "another algorithm";
+  }
+}
+
 // The first (fastest) result that ran with FP32 FMA math.
 template <class Perf>
 const Perf* fastest_fma(const Perf* results, int count) {
@@ -130,6 +154,7 @@ void CudnnConv::backward_data(const float* dy, const float* w, float* dx) {
                                                        &count, results));
     const cudnnConvolutionBwdDataAlgoPerf_t* best = fastest_fma(results, count);
     data_algo_ = best->algo;
+    data_name_ = data_name(best->algo);
     ensure_workspace(best->memory);
   }
   const float one = 1.0f, zero = 0.0f;
@@ -150,6 +175,7 @@ void CudnnConv::backward_filter(const float* x, const float* dy, float* dw) {
                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, results));
     const cudnnConvolutionBwdFilterAlgoPerf_t* best = fastest_fma(results, count);
     filter_algo_ = best->algo;
+    filter_name_ = filter_name(best->algo);
     ensure_workspace(best->memory);
   }
   const float one = 1.0f, zero = 0.0f;

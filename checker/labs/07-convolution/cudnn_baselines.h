@@ -28,6 +28,10 @@ class CudnnConv {
 
   /// The name of the forward algorithm chosen (after the first forward()).
   const char* forward_algorithm() const { return forward_name_; }
+  /// The name of the backward-data algorithm chosen (after the first backward_data()).
+  const char* backward_data_algorithm() const { return data_name_; }
+  /// The name of the backward-filter algorithm chosen (after the first backward_filter()).
+  const char* backward_filter_algorithm() const { return filter_name_; }
 
  private:
   void ensure_workspace(std::size_t bytes);
@@ -36,6 +40,8 @@ class CudnnConv {
   void *x_desc_ = nullptr, *y_desc_ = nullptr, *w_desc_ = nullptr, *conv_desc_ = nullptr;
   int forward_algo_ = -1, data_algo_ = -1, filter_algo_ = -1;
   const char* forward_name_ = "";
+  const char* data_name_ = "";
+  const char* filter_name_ = "";
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
 };
