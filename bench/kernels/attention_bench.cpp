@@ -1,11 +1,11 @@
 // bench_kernels' lab 08 group (attention_bench.h): attention_forward_bf16's candidates.
 //
-// Validation, by the rule of lab 08's forward checks (checker/labs/08-attention/check_attention.cpp,
-// error_of()): O and L are compared with an fp64 host reference on the same bf16 inputs; the largest
+// Validation, by lab 08's forward checks' own inputs, reference and rule (make_data(), reference() and
+// error_of() of checker/labs/08-attention/attention_reference.h): O and L are compared with an fp64 host reference on the same bf16 inputs; the largest
 // error may be twice that of a plain host computation in fp32 with P and O rounded to bf16 (as tensor
 // cores take them), plus 1e-5 x the tensor's largest value. L = -infinity (a row that sees no key)
 // must match exactly, and O starts as 0xFFFF (NaN), so an element never written fails. The inputs
-// follow the check's: uniform Q, K along a common direction, and among the rows spiky ones (one key
+// are the check's: uniform Q, K along a common direction, and among the rows spiky ones (one key
 // dominates), very negative ones (every score near -300) and dominant ones (one key about 150 above
 // the rest, in the last 16 of a 64-key tile). The reference solution is validated the same way.
 //
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "attention.h"
+#include "attention_reference.h"
 #include "attention_candidates.h"
 #include "wb/wb.h"
 
@@ -61,173 +62,28 @@ std::vector<Candidate> candidate_list() {
   };
 }
 
-// ---- bf16 on the host ------------------------------------------------------------------------------------
+// ---- inputs and references: lab 08's checks' own (checker/labs/08-attention/attention_reference.h) -------
 
-std::uint16_t to_bf16(float x) {
-  std::uint32_t u = 0;
-  std::memcpy(&u, &x, sizeof u);
-  if (std::isnan(x)) return 0x7FC0;
-  u += 0x7FFFu + ((u >> 16) & 1u);  // round to nearest, ties to even
-  return static_cast<std::uint16_t>(u >> 16);
-}
-
-float from_bf16(std::uint16_t b) {
-  const std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
-  float x = 0.0f;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
-
-float round_bf16(float x) { return from_bf16(to_bf16(x)); }
-
-// ---- inputs and references -------------------------------------------------------------------------------
+using lab08::Precision;
 
 std::string shape_text(const AttentionShape& s) {
   return "B=" + std::to_string(s.batch) + " H=" + std::to_string(s.heads) + " Tq=" + std::to_string(s.tq) +
          " Tk=" + std::to_string(s.tk) + " D=" + std::to_string(s.d) + (s.causal ? " causal" : "");
 }
 
-// Keys query i sees: [0, end).
-int visible_end(const AttentionShape& s, int i) {
-  return s.causal ? std::clamp(i + (s.tk - s.tq) + 1, 0, s.tk) : s.tk;
-}
-
-struct Data {
-  AttentionShape s{};
-  std::vector<float> q, k, v;  // bf16 values
-};
-
-// As the check's make_data(): Q uniform in [-2, 2), K = 2 + noise (a common direction), V in [-1, 1);
-// every seventh row from the fourth on spiky (x 8), from the sixth on very negative, from the seventh
-// on dominant (one visible key, preferably in the last 16 of a 64-key tile, far above the others).
-Data make_data(const AttentionShape& s, std::uint64_t seed) {
-  Data d;
-  d.s = s;
-  d.q = wb::random_floats(attention_q_elements(s), seed * 31 + 1, -2.0f, 2.0f);
-  d.k = wb::random_floats(attention_kv_elements(s), seed * 31 + 2, -2.0f, 2.0f);
-  d.v = wb::random_floats(attention_kv_elements(s), seed * 31 + 3, -1.0f, 1.0f);
-  for (float& x : d.k) x = 0.5f * x + 2.0f;
-  for (std::size_t row = 0; row < attention_rows(s); ++row) {
-    const int end = visible_end(s, static_cast<int>(row % s.tq));
-    float* qr = d.q.data() + row * s.d;
-    if (row % 7 == 6 && end > 0) {
-      int j = end - 1;
-      while (j >= 0 && j % 64 < 48) --j;
-      if (j < 0) j = end - 1;
-      const float* kj = d.k.data() + (row / s.tq * s.tk + j) * s.d;
-      const float c = 1800.0f / std::sqrt(static_cast<float>(s.d));
-      for (int x = 0; x < s.d; ++x) qr[x] = c * (kj[x] - 2.0f);
-    } else if (row % 7 == 3) {
-      for (int x = 0; x < s.d; ++x) qr[x] *= 8.0f;
-    } else if (row % 7 == 5) {
-      const float c = 150.0f / std::sqrt(static_cast<float>(s.d));
-      for (int x = 0; x < s.d; ++x) qr[x] = -c * (1.0f + 0.05f * qr[x]);
-    }
-  }
-  for (auto* vec : {&d.q, &d.k, &d.v})
-    for (float& x : *vec) x = round_bf16(x);
-  return d;
-}
-
-struct Forward {
-  std::vector<double> o, lse;
-};
-
-// One row in T: double (exact), or float with P and O rounded to bf16 (what a plain bf16 kernel does).
-template <class T>
-double attention_row(const Data& d, std::size_t bh, const float* q, int end, double* o) {
-  const AttentionShape& s = d.s;
-  constexpr bool kFloat = std::is_same_v<T, float>;
-  auto rounded = [](T x) -> T {
-    if constexpr (kFloat) return round_bf16(x);
-    return x;
-  };
-  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.d)));
-  std::vector<T> score(end), acc(s.d, T(0));
-  T m = -std::numeric_limits<T>::infinity();
-  for (int j = 0; j < end; ++j) {
-    const float* kr = d.k.data() + (bh * s.tk + j) * s.d;
-    T dot = 0;
-    for (int c = 0; c < s.d; ++c) dot = std::fma(static_cast<T>(q[c]), static_cast<T>(kr[c]), dot);
-    score[j] = dot * scale;
-    m = std::max(m, score[j]);
-  }
-  T l = 0;
-  for (int j = 0; j < end; ++j) {
-    const T p = std::exp(score[j] - m);
-    l += p;
-    const T pv = rounded(p);
-    const float* vr = d.v.data() + (bh * s.tk + j) * s.d;
-    for (int c = 0; c < s.d; ++c) acc[c] = std::fma(pv, static_cast<T>(vr[c]), acc[c]);
-  }
-  for (int c = 0; c < s.d; ++c) o[c] = rounded(acc[c] / l);
-  return m + std::log(l);
-}
-
-// Every row is independent: on a GPU machine the rows of the long shapes are spread over up to 16
-// threads (each row computed by one thread, so the result does not depend on their number).
-Forward reference(const Data& d, bool same_precision) {
-  const AttentionShape& s = d.s;
-  Forward f;
-  f.o.assign(attention_q_elements(s), 0.0);
-  f.lse.assign(attention_rows(s), -std::numeric_limits<double>::infinity());
-  const std::size_t rows = attention_rows(s);
-  auto work = [&](std::size_t first, std::size_t step) {
-    for (std::size_t row = first; row < rows; row += step) {
-      const int end = visible_end(s, static_cast<int>(row % s.tq));
-      if (end == 0) continue;
-      const float* q = d.q.data() + row * s.d;
-      double* o = f.o.data() + row * s.d;
-      f.lse[row] = same_precision ? attention_row<float>(d, row / s.tq, q, end, o)
-                                  : attention_row<double>(d, row / s.tq, q, end, o);
-    }
-  };
-  const std::size_t threads = rows < 512 ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t, threads);
-  work(0, threads);
-  for (std::thread& t : pool) t.join();
-  return f;
-}
-
-struct Worst {
-  std::size_t index = 0;
-  double error = 0.0;
-};
-
-// The largest |got - ref|; a non-finite reference must be matched exactly, NaN is infinitely wrong.
-template <class T>
-Worst worst_error(const std::vector<T>& got, const std::vector<double>& ref) {
-  Worst w;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double g = static_cast<double>(got[i]);
-    double err = std::isfinite(ref[i]) ? std::fabs(g - ref[i]) : (g == ref[i] ? 0.0 : HUGE_VAL);
-    if (std::isnan(err)) err = HUGE_VAL;
-    if (err > w.error) w = {i, err};
-  }
-  return w;
-}
-
-double max_abs(const std::vector<double>& v) {
-  double m = 0.0;
-  for (double x : v)
-    if (std::isfinite(x)) m = std::max(m, std::fabs(x));
-  return m;
-}
-
-// "" when got is within the check's allowance for one tensor, else what is wrong; @p used becomes
-// the largest of itself and the error's share of the allowance.
+// "" when got is within the check's allowance for one tensor (lab08::error_of), else what is wrong;
+// @p used becomes the largest of itself and the error's share of the allowance.
 std::string judge(const char* name, const std::vector<float>& got, const std::vector<double>& exact,
                   const std::vector<double>& same, int width, double& used) {
-  const double allowed = 2.0 * worst_error(same, exact).error + 1e-5 * std::max(1.0, max_abs(exact));
-  const Worst w = worst_error(got, exact);
-  used = std::max(used, w.error / allowed);
-  if (w.error <= allowed) return "";
+  const lab08::Error e = lab08::error_of(got, exact, same, Precision::Bf16);
+  const lab08::Worst& w = e.worst;
+  used = std::max(used, w.error / e.allowed);
+  if (e.within()) return "";
   char where[64], text[256];
   if (width == 1) std::snprintf(where, sizeof where, "row %zu", w.index);
   else std::snprintf(where, sizeof where, "row %zu, c %zu", w.index / width, w.index % width);
   std::snprintf(text, sizeof text, "%s[%s] = %.6g instead of %.6g (error %.3g, allowed %.3g)", name, where,
-                static_cast<double>(got[w.index]), exact[w.index], w.error, allowed);
+                static_cast<double>(got[w.index]), exact[w.index], w.error, e.allowed);
   return text;
 }
 
@@ -235,14 +91,10 @@ std::string judge(const char* name, const std::vector<float>& got, const std::ve
 // largest share of the allowance candidate i has needed so far.
 std::string validate(const AttentionShape& s, const std::vector<Candidate>& list, std::uint64_t seed,
                      std::vector<double>& used) {
-  const Data d = make_data(s, seed);
-  const Forward exact = reference(d, false), same = reference(d, true);
-  auto encode = [](const std::vector<float>& x) {
-    std::vector<std::uint16_t> bits(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) bits[i] = to_bf16(x[i]);
-    return bits;
-  };
-  const std::vector<std::uint16_t> qb = encode(d.q), kb = encode(d.k), vb = encode(d.v);
+  const lab08::Data d = lab08::make_data(s, Precision::Bf16, seed);
+  const lab08::Forward exact = lab08::reference(d), same = lab08::reference(d, lab08::Variant::Exact, true);
+  const std::vector<std::uint16_t> qb = lab08::encode(Precision::Bf16, d.q), kb = lab08::encode(Precision::Bf16, d.k),
+                                   vb = lab08::encode(Precision::Bf16, d.v);
   wb::DeviceBuffer<std::uint16_t> q{std::span<const std::uint16_t>(qb)}, k{std::span<const std::uint16_t>(kb)},
       v{std::span<const std::uint16_t>(vb)}, o(qb.size(), 64);
   wb::DeviceBuffer<float> lse(attention_rows(s), 64);
@@ -259,9 +111,7 @@ std::string validate(const AttentionShape& s, const std::vector<Candidate>& list
       wrong += "  " + c.name + ", " + shape_text(s) + ": " + cudaGetErrorName(e) + "\n";
       continue;
     }
-    const std::vector<std::uint16_t> ob = o.download();
-    std::vector<float> got(ob.size());
-    for (std::size_t i = 0; i < ob.size(); ++i) got[i] = from_bf16(ob[i]);
+    const std::vector<float> got = lab08::decode(Precision::Bf16, o.download());
     std::string why = judge("lse", lse.download(), exact.lse, same.lse, 1, used[ci]);
     if (why.empty()) why = judge("o", got, exact.o, same.o, s.d, used[ci]);
     if (why.empty() && (!o.check_guards().intact() || !lse.check_guards().intact())) why = "wrote outside o or lse";
@@ -287,7 +137,9 @@ void time_candidates(const std::vector<Candidate>& list, const Options& options)
   const AttentionShape s{4, 16, 4096, 4096, 128, 0};  // Performance.TensorCoreForward
   const double flops = 4.0 * s.batch * s.heads * static_cast<double>(s.tq) * s.tk * s.d;
   std::vector<std::uint16_t> host(attention_q_elements(s));
-  for (std::size_t i = 0; i < host.size(); ++i) host[i] = to_bf16(static_cast<float>((i * 7919) % 97) / 97.0f - 0.5f);
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    host[i] = wb::check::to_bf16(static_cast<float>((i * 7919) % 97) / 97.0f - 0.5f);
+  }
   wb::DeviceBuffer<std::uint16_t> q{std::span<const std::uint16_t>(host)}, k{std::span<const std::uint16_t>(host)},
       v{std::span<const std::uint16_t>(host)}, o(host.size());
   wb::DeviceBuffer<float> lse(attention_rows(s));
