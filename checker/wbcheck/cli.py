@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -414,12 +415,13 @@ def cmd_bench(args) -> int:
     backend = resolve_backend(args.backend)
     _prepare("bench", backend, args, plot=args.plot)
     available = build.targets_matching(backend, r"bench_[A-Za-z0-9_]+")
-    # Lab numbers after a benchmark's name are its arguments: `./workbook bench kernels 03 07`.
+    # Lab numbers after a benchmark's name are its arguments: `./workbook bench kernels 03 07`, or
+    # a lab's part of it: `kernels 07-dgrad`.
     bench_args: dict[str, list[str]] = {}
     if args.names:
         wanted = []
         for name in args.names:
-            if name.isdigit() and wanted:
+            if re.fullmatch(r"[0-9]+(-[a-z0-9]+)?", name) and wanted:
                 bench_args.setdefault(wanted[-1], []).append(name)
                 continue
             target = name if name.startswith("bench_") else f"bench_{name}"
@@ -562,7 +564,8 @@ def parser() -> argparse.ArgumentParser:
     h.set_defaults(func=cmd_handouts)
 
     b = sub.add_parser("bench", parents=[common, jobs, backend], help="build and run benchmarks")
-    b.add_argument("names", nargs="*", metavar="NAME", help="benchmark bench_NAME (lab numbers after it are its arguments: kernels 03); default: all")
+    b.add_argument("names", nargs="*", metavar="NAME", help="benchmark bench_NAME (lab numbers after it are its arguments: kernels 03 07-dgrad); "
+                                                        "default: all")
     b.add_argument("--plot", action="store_true",
                    help="also draw the results (bench/NAME/plot.py, matplotlib) beside the text and CSV in "
                         "build/BACKEND/bench/")
