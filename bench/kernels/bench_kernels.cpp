@@ -9,7 +9,7 @@
 // --with-known-wrong adds a candidate per lab that the validation must reject: one that skips the
 // last element, drops the last plane, the last filter or the last image, or skips the last key
 // (ctest bench.kernels_rejects_*).
-// LAB: 03 (reduce_sum), 07 (maxpool2d_backward, conv2d_backward_data, conv2d_backward_filter),
+// LAB: 01 (saxpy), 03 (reduce_sum), 07 (maxpool2d_backward, conv2d_backward_data, conv2d_backward_filter),
 // 07-dgrad or 07-wgrad (one of the latter two, timed against cuDNN), 08 (attention_forward_bf16,
 // attention_bench.cpp); default: all. On the sim backend only the validation runs (times there
 // measure the simulator): ctest bench.kernels.
@@ -33,6 +33,8 @@
 #include "pooling_candidates.h"
 #include "reduction.h"
 #include "reduction_candidates.h"
+#include "saxpy.h"
+#include "saxpy_candidates.h"
 #include "wb/wb.h"
 
 #if defined(WB_BENCH_CUDNN)
@@ -191,6 +193,61 @@ void time_reduction(const Options& options) {
   // The check: a reduction reads 4n bytes, against a copy of 4n bytes (which moves 8n).
   time_set("03", "reduce_sum, n = 2^26 floats", 4.0 * n, 4 * static_cast<std::size_t>(n),
            reduction_candidates(in.data(), n, out.data(), partials.data(), sms), options,
+           "the check needs 0.80 x copy with the flush (0.88 with the 10% margin)");
+}
+
+// ---- lab 01: saxpy -----------------------------------------------------------------------------------
+
+// The saxpy candidates on x and y (n floats each), a = 0.5.
+std::vector<Candidate> saxpy_candidates(int n, const float* x, float* y) {
+  using namespace candidates;
+  return {
+      {"saxpy (reference: 1/thread, 256)", [=] { return saxpy(n, 0.5f, x, y); }},
+      {"1/thread, blocks of 128", [=] { return saxpy_one_per_thread(n, 0.5f, x, y, 128); }},
+      {"1/thread, blocks of 512", [=] { return saxpy_one_per_thread(n, 0.5f, x, y, 512); }},
+      {"1/thread, blocks of 1024", [=] { return saxpy_one_per_thread(n, 0.5f, x, y, 1024); }},
+      {"4/thread (float4: not the contract)", [=] { return saxpy_float4(n, 0.5f, x, y); }},
+  };
+}
+
+// Runs each candidate once on integer data of size n (x even, so 0.5 x + y is exact); "" when all
+// are right, else what was wrong.
+std::string validate_saxpy(int n, bool with_known_wrong) {
+  std::vector<float> x = exact_data(n, 11u + static_cast<unsigned>(n)), y0 = exact_data(n, 13u);
+  for (float& v : x) v *= 2.0f;
+  wb::DeviceBuffer<float> dx{std::span<const float>(x)}, dy(static_cast<std::size_t>(n));
+  std::vector<Candidate> list = saxpy_candidates(n, dx.data(), dy.data());
+  if (with_known_wrong) {
+    const float* px = dx.data();
+    float* py = dy.data();
+    list.push_back({"known wrong: skips the last element", [=] { return saxpy(n > 0 ? n - 1 : 0, 0.5f, px, py); }});
+  }
+  std::string wrong;
+  for (const Candidate& c : list) {
+    dy.upload(y0);
+    if (const std::string error = run_once(c); !error.empty()) {
+      wrong += "  " + c.name + ", n = " + std::to_string(n) + ": " + error + "\n";
+      continue;
+    }
+    const std::vector<float> got = dy.download();
+    for (int i = 0; i < n; ++i) {
+      const float want = 0.5f * x[i] + y0[i];
+      if (got[i] != want) {
+        wrong += "  " + c.name + ", n = " + std::to_string(n) + ": y[" + std::to_string(i) + "] = " +
+                 std::to_string(got[i]) + " instead of " + std::to_string(want) + "\n";
+        break;
+      }
+    }
+  }
+  return wrong;
+}
+
+void time_saxpy(const Options& options) {
+  constexpr int n = 1 << 26;  // the size of lab 01's Performance check
+  wb::DeviceBuffer<float> x{std::span<const float>(exact_data(n, 71))}, y{std::span<const float>(exact_data(n, 72))};
+  // The check: saxpy moves 12n bytes (x and y read, y written), against a copy of 6n bytes (12n moved).
+  time_set("01", "saxpy, n = 2^26 floats", 12.0 * n, 6 * static_cast<std::size_t>(n),
+           saxpy_candidates(n, x.data(), y.data()), options,
            "the check needs 0.80 x copy with the flush (0.88 with the 10% margin)");
 }
 
@@ -536,7 +593,7 @@ int run_conv(ConvPass pass, const Options& options) {
 int usage(const char* why) {
   std::fprintf(stderr, "bench_kernels: %s\nusage: bench_kernels [LAB...] [--rounds N] [--validate-only] "
                        "[--with-known-wrong]\n"
-                       "LAB: 03, 07, 07-dgrad, 07-wgrad, 08 (the labs with candidates; default: all)\n", why);
+                       "LAB: 01, 03, 07, 07-dgrad, 07-wgrad, 08 (the labs with candidates; default: all)\n", why);
   return 2;
 }
 
@@ -553,7 +610,7 @@ int main(int argc, char** argv) {
     } else if (a == "--rounds" && i + 1 < argc) {
       options.rounds = std::atoi(argv[++i]);
       if (options.rounds < 1 || options.rounds > 50) return usage("--rounds takes 1 to 50");
-    } else if (a == "03" || a == "3" || a == "07" || a == "7" || a == "08" || a == "8") {
+    } else if (a == "01" || a == "1" || a == "03" || a == "3" || a == "07" || a == "7" || a == "08" || a == "8") {
       options.labs.push_back(a.size() == 1 ? "0" + a : a);
     } else if (a == "07-dgrad" || a == "07-wgrad") {
       options.labs.push_back(a);
@@ -561,7 +618,7 @@ int main(int argc, char** argv) {
       return usage(("no candidates for '" + a + "'").c_str());
     }
   }
-  if (options.labs.empty()) options.labs = {"03", "07", "08"};  // 07 includes 07-dgrad and 07-wgrad
+  if (options.labs.empty()) options.labs = {"01", "03", "07", "08"};  // 07 includes 07-dgrad and 07-wgrad
   auto wants = [&](const char* lab) {
     return std::find(options.labs.begin(), options.labs.end(), lab) != options.labs.end();
   };
@@ -570,6 +627,17 @@ int main(int argc, char** argv) {
 #endif
   try {
     int status = 0;
+    if (wants("01")) {
+      std::string wrong;
+      for (int n : {0, 1, 5, 1000, 4099, 65536 + 7, (1 << 20) + 3}) wrong += validate_saxpy(n, options.with_known_wrong);
+      if (!wrong.empty()) {
+        std::printf("lab 01 candidates that are wrong (nothing of lab 01 is timed):\n%s", wrong.c_str());
+        status = 1;
+      } else {
+        std::printf("lab 01: every candidate is correct (exact, n = 0 .. 2^20+3)\n");
+        if (!options.validate_only) time_saxpy(options);
+      }
+    }
     if (wants("03")) {
       std::string wrong;
       for (int n : {0, 1, 5, 1000, 4099, 65536 + 7, (1 << 20) + 3}) wrong += validate_reduction(n, options.with_known_wrong);
