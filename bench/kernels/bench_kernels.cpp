@@ -1,9 +1,9 @@
 // bench_kernels: candidate kernels of the reference solutions, each timed beside the lab's
 // baseline in one process, the way the lab's Performance check times it (median of 21 runs after 3
 // warm-ups, L2 flushed before each run), in several rounds so that a drift between rounds shows.
-// Every candidate is validated first (bit-exact on integer data, or bit-identical to the reference
-// where it computes in the reference's order); if one is wrong, the benchmark names it and times
-// nothing.
+// Every candidate is validated first (bit-exact on integer data, bit-identical to the reference
+// where it computes in the reference's order, else within the lab check's own allowances); if one
+// is wrong, the benchmark names it and times nothing.
 //
 //   bench_kernels [LAB...] [--rounds N] [--validate-only] [--with-known-wrong]
 //
@@ -11,9 +11,10 @@
 // last element, drops the last plane, the last filter or the last image, or skips the last key
 // (ctest bench.kernels_rejects_*).
 // LAB: 01 (saxpy), 03 (reduce_sum), 07 (maxpool2d_forward, maxpool2d_backward,
-// conv2d_backward_data, conv2d_backward_filter), 07-dgrad or 07-wgrad (one of the latter two, timed
-// against cuDNN), 08 (attention_forward_bf16, attention_bench.cpp); default: all. On the sim
-// backend only the validation runs (times there measure the simulator): ctest bench.kernels.
+// batchnorm_forward_training, conv2d_backward_data, conv2d_backward_filter), 07-dgrad or 07-wgrad
+// (one of the latter two, timed against cuDNN), 08 (attention_forward_bf16, attention_bench.cpp);
+// default: all. On the sim backend only the validation runs (times there measure the simulator):
+// ctest bench.kernels.
 // Results: one row per candidate with its ratio to the baseline (median of the rounds' medians,
 // the lowest and highest round), also as CSV to $WB_BENCH_CSV when set. docs/perf/kernels.md.
 #include <algorithm>
@@ -31,6 +32,7 @@
 #if defined(WB_BENCH_ATTENTION)
 #include "attention_bench.h"
 #endif
+#include "batchnorm_candidates.h"
 #include "conv_candidates.h"
 #include "convolution.h"
 #include "pooling_batchnorm.h"
@@ -265,7 +267,7 @@ void time_saxpy(const Options& options) {
            "the check needs 0.80 x copy with the flush (0.88 with the 10% margin)");
 }
 
-// ---- lab 07: maxpool2d_forward, maxpool2d_backward ------------------------------------------------------
+// ---- lab 07: maxpool2d_forward, maxpool2d_backward, batchnorm_forward_training -------------------------
 
 PoolParams pool3x3s2(int N, int C, int H, int W, int pad_h, int pad_w) {
   return PoolParams{N, C, H, W, 3, 3, pad_h, pad_w, 2, 2};
@@ -435,6 +437,203 @@ std::string validate_pool_backward(const PoolParams& p, bool with_known_wrong) {
       });
 }
 
+// Batch norm: the check's shapes (M = 2 .. 150001, C up to 300, planes odd and multiples of 4) and
+// the Performance check's own correctness shape.
+struct BnShape {
+  int N, C, HW;
+};
+const BnShape kBnShapes[] = {{2, 3, 1},  {1, 4, 2},    {3, 1, 5},     {4, 5, 49},     {2, 3, 64},
+                             {5, 7, 12}, {2, 300, 9},  {8, 2, 1000},  {4, 3, 16384},  {1, 2, 150001},
+                             {8, 16, 3136}};
+
+constexpr float kMomentum = 0.1f, kEps = 1e-5f;
+constexpr double kU = 0x1.0p-24;
+
+// Channels of four kinds in turn, as the check's: uniform in [-8, 8); of mean 1e3 and standard
+// deviation 1 (E[x^2] - E[x]^2 cancels every digit there); constant (variance 0); uniform in
+// [-100, 100).
+float bn_value(int c, wb::Random& r) {
+  const auto uniform = [&](double lo, double hi) { return static_cast<float>(lo + (hi - lo) * r.next_unit_double()); };
+  switch (c % 4) {
+    case 0: return uniform(-8.0, 8.0);
+    case 1: return 1000.0f + uniform(-1.7320508, 1.7320508);
+    case 2: return 3.25f;
+    default: return uniform(-100.0, 100.0);
+  }
+}
+
+// A channel's statistics in double and what Correctness.BatchNormTraining allows
+// (check_pooling_batchnorm.cpp): with T(M) = (16 + 4 sqrt(M)) u, the mean within T(M) mean|x|, the
+// variance within 2 T(M) var + 2 d sqrt(var) + d^2 (d the mean's allowance), rstd within
+// rstd (var_allowed / (2 (var + eps)) + 2 u).
+struct BnChannel {
+  double mean = 0, var = 0, abs_mean = 0, mean_allowed = 0, var_allowed = 0, rstd = 0, rstd_allowed = 0;
+};
+
+std::vector<BnChannel> bn_channels(const BnShape& s, const std::vector<float>& x) {
+  std::vector<BnChannel> out(static_cast<std::size_t>(s.C));
+  const double m = static_cast<double>(s.N) * s.HW, t = (16.0 + 4.0 * std::sqrt(m)) * kU;
+  for (int c = 0; c < s.C; ++c) {
+    BnChannel& b = out[c];
+    auto each = [&](auto f) {
+      for (int n = 0; n < s.N; ++n) {
+        for (int k = 0; k < s.HW; ++k) f(x[(static_cast<std::size_t>(n) * s.C + c) * s.HW + k]);
+      }
+    };
+    each([&](double v) { b.mean += v, b.abs_mean += std::fabs(v); });
+    b.mean /= m;
+    b.abs_mean /= m;
+    each([&](double v) { b.var += (v - b.mean) * (v - b.mean); });
+    b.var /= m;
+    b.mean_allowed = t * b.abs_mean;
+    b.var_allowed = 2.0 * t * b.var + 2.0 * b.mean_allowed * std::sqrt(b.var) + b.mean_allowed * b.mean_allowed;
+    b.rstd = 1.0 / std::sqrt(b.var + kEps);
+    b.rstd_allowed = b.rstd * (b.var_allowed / (2.0 * (b.var + kEps)) + 2.0 * kU);
+  }
+  return out;
+}
+
+std::vector<Candidate> batchnorm_candidates(const candidates::BatchNormTraining& a) {
+  using candidates::BatchNormStats;
+  return {
+      {"batchnorm_forward_training (ref.)",
+       [=] {
+         return batchnorm_forward_training(a.N, a.C, a.HW, a.x, a.gamma, a.beta, a.momentum, a.eps, a.y, a.save_mean,
+                                           a.save_rstd, a.running_mean, a.running_var, a.workspace);
+       }},
+      {"two kernels, one-wave statistics", [=] { return candidates::batchnorm_training_two_kernels(a); }},
+      {"cooperative, Welford",
+       [=] { return candidates::batchnorm_training_cooperative(a, BatchNormStats::welford); }},
+      {"cooperative, shifted sums",
+       [=] { return candidates::batchnorm_training_cooperative(a, BatchNormStats::shifted_sums); }},
+      {"a block of 768 per channel", [=] { return candidates::batchnorm_training_block_per_channel(a); }},
+  };
+}
+
+// A batch-norm case on the device: its inputs, outputs (guarded) and the host's statistics.
+struct BnCase {
+  BnShape s;
+  std::size_t n, C;
+  std::vector<float> x_host, gamma_host, beta_host, rm_host, rv_host;
+  std::vector<BnChannel> st;
+  wb::DeviceBuffer<float> x, gamma, beta, y, mean, rstd, rm, rv, workspace;
+
+  explicit BnCase(const BnShape& shape)
+      : s(shape), n(static_cast<std::size_t>(s.N) * s.C * s.HW), C(static_cast<std::size_t>(s.C)) {
+    wb::Random r(53 + n);
+    x_host.resize(n);
+    for (std::size_t i = 0; i < n; ++i) x_host[i] = bn_value(static_cast<int>(i / s.HW % C), r);
+    for (std::size_t c = 0; c < C; ++c) {
+      gamma_host.push_back(static_cast<float>(0.5 + r.next_unit_double()));
+      beta_host.push_back(static_cast<float>(r.next_unit_double() - 0.5));
+      rm_host.push_back(static_cast<float>(2.0 * r.next_unit_double() - 1.0));
+      rv_host.push_back(static_cast<float>(0.5 + 1.5 * r.next_unit_double()));
+    }
+    st = bn_channels(s, x_host);
+    x = wb::DeviceBuffer<float>(std::span<const float>(x_host));
+    gamma = wb::DeviceBuffer<float>(std::span<const float>(gamma_host));
+    beta = wb::DeviceBuffer<float>(std::span<const float>(beta_host));
+    for (wb::DeviceBuffer<float>* b : {&y, &mean, &rstd, &rm, &rv}) *b = wb::DeviceBuffer<float>(b == &y ? n : C, 64);
+    workspace = wb::DeviceBuffer<float>(batchnorm_workspace_floats(s.C), 64);
+  }
+  std::string shape() const {
+    return "N=" + std::to_string(s.N) + " C=" + std::to_string(s.C) + " HW=" + std::to_string(s.HW);
+  }
+  candidates::BatchNormTraining args() {
+    return {s.N,  s.C,      s.HW,        x.data(),    gamma.data(), beta.data(), kMomentum,
+            kEps, y.data(), mean.data(), rstd.data(), rm.data(),    rv.data(),   workspace.data()};
+  }
+  // Before a run: outputs never written read as NaN, the running statistics as the case's, the
+  // workspace as @p workspace_fill (what an earlier call left there).
+  void prepare(unsigned char workspace_fill) {
+    for (wb::DeviceBuffer<float>* b : {&y, &mean, &rstd}) b->fill_bytes(0xFF);
+    rm.upload(std::span<const float>(rm_host));
+    rv.upload(std::span<const float>(rv_host));
+    workspace.fill_bytes(workspace_fill);
+  }
+  // What the run left: y, save_mean, save_rstd, running_mean, running_var.
+  std::vector<std::vector<float>> outputs() const {
+    return {y.download(), mean.download(), rstd.download(), rm.download(), rv.download()};
+  }
+  // "" when @p got (as outputs()) is within the check's allowances and nothing outside the
+  // outputs was written; else the first array that is not, with its first wrong value.
+  std::string mismatch(const std::vector<std::vector<float>>& got) const {
+    const double m = static_cast<double>(s.N) * s.HW, mom = kMomentum;
+    const auto y_want = [&](std::size_t i) {
+      const std::size_t c = i / s.HW % C;
+      return (x_host[i] - st[c].mean) * st[c].rstd * gamma_host[c] + beta_host[c];
+    };
+    struct Rule {
+      const char* name;
+      std::function<double(std::size_t)> want, allowed;
+    };
+    const Rule rules[] = {
+        {"y", y_want,
+         [&](std::size_t i) {
+           const std::size_t c = i / s.HW % C;
+           return std::fabs(gamma_host[c]) *
+                      (std::fabs(x_host[i] - st[c].mean) * st[c].rstd_allowed + st[c].rstd * st[c].mean_allowed) +
+                  4.0 * kU * (std::fabs(y_want(i)) + std::fabs(beta_host[c])) + 1e-30;
+         }},
+        {"save_mean", [&](std::size_t c) { return st[c].mean; }, [&](std::size_t c) { return st[c].mean_allowed; }},
+        {"save_rstd", [&](std::size_t c) { return st[c].rstd; }, [&](std::size_t c) { return st[c].rstd_allowed; }},
+        {"running_mean", [&](std::size_t c) { return (1.0 - mom) * rm_host[c] + mom * st[c].mean; },
+         [&](std::size_t c) {
+           return mom * st[c].mean_allowed + 4.0 * kU * (std::fabs(rm_host[c]) + std::fabs(mom * st[c].mean));
+         }},
+        {"running_var", [&](std::size_t c) { return (1.0 - mom) * rv_host[c] + mom * st[c].var * m / (m - 1.0); },
+         [&](std::size_t c) {
+           return mom * st[c].var_allowed * m / (m - 1.0) +
+                  4.0 * kU * (std::fabs(rv_host[c]) + mom * st[c].var * m / (m - 1.0));
+         }},
+    };
+    for (std::size_t a = 0; a < got.size(); ++a) {
+      const Rule& rule = rules[a];
+      std::size_t bad = 0, first = 0;
+      for (std::size_t i = 0; i < got[a].size(); ++i) {
+        if (!(std::fabs(got[a][i] - rule.want(i)) <= rule.allowed(i)) && bad++ == 0) first = i;
+      }
+      if (bad != 0) {
+        return std::to_string(bad) + " " + rule.name + " values wrong, the first " + rule.name + "[" +
+               std::to_string(first) + "] = " + std::to_string(got[a][first]) + " instead of " +
+               std::to_string(rule.want(first)) + " (allowed difference " + std::to_string(rule.allowed(first)) + ")";
+      }
+    }
+    for (const wb::DeviceBuffer<float>* b : {&y, &mean, &rstd, &rm, &rv, &workspace}) {
+      if (!b->check_guards().intact()) return "wrote outside an output or the workspace";
+    }
+    return "";
+  }
+};
+
+// Every candidate within the check's allowances, then run again on a workspace of other bytes
+// with the same bits; "" when all are right.
+std::string validate_batchnorm(const BnShape& shape, bool with_known_wrong) {
+  BnCase b(shape);
+  const candidates::BatchNormTraining a = b.args();
+  std::vector<Candidate> list = batchnorm_candidates(a);
+  if (with_known_wrong) {
+    list.push_back({"known wrong: drops the last image", [=] {
+                      return batchnorm_forward_training(a.N - 1, a.C, a.HW, a.x, a.gamma, a.beta, a.momentum, a.eps,
+                                                        a.y, a.save_mean, a.save_rstd, a.running_mean, a.running_var,
+                                                        a.workspace);
+                    }});
+  }
+  return validate_each(list, b.shape(), [&] { b.prepare(0xFF); }, [&](const Candidate& c) {
+    const std::vector<std::vector<float>> first = b.outputs();
+    if (std::string why = b.mismatch(first); !why.empty()) return why;
+    b.prepare(0x00);
+    if (const std::string error = run_once(c); !error.empty()) return "run 2: " + error;
+    const std::vector<std::vector<float>> again = b.outputs();
+    for (std::size_t k = 0; k < again.size(); ++k) {
+      if (std::memcmp(again[k].data(), first[k].data(), again[k].size() * sizeof(float)) != 0) {
+        return std::string("run 2, the workspace holding other bytes, gave other bits");
+      }
+    }
+    return std::string();
+  });
+}
+
 void time_pool_forward(const Options& options) {
   const PoolParams p = pool3x3s2(32, 64, 112, 112, 1);  // lab 07's Performance.PoolBandwidth
   const std::size_t in = pool_in_size(p), out = pool_out_size(p);
@@ -460,6 +659,23 @@ void time_pool_backward(const Options& options) {
   time_set("07", "maxpool2d_backward 3x3/2 pad 1, 32x64x112x112", bytes, static_cast<std::size_t>(bytes / 2),
            pool_backward_candidates(p, dy.data(), argmax.data(), dx.data()), options,
            "the check needs 0.80 x copy (0.88 with the 10% margin)");
+}
+
+void time_batchnorm(const Options& options) {
+  constexpr int N = 32, C = 256, HW = 56 * 56;  // lab 07's Performance.BatchNormBandwidth
+  const std::size_t n = static_cast<std::size_t>(N) * C * HW;
+  wb::DeviceBuffer<float> x{std::span<const float>(wb::random_floats(n, 2403))};
+  wb::DeviceBuffer<float> gamma{std::span<const float>(wb::random_floats(C, 2405, 0.5f, 1.5f))};
+  wb::DeviceBuffer<float> beta{std::span<const float>(wb::random_floats(C, 2406))};
+  wb::DeviceBuffer<float> rm{std::span<const float>(wb::random_floats(C, 2407))};
+  wb::DeviceBuffer<float> rv{std::span<const float>(wb::random_floats(C, 2408, 0.5f, 2.0f))};
+  wb::DeviceBuffer<float> y(n), mean(C), rstd(C), workspace(batchnorm_workspace_floats(C));
+  const candidates::BatchNormTraining a{N,           C,          HW,        x.data(),        gamma.data(),
+                                        beta.data(), kMomentum,  kEps,      y.data(),        mean.data(),
+                                        rstd.data(), rm.data(),  rv.data(), workspace.data()};
+  const double bytes = 12.0 * n;  // x read twice, y written (the check's count)
+  time_set("07", "batchnorm_forward_training, 32x256x56x56", bytes, static_cast<std::size_t>(bytes / 2),
+           batchnorm_candidates(a), options, "the check needs 0.80 x copy (0.88 with the 10% margin)");
 }
 
 // ---- lab 07: conv2d_backward_data (dgrad) and conv2d_backward_filter (wgrad) --------------------------
@@ -778,15 +994,19 @@ int main(int argc, char** argv) {
         wrong += validate_pool_forward(p, options.with_known_wrong);
         wrong += validate_pool_backward(p, options.with_known_wrong);
       }
+      for (const BnShape& s : kBnShapes) wrong += validate_batchnorm(s, options.with_known_wrong);
       if (!wrong.empty()) {
-        std::printf("lab 07 pooling candidates that are wrong (none of them is timed):\n%s", wrong.c_str());
+        std::printf("lab 07 pooling and batch-norm candidates that are wrong (none of them is timed):\n%s",
+                    wrong.c_str());
         status = 1;
       } else {
-        std::printf("lab 07: every pooling candidate is correct (maxpool2d_forward and maxpool2d_backward "
-                    "bit-identical to the reference, 3x3 stride 2, pad 0 to 2, 8x8 .. 112x112)\n");
+        std::printf("lab 07: every pooling and batch-norm candidate is correct (maxpool2d_forward and "
+                    "maxpool2d_backward bit-identical to the reference, 3x3 stride 2, pad 0 to 2, 8x8 .. 112x112; "
+                    "batchnorm_forward_training within the check's allowances and reproducible, M = 2 .. 150001)\n");
         if (!options.validate_only) {
           time_pool_forward(options);
           time_pool_backward(options);
+          time_batchnorm(options);
         }
       }
     }
