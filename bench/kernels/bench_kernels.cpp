@@ -1,32 +1,38 @@
 // bench_kernels: candidate kernels of the reference solutions, each timed beside the lab's
 // baseline in one process, the way the lab's Performance check times it (median of 21 runs after 3
 // warm-ups, L2 flushed before each run), in several rounds so that a drift between rounds shows.
-// Every candidate is validated first (bit-exact on integer data); if one is wrong, the benchmark
-// names it and times nothing.
+// Every candidate is validated first (bit-exact on integer data, bit-identical to the reference
+// where it computes in the reference's order, else within the lab check's own allowances); if one
+// is wrong, the benchmark names it and times nothing.
 //
 //   bench_kernels [LAB...] [--rounds N] [--validate-only] [--with-known-wrong]
 //
-// --with-known-wrong adds a candidate per lab that the validation must reject: one that skips the
+// --with-known-wrong adds a candidate per set that the validation must reject: one that skips the
 // last element, drops the last plane, the last filter or the last image, or skips the last key
 // (ctest bench.kernels_rejects_*).
-// LAB: 01 (saxpy), 03 (reduce_sum), 07 (maxpool2d_backward, conv2d_backward_data, conv2d_backward_filter),
-// 07-dgrad or 07-wgrad (one of the latter two, timed against cuDNN), 08 (attention_forward_bf16,
-// attention_bench.cpp); default: all. On the sim backend only the validation runs (times there
-// measure the simulator): ctest bench.kernels.
+// LAB: 01 (saxpy), 03 (reduce_sum), 07 (maxpool2d_forward, maxpool2d_backward,
+// batchnorm_forward_training, conv2d_backward_data, conv2d_backward_filter), 07-dgrad or 07-wgrad
+// (one of the latter two, timed against cuDNN), 08 (attention_forward_bf16, attention_bench.cpp);
+// default: all. On the sim backend only the validation runs (times there measure the simulator):
+// ctest bench.kernels.
 // Results: one row per candidate with its ratio to the baseline (median of the rounds' medians,
 // the lowest and highest round), also as CSV to $WB_BENCH_CSV when set. docs/perf/kernels.md.
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #if defined(WB_BENCH_ATTENTION)
 #include "attention_bench.h"
 #endif
+#include "batchnorm_candidates.h"
 #include "conv_candidates.h"
 #include "convolution.h"
 #include "pooling_batchnorm.h"
@@ -46,7 +52,7 @@ namespace {
 struct Candidate {
   std::string name;
   std::function<cudaError_t()> run;
-  bool reduces = true;  // false: not a reduction (a ceiling); its result is not validated
+  bool validated = true;  // false: computes nothing to compare (a ceiling); only timed
 };
 
 struct Options {
@@ -116,6 +122,23 @@ std::string run_once(const Candidate& c) {
   return cudaGetErrorName(synced);
 }
 
+// Every validated candidate of @p list run once after prepare(), its result judged by
+// compare(candidate) ("" when right, else what is wrong); "" when all are right, else a line per
+// wrong candidate: "  name, shape: what".
+std::string validate_each(const std::vector<Candidate>& list, const std::string& shape,
+                          const std::function<void()>& prepare,
+                          const std::function<std::string(const Candidate&)>& compare) {
+  std::string wrong;
+  for (const Candidate& c : list) {
+    if (!c.validated) continue;
+    prepare();
+    std::string why = run_once(c);
+    if (why.empty()) why = compare(c);
+    if (!why.empty()) wrong += "  " + c.name + ", " + shape + ": " + why + "\n";
+  }
+  return wrong;
+}
+
 // Runs each candidate once on exact data of size n; "" when all are right, else what was wrong.
 std::string validate_reduction(int n, bool with_known_wrong) {
   const std::vector<float> host = exact_data(n, 7u + static_cast<unsigned>(n));
@@ -131,21 +154,14 @@ std::string validate_reduction(int n, bool with_known_wrong) {
     float* d_out = out.data();
     list.push_back({"known wrong: skips the last float", [=] { return reduce_sum(d_in, n > 0 ? n - 1 : 0, d_out); }});
   }
-  std::string wrong;
-  for (const Candidate& c : list) {
-    if (!c.reduces) continue;
-    out.fill_bytes(0xFF);  // NaN: a candidate that writes nothing is wrong
-    if (const std::string error = run_once(c); !error.empty()) {
-      wrong += "  " + c.name + ", n = " + std::to_string(n) + ": " + error + "\n";
-      continue;
-    }
-    const float got = out.download()[0];
-    if (!(got == static_cast<float>(exact))) {
-      wrong += "  " + c.name + ", n = " + std::to_string(n) + ": " + std::to_string(got) + " instead of " +
-               std::to_string(exact) + "\n";
-    }
-  }
-  return wrong;
+  return validate_each(
+      list, "n = " + std::to_string(n),
+      [&] { out.fill_bytes(0xFF); },  // NaN: a candidate that writes nothing is wrong
+      [&](const Candidate&) {
+        const float got = out.download()[0];
+        return got == static_cast<float>(exact) ? std::string()
+                                                : std::to_string(got) + " instead of " + std::to_string(exact);
+      });
 }
 
 // Times every candidate of one set beside a device-to-device copy of @p copy_bytes (the lab's
@@ -251,11 +267,118 @@ void time_saxpy(const Options& options) {
            "the check needs 0.80 x copy with the flush (0.88 with the 10% margin)");
 }
 
-// ---- lab 07: maxpool2d_backward ---------------------------------------------------------------------
+// ---- lab 07: maxpool2d_forward, maxpool2d_backward, batchnorm_forward_training -------------------------
 
-PoolParams pool3x3s2(int N, int C, int H, int W, int pad) { return PoolParams{N, C, H, W, 3, 3, pad, pad, 2, 2}; }
+PoolParams pool3x3s2(int N, int C, int H, int W, int pad_h, int pad_w) {
+  return PoolParams{N, C, H, W, 3, 3, pad_h, pad_w, 2, 2};
+}
+PoolParams pool3x3s2(int N, int C, int H, int W, int pad) { return pool3x3s2(N, C, H, W, pad, pad); }
 
-std::vector<Candidate> pool_candidates(const PoolParams& p, const float* dy, const int* argmax, float* dx) {
+// Odd and even sizes, P and Q (a tile's second row or column missing), W a multiple of 4 or not
+// (16-byte rows or not), padding 0 and 1 on either side and 2 above and below, the timed plane.
+const PoolParams kPoolShapes[] = {pool3x3s2(2, 3, 9, 9, 1),       pool3x3s2(2, 3, 10, 11, 1),
+                                  pool3x3s2(1, 3, 9, 10, 0),      pool3x3s2(1, 2, 8, 8, 0),
+                                  pool3x3s2(2, 3, 12, 16, 1),     pool3x3s2(1, 2, 10, 12, 0, 1),
+                                  pool3x3s2(1, 2, 11, 8, 1, 0),   pool3x3s2(1, 2, 9, 12, 2, 1),
+                                  pool3x3s2(1, 2, 112, 112, 0),   pool3x3s2(1, 2, 112, 112, 1)};
+
+std::string pool_shape(const PoolParams& p) {
+  return "N=" + std::to_string(p.N) + " C=" + std::to_string(p.C) + " " + std::to_string(p.H) + "x" +
+         std::to_string(p.W) + " pad " + std::to_string(p.pad_h) +
+         (p.pad_w == p.pad_h ? "" : "x" + std::to_string(p.pad_w));
+}
+
+std::size_t pool_in_size(const PoolParams& p) { return static_cast<std::size_t>(p.N) * p.C * p.H * p.W; }
+std::size_t pool_out_size(const PoolParams& p) {
+  return static_cast<std::size_t>(p.N) * p.C * pool_out_h(p) * pool_out_w(p);
+}
+
+// Planes of five kinds in turn: uniform floats; integers in [-8, 8] and the values 1 and 2 (ties:
+// the first maximum in row-major order wins); negative integers (padding never wins); -inf, NaN
+// and 0 (a window of -inf only keeps its first pixel, NaN never wins).
+std::vector<float> pool_input(const PoolParams& p, std::uint64_t seed) {
+  std::vector<float> x(pool_in_size(p));
+  wb::Random r(seed);
+  const std::size_t plane = static_cast<std::size_t>(p.H) * p.W;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    switch (i / plane % 5) {
+      case 0: x[i] = static_cast<float>(-1.0 + 2.0 * r.next_unit_double()); break;
+      case 1: x[i] = static_cast<float>(r.next_int(-8, 8)); break;
+      case 2: x[i] = static_cast<float>(r.next_int(1, 2)); break;
+      case 3: x[i] = static_cast<float>(r.next_int(-100, -1)); break;
+      default: {
+        const float special[] = {-INFINITY, -INFINITY, NAN, 0.0f};
+        x[i] = special[r.next_int(0, 3)];
+      }
+    }
+  }
+  return x;
+}
+
+std::vector<Candidate> pool_forward_candidates(const PoolParams& p, const float* x, float* y, int* argmax) {
+  using candidates::PoolForwardShape;
+  auto tiles = [=](PoolForwardShape shape) {
+    return [=] { return candidates::maxpool_forward_tiles(p, x, y, argmax, shape); };
+  };
+  return {
+      {"maxpool2d_forward (reference)", [=] { return maxpool2d_forward(p, x, y, argmax); }},
+      {"1x2 outputs/thread", tiles({.rows = 1})},
+      {"2x2 outputs/thread", tiles({.rows = 2})},
+      {"2x2, edge column by shuffle", tiles({.rows = 2, .shuffle = true})},
+      {"2x2, 2 tiles/iteration, one wave", tiles({.rows = 2, .items = 2, .one_wave = true})},
+  };
+}
+
+// Every candidate's y and argmax against the reference's, bit for bit; "" when all are right.
+std::string validate_pool_forward(const PoolParams& p, bool with_known_wrong) {
+  const std::size_t in = pool_in_size(p), out = pool_out_size(p);
+  const std::vector<float> x_host = pool_input(p, 41 + in);
+  wb::DeviceBuffer<float> x{std::span<const float>(x_host)}, y(out, 64);
+  wb::DeviceBuffer<int> argmax(out, 64);
+  WB_CUDA_CHECK(maxpool2d_forward(p, x.data(), y.data(), argmax.data()));
+  WB_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> want_y = y.download();
+  const std::vector<int> want_at = argmax.download();
+  std::vector<Candidate> list = pool_forward_candidates(p, x.data(), y.data(), argmax.data());
+  if (with_known_wrong) {
+    const float* d_x = x.data();
+    float* d_y = y.data();
+    int* d_at = argmax.data();
+    list.push_back({"known wrong: skips the last plane", [=] {
+                      PoolParams fewer = p;
+                      fewer.N = p.N * p.C - 1;
+                      fewer.C = 1;
+                      return maxpool2d_forward(fewer, d_x, d_y, d_at);
+                    }});
+  }
+  return validate_each(
+      list, pool_shape(p),
+      [&] {
+        y.fill_bytes(0xFF);  // NaN and -1: an output nobody writes is wrong
+        argmax.fill_bytes(0xFF);
+      },
+      [&](const Candidate&) {
+        const std::vector<float> got_y = y.download();
+        const std::vector<int> got_at = argmax.download();
+        std::size_t bad = 0, first = 0;
+        for (std::size_t o = 0; o < out; ++o) {
+          const bool same = std::memcmp(&got_y[o], &want_y[o], sizeof(float)) == 0 && got_at[o] == want_at[o];
+          if (!same && bad++ == 0) first = o;
+        }
+        std::string why;
+        if (bad != 0) {
+          why = std::to_string(bad) + " outputs differ from the reference's, the first y[" + std::to_string(first) +
+                "] = " + std::to_string(got_y[first]) + " at " + std::to_string(got_at[first]) + " instead of " +
+                std::to_string(want_y[first]) + " at " + std::to_string(want_at[first]);
+        }
+        if (!y.check_guards().intact() || !argmax.check_guards().intact()) {
+          why += std::string(why.empty() ? "" : "; ") + "wrote outside y or argmax";
+        }
+        return why;
+      });
+}
+
+std::vector<Candidate> pool_backward_candidates(const PoolParams& p, const float* dy, const int* argmax, float* dx) {
   using candidates::maxpool_backward_blocks;
   return {
       {"maxpool2d_backward (reference)", [=] { return maxpool2d_backward(p, dy, argmax, dx); }},
@@ -267,10 +390,9 @@ std::vector<Candidate> pool_candidates(const PoolParams& p, const float* dy, con
 
 // Every candidate against the host's dx for argmax from the reference forward on random x and
 // integer dy (every order of adding gives the same sum); "" when all are right.
-std::string validate_pool(const PoolParams& p, bool with_known_wrong) {
+std::string validate_pool_backward(const PoolParams& p, bool with_known_wrong) {
   const int P = pool_out_h(p), Q = pool_out_w(p);
-  const std::size_t in = static_cast<std::size_t>(p.N) * p.C * p.H * p.W;
-  const std::size_t out = static_cast<std::size_t>(p.N) * p.C * P * Q;
+  const std::size_t in = pool_in_size(p), out = pool_out_size(p);
   const std::vector<float> x_host = wb::random_floats(in, 31 + in);
   std::vector<float> dy_host = exact_data(static_cast<int>(out), 37u + static_cast<unsigned>(out));
   wb::DeviceBuffer<float> x{std::span<const float>(x_host)}, y(out), dx(in, 64);
@@ -285,48 +407,248 @@ std::string validate_pool(const PoolParams& p, bool with_known_wrong) {
       want[plane * p.H * p.W + chosen[plane * P * Q + o]] += dy_host[plane * P * Q + o];
     }
   }
-  std::vector<Candidate> list = pool_candidates(p, dy.data(), argmax.data(), dx.data());
+  std::vector<Candidate> list = pool_backward_candidates(p, dy.data(), argmax.data(), dx.data());
   if (with_known_wrong) {
-    const PoolParams q = p;
     const float* d_dy = dy.data();
     const int* d_arg = argmax.data();
     float* d_dx = dx.data();
     list.push_back({"known wrong: drops the last plane", [=] {
-                      PoolParams fewer = q;
-                      fewer.N = q.N * q.C - 1;
+                      PoolParams fewer = p;
+                      fewer.N = p.N * p.C - 1;
                       fewer.C = 1;
                       return maxpool2d_backward(fewer, d_dy, d_arg, d_dx);
                     }});
   }
-  const std::string shape = "N=" + std::to_string(p.N) + " C=" + std::to_string(p.C) + " " + std::to_string(p.H) +
-                            "x" + std::to_string(p.W) + " pad " + std::to_string(p.pad_h);
-  std::string wrong;
-  for (const Candidate& c : list) {
-    dx.fill_bytes(0xFF);  // NaN: a pixel nobody writes is wrong
-    if (const std::string error = run_once(c); !error.empty()) {
-      wrong += "  " + c.name + ", " + shape + ": " + error + "\n";
-      continue;
-    }
-    const std::vector<float> got = dx.download();
-    std::size_t bad = 0, first = 0;
-    for (std::size_t k = 0; k < in; ++k) {
-      if (!(got[k] == want[k]) && bad++ == 0) first = k;
-    }
-    if (bad != 0) {
-      wrong += "  " + c.name + ", " + shape + ": " + std::to_string(bad) + " dx values wrong, the first dx[" +
-               std::to_string(first) + "] = " + std::to_string(got[first]) + " instead of " + std::to_string(want[first]) +
-               "\n";
-    }
-    if (!dx.check_guards().intact()) wrong += "  " + c.name + ", " + shape + ": wrote outside dx\n";
-  }
-  return wrong;
+  return validate_each(
+      list, pool_shape(p), [&] { dx.fill_bytes(0xFF); },  // NaN: a pixel nobody writes is wrong
+      [&](const Candidate&) {
+        const std::vector<float> got = dx.download();
+        std::size_t bad = 0, first = 0;
+        for (std::size_t k = 0; k < in; ++k) {
+          if (!(got[k] == want[k]) && bad++ == 0) first = k;
+        }
+        std::string why;
+        if (bad != 0) {
+          why = std::to_string(bad) + " dx values wrong, the first dx[" + std::to_string(first) +
+                "] = " + std::to_string(got[first]) + " instead of " + std::to_string(want[first]);
+        }
+        if (!dx.check_guards().intact()) why += std::string(why.empty() ? "" : "; ") + "wrote outside dx";
+        return why;
+      });
 }
 
-void time_pool(const Options& options) {
+// Batch norm: the check's shapes (M = 2 .. 150001, C up to 300, planes odd and multiples of 4) and
+// the Performance check's own correctness shape.
+struct BnShape {
+  int N, C, HW;
+};
+const BnShape kBnShapes[] = {{2, 3, 1},  {1, 4, 2},    {3, 1, 5},     {4, 5, 49},     {2, 3, 64},
+                             {5, 7, 12}, {2, 300, 9},  {8, 2, 1000},  {4, 3, 16384},  {1, 2, 150001},
+                             {8, 16, 3136}};
+
+constexpr float kMomentum = 0.1f, kEps = 1e-5f;
+constexpr double kU = 0x1.0p-24;
+
+// Channels of four kinds in turn, as the check's: uniform in [-8, 8); of mean 1e3 and standard
+// deviation 1 (E[x^2] - E[x]^2 cancels every digit there); constant (variance 0); uniform in
+// [-100, 100).
+float bn_value(int c, wb::Random& r) {
+  const auto uniform = [&](double lo, double hi) { return static_cast<float>(lo + (hi - lo) * r.next_unit_double()); };
+  switch (c % 4) {
+    case 0: return uniform(-8.0, 8.0);
+    case 1: return 1000.0f + uniform(-1.7320508, 1.7320508);
+    case 2: return 3.25f;
+    default: return uniform(-100.0, 100.0);
+  }
+}
+
+// A channel's statistics in double and what Correctness.BatchNormTraining allows
+// (check_pooling_batchnorm.cpp): with T(M) = (16 + 4 sqrt(M)) u, the mean within T(M) mean|x|, the
+// variance within 2 T(M) var + 2 d sqrt(var) + d^2 (d the mean's allowance), rstd within
+// rstd (var_allowed / (2 (var + eps)) + 2 u).
+struct BnChannel {
+  double mean = 0, var = 0, abs_mean = 0, mean_allowed = 0, var_allowed = 0, rstd = 0, rstd_allowed = 0;
+};
+
+std::vector<BnChannel> bn_channels(const BnShape& s, const std::vector<float>& x) {
+  std::vector<BnChannel> out(static_cast<std::size_t>(s.C));
+  const double m = static_cast<double>(s.N) * s.HW, t = (16.0 + 4.0 * std::sqrt(m)) * kU;
+  for (int c = 0; c < s.C; ++c) {
+    BnChannel& b = out[c];
+    auto each = [&](auto f) {
+      for (int n = 0; n < s.N; ++n) {
+        for (int k = 0; k < s.HW; ++k) f(x[(static_cast<std::size_t>(n) * s.C + c) * s.HW + k]);
+      }
+    };
+    each([&](double v) { b.mean += v, b.abs_mean += std::fabs(v); });
+    b.mean /= m;
+    b.abs_mean /= m;
+    each([&](double v) { b.var += (v - b.mean) * (v - b.mean); });
+    b.var /= m;
+    b.mean_allowed = t * b.abs_mean;
+    b.var_allowed = 2.0 * t * b.var + 2.0 * b.mean_allowed * std::sqrt(b.var) + b.mean_allowed * b.mean_allowed;
+    b.rstd = 1.0 / std::sqrt(b.var + kEps);
+    b.rstd_allowed = b.rstd * (b.var_allowed / (2.0 * (b.var + kEps)) + 2.0 * kU);
+  }
+  return out;
+}
+
+std::vector<Candidate> batchnorm_candidates(const candidates::BatchNormTraining& a) {
+  using candidates::BatchNormStats;
+  return {
+      {"batchnorm_forward_training (ref.)",
+       [=] {
+         return batchnorm_forward_training(a.N, a.C, a.HW, a.x, a.gamma, a.beta, a.momentum, a.eps, a.y, a.save_mean,
+                                           a.save_rstd, a.running_mean, a.running_var, a.workspace);
+       }},
+      {"two kernels, one-wave statistics", [=] { return candidates::batchnorm_training_two_kernels(a); }},
+      {"cooperative, Welford",
+       [=] { return candidates::batchnorm_training_cooperative(a, BatchNormStats::welford); }},
+      {"cooperative, shifted sums",
+       [=] { return candidates::batchnorm_training_cooperative(a, BatchNormStats::shifted_sums); }},
+      {"a block of 768 per channel", [=] { return candidates::batchnorm_training_block_per_channel(a); }},
+  };
+}
+
+// A batch-norm case on the device: its inputs, outputs (guarded) and the host's statistics.
+struct BnCase {
+  BnShape s;
+  std::size_t n, C;
+  std::vector<float> x_host, gamma_host, beta_host, rm_host, rv_host;
+  std::vector<BnChannel> st;
+  wb::DeviceBuffer<float> x, gamma, beta, y, mean, rstd, rm, rv, workspace;
+
+  explicit BnCase(const BnShape& shape)
+      : s(shape), n(static_cast<std::size_t>(s.N) * s.C * s.HW), C(static_cast<std::size_t>(s.C)) {
+    wb::Random r(53 + n);
+    x_host.resize(n);
+    for (std::size_t i = 0; i < n; ++i) x_host[i] = bn_value(static_cast<int>(i / s.HW % C), r);
+    for (std::size_t c = 0; c < C; ++c) {
+      gamma_host.push_back(static_cast<float>(0.5 + r.next_unit_double()));
+      beta_host.push_back(static_cast<float>(r.next_unit_double() - 0.5));
+      rm_host.push_back(static_cast<float>(2.0 * r.next_unit_double() - 1.0));
+      rv_host.push_back(static_cast<float>(0.5 + 1.5 * r.next_unit_double()));
+    }
+    st = bn_channels(s, x_host);
+    x = wb::DeviceBuffer<float>(std::span<const float>(x_host));
+    gamma = wb::DeviceBuffer<float>(std::span<const float>(gamma_host));
+    beta = wb::DeviceBuffer<float>(std::span<const float>(beta_host));
+    for (wb::DeviceBuffer<float>* b : {&y, &mean, &rstd, &rm, &rv}) *b = wb::DeviceBuffer<float>(b == &y ? n : C, 64);
+    workspace = wb::DeviceBuffer<float>(batchnorm_workspace_floats(s.C), 64);
+  }
+  std::string shape() const {
+    return "N=" + std::to_string(s.N) + " C=" + std::to_string(s.C) + " HW=" + std::to_string(s.HW);
+  }
+  candidates::BatchNormTraining args() {
+    return {s.N,  s.C,      s.HW,        x.data(),    gamma.data(), beta.data(), kMomentum,
+            kEps, y.data(), mean.data(), rstd.data(), rm.data(),    rv.data(),   workspace.data()};
+  }
+  // Before a run: outputs never written read as NaN, the running statistics as the case's, the
+  // workspace as @p workspace_fill (what an earlier call left there).
+  void prepare(unsigned char workspace_fill) {
+    for (wb::DeviceBuffer<float>* b : {&y, &mean, &rstd}) b->fill_bytes(0xFF);
+    rm.upload(std::span<const float>(rm_host));
+    rv.upload(std::span<const float>(rv_host));
+    workspace.fill_bytes(workspace_fill);
+  }
+  // What the run left: y, save_mean, save_rstd, running_mean, running_var.
+  std::vector<std::vector<float>> outputs() const {
+    return {y.download(), mean.download(), rstd.download(), rm.download(), rv.download()};
+  }
+  // "" when @p got (as outputs()) is within the check's allowances and nothing outside the
+  // outputs was written; else the first array that is not, with its first wrong value.
+  std::string mismatch(const std::vector<std::vector<float>>& got) const {
+    const double m = static_cast<double>(s.N) * s.HW, mom = kMomentum;
+    const auto y_want = [&](std::size_t i) {
+      const std::size_t c = i / s.HW % C;
+      return (x_host[i] - st[c].mean) * st[c].rstd * gamma_host[c] + beta_host[c];
+    };
+    struct Rule {
+      const char* name;
+      std::function<double(std::size_t)> want, allowed;
+    };
+    const Rule rules[] = {
+        {"y", y_want,
+         [&](std::size_t i) {
+           const std::size_t c = i / s.HW % C;
+           return std::fabs(gamma_host[c]) *
+                      (std::fabs(x_host[i] - st[c].mean) * st[c].rstd_allowed + st[c].rstd * st[c].mean_allowed) +
+                  4.0 * kU * (std::fabs(y_want(i)) + std::fabs(beta_host[c])) + 1e-30;
+         }},
+        {"save_mean", [&](std::size_t c) { return st[c].mean; }, [&](std::size_t c) { return st[c].mean_allowed; }},
+        {"save_rstd", [&](std::size_t c) { return st[c].rstd; }, [&](std::size_t c) { return st[c].rstd_allowed; }},
+        {"running_mean", [&](std::size_t c) { return (1.0 - mom) * rm_host[c] + mom * st[c].mean; },
+         [&](std::size_t c) {
+           return mom * st[c].mean_allowed + 4.0 * kU * (std::fabs(rm_host[c]) + std::fabs(mom * st[c].mean));
+         }},
+        {"running_var", [&](std::size_t c) { return (1.0 - mom) * rv_host[c] + mom * st[c].var * m / (m - 1.0); },
+         [&](std::size_t c) {
+           return mom * st[c].var_allowed * m / (m - 1.0) +
+                  4.0 * kU * (std::fabs(rv_host[c]) + mom * st[c].var * m / (m - 1.0));
+         }},
+    };
+    for (std::size_t a = 0; a < got.size(); ++a) {
+      const Rule& rule = rules[a];
+      std::size_t bad = 0, first = 0;
+      for (std::size_t i = 0; i < got[a].size(); ++i) {
+        if (!(std::fabs(got[a][i] - rule.want(i)) <= rule.allowed(i)) && bad++ == 0) first = i;
+      }
+      if (bad != 0) {
+        return std::to_string(bad) + " " + rule.name + " values wrong, the first " + rule.name + "[" +
+               std::to_string(first) + "] = " + std::to_string(got[a][first]) + " instead of " +
+               std::to_string(rule.want(first)) + " (allowed difference " + std::to_string(rule.allowed(first)) + ")";
+      }
+    }
+    for (const wb::DeviceBuffer<float>* b : {&y, &mean, &rstd, &rm, &rv, &workspace}) {
+      if (!b->check_guards().intact()) return "wrote outside an output or the workspace";
+    }
+    return "";
+  }
+};
+
+// Every candidate within the check's allowances, then run again on a workspace of other bytes
+// with the same bits; "" when all are right.
+std::string validate_batchnorm(const BnShape& shape, bool with_known_wrong) {
+  BnCase b(shape);
+  const candidates::BatchNormTraining a = b.args();
+  std::vector<Candidate> list = batchnorm_candidates(a);
+  if (with_known_wrong) {
+    list.push_back({"known wrong: drops the last image", [=] {
+                      return batchnorm_forward_training(a.N - 1, a.C, a.HW, a.x, a.gamma, a.beta, a.momentum, a.eps,
+                                                        a.y, a.save_mean, a.save_rstd, a.running_mean, a.running_var,
+                                                        a.workspace);
+                    }});
+  }
+  return validate_each(list, b.shape(), [&] { b.prepare(0xFF); }, [&](const Candidate& c) {
+    const std::vector<std::vector<float>> first = b.outputs();
+    if (std::string why = b.mismatch(first); !why.empty()) return why;
+    b.prepare(0x00);
+    if (const std::string error = run_once(c); !error.empty()) return "run 2: " + error;
+    const std::vector<std::vector<float>> again = b.outputs();
+    for (std::size_t k = 0; k < again.size(); ++k) {
+      if (std::memcmp(again[k].data(), first[k].data(), again[k].size() * sizeof(float)) != 0) {
+        return std::string("run 2, the workspace holding other bytes, gave other bits");
+      }
+    }
+    return std::string();
+  });
+}
+
+void time_pool_forward(const Options& options) {
   const PoolParams p = pool3x3s2(32, 64, 112, 112, 1);  // lab 07's Performance.PoolBandwidth
-  const int P = pool_out_h(p), Q = pool_out_w(p);
-  const std::size_t in = static_cast<std::size_t>(p.N) * p.C * p.H * p.W;
-  const std::size_t out = static_cast<std::size_t>(p.N) * p.C * P * Q;
+  const std::size_t in = pool_in_size(p), out = pool_out_size(p);
+  wb::DeviceBuffer<float> x{std::span<const float>(wb::random_floats(in, 2302))};
+  wb::DeviceBuffer<float> y(out);
+  wb::DeviceBuffer<int> argmax(out);
+  const double bytes = 4.0 * in + 8.0 * out;  // x read, y and argmax written (the check's count)
+  time_set("07", "maxpool2d_forward 3x3/2 pad 1, 32x64x112x112", bytes, static_cast<std::size_t>(bytes / 2),
+           pool_forward_candidates(p, x.data(), y.data(), argmax.data()), options,
+           "the check needs 0.80 x copy (0.88 with the 10% margin)");
+}
+
+void time_pool_backward(const Options& options) {
+  const PoolParams p = pool3x3s2(32, 64, 112, 112, 1);  // lab 07's Performance.PoolBandwidth
+  const std::size_t in = pool_in_size(p), out = pool_out_size(p);
   wb::DeviceBuffer<float> x{std::span<const float>(wb::random_floats(in, 2302))};
   wb::DeviceBuffer<float> dy{std::span<const float>(wb::random_floats(out, 2303))};
   wb::DeviceBuffer<float> y(out), dx(in);
@@ -335,8 +657,25 @@ void time_pool(const Options& options) {
   WB_CUDA_CHECK(cudaDeviceSynchronize());
   const double bytes = 8.0 * out + 4.0 * in;  // dy and argmax read, dx written (the check's count)
   time_set("07", "maxpool2d_backward 3x3/2 pad 1, 32x64x112x112", bytes, static_cast<std::size_t>(bytes / 2),
-           pool_candidates(p, dy.data(), argmax.data(), dx.data()), options,
+           pool_backward_candidates(p, dy.data(), argmax.data(), dx.data()), options,
            "the check needs 0.80 x copy (0.88 with the 10% margin)");
+}
+
+void time_batchnorm(const Options& options) {
+  constexpr int N = 32, C = 256, HW = 56 * 56;  // lab 07's Performance.BatchNormBandwidth
+  const std::size_t n = static_cast<std::size_t>(N) * C * HW;
+  wb::DeviceBuffer<float> x{std::span<const float>(wb::random_floats(n, 2403))};
+  wb::DeviceBuffer<float> gamma{std::span<const float>(wb::random_floats(C, 2405, 0.5f, 1.5f))};
+  wb::DeviceBuffer<float> beta{std::span<const float>(wb::random_floats(C, 2406))};
+  wb::DeviceBuffer<float> rm{std::span<const float>(wb::random_floats(C, 2407))};
+  wb::DeviceBuffer<float> rv{std::span<const float>(wb::random_floats(C, 2408, 0.5f, 2.0f))};
+  wb::DeviceBuffer<float> y(n), mean(C), rstd(C), workspace(batchnorm_workspace_floats(C));
+  const candidates::BatchNormTraining a{N,           C,          HW,        x.data(),        gamma.data(),
+                                        beta.data(), kMomentum,  kEps,      y.data(),        mean.data(),
+                                        rstd.data(), rm.data(),  rv.data(), workspace.data()};
+  const double bytes = 12.0 * n;  // x read twice, y written (the check's count)
+  time_set("07", "batchnorm_forward_training, 32x256x56x56", bytes, static_cast<std::size_t>(bytes / 2),
+           batchnorm_candidates(a), options, "the check needs 0.80 x copy (0.88 with the 10% margin)");
 }
 
 // ---- lab 07: conv2d_backward_data (dgrad) and conv2d_backward_filter (wgrad) --------------------------
@@ -651,17 +990,24 @@ int main(int argc, char** argv) {
     }
     if (wants("07")) {
       std::string wrong;
-      for (const PoolParams& p : {pool3x3s2(2, 3, 9, 9, 1), pool3x3s2(2, 3, 10, 11, 1), pool3x3s2(1, 3, 9, 10, 0),
-                                  pool3x3s2(1, 2, 8, 8, 0), pool3x3s2(1, 2, 112, 112, 1)}) {
-        wrong += validate_pool(p, options.with_known_wrong);
+      for (const PoolParams& p : kPoolShapes) {
+        wrong += validate_pool_forward(p, options.with_known_wrong);
+        wrong += validate_pool_backward(p, options.with_known_wrong);
       }
+      for (const BnShape& s : kBnShapes) wrong += validate_batchnorm(s, options.with_known_wrong);
       if (!wrong.empty()) {
-        std::printf("lab 07 candidates that are wrong (nothing of lab 07 is timed):\n%s", wrong.c_str());
+        std::printf("lab 07 pooling and batch-norm candidates that are wrong (none of them is timed):\n%s",
+                    wrong.c_str());
         status = 1;
       } else {
-        std::printf("lab 07: every candidate is correct (maxpool2d_backward, 3x3 stride 2, pad 0 and 1, 8x8 .. "
-                    "112x112)\n");
-        if (!options.validate_only) time_pool(options);
+        std::printf("lab 07: every pooling and batch-norm candidate is correct (maxpool2d_forward and "
+                    "maxpool2d_backward bit-identical to the reference, 3x3 stride 2, pad 0 to 2, 8x8 .. 112x112; "
+                    "batchnorm_forward_training within the check's allowances and reproducible, M = 2 .. 150001)\n");
+        if (!options.validate_only) {
+          time_pool_forward(options);
+          time_pool_backward(options);
+          time_batchnorm(options);
+        }
       }
     }
     if (wants("07") || wants("07-dgrad")) status |= run_conv(ConvPass::kData, options);
