@@ -3,7 +3,8 @@
 # version (<name>.diff: the solution with one mistake) is rejected by the named check with
 # a message that names its mistake.
 wb_lab_selftests(04-scan-histogram
-  CHECKS "${WB_ROOT}/checker/labs/04-scan-histogram/check_scan_histogram.cpp"
+  CHECKS "${WB_ROOT}/checker/labs/04-scan-histogram/check_scan.cpp"
+         "${WB_ROOT}/checker/labs/04-scan-histogram/check_histogram.cpp"
   SKELETON "not implemented yet: (scan_block_kogge_stone|scan_block_blelloch|scan_reduce_then_scan|inclusive_scan|exclusive_scan|histogram_global_atomics|histogram_shared|histogram) in labs/04-scan-histogram/scan_histogram.cu")
 
 wb_known_wrong_test(04-scan-histogram exclusive_returns_inclusive
