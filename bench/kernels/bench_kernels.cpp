@@ -463,7 +463,7 @@ float bn_value(int c, wb::Random& r) {
 }
 
 // A channel's statistics in double and what Correctness.BatchNormTraining allows
-// (check_pooling_batchnorm.cpp): with T(M) = (16 + 4 sqrt(M)) u, the mean within T(M) mean|x|, the
+// (check_batchnorm.cpp): with T(M) = (16 + 4 sqrt(M)) u, the mean within T(M) mean|x|, the
 // variance within 2 T(M) var + 2 d sqrt(var) + d^2 (d the mean's allowance), rstd within
 // rstd (var_allowed / (2 (var + eps)) + 2 u).
 struct BnChannel {
