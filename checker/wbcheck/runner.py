@@ -294,7 +294,12 @@ def list_checks(binary: Path, timeout_s: float = 60.0) -> list[str]:
             test = line.split("#")[0].strip()
             if not suite.startswith("DISABLED_") and not test.startswith("DISABLED_"):
                 names.append(f"{suite}.{test}")
-    return names
+    # The check groups in their order, whatever order the lab's check files were linked in
+    # (GoogleTest lists a suite where its first test was registered); within a group, the
+    # binary's order. Other suites follow.
+    groups = ("Correctness", "Analysis", "Performance")
+    rank = {g: i for i, g in enumerate(groups)}
+    return sorted(names, key=lambda n: rank.get(n.split(".", 1)[0], len(groups)))
 
 
 def describe_exit(returncode: int | None) -> str:

@@ -327,6 +327,23 @@ WB_CHECK(Performance, Bandwidth, .backends = "cuda", .limits = {{"min_ratio", 0.
         self.assertEqual(diffs, [], "run ./workbook handouts:\n" + "".join(diffs))
 
 
+class CheckOrder(unittest.TestCase):
+    def test_groups_in_their_order_whatever_the_link_order(self):
+        # A lab whose check files register a Performance check before an Analysis one (lab 04's
+        # check_scan.cpp is linked before check_histogram.cpp): GoogleTest lists the suites in
+        # registration order; the runner's rows stay Correctness, Analysis, Performance.
+        import tempfile
+        listing = ("Running main() from gtest_main.cc\nCorrectness.\n  A\n  B\nPerformance.\n  P1\n"
+                   "Analysis.\n  M\n  DISABLED_R\nPerformance.\n  P2\nCorrectness.\n  C\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            binary = Path(tmp) / "fake_checks"
+            binary.write_text("#!/bin/sh\nprintf '%s' '" + listing.replace("'", "") + "'\n")
+            binary.chmod(0o755)
+            self.assertEqual(runner.list_checks(binary),
+                             ["Correctness.A", "Correctness.B", "Correctness.C", "Analysis.M", "Performance.P1",
+                              "Performance.P2"])
+
+
 class SandboxHiddenPaths(unittest.TestCase):
     """What the runner asks the sandbox to hide from the lab's code (checker/wbcheck/sandbox.py)."""
 
