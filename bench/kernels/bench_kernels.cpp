@@ -35,6 +35,7 @@
 #include "batchnorm_candidates.h"
 #include "conv_candidates.h"
 #include "convolution.h"
+#include "batchnorm_reference.h"
 #include "pooling_batchnorm.h"
 #include "pooling_candidates.h"
 #include "reduction.h"
@@ -438,60 +439,12 @@ std::string validate_pool_backward(const PoolParams& p, bool with_known_wrong) {
 }
 
 // Batch norm: the check's shapes (M = 2 .. 150001, C up to 300, planes odd and multiples of 4) and
-// the Performance check's own correctness shape.
-struct BnShape {
-  int N, C, HW;
-};
+// the Performance check's own correctness shape; the check's inputs, statistics and allowances
+// (checker/labs/07-convolution/batchnorm_reference.h).
+using lab07::BnShape;
 const BnShape kBnShapes[] = {{2, 3, 1},  {1, 4, 2},    {3, 1, 5},     {4, 5, 49},     {2, 3, 64},
                              {5, 7, 12}, {2, 300, 9},  {8, 2, 1000},  {4, 3, 16384},  {1, 2, 150001},
                              {8, 16, 3136}};
-
-constexpr float kMomentum = 0.1f, kEps = 1e-5f;
-constexpr double kU = 0x1.0p-24;
-
-// Channels of four kinds in turn, as the check's: uniform in [-8, 8); of mean 1e3 and standard
-// deviation 1 (E[x^2] - E[x]^2 cancels every digit there); constant (variance 0); uniform in
-// [-100, 100).
-float bn_value(int c, wb::Random& r) {
-  const auto uniform = [&](double lo, double hi) { return static_cast<float>(lo + (hi - lo) * r.next_unit_double()); };
-  switch (c % 4) {
-    case 0: return uniform(-8.0, 8.0);
-    case 1: return 1000.0f + uniform(-1.7320508, 1.7320508);
-    case 2: return 3.25f;
-    default: return uniform(-100.0, 100.0);
-  }
-}
-
-// A channel's statistics in double and what Correctness.BatchNormTraining allows
-// (check_batchnorm.cpp): with T(M) = (16 + 4 sqrt(M)) u, the mean within T(M) mean|x|, the
-// variance within 2 T(M) var + 2 d sqrt(var) + d^2 (d the mean's allowance), rstd within
-// rstd (var_allowed / (2 (var + eps)) + 2 u).
-struct BnChannel {
-  double mean = 0, var = 0, abs_mean = 0, mean_allowed = 0, var_allowed = 0, rstd = 0, rstd_allowed = 0;
-};
-
-std::vector<BnChannel> bn_channels(const BnShape& s, const std::vector<float>& x) {
-  std::vector<BnChannel> out(static_cast<std::size_t>(s.C));
-  const double m = static_cast<double>(s.N) * s.HW, t = (16.0 + 4.0 * std::sqrt(m)) * kU;
-  for (int c = 0; c < s.C; ++c) {
-    BnChannel& b = out[c];
-    auto each = [&](auto f) {
-      for (int n = 0; n < s.N; ++n) {
-        for (int k = 0; k < s.HW; ++k) f(x[(static_cast<std::size_t>(n) * s.C + c) * s.HW + k]);
-      }
-    };
-    each([&](double v) { b.mean += v, b.abs_mean += std::fabs(v); });
-    b.mean /= m;
-    b.abs_mean /= m;
-    each([&](double v) { b.var += (v - b.mean) * (v - b.mean); });
-    b.var /= m;
-    b.mean_allowed = t * b.abs_mean;
-    b.var_allowed = 2.0 * t * b.var + 2.0 * b.mean_allowed * std::sqrt(b.var) + b.mean_allowed * b.mean_allowed;
-    b.rstd = 1.0 / std::sqrt(b.var + kEps);
-    b.rstd_allowed = b.rstd * (b.var_allowed / (2.0 * (b.var + kEps)) + 2.0 * kU);
-  }
-  return out;
-}
 
 std::vector<Candidate> batchnorm_candidates(const candidates::BatchNormTraining& a) {
   using candidates::BatchNormStats;
@@ -510,45 +463,34 @@ std::vector<Candidate> batchnorm_candidates(const candidates::BatchNormTraining&
   };
 }
 
-// A batch-norm case on the device: its inputs, outputs (guarded) and the host's statistics.
+// A batch-norm case on the device: the check's case (inputs), the outputs (guarded) and the host's
+// statistics.
 struct BnCase {
-  BnShape s;
+  lab07::BnCase host;
   std::size_t n, C;
-  std::vector<float> x_host, gamma_host, beta_host, rm_host, rv_host;
-  std::vector<BnChannel> st;
+  std::vector<lab07::ChannelStats> st;
   wb::DeviceBuffer<float> x, gamma, beta, y, mean, rstd, rm, rv, workspace;
 
   explicit BnCase(const BnShape& shape)
-      : s(shape), n(static_cast<std::size_t>(s.N) * s.C * s.HW), C(static_cast<std::size_t>(s.C)) {
-    wb::Random r(53 + n);
-    x_host.resize(n);
-    for (std::size_t i = 0; i < n; ++i) x_host[i] = bn_value(static_cast<int>(i / s.HW % C), r);
-    for (std::size_t c = 0; c < C; ++c) {
-      gamma_host.push_back(static_cast<float>(0.5 + r.next_unit_double()));
-      beta_host.push_back(static_cast<float>(r.next_unit_double() - 0.5));
-      rm_host.push_back(static_cast<float>(2.0 * r.next_unit_double() - 1.0));
-      rv_host.push_back(static_cast<float>(0.5 + 1.5 * r.next_unit_double()));
-    }
-    st = bn_channels(s, x_host);
-    x = wb::DeviceBuffer<float>(std::span<const float>(x_host));
-    gamma = wb::DeviceBuffer<float>(std::span<const float>(gamma_host));
-    beta = wb::DeviceBuffer<float>(std::span<const float>(beta_host));
+      : host(lab07::make_bn_case(shape, 0, 53)), n(host.size()), C(static_cast<std::size_t>(host.C)) {
+    for (int c = 0; c < host.C; ++c) st.push_back(lab07::channel_stats(host, c));
+    x = wb::DeviceBuffer<float>(std::span<const float>(host.x));
+    gamma = wb::DeviceBuffer<float>(std::span<const float>(host.gamma));
+    beta = wb::DeviceBuffer<float>(std::span<const float>(host.beta));
     for (wb::DeviceBuffer<float>* b : {&y, &mean, &rstd, &rm, &rv}) *b = wb::DeviceBuffer<float>(b == &y ? n : C, 64);
-    workspace = wb::DeviceBuffer<float>(batchnorm_workspace_floats(s.C), 64);
+    workspace = wb::DeviceBuffer<float>(batchnorm_workspace_floats(host.C), 64);
   }
-  std::string shape() const {
-    return "N=" + std::to_string(s.N) + " C=" + std::to_string(s.C) + " HW=" + std::to_string(s.HW);
-  }
+  std::string shape() const { return lab07::bn_shape(host.N, host.C, host.HW); }
   candidates::BatchNormTraining args() {
-    return {s.N,  s.C,      s.HW,        x.data(),    gamma.data(), beta.data(), kMomentum,
-            kEps, y.data(), mean.data(), rstd.data(), rm.data(),    rv.data(),   workspace.data()};
+    return {host.N,      host.C,   host.HW,     x.data(),    gamma.data(), beta.data(), lab07::kMomentum,
+            lab07::kEps, y.data(), mean.data(), rstd.data(), rm.data(),    rv.data(),   workspace.data()};
   }
   // Before a run: outputs never written read as NaN, the running statistics as the case's, the
   // workspace as @p workspace_fill (what an earlier call left there).
   void prepare(unsigned char workspace_fill) {
     for (wb::DeviceBuffer<float>* b : {&y, &mean, &rstd}) b->fill_bytes(0xFF);
-    rm.upload(std::span<const float>(rm_host));
-    rv.upload(std::span<const float>(rv_host));
+    rm.upload(std::span<const float>(host.running_mean));
+    rv.upload(std::span<const float>(host.running_var));
     workspace.fill_bytes(workspace_fill);
   }
   // What the run left: y, save_mean, save_rstd, running_mean, running_var.
@@ -558,45 +500,29 @@ struct BnCase {
   // "" when @p got (as outputs()) is within the check's allowances and nothing outside the
   // outputs was written; else the first array that is not, with its first wrong value.
   std::string mismatch(const std::vector<std::vector<float>>& got) const {
-    const double m = static_cast<double>(s.N) * s.HW, mom = kMomentum;
-    const auto y_want = [&](std::size_t i) {
-      const std::size_t c = i / s.HW % C;
-      return (x_host[i] - st[c].mean) * st[c].rstd * gamma_host[c] + beta_host[c];
-    };
     struct Rule {
       const char* name;
-      std::function<double(std::size_t)> want, allowed;
+      std::function<lab07::Want(std::size_t)> want;
     };
     const Rule rules[] = {
-        {"y", y_want,
-         [&](std::size_t i) {
-           const std::size_t c = i / s.HW % C;
-           return std::fabs(gamma_host[c]) *
-                      (std::fabs(x_host[i] - st[c].mean) * st[c].rstd_allowed + st[c].rstd * st[c].mean_allowed) +
-                  4.0 * kU * (std::fabs(y_want(i)) + std::fabs(beta_host[c])) + 1e-30;
-         }},
-        {"save_mean", [&](std::size_t c) { return st[c].mean; }, [&](std::size_t c) { return st[c].mean_allowed; }},
-        {"save_rstd", [&](std::size_t c) { return st[c].rstd; }, [&](std::size_t c) { return st[c].rstd_allowed; }},
-        {"running_mean", [&](std::size_t c) { return (1.0 - mom) * rm_host[c] + mom * st[c].mean; },
-         [&](std::size_t c) {
-           return mom * st[c].mean_allowed + 4.0 * kU * (std::fabs(rm_host[c]) + std::fabs(mom * st[c].mean));
-         }},
-        {"running_var", [&](std::size_t c) { return (1.0 - mom) * rv_host[c] + mom * st[c].var * m / (m - 1.0); },
-         [&](std::size_t c) {
-           return mom * st[c].var_allowed * m / (m - 1.0) +
-                  4.0 * kU * (std::fabs(rv_host[c]) + mom * st[c].var * m / (m - 1.0));
-         }},
+        {"y", [&](std::size_t i) { return lab07::bn_y(host, st[i / host.HW % C], i); }},
+        {"save_mean", [&](std::size_t c) { return lab07::Want{st[c].mean, st[c].mean_allowed}; }},
+        {"save_rstd", [&](std::size_t c) { return lab07::Want{st[c].rstd, st[c].rstd_allowed}; }},
+        {"running_mean", [&](std::size_t c) { return lab07::bn_running_mean(host, st[c], static_cast<int>(c)); }},
+        {"running_var", [&](std::size_t c) { return lab07::bn_running_var(host, st[c], static_cast<int>(c)); }},
     };
     for (std::size_t a = 0; a < got.size(); ++a) {
       const Rule& rule = rules[a];
       std::size_t bad = 0, first = 0;
       for (std::size_t i = 0; i < got[a].size(); ++i) {
-        if (!(std::fabs(got[a][i] - rule.want(i)) <= rule.allowed(i)) && bad++ == 0) first = i;
+        const lab07::Want w = rule.want(i);
+        if (!(std::fabs(got[a][i] - w.value) <= w.allowed) && bad++ == 0) first = i;
       }
       if (bad != 0) {
+        const lab07::Want w = rule.want(first);
         return std::to_string(bad) + " " + rule.name + " values wrong, the first " + rule.name + "[" +
                std::to_string(first) + "] = " + std::to_string(got[a][first]) + " instead of " +
-               std::to_string(rule.want(first)) + " (allowed difference " + std::to_string(rule.allowed(first)) + ")";
+               std::to_string(w.value) + " (allowed difference " + std::to_string(w.allowed) + ")";
       }
     }
     for (const wb::DeviceBuffer<float>* b : {&y, &mean, &rstd, &rm, &rv, &workspace}) {
@@ -670,9 +596,9 @@ void time_batchnorm(const Options& options) {
   wb::DeviceBuffer<float> rm{std::span<const float>(wb::random_floats(C, 2407))};
   wb::DeviceBuffer<float> rv{std::span<const float>(wb::random_floats(C, 2408, 0.5f, 2.0f))};
   wb::DeviceBuffer<float> y(n), mean(C), rstd(C), workspace(batchnorm_workspace_floats(C));
-  const candidates::BatchNormTraining a{N,           C,          HW,        x.data(),        gamma.data(),
-                                        beta.data(), kMomentum,  kEps,      y.data(),        mean.data(),
-                                        rstd.data(), rm.data(),  rv.data(), workspace.data()};
+  const candidates::BatchNormTraining a{N,        C,           HW,          x.data(),  gamma.data(), beta.data(),
+                                        lab07::kMomentum, lab07::kEps, y.data(), mean.data(), rstd.data(),
+                                        rm.data(), rv.data(),   workspace.data()};
   const double bytes = 12.0 * n;  // x read twice, y written (the check's count)
   time_set("07", "batchnorm_forward_training, 32x256x56x56", bytes, static_cast<std::size_t>(bytes / 2),
            batchnorm_candidates(a), options, "the check needs 0.80 x copy (0.88 with the 10% margin)");

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "batchnorm_reference.h"
 #include "pooling_batchnorm.h"
 #include "pooling_batchnorm_support.h"
 #include "wb/wb.h"
@@ -38,77 +39,13 @@ using namespace lab07;  // what the pooling and batch-norm checks share (pooling
 
 namespace {
 
-constexpr float kMomentum = 0.1f;
-constexpr float kEps = 1e-5f;
-
-double sum_tolerance(double terms) { return (16.0 + 4.0 * std::sqrt(terms)) * kU; }
+Dims bn_dims(const BnCase& b) { return {b.N, b.C, 1, b.HW, "h", "hw"}; }
 
 // While set (the analysis checks), the batch-norm workspace is left unwritten by the checker, so
 // that initcheck reports a read of an entry the call did not write.
 bool g_workspace_unwritten = false;
 
 // ---- batch norm: inputs and references -----------------------------------------------------------------------
-
-float uniform(wb::Random& rng, double lo, double hi) {
-  return static_cast<float>(lo + (hi - lo) * rng.next_unit_double());
-}
-
-// The kinds of channels, each value drawn in turn: uniform, of mean 1e3 and standard deviation 1
-// (E[x^2] - E[x]^2 cancels every digit there, while the mean's rounding is allowed for exactly),
-// constant (variance 0), wide.
-struct ChannelKind {
-  const char* text;
-  float (*draw)(wb::Random&);
-};
-const ChannelKind kChannelKinds[] = {
-    {"uniform in [-8, 8)", [](wb::Random& r) { return uniform(r, -8.0, 8.0); }},
-    {"of mean 1e3 and standard deviation 1", [](wb::Random& r) { return 1000.0f + uniform(r, -1.7320508, 1.7320508); }},
-    {"constant (variance 0)", [](wb::Random&) { return 3.25f; }},
-    {"uniform in [-100, 100)", [](wb::Random& r) { return uniform(r, -100.0, 100.0); }}};
-const ChannelKind *const kCancellation = &kChannelKinds[1], *const kConstant = &kChannelKinds[2];
-
-struct BnShape {
-  int N, C, HW;
-};
-
-std::string bn_shape(int N, int C, int HW) {
-  return "N=" + std::to_string(N) + ", C=" + std::to_string(C) + ", HW=" + std::to_string(HW);
-}
-
-struct BnCase {
-  int N, C, HW;
-  std::vector<float> x, gamma, beta, running_mean, running_var;
-  std::vector<const ChannelKind*> kinds;
-  std::uint64_t seed;
-  std::size_t size() const { return static_cast<std::size_t>(N) * C * HW; }
-  long long M() const { return static_cast<long long>(N) * HW; }
-  Dims dims() const { return {N, C, 1, HW, "h", "hw"}; }
-  int channel(std::size_t i) const { return static_cast<int>(i / HW % C); }
-  std::string shape() const { return bn_shape(N, C, HW); }
-  // Calls f(index, c) for every element of channel c.
-  template <class F>
-  void for_channel(int c, F f) const {
-    for (int n = 0; n < N; ++n) {
-      const std::size_t o = (static_cast<std::size_t>(n) * C + c) * HW;
-      for (int k = 0; k < HW; ++k) f(o + k);
-    }
-  }
-};
-
-BnCase make_bn_case(BnShape s, std::size_t first_kind, std::uint64_t seed) {
-  BnCase b{s.N, s.C, s.HW, {}, {}, {}, {}, {}, {}, seed};
-  b.x.resize(b.size());
-  wb::Random rng(seed * 104729 + 11);
-  for (int c = 0; c < b.C; ++c) b.kinds.push_back(&kChannelKinds[(c + first_kind) % std::size(kChannelKinds)]);
-  for (std::size_t i = 0; i < b.size(); ++i) b.x[i] = b.kinds[b.channel(i)]->draw(rng);
-  for (int c = 0; c < b.C; ++c) {
-    b.gamma.push_back(uniform(rng, 0.5, 1.5));
-    b.beta.push_back(uniform(rng, -0.5, 0.5));
-    b.running_mean.push_back(uniform(rng, -1.0, 1.0));
-    b.running_var.push_back(uniform(rng, 0.5, 2.0));
-  }
-  return b;
-}
 
 // Shapes (N, C, HW): M = N HW = 2 (twice; there the unbiased variance differs from the biased one
 // by a factor 2), C = 1, C = 300, planes of 1, 5, 9, 12, 49, 64, 1000 and 16384 values (odd planes
@@ -121,37 +58,6 @@ const std::vector<BnShape> kBnShapes = {{2, 3, 1},    {1, 4, 2},     {3, 1, 5}, 
                                         {2, 70000, 1},
 #endif
 };
-
-// Batch norm, training: over the M = N HW values of a channel, the mean within T(M) mean|x| (a
-// float sum's rounding, which also bounds Welford's and Chan's updates); the variance within
-// 2 T(M) var + 2 d sqrt(var) + d^2, d = T(M) mean|x| (the sum of squares, and deviations taken from
-// a mean known within d: Welford's running means are), so rstd = 1 / sqrt(var + eps) within
-// rstd (var_allowed / (2 (var + eps)) + 2 u).
-struct ChannelStats {
-  double mean, var, abs_mean, mean_allowed, var_allowed, rstd, rstd_allowed;
-};
-
-ChannelStats channel_stats(const BnCase& b, int c) {
-  ChannelStats s{};
-  const double m = static_cast<double>(b.M());
-  b.for_channel(c, [&](std::size_t i) {
-    s.mean += b.x[i];
-    s.abs_mean += std::fabs(b.x[i]);
-  });
-  s.mean /= m;
-  s.abs_mean /= m;
-  b.for_channel(c, [&](std::size_t i) { s.var += (b.x[i] - s.mean) * (b.x[i] - s.mean); });
-  s.var /= m;
-  const double t = sum_tolerance(m);
-  s.mean_allowed = t * s.abs_mean;
-  // The deviations are measured from a mean known within mean_allowed: sum (x - mean')^2 / M is
-  // within 2 mean_allowed mean|x - mean| + mean_allowed^2 of the variance, and mean|x - mean| <=
-  // sqrt(var).
-  s.var_allowed = 2.0 * t * s.var + 2.0 * s.mean_allowed * std::sqrt(s.var) + s.mean_allowed * s.mean_allowed;
-  s.rstd = 1.0 / std::sqrt(s.var + kEps);
-  s.rstd_allowed = s.rstd * (s.var_allowed / (2.0 * (s.var + kEps)) + 2.0 * kU);
-  return s;
-}
 
 std::string channel_note(const BnCase& b, int c) {
   return "Channel " + std::to_string(c) + " is " + b.kinds[c]->text + " (M = N * HW = " + std::to_string(b.M()) +
@@ -213,9 +119,8 @@ testing::AssertionResult run_bn_training(const BnCase& b, BnTrainingGot& got, co
   return testing::AssertionSuccess();
 }
 
-// The statistics as channel_stats() allows them; y within |gamma| (|x - mean| rstd_allowed + rstd
-// mean_allowed) + 4 u (|y| + |beta|); the running statistics within momentum times the
-// statistic's allowance plus 4 u of their terms.
+// The statistics as channel_stats() allows them, y and the running statistics as bn_y() and
+// bn_running_mean() / bn_running_var() do (batchnorm_reference.h).
 testing::AssertionResult bn_training_matches(const std::string& call, const BnCase& b, const BnTrainingGot& got) {
   std::vector<ChannelStats> st;
   for (int c = 0; c < b.C; ++c) st.push_back(channel_stats(b, c));
@@ -238,21 +143,16 @@ testing::AssertionResult bn_training_matches(const std::string& call, const BnCa
         return std::string(" rstd = 1 / sqrt(var + eps), var = sum (x - mean)^2 / M (biased).");
       }};
   const PerChannel running_mean{
-      "running_mean", got.running_mean, [&](int c) { return (1.0 - mom) * b.running_mean[c] + mom * st[c].mean; },
-      [&](int c) {
-        return mom * st[c].mean_allowed + 4.0 * kU * (std::fabs(b.running_mean[c]) + std::fabs(mom * st[c].mean));
-      },
+      "running_mean", got.running_mean, [&](int c) { return bn_running_mean(b, st[c], c).value; },
+      [&](int c) { return bn_running_mean(b, st[c], c).allowed; },
       [&](int c, double) {
         return " It was " + number(b.running_mean[c]) +
                " before the call: running_mean = (1 - momentum) running_mean + momentum mean (momentum 0.1).";
       }};
   const PerChannel running_var{
       "running_var", got.running_var,
-      [&](int c) { return (1.0 - mom) * b.running_var[c] + mom * st[c].var * m / (m - 1.0); },
-      [&](int c) {
-        return mom * st[c].var_allowed * m / (m - 1.0) +
-               4.0 * kU * (std::fabs(b.running_var[c]) + mom * st[c].var * m / (m - 1.0));
-      },
+      [&](int c) { return bn_running_var(b, st[c], c).value; },
+      [&](int c) { return bn_running_var(b, st[c], c).allowed; },
       [&](int c, double g) {
         const double biased = (1.0 - mom) * b.running_var[c] + mom * st[c].var;
         std::string text = " It was " + number(b.running_var[c]) +
@@ -266,14 +166,11 @@ testing::AssertionResult bn_training_matches(const std::string& call, const BnCa
   if (auto r = compare_channels(call, b, {save_mean, save_rstd, running_mean, running_var}); !r) return r;
   Expected e(b.size());
   for (std::size_t i = 0; i < b.size(); ++i) {
-    const int c = b.channel(i);
-    const ChannelStats& s = st[c];
-    const double y = (b.x[i] - s.mean) * s.rstd * b.gamma[c] + b.beta[c];
-    e.value[i] = y;
-    e.allowed[i] = std::fabs(b.gamma[c]) * (std::fabs(b.x[i] - s.mean) * s.rstd_allowed + s.rstd * s.mean_allowed) +
-                   4.0 * kU * (std::fabs(y) + std::fabs(b.beta[c])) + 1e-30;
+    const Want y = bn_y(b, st[b.channel(i)], i);
+    e.value[i] = y.value;
+    e.allowed[i] = y.allowed;
   }
-  return compare_elements(call, "y", got.y, e.value, e.allowed, b.dims().of("y"), [&](std::size_t i) {
+  return compare_elements(call, "y", got.y, e.value, e.allowed, bn_dims(b).of("y"), [&](std::size_t i) {
     std::string text = channel_note(b, b.channel(i)) + " y = (x - mean) * rstd * gamma[c] + beta[c].";
     if (b.HW % 4 != 0) text += " HW = " + std::to_string(b.HW) + " is not a multiple of 4: planes are not 16-byte aligned.";
     return text;
@@ -310,7 +207,7 @@ testing::AssertionResult bn_inference_matches(const std::string& call, const BnC
                         std::fabs(b.beta[c]) + std::fabs(e.value[i])) +
                    1e-30;
   }
-  return compare_elements(call, "y", got, e.value, e.allowed, b.dims().of("y"), [&](std::size_t i) {
+  return compare_elements(call, "y", got, e.value, e.allowed, bn_dims(b).of("y"), [&](std::size_t i) {
     const int c = b.channel(i);
     std::string text = "y = (x - running_mean[c]) / sqrt(running_var[c] + eps) * gamma[c] + beta[c], here with c = " +
                        std::to_string(c) + ".";
@@ -416,7 +313,7 @@ testing::AssertionResult bn_backward_matches(const std::string& call, const BnBa
                         8.0 * kU * (std::fabs(k.dy[i]) + std::fabs(dbeta[c] / m) + std::fabs(xh * dgamma[c] / m))) +
                    4.0 * kU * std::fabs(e.value[i]) + 1e-30;
   }
-  return compare_elements(call, "dx", got.dx, e.value, e.allowed, b.dims().of("dx"), [&](std::size_t i) {
+  return compare_elements(call, "dx", got.dx, e.value, e.allowed, bn_dims(b).of("dx"), [&](std::size_t i) {
     const int c = b.channel(i);
     std::string text = channel_note(b, c) +
                        " dx = gamma[c] * rstd[c] * (dy - dbeta[c] / M - xhat * dgamma[c] / M), xhat = (x - mean) * rstd.";

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "batchnorm_reference.h"  // kU, and what batch norm's checks share with the benchmark
 #include "pooling_batchnorm.h"
 #include "wb/wb.h"
 #include "wb_buffers.h"
@@ -35,7 +36,6 @@ using wb::check::never_written;
 using wb::check::Output;
 using wb::check::verdicts;
 
-constexpr double kU = 0x1.0p-24;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 inline std::string number(double v) { return wb::check::significant(v, 8); }
