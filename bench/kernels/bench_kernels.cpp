@@ -239,24 +239,16 @@ std::string validate_saxpy(int n, bool with_known_wrong) {
     float* py = dy.data();
     list.push_back({"known wrong: skips the last element", [=] { return saxpy(n > 0 ? n - 1 : 0, 0.5f, px, py); }});
   }
-  std::string wrong;
-  for (const Candidate& c : list) {
-    dy.upload(y0);
-    if (const std::string error = run_once(c); !error.empty()) {
-      wrong += "  " + c.name + ", n = " + std::to_string(n) + ": " + error + "\n";
-      continue;
-    }
+  return validate_each(list, "n = " + std::to_string(n), [&] { dy.upload(y0); }, [&](const Candidate&) {
     const std::vector<float> got = dy.download();
     for (int i = 0; i < n; ++i) {
       const float want = 0.5f * x[i] + y0[i];
       if (got[i] != want) {
-        wrong += "  " + c.name + ", n = " + std::to_string(n) + ": y[" + std::to_string(i) + "] = " +
-                 std::to_string(got[i]) + " instead of " + std::to_string(want) + "\n";
-        break;
+        return "y[" + std::to_string(i) + "] = " + std::to_string(got[i]) + " instead of " + std::to_string(want);
       }
     }
-  }
-  return wrong;
+    return std::string();
+  });
 }
 
 void time_saxpy(const Options& options) {
@@ -855,6 +847,21 @@ int run_conv(ConvPass pass, const Options& options) {
   return 0;
 }
 
+// A lab whose candidates take one vector of n elements: validated at n = 0 .. 2^20 + 3, then timed
+// unless only validation was asked for; 1 when one is wrong (then nothing of the lab is timed).
+int vector_group(const char* lab, const char* how, std::string (*validate)(int n, bool with_known_wrong),
+                 void (*time)(const Options&), const Options& options) {
+  std::string wrong;
+  for (int n : {0, 1, 5, 1000, 4099, 65536 + 7, (1 << 20) + 3}) wrong += validate(n, options.with_known_wrong);
+  if (!wrong.empty()) {
+    std::printf("lab %s candidates that are wrong (nothing of lab %s is timed):\n%s", lab, lab, wrong.c_str());
+    return 1;
+  }
+  std::printf("lab %s: every candidate is correct (%s, n = 0 .. 2^20+3)\n", lab, how);
+  if (!options.validate_only) time(options);
+  return 0;
+}
+
 int usage(const char* why) {
   std::fprintf(stderr, "bench_kernels: %s\nusage: bench_kernels [LAB...] [--rounds N] [--validate-only] "
                        "[--with-known-wrong]\n"
@@ -892,28 +899,8 @@ int main(int argc, char** argv) {
 #endif
   try {
     int status = 0;
-    if (wants("01")) {
-      std::string wrong;
-      for (int n : {0, 1, 5, 1000, 4099, 65536 + 7, (1 << 20) + 3}) wrong += validate_saxpy(n, options.with_known_wrong);
-      if (!wrong.empty()) {
-        std::printf("lab 01 candidates that are wrong (nothing of lab 01 is timed):\n%s", wrong.c_str());
-        status = 1;
-      } else {
-        std::printf("lab 01: every candidate is correct (exact, n = 0 .. 2^20+3)\n");
-        if (!options.validate_only) time_saxpy(options);
-      }
-    }
-    if (wants("03")) {
-      std::string wrong;
-      for (int n : {0, 1, 5, 1000, 4099, 65536 + 7, (1 << 20) + 3}) wrong += validate_reduction(n, options.with_known_wrong);
-      if (!wrong.empty()) {
-        std::printf("lab 03 candidates that are wrong (nothing of lab 03 is timed):\n%s", wrong.c_str());
-        status = 1;
-      } else {
-        std::printf("lab 03: every candidate is correct (exact sums, n = 0 .. 2^20+3)\n");
-        if (!options.validate_only) time_reduction(options);
-      }
-    }
+    if (wants("01")) status |= vector_group("01", "exact", validate_saxpy, time_saxpy, options);
+    if (wants("03")) status |= vector_group("03", "exact sums", validate_reduction, time_reduction, options);
     if (wants("07")) {
       std::string wrong;
       for (const PoolParams& p : kPoolShapes) {
