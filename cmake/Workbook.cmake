@@ -432,7 +432,7 @@ function(wb_add_check_binary target)
       "WB_LAB_NAME=\"${A_LAB}\"" "WB_LAB_SOURCES=\"${A_SOURCE_LABEL}\"")
     target_link_libraries(${target} PRIVATE wb_check_judge wb_remote_judge wb_judge GTest::gtest GTest::gtest_main
                                             Threads::Threads ${A_CHECK_LIBS})
-    add_dependencies(${target} ${target}_worker)
+    add_dependencies(${target} ${target}_worker wb_trusted_runtime)
     return()
   endif()
   # In the lab's process: the checks and the lab's code in one program, which reports where the

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <algorithm>
 #include <charconv>
+#include <random>
 #include <sstream>
 
 #include "wb/error.h"
@@ -212,12 +213,12 @@ std::string significant(double v, int digits) {
 }
 
 testing::AssertionResult timed_and_verified(std::string_view call, double bytes_moved,
-                                            const std::function<cudaError_t()>& run,
+                                            const std::function<cudaError_t()>& run_call,
                                             const std::function<void()>& change_inputs,
                                             const std::function<std::string()>& verify, wb::Bandwidth& result,
                                             wb::TimingOptions options) {
   // Once, untimed: a wrong result's speed means nothing.
-  const cudaError_t status = run();
+  const cudaError_t status = run_call();
   const cudaError_t sync = status == cudaSuccess ? cudaDeviceSynchronize() : status;
   if (sync != cudaSuccess) {
     (void)cudaGetLastError();
@@ -226,21 +227,49 @@ testing::AssertionResult timed_and_verified(std::string_view call, double bytes_
   if (const std::string why = verify(); !why.empty()) {
     return testing::AssertionFailure() << call << " on the timing data: " << why;
   }
+  // Besides the last run's, the outputs of kRandomlyVerifiedRuns timed runs drawn here, where no
+  // code of the lab can see the draw, are verified before the next run's inputs change: a function
+  // that skips the work of some calls (so that the median times an empty run) is caught at any run.
+  std::vector<bool> verify_after(static_cast<std::size_t>(options.warmup + options.repetitions), false);
   if (change_inputs) {
-    options.before_each = [earlier = options.before_each, &change_inputs] {
+    std::vector<int> candidates;  // the timed runs but the last, which is verified anyway
+    for (int i = options.warmup; i + 1 < options.warmup + options.repetitions; ++i) candidates.push_back(i);
+    std::mt19937_64 rng(std::random_device{}());
+    std::shuffle(candidates.begin(), candidates.end(), rng);
+    for (std::size_t k = 0; k < candidates.size() && k < kRandomlyVerifiedRuns; ++k) verify_after[candidates[k]] = true;
+  }
+  int run = -1;  // the run that just finished (-1: none yet)
+  int failed_run = -1;
+  std::string failed_why;
+  if (change_inputs) {
+    options.before_each = [earlier = options.before_each, &change_inputs, &verify, &verify_after, &run, &failed_run,
+                           &failed_why, warmup = options.warmup] {
+      if (run >= 0 && verify_after[static_cast<std::size_t>(run)] && failed_run < 0) {
+        if (std::string why = verify(); !why.empty()) {
+          failed_run = run - warmup + 1;
+          failed_why = std::move(why);
+        }
+      }
+      ++run;
       if (earlier) earlier();
       change_inputs();
     };
   }
-  result = wb::measure_bandwidth(bytes_moved, [&] { WB_CUDA_CHECK(run()); }, options);
+  result = wb::measure_bandwidth(bytes_moved, [&] { WB_CUDA_CHECK(run_call()); }, options);
+  const char* contract =
+      " Every call must compute its result from the inputs it is given and finish its work before it returns: a "
+      "result cached from an earlier call, skipped, or written after the call returned, is timed for nothing.";
+  if (failed_run >= 0) {
+    return testing::AssertionFailure()
+           << call << ": timed run " << failed_run << " of " << options.repetitions
+           << ", given changed inputs, left outputs that do not hold the result of its inputs (" << failed_why
+           << "; that run's outputs were verified after it, a run drawn at random)." << contract;
+  }
   if (const std::string why = verify(); !why.empty()) {
     return testing::AssertionFailure()
            << call << ": after " << options.repetitions << " timed runs"
            << (change_inputs ? ", each given changed inputs," : "")
-           << " the outputs do not hold the result of the last run's inputs (" << why
-           << "). Every call must compute its result from the inputs it is given and finish its work before it "
-              "returns: a result cached from an earlier call, or written after the call returned, is timed for "
-              "nothing.";
+           << " the outputs do not hold the result of the last run's inputs (" << why << ")." << contract;
   }
   return testing::AssertionSuccess();
 }

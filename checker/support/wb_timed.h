@@ -82,10 +82,16 @@ inline std::string failure_text(const testing::AssertionResult& result) {
   return result ? std::string() : std::string(result.message());
 }
 
+/// Timed runs whose outputs timed_and_verified() verifies besides the last run's, drawn at random.
+constexpr std::size_t kRandomlyVerifiedRuns = 4;
+
 /// Runs @p run once and checks its outputs with @p verify ("" when they hold the right result for
 /// the current inputs, else what is wrong); then times it as wb::measure_bandwidth() does (into
 /// @p result), with @p change_inputs called before every run (untimed), and checks the outputs the
-/// last run left with @p verify again. A failure names @p call: a launch or runtime error, a wrong
+/// last run left with @p verify again. With @p change_inputs, the outputs of kRandomlyVerifiedRuns
+/// more timed runs, drawn with std::random_device, are verified too (after the run, before the next
+/// run's changes, untimed), so that a function that skips some calls' work is caught whichever it
+/// skips: one that skips half of them passes with probability 1/32. A failure names @p call: a launch or runtime error, a wrong
 /// result before timing, or a wrong result after it, which says what every run must do.
 /// wb::CudaError and wb::TimingError thrown by the timing pass through.
 testing::AssertionResult timed_and_verified(std::string_view call, double bytes_moved,

@@ -53,10 +53,17 @@ std::string describe_status(int status) {
   return "it ended";
 }
 
+// A process the judge sends requests to: the worker (the lab's code, in the sandbox) or the
+// checker's own CUDA process (wb_trusted_runtime: no lab code; the timing baselines and the
+// calibration of timed runs, judge_timing.cpp).
 class Worker {
  public:
   static Worker& get() {
-    static Worker worker;
+    static Worker worker(false);
+    return worker;
+  }
+  static Worker& trusted() {
+    static Worker worker(true);
     return worker;
   }
 
@@ -77,8 +84,7 @@ class Worker {
       }
     } catch (const ChannelError&) {
     }
-    gone_ = "the process running the lab's code stopped during " + std::string(what) + ": " + reap() +
-            ". Nothing after this point could run.";
+    gone_ = stopped_during(what);
     throw WorkerError(gone_);
   }
 
@@ -93,14 +99,21 @@ class Worker {
       return;
     } catch (const ChannelError&) {
     }
-    gone_ = "the process running the lab's code stopped during " + std::string(what) + ": " + reap() +
-            ". Nothing after this point could run.";
+    gone_ = stopped_during(what);
     throw WorkerError(gone_);
   }
 
   ~Worker() { stop(); }
 
  private:
+  explicit Worker(bool trusted) : trusted_(trusted) {}
+
+  std::string stopped_during(const char* what) {
+    return std::string(trusted_ ? "the checker's own CUDA process (wb_trusted_runtime, timing baselines) "
+                                : "the process running the lab's code ") +
+           "stopped during " + what + ": " + reap() + ". Nothing after this point could run.";
+  }
+
   void start() {
     if (started_) return;
     started_ = true;
@@ -111,12 +124,23 @@ class Worker {
     signal(SIGPIPE, SIG_IGN);
     char self[PATH_MAX] = {};
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    const std::string exe = (n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string("check")) + "_worker";
+    const std::string self_path = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string("check");
     int fds[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
       gone_ = std::string("cannot create the channel to the lab's process: ") + std::strerror(errno);
       return;
     }
+    if (trusted_) {
+      // The checker's own code only: no sandbox, next to the check binary.
+      const std::string exe = self_path.substr(0, self_path.rfind('/') + 1) + "wb_trusted_runtime";
+      const Spawned s = spawn_trusted(exe, {"--wb-channel-fd=3"}, fds[1]);
+      close(fds[1]);
+      fd_ = fds[0];
+      pid_ = s.pid;
+      if (!s.error.empty()) gone_ = "the checker's own CUDA process could not start: " + s.error;
+      return;
+    }
+    const std::string exe = self_path + "_worker";
     const Spawned s = spawn_worker(exe, {"--wb-channel-fd=3"}, fds[1]);
     close(fds[1]);
     fd_ = fds[0];
@@ -197,8 +221,7 @@ class Worker {
       }
       if (!got) {
         posted_.clear();
-        gone_ = "the process running the lab's code stopped during " + std::string(what) + ": " + reap() +
-                ". Nothing after this point could run.";
+        gone_ = stopped_during(what);
         throw WorkerError(gone_);
       }
       Reader r(std::move(reply));
@@ -207,6 +230,7 @@ class Worker {
     if (!failure.empty()) throw WorkerError(failure);
   }
 
+  const bool trusted_;
   std::mutex mutex_;
   std::deque<const char*> posted_;  // requests sent whose replies are not read yet
   bool started_ = false;
@@ -217,11 +241,20 @@ class Worker {
 
 }  // namespace
 
+namespace {
+// Timings of this process run beside the work they time (judge_timing.cpp).
+const bool remote_timing_installed = (install_remote_timing(), true);
+}  // namespace
+
 Reader judge_request(Op op, const Writer& w, const char* what, std::uint64_t max_reply) {
   return Worker::get().request(op, w, what, max_reply);
 }
 
 void judge_post(Op op, const Writer& w, const char* what) { Worker::get().post(op, w, what); }
+
+Reader trusted_request(Op op, const Writer& w, const char* what, std::uint64_t max_reply) {
+  return Worker::trusted().request(op, w, what, max_reply);
+}
 
 Reader call(const std::string& name, const Writer& arguments) {
   Writer w;

@@ -410,6 +410,52 @@ Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& arg
   return result;
 }
 
+Spawned spawn_trusted(const std::string& exe, const std::vector<std::string>& args, int channel_fd) {
+  Spawned result;
+  std::vector<std::string> strings{exe};
+  strings.insert(strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int status_pipe[2];
+  if (pipe2(status_pipe, O_CLOEXEC) != 0) {
+    result.error = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  const pid_t child = fork();
+  if (child < 0) {
+    result.error = std::string("fork: ") + std::strerror(errno);
+    close(status_pipe[0]);
+    close(status_pipe[1]);
+    return result;
+  }
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int status_fd = fcntl(status_pipe[1], F_DUPFD_CLOEXEC, 64);
+    if (channel_fd != 3) {
+      dup2(channel_fd, 3);
+    } else {
+      fcntl(3, F_SETFD, 0);
+    }
+    dup2(2, 1);
+    for (int fd = 4; fd < 64; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    syscall(SYS_close_range, 64u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
+    execv(exe.c_str(), argv.data());
+    const int err = errno;
+    if (write(status_fd, &err, sizeof err) != sizeof err) _exit(126);
+    _exit(127);
+  }
+  close(status_pipe[1]);
+  result.pid = child;
+  int err = 0;
+  ssize_t n;
+  while ((n = read(status_pipe[0], &err, sizeof err)) < 0 && errno == EINTR) {
+  }
+  if (n == sizeof err) result.error = "cannot start " + exe + ": " + std::strerror(err);
+  close(status_pipe[0]);
+  return result;
+}
+
 std::string describe_protections(unsigned p) {
   std::string out;
   auto add = [&](unsigned bit, const char* text) {

@@ -50,6 +50,11 @@ struct Spawned {
 /// process's stderr, inside the sandbox described above.
 Spawned spawn_worker(const std::string& exe, const std::vector<std::string>& args, int channel_fd);
 
+/// Starts @p exe (the checker's own code, never the lab's) as spawn_worker() does but outside the
+/// sandbox: fd 3 is @p channel_fd, its output goes to this process's stderr, it dies with this
+/// process. protections is 0.
+Spawned spawn_trusted(const std::string& exe, const std::vector<std::string>& args, int channel_fd);
+
 /// "unprivileged user, no network, ..." for the bits of @p protections; the missing ones are
 /// listed by missing_protections().
 std::string describe_protections(unsigned protections);

@@ -47,6 +47,9 @@ enum class Op : std::uint32_t {
   EventRecord,
   EventSynchronize,
   EventElapsedTime,
+  TimedBegin,          ///< one timed repetition: flush L2?, stream; its start is recorded at the next request
+  TimedEnd,            ///< -> error, the ms between the region's events, the ms the device stayed busy after
+  TimeDeviceCopy,      ///< bytes, warm-up runs, repetitions, flush L2? -> error text, wb::Bandwidth (a baseline)
   ErrorString,
   ErrorName,
   AnalysisAvailable,
@@ -193,6 +196,15 @@ Reader judge_request(Op op, const Writer& payload, const char* what, std::uint64
 /// call. @p what must be a string literal.
 void judge_post(Op op, const Writer& payload, const char* what);
 
+/// Judge side: judge_request() to the checker's own CUDA process
+/// (wb_trusted_runtime, started on first use: a worker with no lab code, outside the sandbox), where
+/// the timing baselines and the calibration of timed runs run (judge_timing.cpp).
+Reader trusted_request(Op op, const Writer& payload, const char* what, std::uint64_t max_reply);
+
+/// Judge side: makes wb::time_median() and wb::device_copy_bandwidth() of this process run their
+/// GPU work where it is (judge_timing.cpp; wb/timing_hooks.h). judge.cpp calls it at start-up.
+void install_remote_timing();
+
 /// How many posted requests' replies may wait unread (each is a few bytes in the socket).
 constexpr std::size_t kMaxPosted = 256;
 
@@ -213,6 +225,13 @@ inline std::string posted_failure(const char* what, std::uint32_t status, Reader
 /// Worker side: executes one CUDA runtime request (is_cuda_op) with this process's runtime
 /// (worker_cuda.cpp) and writes its reply.
 void serve_cuda(Op op, Reader& in, Writer& out);
+
+/// Worker side: the timed region of one repetition (wb::time_median() of a judge, judge_timing.cpp).
+/// After Op::TimedBegin, the start event is recorded just before the next request is served and the
+/// stop event just after each request, so that no gap between requests is timed; Op::TimedEnd
+/// synchronizes and measures. Every server of requests calls these around each request it serves.
+void region_before_request(Op op);
+void region_after_request(Op op);
 
 /// Worker side: what the worker itself found wrong with a call of the lab's code (work it left
 /// running when it returned), as opposed to an exception of that code: reported as it is.

@@ -113,7 +113,7 @@ std::string left_running(const Running& before) {
                 "(outputs written later) escapes a GPU timing and can be read unfinished.";
 }
 
-void serve_one(Op op, Reader& in, Writer& out) {
+void serve_request(Op op, Reader& in, Writer& out) {
   switch (op) {
     case Op::Call: {
       const std::string name = in.get_string();
@@ -131,6 +131,23 @@ void serve_one(Op op, Reader& in, Writer& out) {
       return;
   }
 }
+
+// Serves one request inside the timed region of a repetition when one is open (worker_cuda.cpp).
+void serve_one(Op op, Reader& in, Writer& out) {
+  region_before_request(op);
+  try {
+    serve_request(op, in, out);
+  } catch (...) {
+    region_after_request(op);
+    throw;
+  }
+  region_after_request(op);
+}
+
+// A function of no lab, in every worker: a timed run without work in the checker's own process
+// (judge_timing.cpp) calls it, so that what it measures passes through the same server as a call
+// of the lab's code.
+const Registration noop_registration{"wb.noop", [](Reader&, Writer&) {}};
 
 }  // namespace
 

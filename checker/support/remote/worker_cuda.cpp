@@ -2,9 +2,14 @@
 // with this process's runtime (cusim on sim), the one the lab's code uses.
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "wb/bandwidth.h"
+#include "wb/error.h"
+#include "wb/timer.h"
 
 #if defined(CUSIM)
 #include "wb_remote_analysis.h"
@@ -13,8 +18,117 @@
 
 namespace wb::remote {
 
+namespace {
+
+// The timed region of one repetition (Op::TimedBegin .. Op::TimedEnd): its events are recorded
+// here, around the requests that make the timed work, so no gap between two requests is timed.
+struct Region {
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  cudaStream_t stream = nullptr;
+  bool pending = false;            // begun; the start is recorded at the next request
+  bool open = false;               // the start is recorded
+  cudaError_t error = cudaSuccess;  // the first error of the region's own calls
+  std::unique_ptr<wb::L2Flusher> flusher;
+};
+
+Region& region() {
+  static Region r;
+  return r;
+}
+
+void note(cudaError_t e) {
+  if (e != cudaSuccess && region().error == cudaSuccess) region().error = e;
+}
+
+bool is_region_op(Op op) { return op == Op::TimedBegin || op == Op::TimedEnd; }
+
+void begin_region(Reader& in, Writer& out) {
+  const bool flush = in.get<std::uint8_t>() != 0;
+  const auto stream = from_wire<cudaStream_t>(in.get<std::uint64_t>());
+  Region& r = region();
+  r.error = cudaSuccess;
+  r.open = false;
+  r.stream = stream;
+  if (r.start == nullptr) note(cudaEventCreate(&r.start));
+  if (r.stop == nullptr) note(cudaEventCreate(&r.stop));
+  if (flush && r.error == cudaSuccess) {
+    try {
+      if (!r.flusher) r.flusher = std::make_unique<wb::L2Flusher>();
+      r.flusher->flush(stream);
+    } catch (const wb::CudaError& e) {
+      note(e.code());
+    }
+  }
+  r.pending = true;
+  out.put(r.error);
+}
+
+void end_region(Writer& out) {
+  Region& r = region();
+  if (!r.pending && !r.open) throw ChannelError("a timed region was ended that was never begun");
+  if (r.pending) {  // nothing was asked in between: an empty region
+    note(cudaEventRecord(r.start, r.stream));
+    note(cudaEventRecord(r.stop, r.stream));
+  }
+  r.pending = r.open = false;
+  cudaError_t e = r.error;
+  float ms = 0.0f;
+  double after_stop_ms = 0.0;
+  if (e == cudaSuccess) e = cudaEventSynchronize(r.stop);
+  if (e == cudaSuccess) {
+    // Whatever the device still runs now is work the two events did not time (wb::time_median).
+    const auto stopped = std::chrono::steady_clock::now();
+    e = cudaDeviceSynchronize();
+    after_stop_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - stopped).count();
+  }
+  if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, r.start, r.stop);
+  r.error = cudaSuccess;
+  out.put(e).put(ms).put(after_stop_ms);
+}
+
+void time_device_copy(Reader& in, Writer& out) {
+  const auto bytes = in.get<std::uint64_t>();
+  wb::TimingOptions options;
+  options.warmup = in.get<int>();
+  options.repetitions = in.get<int>();
+  options.flush_l2 = in.get<std::uint8_t>() != 0;
+  wb::Bandwidth b;
+  std::string error;
+  try {
+    b = wb::device_copy_bandwidth(static_cast<std::size_t>(bytes), options);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  out.put_string(error).put(b);
+}
+
+}  // namespace
+
+void region_before_request(Op op) {
+  Region& r = region();
+  if (!r.pending || is_region_op(op)) return;
+  note(cudaEventRecord(r.start, r.stream));
+  r.pending = false;
+  r.open = true;
+}
+
+void region_after_request(Op op) {
+  Region& r = region();
+  if (r.open && !is_region_op(op)) note(cudaEventRecord(r.stop, r.stream));
+}
+
 void serve_cuda(Op op, Reader& in, Writer& out) {
   switch (op) {
+    case Op::TimedBegin:
+      begin_region(in, out);
+      return;
+    case Op::TimedEnd:
+      end_region(out);
+      return;
+    case Op::TimeDeviceCopy:
+      time_device_copy(in, out);
+      return;
     case Op::Malloc: {
       void* p = nullptr;
       const cudaError_t e = cudaMalloc(&p, in.get<std::uint64_t>());

@@ -2,6 +2,7 @@
 
 #include "wb/device_buffer.h"
 #include "wb/error.h"
+#include "wb/timing_hooks.h"
 
 namespace wb {
 
@@ -14,6 +15,9 @@ Bandwidth measure_bandwidth(double bytes_moved, const std::function<void()>& wor
 }
 
 Bandwidth device_copy_bandwidth(std::size_t bytes, TimingOptions options) {
+  if (const detail::TimingHooks& hooks = detail::timing_hooks(); hooks.device_copy_bandwidth) {
+    return hooks.device_copy_bandwidth(bytes, options);
+  }
   DeviceBuffer<unsigned char> source(bytes);
   DeviceBuffer<unsigned char> destination(bytes);
   source.fill_bytes(0x3C);

@@ -7,8 +7,21 @@
 #include <string>
 
 #include "wb/error.h"
+#include "wb/timing_hooks.h"
 
 namespace wb {
+
+namespace detail {
+namespace {
+TimingHooks& hooks() {
+  static TimingHooks installed;
+  return installed;
+}
+}  // namespace
+const TimingHooks& timing_hooks() { return hooks(); }
+void set_timing_hooks(const TimingHooks& h) { hooks() = h; }
+}  // namespace detail
+
 namespace {
 
 // Destroys the event pair on every path out of time_median().
@@ -51,6 +64,7 @@ void L2Flusher::flush(cudaStream_t stream) {
 }
 
 Timing time_median(const std::function<void()>& work, const TimingOptions& options) {
+  if (const detail::TimingHooks& hooks = detail::timing_hooks(); hooks.time_median) return hooks.time_median(work, options);
   if (options.repetitions < 1) throw std::invalid_argument("time_median: repetitions must be at least 1");
   std::optional<L2Flusher> flusher;
   if (options.flush_l2) flusher.emplace();
@@ -81,8 +95,13 @@ Timing time_median(const std::function<void()>& work, const TimingOptions& optio
     WB_CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
     samples.push_back(ms);
   }
+  return detail::summarize(std::move(samples), std::move(after_stop));
+}
+
+Timing detail::summarize(std::vector<double> samples, std::vector<double> after_stop) {
+  if (samples.empty()) throw std::invalid_argument("time_median: no repetitions");
   Timing timing;
-  timing.repetitions = options.repetitions;
+  timing.repetitions = static_cast<int>(samples.size());
   timing.min_ms = *std::min_element(samples.begin(), samples.end());
   timing.max_ms = *std::max_element(samples.begin(), samples.end());
   timing.median_ms = median(std::move(samples));

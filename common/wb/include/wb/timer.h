@@ -77,6 +77,13 @@ class L2Flusher {
 /// another thread), throws TimingError saying so.
 Timing time_median(const std::function<void()>& work, const TimingOptions& options = {});
 
+namespace detail {
+/// The statistics of time_median() from the event times of its repetitions (@p samples) and how
+/// long the device stayed busy after each stop event (@p after_stop); throws TimingError as
+/// time_median() does. Shared with timings that run their repetitions elsewhere.
+Timing summarize(std::vector<double> samples, std::vector<double> after_stop);
+}  // namespace detail
+
 /// Median of @p values (the mean of the middle two for an even count); 0 for none.
 double median(std::vector<double> values);
 

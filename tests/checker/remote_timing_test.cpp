@@ -1,0 +1,94 @@
+// The timing of a split check binary (checker/support/remote/judge_timing.cpp): the judge runs no
+// GPU work, so wb::time_median() times the work in the worker, beside it, and bounds the times the
+// worker reports with its own clock; wb::device_copy_bandwidth() runs in the checker's own CUDA
+// process. checker_remote_timing_test runs these with an honest worker (timed_kernels.cu), and
+// checker_remote_timing_forged_test runs ForgingWorker.* with a worker that patches its own
+// cudaEventElapsedTime (remote_timing/forge_event_times.cpp).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "timed_kernels.h"
+#include "wb/timing_hooks.h"
+#include "wb/wb.h"
+
+namespace {
+
+// busy_add_one on n elements: tens of milliseconds per call on sim.
+struct BusyTiming {
+  static constexpr int kIterations = 500;
+  int n;
+  wb::DeviceBuffer<int> in, out;
+  explicit BusyTiming(int size) : n(size), in(size), out(size) {
+    std::vector<int> host(size);
+    for (int i = 0; i < size; ++i) host[i] = i;
+    in.upload(host);
+  }
+  void run() { WB_CUDA_CHECK(busy_add_one(in.data(), out.data(), n, kIterations)); }
+};
+
+const wb::TimingOptions kQuick{.warmup = 1, .repetitions = 5, .flush_l2 = false};
+
+TEST(RemoteTiming, TheJudgesTimingsRunElsewhere) {
+  EXPECT_NE(wb::detail::timing_hooks().time_median, nullptr);
+  EXPECT_NE(wb::detail::timing_hooks().device_copy_bandwidth, nullptr);
+}
+
+TEST(RemoteTiming, TimesTheWorkBesideItAndBelievesHonestTimes) {
+  BusyTiming t(1 << 14);
+  wb::Timing timing;
+  ASSERT_NO_THROW(timing = wb::time_median([&] { t.run(); }, kQuick));
+  EXPECT_EQ(timing.repetitions, 5);
+  EXPECT_GT(timing.median_ms, 1.0) << "the events did not time the work";
+  EXPECT_GE(timing.max_ms, timing.median_ms);
+}
+
+// A gap before the call (here the judge's own, 100 ms) is not between the events, which the worker
+// records at the call; the judge's clock sees it, and a timed run that took that much longer than
+// its events say is not believed.
+TEST(RemoteTiming, AGapBeforeTheCallIsNotTimedButTheClockSeesIt) {
+  BusyTiming t(1 << 10);
+  try {
+    wb::time_median(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          t.run();
+        },
+        {.warmup = 0, .repetitions = 3, .flush_l2 = false});
+    FAIL() << "the timing believed events that left out 100 ms of each run";
+  } catch (const wb::TimingError& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("less than the checker's own clock allows"), std::string::npos) << text;
+  }
+}
+
+TEST(RemoteTiming, TheDeviceCopyBaselineRunsInTheCheckersOwnProcess) {
+  const wb::Bandwidth copy = wb::device_copy_bandwidth(1 << 20, kQuick);
+  EXPECT_EQ(copy.timing.repetitions, 5);
+  EXPECT_GT(copy.gb_per_s, 0.0);
+  EXPECT_DOUBLE_EQ(copy.bytes_moved, 2.0 * (1 << 20));
+  // It takes no work of the lab's: none can be given to it.
+  EXPECT_THROW(wb::device_copy_bandwidth(1 << 20, {.before_each = [] {}}), std::invalid_argument);
+}
+
+// With the worker of checker_remote_timing_forged_test only: every pair of events it measures
+// reports 1 us.
+TEST(ForgingWorker, TimesItReportsBelowTheClockAreRefused) {
+  BusyTiming t(1 << 14);
+  try {
+    wb::time_median([&] { t.run(); }, kQuick);
+    FAIL() << "the judge believed the forged times";
+  } catch (const wb::TimingError& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("the process running the lab's code reported its timed runs at 0.001 ms (median), less than "
+                        "the checker's own clock allows"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("must not change how it is timed"), std::string::npos) << text;
+  }
+}
+
+}  // namespace
