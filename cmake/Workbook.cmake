@@ -104,6 +104,8 @@ function(cusim_add_analysis_options target)
 endfunction()
 option(WB_SPLIT_CHECKS
   "sim backend: run each lab's code in a worker process apart from its checks (the judge)" ON)
+option(WB_CUDA_SPLIT
+  "cuda backend: split the check binaries of the labs whose checks call no vendor library (judge and worker, as on sim; not yet run on a GPU)" OFF)
 option(WB_SIM_ANALYSIS
   "sim backend: instrument lab kernels for cusim analysis (memcheck, racecheck, metrics)" ON)
 
@@ -401,8 +403,19 @@ function(wb_add_check_binary target)
   # binary (the judge: checks, inputs, references, comparison, no lab code) and
   # <target>_worker (the lab's code and a server for the judge's requests), so nothing the
   # lab's code does can reach the verdict (checker/support/remote, docs/concepts/checking.md).
+  # On cuda with WB_CUDA_SPLIT, the same for the labs whose checks call no vendor library
+  # (CUDA_BASELINES, CUDA_LIBS: CUB, cuBLAS, cuDNN run in the checks' own process so far); the
+  # worker links the CUDA runtime, the judge none (judge_cuda.cpp).
   set(interface "${WB_ROOT}/checker/labs/${A_LAB}/interface.cpp")
-  if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS AND NOT A_IN_PROCESS AND EXISTS "${interface}")
+  set(split OFF)
+  if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS)
+    set(split ON)
+    set(cuda_headers "${WB_ROOT}/common/cusim/include")
+  elseif(WB_BACKEND STREQUAL "cuda" AND WB_CUDA_SPLIT AND NOT A_CUDA_BASELINES AND NOT A_CUDA_LIBS)
+    set(split ON)
+    set(cuda_headers ${CUDAToolkit_INCLUDE_DIRS})
+  endif()
+  if(split AND NOT A_IN_PROCESS AND EXISTS "${interface}")
     set(remote "${WB_ROOT}/checker/support/remote")
     # The interface compiles twice per lab: as the worker's registrations and the judge's proxies.
     foreach(side IN ITEMS worker judge)
@@ -412,7 +425,7 @@ function(wb_add_check_binary target)
         string(TOUPPER "${side}" SIDE)
         target_compile_definitions(${lib} PRIVATE WB_REMOTE_${SIDE}=1)
         target_include_directories(${lib} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS} "${remote}"
-                                   "${WB_ROOT}/common/cusim/include")
+                                   ${cuda_headers})
         target_compile_features(${lib} PRIVATE cxx_std_20)
       endif()
     endforeach()

@@ -118,6 +118,13 @@ wb::Timing remote_time_median(const std::function<void()>& work, const wb::Timin
   const wb::Timing timing = wb::detail::summarize(std::move(samples), std::move(after_stop));
   const double wall_ms = *std::min_element(walls.begin(), walls.end());
   const double at_least_ms = kBelievable * (wall_ms - without_work_ms) - kSlackMs;
+  if (stats_enabled()) {  // WB_REMOTE_STATS=1: the figures the bound's constants are set from
+    std::fprintf(stderr,
+                 "[wb timing] reported median %.4f ms; fastest run by the judge's clock %.4f ms; a run without "
+                 "work %.4f ms; reported / (clock - without work) = %.3f\n",
+                 timing.median_ms, wall_ms, without_work_ms,
+                 wall_ms > without_work_ms ? timing.median_ms / (wall_ms - without_work_ms) : 0.0);
+  }
   if (timing.median_ms < at_least_ms) {
     throw wb::TimingError(
         "the process running the lab's code reported its timed runs at " + fixed(timing.median_ms) +

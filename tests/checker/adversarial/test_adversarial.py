@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "checker"))
 from wbcheck import labs, report, runner, sandbox  # noqa: E402
 
 LAB = "01-saxpy"
-BACKEND = "sim"
+BACKEND = "sim"  # the backend of the build the binary is in (main() reads its CMakeCache.txt)
 ALL_CHECKS = None  # every check of the binary
 # Correctness checks that take well under a second each on the CPU (not SaxpyLargeSizes).
 FAST_CORRECTNESS = ["Correctness.SaxpySmallSizes", "Correctness.SaxpyZeroSize", "Correctness.GridStrideLargeGrids",
@@ -53,7 +53,11 @@ class Test:
         self.binary = binary.resolve()
         self.name = name
         self.allow_not_measured = allow_not_measured
-        self.build_dir = self.binary.parent.parent          # build/sim
+        self.build_dir = self.binary.parent.parent          # build/sim, or a cuda build split with WB_CUDA_SPLIT
+        global BACKEND
+        cache = self.build_dir / "CMakeCache.txt"
+        if cache.exists() and "WB_BACKEND:STRING=cuda" in cache.read_text(errors="replace"):
+            BACKEND = "cuda"
         self.lab = labs.select_labs([LAB])[0]
         self.failures: list[str] = []
         self.skipped: list[str] = []

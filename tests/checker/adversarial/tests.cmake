@@ -1,8 +1,9 @@
-# Adversarial submissions of lab 01 (sim backend), included by tests/checker/CMakeLists.txt: each
-# <attack>.cu in this folder is hostile lab code, linked with lab 01's checks like a learner's
-# saxpy.cu, and checker.adversarial.<test> runs it through the runner as `./workbook check` does
-# and asserts that the attack is contained (test_adversarial.py says what each one must show).
-if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS)  # the attacks are contained by the split
+# Adversarial submissions of lab 01, included by tests/checker/CMakeLists.txt: each <attack>.cu in
+# this folder is hostile lab code, linked with lab 01's checks like a learner's saxpy.cu, and
+# checker.adversarial.<test> runs it through the runner as `./workbook check` does and asserts
+# that the attack is contained (test_adversarial.py says what each one must show). On sim, and on
+# cuda with WB_CUDA_SPLIT (built by CI's cuda-compile, run where a GPU is: not yet).
+if((WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS) OR (WB_BACKEND STREQUAL "cuda" AND WB_CUDA_SPLIT))
   set(_wb_adversarial_dir "${CMAKE_CURRENT_LIST_DIR}")
   set(_wb_adversarial_allow "")
   if(NOT WB_SIM_ANALYSIS)
