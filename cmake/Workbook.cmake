@@ -340,6 +340,22 @@ endfunction()
 # IN_PROCESS: the checks run in the lab's own process on sim too, as on cuda (not split in
 # judge and worker): the self-tests use it to cover the cuda backend's path on a machine
 # without a GPU (tests/checker, wb_known_wrong_test IN_PROCESS).
+# _wb_remote_sides(<prefix> <file.cpp> <include dir>...): <prefix>_worker and <prefix>_judge, object
+# libraries of one file of remote calls (wb_remote_interface.h) compiled as the registrations
+# (WB_REMOTE_WORKER) and as the proxies (WB_REMOTE_JUDGE); made once.
+function(_wb_remote_sides prefix file)
+  foreach(side IN ITEMS worker judge)
+    set(lib ${prefix}_${side})
+    if(NOT TARGET ${lib})
+      add_library(${lib} OBJECT "${file}")
+      string(TOUPPER "${side}" SIDE)
+      target_compile_definitions(${lib} PRIVATE WB_REMOTE_${SIDE}=1)
+      target_include_directories(${lib} PRIVATE ${ARGN})
+      target_compile_features(${lib} PRIVATE cxx_std_20)
+    endif()
+  endforeach()
+endfunction()
+
 function(wb_add_check_binary target)
   cmake_parse_arguments(PARSE_ARGV 1 A "IN_PROCESS" "LAB;SOURCE_LABEL"
                         "CHECKS;LAB_SOURCES;SHARED_SOURCES;PROVIDED;INCLUDE_DIRS;CUDA_BASELINES;CUDA_LIBS;CHECK_LIBS")
@@ -376,17 +392,47 @@ function(wb_add_check_binary target)
       list(APPEND baselines "${abs}")
     endforeach()
   endif()
-  string(MD5 key "${A_LAB};${checks};${A_INCLUDE_DIRS};${baselines};${A_CHECK_LIBS}")
+  # On sim, a lab with checker/labs/<lab>/interface.cpp is split in two processes: the check
+  # binary (the judge: checks, inputs, references, comparison, no lab code) and
+  # <target>_worker (the lab's code and a server for the judge's requests), so nothing the
+  # lab's code does can reach the verdict (checker/support/remote, docs/concepts/checking.md).
+  # On cuda with WB_CUDA_SPLIT, the same for the labs whose checks call no vendor library, and for
+  # those whose vendor-library baselines (CUDA_BASELINES, CUDA_LIBS) are declared as remote calls
+  # in checker/labs/<lab>/baselines.cpp: they run in <target>_trusted, the checker's own CUDA
+  # process (checker/support/wb_baseline.h). The worker links the CUDA runtime, the judge none
+  # (judge_cuda.cpp).
+  set(interface "${WB_ROOT}/checker/labs/${A_LAB}/interface.cpp")
+  set(baselines_interface "${WB_ROOT}/checker/labs/${A_LAB}/baselines.cpp")
+  set(split OFF)
+  if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS)
+    set(split ON)
+    set(cuda_headers "${WB_ROOT}/common/cusim/include")
+  elseif(WB_BACKEND STREQUAL "cuda" AND WB_CUDA_SPLIT AND
+         ((NOT A_CUDA_BASELINES AND NOT A_CUDA_LIBS) OR EXISTS "${baselines_interface}"))
+    set(split ON)
+    set(cuda_headers ${CUDAToolkit_INCLUDE_DIRS})
+  endif()
+  if(A_IN_PROCESS OR NOT EXISTS "${interface}")
+    set(split OFF)
+  endif()
+  # Split, the baselines are compiled into <target>_trusted, not into the checks.
+  set(check_baselines ${baselines})
+  if(split)
+    set(check_baselines "")
+  endif()
+  string(MD5 key "${A_LAB};${checks};${A_INCLUDE_DIRS};${check_baselines};${baselines};${A_CHECK_LIBS}")
   string(SUBSTRING "${key}" 0 8 key)
   string(REPLACE "-" "_" ident "${A_LAB}")
   set(objects wb_checks_${ident}_${key})
   if(NOT TARGET ${objects})
-    add_library(${objects} OBJECT ${checks} ${baselines})
+    add_library(${objects} OBJECT ${checks} ${check_baselines})
     target_include_directories(${objects} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
                                                   "${WB_ROOT}/checker/support")
     target_link_libraries(${objects} PRIVATE wb GTest::gtest ${A_CHECK_LIBS})
     if(baselines)
       target_compile_definitions(${objects} PRIVATE WB_HAVE_CUDA_BASELINES=1)
+    endif()
+    if(check_baselines)
       target_compile_options(${objects} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
       target_link_libraries(${objects} PRIVATE CUDA::cudart)
     endif()
@@ -399,36 +445,11 @@ function(wb_add_check_binary target)
     string(SUBSTRING "${shared_key}" 0 8 shared_key)
     set(shared_args SHARED wb_shared_${ident}_${shared_key} ${A_SHARED_SOURCES})
   endif()
-  # On sim, a lab with checker/labs/<lab>/interface.cpp is split in two processes: the check
-  # binary (the judge: checks, inputs, references, comparison, no lab code) and
-  # <target>_worker (the lab's code and a server for the judge's requests), so nothing the
-  # lab's code does can reach the verdict (checker/support/remote, docs/concepts/checking.md).
-  # On cuda with WB_CUDA_SPLIT, the same for the labs whose checks call no vendor library
-  # (CUDA_BASELINES, CUDA_LIBS: CUB, cuBLAS, cuDNN run in the checks' own process so far); the
-  # worker links the CUDA runtime, the judge none (judge_cuda.cpp).
-  set(interface "${WB_ROOT}/checker/labs/${A_LAB}/interface.cpp")
-  set(split OFF)
-  if(WB_BACKEND STREQUAL "sim" AND WB_SPLIT_CHECKS)
-    set(split ON)
-    set(cuda_headers "${WB_ROOT}/common/cusim/include")
-  elseif(WB_BACKEND STREQUAL "cuda" AND WB_CUDA_SPLIT AND NOT A_CUDA_BASELINES AND NOT A_CUDA_LIBS)
-    set(split ON)
-    set(cuda_headers ${CUDAToolkit_INCLUDE_DIRS})
-  endif()
-  if(split AND NOT A_IN_PROCESS AND EXISTS "${interface}")
+  if(split)
     set(remote "${WB_ROOT}/checker/support/remote")
     # The interface compiles twice per lab: as the worker's registrations and the judge's proxies.
-    foreach(side IN ITEMS worker judge)
-      set(lib wb_remote_${ident}_${side})
-      if(NOT TARGET ${lib})
-        add_library(${lib} OBJECT "${interface}")
-        string(TOUPPER "${side}" SIDE)
-        target_compile_definitions(${lib} PRIVATE WB_REMOTE_${SIDE}=1)
-        target_include_directories(${lib} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS} "${remote}"
-                                   ${cuda_headers})
-        target_compile_features(${lib} PRIVATE cxx_std_20)
-      endif()
-    endforeach()
+    _wb_remote_sides(wb_remote_${ident} "${interface}" "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS} "${remote}"
+                     ${cuda_headers})
     add_executable(${target}_worker $<TARGET_OBJECTS:wb_remote_${ident}_worker>)
     target_include_directories(${target}_worker PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS} "${remote}")
     target_link_libraries(${target}_worker PRIVATE wb_remote_worker wb)
@@ -438,7 +459,25 @@ function(wb_add_check_binary target)
     endif()
     target_link_libraries(${target}_worker PRIVATE ${A_PROVIDED})
 
-    add_executable(${target} $<TARGET_OBJECTS:${objects}> $<TARGET_OBJECTS:wb_remote_${ident}_judge>)
+    set(judge_baselines "")
+    if(baselines)
+      # The baselines' remote calls: proxies in the judge, registrations in <target>_trusted.
+      _wb_remote_sides(wb_baselines_${ident} "${baselines_interface}" "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
+                       "${remote}" ${cuda_headers})
+      # The baselines are compiled once per lab; each check binary has its own _trusted next to it.
+      set(lib wb_baselines_${ident}_code)
+      if(NOT TARGET ${lib})
+        add_library(${lib} OBJECT ${baselines})
+        target_include_directories(${lib} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS})
+        target_compile_options(${lib} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+        target_link_libraries(${lib} PRIVATE wb_runtime ${A_CUDA_LIBS})
+      endif()
+      add_executable(${target}_trusted $<TARGET_OBJECTS:wb_baselines_${ident}_worker> $<TARGET_OBJECTS:${lib}>)
+      target_link_libraries(${target}_trusted PRIVATE wb_remote_worker wb ${A_CUDA_LIBS})
+      set(judge_baselines $<TARGET_OBJECTS:wb_baselines_${ident}_judge>)
+    endif()
+    add_executable(${target} $<TARGET_OBJECTS:${objects}> $<TARGET_OBJECTS:wb_remote_${ident}_judge>
+                             ${judge_baselines})
     target_include_directories(${target} PRIVATE "${WB_ROOT}/labs/${A_LAB}" ${A_INCLUDE_DIRS}
                                "${WB_ROOT}/checker/support" "${remote}")
     target_compile_definitions(${target} PRIVATE
@@ -446,6 +485,9 @@ function(wb_add_check_binary target)
     target_link_libraries(${target} PRIVATE wb_check_judge wb_remote_judge wb_judge GTest::gtest GTest::gtest_main
                                             Threads::Threads ${A_CHECK_LIBS})
     add_dependencies(${target} ${target}_worker wb_trusted_runtime)
+    if(baselines)
+      add_dependencies(${target} ${target}_trusted)
+    endif()
     return()
   endif()
   # In the lab's process: the checks and the lab's code in one program, which reports where the

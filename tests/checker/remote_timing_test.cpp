@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +15,10 @@
 #include "timed_kernels.h"
 #include "wb/timing_hooks.h"
 #include "wb/wb.h"
+#include "wb_baseline.h"
+#if defined(CUSIM)
+#include "cusim/checker.h"
+#endif
 
 namespace {
 
@@ -73,6 +78,48 @@ TEST(RemoteTiming, TheDeviceCopyBaselineRunsInTheCheckersOwnProcess) {
   // It takes no work of the lab's: none can be given to it.
   EXPECT_THROW(wb::device_copy_bandwidth(1 << 20, {.before_each = [] {}}), std::invalid_argument);
 }
+
+#if defined(CUSIM)  // the device memory each process holds, as cusim reports it
+// A baseline's buffers, calls and timings in a scope of wb::check::InCheckersProcess run in the
+// checker's own process (checker_remote_timing_test_trusted, which registers the functions of
+// timed_kernels.cu as a lab's baselines.cpp registers its baselines): the worker holds none of it.
+TEST(RemoteTiming, ABaselineScopeRunsInTheCheckersOwnProcess) {
+  const cusim::checker::DeviceMemory worker_before = cusim::checker::device_memory();
+  std::optional<BusyTiming> t;
+  {
+    wb::check::InCheckersProcess checkers;
+    const cusim::checker::DeviceMemory checkers_before = cusim::checker::device_memory();
+    t.emplace(1 << 12);
+    EXPECT_EQ(cusim::checker::device_memory().allocations, checkers_before.allocations + 2);
+    const wb::Timing timing = wb::time_median([&] { t->run(); }, kQuick);
+    EXPECT_EQ(timing.repetitions, 5);
+    const std::vector<int> out = t->out.download();
+    EXPECT_EQ(out[5], 6);
+  }
+  // Its buffers, still alive, are not the worker's.
+  const cusim::checker::DeviceMemory worker_now = cusim::checker::device_memory();
+  EXPECT_EQ(worker_now.allocations, worker_before.allocations);
+  EXPECT_EQ(worker_now.bytes, worker_before.bytes);
+  t.reset();
+}
+
+// A buffer is freed in the process that made it, wherever its destructor runs.
+TEST(RemoteTiming, ABufferIsFreedWhereItWasMade) {
+  std::optional<wb::DeviceBuffer<int>> made_in_checkers;
+  std::size_t checkers_allocations = 0;
+  {
+    wb::check::InCheckersProcess checkers;
+    checkers_allocations = cusim::checker::device_memory().allocations;
+    made_in_checkers.emplace(1024);
+  }
+  const cusim::checker::DeviceMemory worker_before = cusim::checker::device_memory();
+  made_in_checkers.reset();
+  const cusim::checker::DeviceMemory worker_after = cusim::checker::device_memory();
+  EXPECT_EQ(worker_after.allocations, worker_before.allocations);
+  wb::check::InCheckersProcess checkers;
+  EXPECT_EQ(cusim::checker::device_memory().allocations, checkers_allocations);
+}
+#endif
 
 // With the worker of checker_remote_timing_forged_test only: every pair of events it measures
 // reports 1 us.

@@ -43,10 +43,15 @@ Writer args() { return Writer(); }
 
 cudaError_t status_only(Op op, const Writer& w, const char* what) { return request(op, w, what).get<cudaError_t>(); }
 
-// Device allocations as the worker reported them: cudaMemcpyDefault needs to tell device
-// pointers from host pointers.
-std::map<std::uint64_t, std::uint64_t>& device_ranges() {
-  static std::map<std::uint64_t, std::uint64_t> ranges;
+// Device allocations as the worker (or the checker's own process) reported them: cudaMemcpyDefault
+// needs to tell device pointers from host pointers, and cudaFree the process that made one.
+struct Allocation {
+  std::uint64_t bytes = 0;
+  bool in_checkers_process = false;  // made in a scope of wb::check::InCheckersProcess
+};
+
+std::map<std::uint64_t, Allocation>& device_ranges() {
+  static std::map<std::uint64_t, Allocation> ranges;
   return ranges;
 }
 
@@ -55,7 +60,7 @@ bool is_device(const void* p) {
   auto it = device_ranges().upper_bound(v);
   if (it == device_ranges().begin()) return false;
   --it;
-  return v >= it->first && v < it->first + it->second;
+  return v >= it->first && v < it->first + it->second.bytes;
 }
 
 const char* cached_text(Op op, cudaError_t code) {
@@ -76,7 +81,19 @@ const char* cached_text(Op op, cudaError_t code) {
   return it->second.c_str();
 }
 
+// How many scopes of wb::check::InCheckersProcess this thread is in (wb_baseline.h): a
+// single-process lab's judge (judge.cpp) sends their requests to the checker's own process. Here,
+// because judge_cuda.cpp is in every judge (the collective labs' judges enter no scope).
+thread_local int g_checkers_scopes = 0;
+
 }  // namespace
+
+bool in_checkers_process() { return g_checkers_scopes > 0; }
+void enter_checkers_process() { ++g_checkers_scopes; }
+void leave_checkers_process() {
+  if (g_checkers_scopes > 0) --g_checkers_scopes;
+}
+
 }  // namespace wb::remote
 
 using namespace wb::remote;
@@ -125,15 +142,26 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
   const auto e = r.get<cudaError_t>();
   const auto p = r.get<std::uint64_t>();
   *ptr = from_wire<void*>(p);
-  if (e == cudaSuccess && p != 0) device_ranges()[p] = size;
+  if (e == cudaSuccess && p != 0) device_ranges()[p] = {size, in_checkers_process()};
   return e;
 }
 
 cudaError_t cudaFree(void* ptr) {
   Writer w;
   w.put<std::uint64_t>(to_wire(ptr));
-  device_ranges().erase(to_wire(ptr));
-  return release(Op::Free, w, "cudaFree");
+  // Freed where it was made, in a scope of wb::check::InCheckersProcess or not.
+  bool owner_is_checkers = in_checkers_process();
+  if (auto it = device_ranges().find(to_wire(ptr)); it != device_ranges().end()) {
+    owner_is_checkers = it->second.in_checkers_process;
+    device_ranges().erase(it);
+  }
+  const bool here = in_checkers_process();
+  if (owner_is_checkers && !here) enter_checkers_process();
+  if (!owner_is_checkers && here) leave_checkers_process();
+  const cudaError_t e = release(Op::Free, w, "cudaFree");
+  if (owner_is_checkers && !here) leave_checkers_process();
+  if (!owner_is_checkers && here) enter_checkers_process();
+  return e;
 }
 
 namespace {

@@ -23,6 +23,12 @@ struct TimingHooks {
   Timing (*time_median)(const std::function<void()>& work, const TimingOptions& options) = nullptr;
   /// Replaces device_copy_bandwidth() when set.
   Bandwidth (*device_copy_bandwidth)(std::size_t bytes, const TimingOptions& options) = nullptr;
+  /// Send this thread's GPU work (CUDA runtime calls, timings, the calls of functions) to the
+  /// checker's own CUDA process until the matching leave (a split check binary's vendor-library
+  /// baselines: wb::check::InCheckersProcess, checker/support/wb_baseline.h). Null: nothing to do,
+  /// the work already runs in this process.
+  void (*enter_checkers_process)() = nullptr;
+  void (*leave_checkers_process)() = nullptr;
 };
 
 /// The hooks in force (both null unless a program installed them).
