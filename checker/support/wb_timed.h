@@ -33,6 +33,7 @@
 
 #include "wb/bandwidth.h"
 #include "wb/error.h"
+#include "wb_baseline.h"
 
 namespace wb::check {
 
@@ -48,15 +49,27 @@ class ChangingInput {
   ChangingInput(std::vector<T>& host, T* device, std::size_t moves_per_change = 16)
       : host_(host), device_(device), moves_(moves_per_change), rng_(std::random_device{}()) {}
 
+  /// Makes every change in @p device_in_checkers too, a copy of the input made in a scope of
+  /// InCheckersProcess (wb_baseline.h): the data a vendor-library reference computes from there.
+  void mirror_in_checkers_process(T* device_in_checkers) { mirror_ = device_in_checkers; }
+
   /// One run's changes, on the device and in the host copy (synchronous copies).
   void change() {
     if (host_.size() < 2) return;
     std::uniform_int_distribution<std::size_t> position(0, host_.size() - 1);
+    const std::size_t first = changed_.size();
     for (std::size_t m = 0; m < moves_; ++m) {
       const std::size_t from = position(rng_), to = position(rng_);
       host_[to] = host_[from];
       WB_CUDA_CHECK(cudaMemcpy(device_ + to, &host_[to], sizeof(T), cudaMemcpyHostToDevice));
       changed_.push_back(to);
+    }
+    if (mirror_ != nullptr) {
+      InCheckersProcess checkers;
+      for (std::size_t k = first; k < changed_.size(); ++k) {
+        const std::size_t to = changed_[k];
+        WB_CUDA_CHECK(cudaMemcpy(mirror_ + to, &host_[to], sizeof(T), cudaMemcpyHostToDevice));
+      }
     }
     ++changes_;
   }
@@ -74,6 +87,7 @@ class ChangingInput {
   std::mt19937_64 rng_;
   std::size_t changes_ = 0;
   std::vector<std::size_t> changed_;
+  T* mirror_ = nullptr;
 };
 
 /// "" for a success, else its message: a verify function of timed_and_verified() made from a

@@ -4,11 +4,14 @@
 // timed_kernels.cu in its worker, timed beside them).
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "timed_kernels.h"
 #include "wb/wb.h"
+#include "wb_baseline.h"
 #include "wb_timed.h"
 
 namespace {
@@ -144,6 +147,29 @@ TEST(TimedAndVerified, ChangingInputMovesTheInputsOwnValuesOnBothSides) {
   EXPECT_EQ(device.download(), host);
   EXPECT_NE(host, before);
   for (int v : host) EXPECT_EQ(v % 3, 0) << "a value the input did not hold";
+}
+
+// A reference computed in the checker's own process (wb_baseline.h) follows the changes of the
+// lab's input through a mirror made there: in a split binary the mirror lives in another process.
+TEST(TimedAndVerified, ChangingInputMakesItsChangesInAMirrorInTheCheckersProcess) {
+  std::vector<int> host(1000);
+  for (int i = 0; i < 1000; ++i) host[i] = 3 * i;
+  wb::DeviceBuffer<int> device{std::span<const int>(host)};
+  std::optional<wb::DeviceBuffer<int>> mirror;
+  {
+    wb::check::InCheckersProcess checkers;
+    mirror.emplace(std::span<const int>(host));
+  }
+  wb::check::ChangingInput<int> changing(host, device.data(), 16);
+  changing.mirror_in_checkers_process(mirror->data());
+  const std::vector<int> before = host;
+  for (int k = 0; k < 10; ++k) changing.change();
+  EXPECT_NE(host, before);
+  EXPECT_EQ(device.download(), host);
+  {
+    wb::check::InCheckersProcess checkers;
+    EXPECT_EQ(mirror->download(), host);
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,7 @@
 
 #if defined(WB_HAVE_CUDA_BASELINES)
 #include "cublas_sgemm.h"
+#include "wb_baseline.h"
 #endif
 
 namespace {
@@ -548,6 +550,9 @@ std::vector<float> cublas_result(const Case& c, const Data& d) {
   cblas_sgemm(kColMajor, kNoTrans, kNoTrans, c.N, c.M, c.K, c.alpha, d.B.data(), c.ldb(), d.A.data(), c.lda(), c.beta,
               C.data(), c.ldc());
 #elif !defined(CUSIM) && defined(WB_HAVE_CUDA_BASELINES)
+  // Where the checks are split, in the checker's own CUDA process, on copies of the judge's data
+  // (wb_baseline.h): nothing the lab's code does reaches the oracle.
+  wb::check::InCheckersProcess checkers;
   wb::DeviceBuffer<float> A{std::span<const float>(d.A)}, B{std::span<const float>(d.B)};
   wb::DeviceBuffer<float> C_dev{std::span<const float>(C)};
   CublasSgemm cublas;
@@ -1026,18 +1031,35 @@ WB_CHECK(Performance, RatioToCublas, .weight = 8, .backends = "cuda", .timeout_s
     std::vector<float> a = wb::random_integer_floats(elements, 801, -2, 2);
     const std::vector<float> b = wb::random_integer_floats(elements, 802, -2, 2);
     wb::DeviceBuffer<float> A{std::span<const float>(a)}, B{std::span<const float>(b)};
-    wb::DeviceBuffer<float> C(elements), C_ref(elements);
+    wb::DeviceBuffer<float> C(elements);
     wb::check::ChangingInput<float> changing(a, A.data());
+    // cuBLAS, baseline and reference, on its own copies of A and B (A changed with the lab's A):
+    // where the checks are split, in the checker's own CUDA process (wb_baseline.h).
+    std::optional<wb::DeviceBuffer<float>> A_ref, B_ref, C_ref;
     CublasSgemm cublas;
     const wb::TimingOptions options{.warmup = 2, .repetitions = 11};
     const double flops = 2.0 * n * n * static_cast<double>(n);
-    const wb::Timing baseline = wb::time_median([&] { cublas.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C_ref.data(), n); }, options);
+    wb::Timing baseline;
+    {
+      wb::check::InCheckersProcess checkers;
+      A_ref.emplace(std::span<const float>(a));
+      B_ref.emplace(std::span<const float>(b));
+      C_ref.emplace(elements);
+      changing.mirror_in_checkers_process(A_ref->data());
+      baseline = wb::time_median(
+          [&] { cublas.run(n, n, n, 1.0f, A_ref->data(), n, B_ref->data(), n, 0.0f, C_ref->data(), n); }, options);
+    }
     const double baseline_tflops = flops / (baseline.median_ms * 1e-3) / 1e12;
     // "" when C holds what cuBLAS computes from the current A and B, else where it does not.
     auto verify = [&]() -> std::string {
-      cublas.run(n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C_ref.data(), n);
-      WB_CUDA_CHECK(cudaDeviceSynchronize());
-      const std::vector<float> expected = C_ref.download(), got = C.download();
+      std::vector<float> expected;
+      {
+        wb::check::InCheckersProcess checkers;
+        cublas.run(n, n, n, 1.0f, A_ref->data(), n, B_ref->data(), n, 0.0f, C_ref->data(), n);
+        WB_CUDA_CHECK(cudaDeviceSynchronize());
+        expected = C_ref->download();
+      }
+      const std::vector<float> got = C.download();
       const wb::check::Mismatches wrong =
           wb::check::find_mismatches(elements, [&](std::size_t i) { return got[i] != expected[i]; });
       if (wrong.none()) return "";
