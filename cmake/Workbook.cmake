@@ -105,7 +105,7 @@ endfunction()
 option(WB_SPLIT_CHECKS
   "sim backend: run each lab's code in a worker process apart from its checks (the judge)" ON)
 option(WB_CUDA_SPLIT
-  "cuda backend: split the check binaries of the labs whose checks call no vendor library (judge and worker, as on sim; not yet run on a GPU)" OFF)
+  "cuda backend: split check binaries (judge and worker, as on sim) for the labs whose checks call no vendor library or declare their baselines in checker/labs/<lab>/baselines.cpp; not yet run on a GPU" OFF)
 option(WB_SIM_ANALYSIS
   "sim backend: instrument lab kernels for cusim analysis (memcheck, racecheck, metrics)" ON)
 
@@ -334,7 +334,8 @@ endfunction()
 # SOURCE_LABEL names the implementation in messages ("labs/01-saxpy/saxpy.cu").
 # CUDA_BASELINES and CUDA_LIBS are compiled and linked on the cuda backend only: the
 # vendor-library baselines of the performance checks (CUB, cuBLAS), which cusim does not
-# provide. The check sources see WB_HAVE_CUDA_BASELINES=1 when they are present.
+# provide. The check sources see WB_HAVE_CUDA_BASELINES=1 when they are present. In a split
+# binary (WB_CUDA_SPLIT) they go into <target>_trusted instead, the checker's own CUDA process.
 # CHECK_LIBS are linked into the checks themselves on either backend (on sim: the judge, never
 # the worker that runs the lab's code), e.g. the CPU BLAS of lab 05's cuBLAS oracle.
 # IN_PROCESS: the checks run in the lab's own process on sim too, as on cuda (not split in
