@@ -4,11 +4,13 @@
 // timed_kernels.cu in its worker, timed beside them).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "contains.h"
 #include "timed_kernels.h"
 #include "wb/wb.h"
 #include "wb_baseline.h"
@@ -18,13 +20,17 @@ namespace {
 
 // ---- timed_and_verified: every timed run must do its work --------------------------------------
 
+const wb::TimingOptions kQuickTiming{.warmup = 1, .repetitions = 5, .flush_l2 = false};
+
 // The timing data of add_one; each test uses its own n, so that add_one_replaying (which keys its
 // replays on the arguments) never replays another test's call on reused buffers.
 struct AddOneTiming {
   int n;
   std::vector<int> in_host;
   wb::DeviceBuffer<int> in, out;
-  explicit AddOneTiming(int size) : n(size), in_host(size), in(size), out(size) {
+  wb::check::ChangingInput<int> changing;
+  wb::Bandwidth b;
+  explicit AddOneTiming(int size) : n(size), in_host(size), in(size), out(size), changing(in_host, in.data()) {
     for (int i = 0; i < n; ++i) in_host[i] = i;
     in.upload(in_host);
   }
@@ -38,83 +44,68 @@ struct AddOneTiming {
     }
     return "";
   }
+  // timed_and_verified() of @p run under kQuickTiming, the inputs changed before every run unless
+  // @p change_inputs is false.
+  testing::AssertionResult time(const std::string& call, const std::function<cudaError_t()>& run,
+                                bool change_inputs = true) {
+    std::function<void()> change;
+    if (change_inputs) change = [this] { changing.change(); };
+    return wb::check::timed_and_verified(call, 8.0 * n, run, change, [this] { return verify(); }, b, kQuickTiming);
+  }
 };
-
-const wb::TimingOptions kQuickTiming{.warmup = 1, .repetitions = 5, .flush_l2 = false};
 
 TEST(TimedAndVerified, AcceptsAFunctionThatWorksOnEveryRun) {
   AddOneTiming t(4096);
-  wb::check::ChangingInput<int> changing(t.in_host, t.in.data());
-  wb::Bandwidth b;
-  const testing::AssertionResult r = wb::check::timed_and_verified(
-      "add_one", 8.0 * t.n, [&] { return add_one(t.in.data(), t.out.data(), t.n); }, [&] { changing.change(); },
-      [&] { return t.verify(); }, b, kQuickTiming);
+  const testing::AssertionResult r = t.time("add_one", [&] { return add_one(t.in.data(), t.out.data(), t.n); });
   EXPECT_TRUE(r) << r.message();
-  EXPECT_EQ(changing.changes(), 6u);  // before the warm-up and before each of the 5 timed runs
-  EXPECT_EQ(b.timing.repetitions, 5);
+  EXPECT_EQ(t.changing.changes(), 6u);  // before the warm-up and before each of the 5 timed runs
+  EXPECT_EQ(t.b.timing.repetitions, 5);
 }
 
 TEST(TimedAndVerified, NamesAResultReplayedFromAnEarlierCall) {
   AddOneTiming t(4097);
-  wb::check::ChangingInput<int> changing(t.in_host, t.in.data());
-  wb::Bandwidth b;
-  const testing::AssertionResult r = wb::check::timed_and_verified(
-      "add_one_replaying", 8.0 * t.n, [&] { return add_one_replaying(t.in.data(), t.out.data(), t.n); },
-      [&] { changing.change(); }, [&] { return t.verify(); }, b, kQuickTiming);
+  const testing::AssertionResult r =
+      t.time("add_one_replaying", [&] { return add_one_replaying(t.in.data(), t.out.data(), t.n); });
   ASSERT_FALSE(r);
-  const std::string text = r.message();
   // Every timed run but the last is verified here (4 of kQuickTiming's 5): the first one names it.
-  EXPECT_NE(text.find("add_one_replaying: timed run 1 of 5, given changed inputs, left outputs that do not hold the "
-                      "result of its inputs (out["),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("a result cached from an earlier call"), std::string::npos) << text;
+  EXPECT_TRUE(contains(r.message(), "add_one_replaying: timed run 1 of 5, given changed inputs, left outputs that do "
+                                    "not hold the result of its inputs (out["));
+  EXPECT_TRUE(contains(r.message(), "a result cached from an earlier call"));
 }
 
 // A last run that did not do its work is named after the timing (no draw needed).
 TEST(TimedAndVerified, NamesALastRunThatDidNotWork) {
   AddOneTiming t(4100);
-  wb::check::ChangingInput<int> changing(t.in_host, t.in.data());
-  wb::Bandwidth b;
   int calls = 0;
-  const testing::AssertionResult r = wb::check::timed_and_verified(
-      "add_one",
-      8.0 * t.n,
-      [&] { return ++calls == 7 ? cudaSuccess : add_one(t.in.data(), t.out.data(), t.n); },  // 1 + 1 + 5 calls
-      [&] { changing.change(); }, [&] { return t.verify(); }, b, kQuickTiming);
+  const testing::AssertionResult r = t.time("add_one", [&] {
+    return ++calls == 7 ? cudaSuccess : add_one(t.in.data(), t.out.data(), t.n);  // 1 + 1 + 5 calls
+  });
   ASSERT_FALSE(r);
-  EXPECT_NE(std::string(r.message())
-                .find("add_one: after 5 timed runs, each given changed inputs, the outputs do not hold the result "
-                      "of the last run's inputs (out["),
-            std::string::npos)
-      << r.message();
+  EXPECT_TRUE(contains(r.message(), "add_one: after 5 timed runs, each given changed inputs, the outputs do not hold "
+                                    "the result of the last run's inputs (out["));
   EXPECT_EQ(calls, 7);
 }
 
 // Why the inputs change: with the same inputs on every run, the replayed result is right.
 TEST(TimedAndVerified, AReplayOfUnchangedInputsLooksRight) {
   AddOneTiming t(4098);
-  wb::Bandwidth b;
-  const testing::AssertionResult r = wb::check::timed_and_verified(
-      "add_one_replaying", 8.0 * t.n, [&] { return add_one_replaying(t.in.data(), t.out.data(), t.n); }, {},
-      [&] { return t.verify(); }, b, kQuickTiming);
+  const testing::AssertionResult r = t.time(
+      "add_one_replaying", [&] { return add_one_replaying(t.in.data(), t.out.data(), t.n); }, false);
   EXPECT_TRUE(r) << r.message();
 }
 
 TEST(TimedAndVerified, AWrongResultIsNotTimed) {
   AddOneTiming t(4096);
-  wb::Bandwidth b;
   int calls = 0;
-  const testing::AssertionResult r = wb::check::timed_and_verified(
-      "add_one", 8.0 * t.n,
+  const testing::AssertionResult r = t.time(
+      "add_one",
       [&] {
         ++calls;
         return add_one(t.in.data(), t.out.data(), t.n - 1);  // misses the last element
       },
-      {}, [&] { return t.verify(); }, b, kQuickTiming);
+      false);
   ASSERT_FALSE(r);
-  EXPECT_NE(std::string(r.message()).find("add_one on the timing data: out[4095] is"), std::string::npos)
-      << r.message();
+  EXPECT_TRUE(contains(r.message(), "add_one on the timing data: out[4095] is"));
   EXPECT_EQ(calls, 1);
 }
 
@@ -123,18 +114,12 @@ TEST(TimedAndVerified, AWrongResultIsNotTimed) {
 // verified at random in between catch it.
 TEST(TimedAndVerified, NamesARunThatSkippedItsWork) {
   AddOneTiming t(4099);
-  wb::check::ChangingInput<int> changing(t.in_host, t.in.data());
-  wb::Bandwidth b;
-  const testing::AssertionResult r = wb::check::timed_and_verified(
-      "add_one_skipping", 8.0 * t.n, [&] { return add_one_skipping(t.in.data(), t.out.data(), t.n); },
-      [&] { changing.change(); }, [&] { return t.verify(); }, b, kQuickTiming);
+  const testing::AssertionResult r =
+      t.time("add_one_skipping", [&] { return add_one_skipping(t.in.data(), t.out.data(), t.n); });
   ASSERT_FALSE(r);
-  const std::string text = r.message();
-  EXPECT_NE(text.find("add_one_skipping: timed run 1 of 5, given changed inputs, left outputs that do not hold the "
-                      "result of its inputs (out["),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("a run drawn at random"), std::string::npos) << text;
+  EXPECT_TRUE(contains(r.message(), "add_one_skipping: timed run 1 of 5, given changed inputs, left outputs that do "
+                                    "not hold the result of its inputs (out["));
+  EXPECT_TRUE(contains(r.message(), "a run drawn at random"));
 }
 
 TEST(TimedAndVerified, ChangingInputMovesTheInputsOwnValuesOnBothSides) {

@@ -258,10 +258,6 @@ Reader judge_request(Op op, const Writer& w, const char* what, std::uint64_t max
 
 void judge_post(Op op, const Writer& w, const char* what) { target().post(op, w, what); }
 
-Reader trusted_request(Op op, const Writer& w, const char* what, std::uint64_t max_reply) {
-  return Worker::trusted().request(op, w, what, max_reply);
-}
-
 Reader call(const std::string& name, const Writer& arguments) {
   Writer w;
   w.put_string(name);

@@ -54,21 +54,26 @@ struct RegionTimes {
   double wall_ms = 0.0;  // the judge's clock, from the begin to the end's reply
 };
 
+// The requests of its lifetime go to the checker's own CUDA process (as wb_baseline.h's scope).
+struct InCheckersProcess {
+  InCheckersProcess() { enter_checkers_process(); }
+  ~InCheckersProcess() { leave_checkers_process(); }
+  InCheckersProcess(const InCheckersProcess&) = delete;
+  InCheckersProcess& operator=(const InCheckersProcess&) = delete;
+};
+
 // One timed run: begins the region (the L2 flush is enqueued there, before the judge's clock
 // starts), runs @p work (requests to the same process), ends it.
 template <class Work>
-RegionTimes timed_run(bool trusted, bool flush_l2, cudaStream_t stream, Work&& work) {
+RegionTimes timed_run(bool flush_l2, cudaStream_t stream, Work&& work) {
   Writer begin;
   begin.put<std::uint8_t>(flush_l2 ? 1 : 0).put<std::uint64_t>(to_wire(stream));
-  const char* begin_what = "the start of a timed run";
-  const char* end_what = "the end of a timed run";
   RegionTimes t;
-  t.error = (trusted ? trusted_request(Op::TimedBegin, begin, begin_what, 64)
-                     : judge_request(Op::TimedBegin, begin, begin_what, 64)).get<cudaError_t>();
+  t.error = judge_request(Op::TimedBegin, begin, "the start of a timed run", 64).get<cudaError_t>();
   if (t.error != cudaSuccess) return t;
   const Clock::time_point t0 = Clock::now();
   work();
-  Reader r = trusted ? trusted_request(Op::TimedEnd, Writer(), end_what, 64) : judge_request(Op::TimedEnd, Writer(), end_what, 64);
+  Reader r = judge_request(Op::TimedEnd, Writer(), "the end of a timed run", 64);
   t.wall_ms = ms_since(t0);
   t.error = r.get<cudaError_t>();
   t.ms = static_cast<double>(r.get<float>());
@@ -83,13 +88,10 @@ void check(cudaError_t e, const char* what) {
 // What a timed run without work takes by the judge's clock: a call of the server's no-op in the
 // checker's own CUDA process, with the same L2 flush.
 double run_without_work_ms(bool flush_l2) {
+  InCheckersProcess checkers;
   std::vector<double> walls;
   for (int i = 0; i < kCalibrationRuns; ++i) {
-    const RegionTimes t = timed_run(true, flush_l2, nullptr, [] {
-      Writer call;
-      call.put_string("wb.noop");
-      trusted_request(Op::Call, call, "wb.noop()", 64);
-    });
+    const RegionTimes t = timed_run(flush_l2, nullptr, [] { call("wb.noop", Writer()); });
     check(t.error, "a timed run without work in the checker's own CUDA process");
     walls.push_back(t.wall_ms);
   }
@@ -108,7 +110,7 @@ wb::Timing remote_time_median(const std::function<void()>& work, const wb::Timin
   std::vector<double> samples, after_stop, walls;
   for (int i = 0; i < options.warmup + options.repetitions; ++i) {
     if (options.before_each) options.before_each();
-    const RegionTimes t = timed_run(false, options.flush_l2, options.stream, work);
+    const RegionTimes t = timed_run(options.flush_l2, options.stream, work);
     check(t.error, "a timed run");
     if (i < options.warmup) continue;
     samples.push_back(t.ms);
@@ -149,7 +151,8 @@ wb::Bandwidth remote_device_copy_bandwidth(std::size_t bytes, const wb::TimingOp
   Writer w;
   w.put<std::uint64_t>(bytes).put<int>(options.warmup).put<int>(options.repetitions);
   w.put<std::uint8_t>(options.flush_l2 ? 1 : 0);
-  Reader r = trusted_request(Op::TimeDeviceCopy, w, "the device-copy baseline", 4096);
+  InCheckersProcess checkers;
+  Reader r = judge_request(Op::TimeDeviceCopy, w, "the device-copy baseline", 4096);
   const std::string error = r.get_string();
   const auto b = r.get<wb::Bandwidth>();
   if (!error.empty()) throw std::runtime_error("the device-copy baseline failed in the checker's own process: " + error);

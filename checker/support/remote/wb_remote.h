@@ -196,15 +196,12 @@ Reader judge_request(Op op, const Writer& payload, const char* what, std::uint64
 /// call. @p what must be a string literal.
 void judge_post(Op op, const Writer& payload, const char* what);
 
-/// Judge side: judge_request() to the checker's own CUDA process (started on first use, outside the
-/// sandbox: the check binary's name with _trusted where the lab has vendor-library baselines, else
-/// wb_trusted_runtime; a worker's server with no lab code), where the timing baselines and the
-/// calibration of timed runs run (judge_timing.cpp).
-Reader trusted_request(Op op, const Writer& payload, const char* what, std::uint64_t max_reply);
-
 /// Judge side: while in_checkers_process() (a scope of wb::check::InCheckersProcess, wb_baseline.h,
 /// entered with enter_checkers_process()), judge_request() and judge_post() go to the checker's own
-/// CUDA process instead of the worker: a vendor-library baseline's buffers, calls and timings.
+/// CUDA process instead of the worker: a vendor-library baseline's buffers, calls and timings, and
+/// the timing baselines and calibration of judge_timing.cpp. That process is started on first use,
+/// outside the sandbox: the check binary's name with _trusted where the lab has vendor-library
+/// baselines, else wb_trusted_runtime; a worker's server with no lab code.
 bool in_checkers_process();
 void enter_checkers_process();
 void leave_checkers_process();
